@@ -1,0 +1,184 @@
+import { Context, Effect, Layer, Ref, Schema } from "effect"
+
+/**
+ * The part of OpenCode's SDK client this plugin uses. Declared structurally so the live layer takes the real
+ * client and hook-level tests can hand the plugin a small fake.
+ */
+export interface HostClient {
+  readonly session: {
+    readonly get: (options: { path: { id: string } }) => Promise<{ data?: unknown; error?: unknown }>
+    readonly messages: (options: { path: { id: string } }) => Promise<{ data?: unknown; error?: unknown }>
+    readonly prompt: (options: { path: { id: string }; body: NoteBody }) => Promise<{ error?: unknown }>
+  }
+  readonly tui: {
+    readonly showToast: (options: { body: ToastBody }) => Promise<{ error?: unknown }>
+  }
+  readonly app: {
+    readonly log: (options: { body: LogBody }) => Promise<unknown>
+  }
+}
+
+interface NoteBody {
+  readonly noReply: true
+  readonly agent?: string
+  readonly model?: { providerID: string; modelID: string }
+  readonly variant?: string
+  readonly parts: Array<{ type: "text"; text: string; ignored: true }>
+}
+interface ToastBody {
+  readonly title?: string
+  readonly message: string
+  readonly variant: "info" | "success" | "warning" | "error"
+  readonly duration?: number
+}
+interface LogBody {
+  readonly service: string
+  readonly level: "debug" | "info" | "warn" | "error"
+  readonly message: string
+  readonly extra?: Record<string, unknown>
+}
+
+export class HostError extends Schema.TaggedError<HostError>()("HostError", {
+  operation: Schema.String,
+  cause: Schema.Defect()
+}) {}
+
+/** The host fields we depend on; everything else the host sends is ignored. */
+const SessionInfo = Schema.Struct({
+  id: Schema.String,
+  parentID: Schema.optional(Schema.NullOr(Schema.String))
+})
+export interface SessionInfo {
+  readonly id: string
+  readonly parentID: string | undefined
+}
+
+/** Agent and model of the user's current turn: a note sent without them would switch the session's agent. */
+export interface NoteOrigin {
+  readonly agent?: string | undefined
+  readonly model?: { readonly providerID: string; readonly modelID: string } | undefined
+  readonly variant?: string | undefined
+}
+
+export interface Note extends NoteOrigin {
+  readonly sessionID: string
+  readonly text: string
+}
+
+export interface Toast {
+  readonly title?: string
+  readonly message: string
+  readonly variant: "info" | "success" | "warning" | "error"
+}
+
+/** The running OpenCode instance, as far as this plugin talks to it. */
+export class Host extends Context.Service<Host, {
+  readonly session: (sessionID: string) => Effect.Effect<SessionInfo, HostError>
+  /** The stored session, unmodified: what recall reads originals from. */
+  readonly messages: (sessionID: string) => Effect.Effect<ReadonlyArray<unknown>, HostError>
+  /** A user-visible message that never reaches the model and starts no model turn. */
+  readonly notify: (note: Note) => Effect.Effect<void, HostError>
+  readonly toast: (toast: Toast) => Effect.Effect<void, HostError>
+  /** A line in OpenCode's own log. Never fails: logging must not become a new failure. */
+  readonly log: (level: LogBody["level"], message: string, extra?: Record<string, unknown>) => Effect.Effect<void>
+}>()("opencode-context-pruner/Host") {
+  static readonly layer = (client: HostClient) =>
+    Layer.succeed(Host, Host.of({
+      session: (sessionID) =>
+        call("session.get", () => client.session.get({ path: { id: sessionID } })).pipe(
+          Effect.flatMap((data) =>
+            Schema.decodeUnknownEffect(SessionInfo)(data).pipe(
+              Effect.mapError((cause) => new HostError({ operation: "session.get", cause }))
+            )
+          ),
+          Effect.map((info) => ({ id: info.id, parentID: info.parentID ?? undefined }))
+        ),
+      messages: (sessionID) =>
+        call("session.messages", () => client.session.messages({ path: { id: sessionID } })).pipe(
+          Effect.map((data) => (Array.isArray(data) ? data : []))
+        ),
+      notify: (note) =>
+        call("session.prompt", () =>
+          client.session.prompt({
+            path: { id: note.sessionID },
+            body: {
+              noReply: true,
+              ...(note.agent === undefined ? {} : { agent: note.agent }),
+              ...(note.model === undefined ? {} : { model: { ...note.model } }),
+              ...(note.variant === undefined ? {} : { variant: note.variant }),
+              parts: [{ type: "text", text: note.text, ignored: true }]
+            }
+          })).pipe(Effect.asVoid),
+      toast: (toast) =>
+        call("tui.showToast", () => client.tui.showToast({ body: { ...toast, duration: 10_000 } })).pipe(Effect.asVoid),
+      log: (level, message, extra) =>
+        Effect.promise(() =>
+          client.app.log({
+            body: { service: "dcp", level, message, ...(extra === undefined ? {} : { extra }) }
+          }).catch(() => undefined)
+        ).pipe(Effect.asVoid)
+    }))
+
+  /** A scripted host: sessions it knows, and a record of every note, toast and log line sent to it. */
+  static readonly layerTest = (fixture: HostFixture = {}) =>
+    Layer.effect(
+      Host,
+      Effect.gen(function*() {
+        const recorder = yield* HostRecorder
+        const fail = (operation: string) => Effect.fail(new HostError({ operation, cause: new Error("host unavailable") }))
+        return Host.of({
+          session: (sessionID) =>
+            Ref.update(recorder.sessionLookups, (n) => n + 1).pipe(
+              Effect.andThen(fixture.failing ? fail("session.get") : Effect.succeed({
+                id: sessionID,
+                parentID: fixture.sessions?.[sessionID]?.parentID
+              }))
+            ),
+          messages: (sessionID) =>
+            fixture.failing ? fail("session.messages") : Effect.succeed(fixture.messages?.[sessionID] ?? []),
+          notify: (note) => fixture.failing ? fail("session.prompt") : Ref.update(recorder.notes, (all) => [...all, note]),
+          toast: (toast) => fixture.failing ? fail("tui.showToast") : Ref.update(recorder.toasts, (all) => [...all, toast]),
+          log: (level, message, extra) => Ref.update(recorder.logs, (all) => [...all, { level, message, extra }])
+        })
+      })
+    ).pipe(Layer.provideMerge(HostRecorder.layer))
+}
+
+export interface HostFixture {
+  readonly sessions?: Readonly<Record<string, { readonly parentID?: string }>>
+  readonly messages?: Readonly<Record<string, ReadonlyArray<unknown>>>
+  /** Every call fails, as when the server is shutting down. */
+  readonly failing?: boolean
+}
+
+/** What a test host received. */
+export class HostRecorder extends Context.Service<HostRecorder, {
+  readonly notes: Ref.Ref<ReadonlyArray<Note>>
+  readonly toasts: Ref.Ref<ReadonlyArray<Toast>>
+  readonly logs: Ref.Ref<ReadonlyArray<{ level: string; message: string; extra: unknown }>>
+  readonly sessionLookups: Ref.Ref<number>
+}>()("opencode-context-pruner/HostRecorder") {
+  static readonly layer = Layer.effect(
+    HostRecorder,
+    Effect.gen(function*() {
+      return HostRecorder.of({
+        notes: yield* Ref.make<ReadonlyArray<Note>>([]),
+        toasts: yield* Ref.make<ReadonlyArray<Toast>>([]),
+        logs: yield* Ref.make<ReadonlyArray<{ level: string; message: string; extra: unknown }>>([]),
+        sessionLookups: yield* Ref.make(0)
+      })
+    })
+  )
+}
+
+const call = (operation: string, request: () => Promise<{ data?: unknown; error?: unknown }>) =>
+  Effect.tryPromise({
+    try: request,
+    catch: (cause) => new HostError({ operation, cause })
+  }).pipe(
+    Effect.flatMap((response) =>
+      response.error === undefined || response.error === null
+        ? Effect.succeed(response.data)
+        : Effect.fail(new HostError({ operation, cause: response.error }))
+    )
+  )

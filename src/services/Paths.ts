@@ -1,0 +1,76 @@
+import { homedir } from "node:os"
+import { Config, Context, Effect, Layer, Option, Path } from "effect"
+
+/**
+ * Where the plugin reads and writes, resolved once from the environment the way OpenCode resolves its own
+ * directories (XDG base directories, falling back to `~/.config` and `~/.local/share`).
+ */
+export class Paths extends Context.Service<Paths, {
+  /** OpenCode's global config directory: `$XDG_CONFIG_HOME/opencode`. */
+  readonly globalConfigDir: string
+  /** `$OPENCODE_CONFIG_DIR`, when set. */
+  readonly envConfigDir: Option.Option<string>
+  /** The project OpenCode runs in (`PluginInput.directory`). */
+  readonly projectDir: string
+  /** The project's worktree root, used to show paths relative to the project. */
+  readonly worktree: string
+  /** One JSON file per session, plus lifetime statistics. */
+  readonly stateDir: string
+  /** Debug logs and context snapshots. */
+  readonly logDir: string
+}>()("opencode-context-pruner/Paths") {
+  static readonly layer = (project: { readonly directory: string; readonly worktree?: string | undefined }) =>
+    Layer.effect(
+      Paths,
+      Effect.gen(function*() {
+        const path = yield* Path.Path
+        const env = (name: string): Effect.Effect<Option.Option<string>> =>
+          Config.option(Config.NonEmptyString(name)).pipe(Effect.orElseSucceed(() => Option.none<string>()))
+        const home = Option.getOrElse(yield* env("HOME"), () => homedir())
+        const configHome = Option.getOrElse(yield* env("XDG_CONFIG_HOME"), () => path.join(home, ".config"))
+        const dataHome = Option.getOrElse(yield* env("XDG_DATA_HOME"), () => path.join(home, ".local", "share"))
+        return Paths.of(resolve(path, {
+          configHome,
+          dataHome,
+          envConfigDir: yield* env("OPENCODE_CONFIG_DIR"),
+          projectDir: project.directory,
+          worktree: project.worktree ?? project.directory
+        }))
+      })
+    )
+
+  /** Everything under one root directory: what tests use so nothing touches the real home directory. */
+  static readonly layerUnder = (root: string, options: { readonly envConfigDir?: string } = {}) =>
+    Layer.effect(
+      Paths,
+      Effect.gen(function*() {
+        const path = yield* Path.Path
+        const projectDir = path.join(root, "project")
+        return Paths.of(resolve(path, {
+          configHome: path.join(root, "config"),
+          dataHome: path.join(root, "data"),
+          envConfigDir: Option.fromNullishOr(options.envConfigDir),
+          projectDir,
+          worktree: projectDir
+        }))
+      })
+    )
+}
+
+const resolve = (path: Path.Path, dirs: {
+  readonly configHome: string
+  readonly dataHome: string
+  readonly envConfigDir: Option.Option<string>
+  readonly projectDir: string
+  readonly worktree: string
+}): Paths["Service"] => {
+  const globalConfigDir = path.join(dirs.configHome, "opencode")
+  return {
+    globalConfigDir,
+    envConfigDir: dirs.envConfigDir,
+    projectDir: dirs.projectDir,
+    worktree: dirs.worktree,
+    stateDir: path.join(dirs.dataHome, "opencode", "storage", "plugin", "dcp"),
+    logDir: path.join(globalConfigDir, "logs", "dcp")
+  }
+}

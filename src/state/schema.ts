@@ -1,0 +1,95 @@
+import { Effect, Schema } from "effect"
+
+/**
+ * What survives a restart, as stored on disk. Every field added after version 1 carries a decoding default, so a
+ * file written by an older release still loads; a file that fails to decode is quarantined, never half-used.
+ */
+
+const Count = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
+const withDefault = <S extends Schema.Top>(schema: S, value: () => S["Type"]) =>
+  schema.pipe(Schema.withDecodingDefaultKey(Effect.sync(value)))
+
+/** Calls and tokens removed, for one strategy, tool or the whole session. */
+export const Tally = Schema.Struct({
+  calls: Count,
+  tokens: Count
+})
+export type Tally = typeof Tally.Type
+
+/** One applied prune: the reason (strategy or tool) and the tokens it removed from what is sent. */
+export const PruneRecord = Schema.Struct({
+  reason: Schema.String,
+  tokens: Count,
+  at: Schema.Number
+})
+export type PruneRecord = typeof PruneRecord.Type
+
+export const SessionStats = Schema.Struct({
+  calls: Count,
+  tokens: Count,
+  byReason: withDefault(Schema.Record(Schema.String, Tally), () => ({})),
+  byTool: withDefault(Schema.Record(Schema.String, Tally), () => ({})),
+  lastPrune: Schema.optional(Schema.Struct({
+    at: Schema.Number,
+    reason: Schema.String,
+    calls: Count,
+    tokens: Count
+  }))
+})
+export type SessionStats = typeof SessionStats.Type
+
+/** A distilled finding kept by `extract`, handed to OpenCode's summariser when it compacts the session. */
+export const Finding = Schema.Struct({
+  id: Count,
+  tool: Schema.String,
+  text: Schema.String
+})
+export type Finding = typeof Finding.Type
+
+export const SessionFile = Schema.Struct({
+  version: Schema.Literal(1),
+  sessionID: Schema.String,
+  updatedAt: Schema.Number,
+  /** The next stable numeric ID; IDs are never reused or renumbered. */
+  nextId: Schema.Int.check(Schema.isGreaterThanOrEqualTo(1)),
+  /** callID -> stable numeric ID. */
+  ids: withDefault(Schema.Record(Schema.String, Count), () => ({})),
+  /** callID -> the prune applied to it. */
+  pruned: withDefault(Schema.Record(Schema.String, PruneRecord), () => ({})),
+  stats: withDefault(SessionStats, () => ({ calls: 0, tokens: 0, byReason: {}, byTool: {} })),
+  /** The newest compaction summary message seen: history before it is no longer sent. */
+  summaryId: Schema.optional(Schema.String),
+  findings: withDefault(Schema.Array(Finding), () => [])
+})
+export type SessionFile = typeof SessionFile.Type
+
+export const emptySessionFile = (sessionID: string, now: number): SessionFile => ({
+  version: 1,
+  sessionID,
+  updatedAt: now,
+  nextId: 1,
+  ids: {},
+  pruned: {},
+  stats: { calls: 0, tokens: 0, byReason: {}, byTool: {} },
+  findings: []
+})
+
+/** Totals across every session on this machine, kept in one file so reading them never means reading all sessions. */
+export const LifetimeFile = Schema.Struct({
+  version: Schema.Literal(1),
+  updatedAt: Schema.Number,
+  /** Sessions in which anything was pruned. */
+  sessions: Count,
+  calls: Count,
+  tokens: Count,
+  byReason: withDefault(Schema.Record(Schema.String, Tally), () => ({}))
+})
+export type LifetimeFile = typeof LifetimeFile.Type
+
+/** An increment to lifetime totals, added under a cross-process lock so no update is lost. */
+export interface LifetimeDelta {
+  readonly newSession: boolean
+  readonly calls: number
+  readonly tokens: number
+  readonly byReason: Readonly<Record<string, Tally>>
+}
