@@ -1,0 +1,250 @@
+import { Result, Schema, SchemaAST, SchemaIssue } from "effect"
+import * as Jsonc from "jsonc-parser"
+import { type PluginConfig, PluginConfigFile } from "./schema.ts"
+
+/** One thing wrong in a config file. `path` is empty when it concerns the whole file. */
+export interface Problem {
+  /** Key path, e.g. `strategies.purgeErrors.turns`. */
+  readonly path: string
+  readonly expected: string
+  readonly found: string
+  /** One line naming the key, what was expected and what was found. */
+  readonly message: string
+}
+
+/** The valid part of one config file: only known keys with valid values, at any depth. */
+export type PartialConfig = { readonly [key: string]: unknown }
+
+export interface Loaded {
+  readonly partial: PartialConfig
+  readonly problems: ReadonlyArray<Problem>
+  /** The whole file was unusable (syntax error, empty, not an object, unreadable). */
+  readonly ignored: boolean
+}
+
+/** JSONC text (comments and trailing commas allowed) to the valid part of it, plus what was wrong. */
+export const parseConfig = (text: string): Loaded => {
+  const errors: Array<Jsonc.ParseError> = []
+  const value: unknown = Jsonc.parse(text, errors, { allowTrailingComma: true, allowEmptyContent: true })
+  const first = errors[0]
+  if (first !== undefined) {
+    const { line, column } = position(text, first.offset)
+    const what = words(Jsonc.printParseErrorCode(first.error))
+    const more = errors.length > 1 ? ` (+${errors.length - 1} more)` : ""
+    return ignoredFile({
+      path: "",
+      expected: "valid JSONC",
+      found: `${what} at line ${line}, column ${column}`,
+      message: `Syntax error at line ${line}, column ${column}: ${what}${more}.`
+    })
+  }
+  if (value === undefined) {
+    return ignoredFile(problem([], "a JSON object", text.trim() === "" ? "an empty file" : "only comments"))
+  }
+  return validateConfig(value)
+}
+
+/** Validates an already parsed value against the schema, key by key. */
+export const validateConfig = (input: unknown): Loaded => {
+  if (!isRecord(input)) return ignoredFile(problem([], "a JSON object at the top level", describeValue(input)))
+  return { ...walk(PluginConfigFile.ast, input, []), ignored: false }
+}
+
+const ignoredFile = (problem: Problem): Loaded => ({ partial: {}, problems: [problem], ignored: true })
+
+const walk = (
+  ast: SchemaAST.AST,
+  input: Record<string, unknown>,
+  path: ReadonlyArray<string>
+): { partial: PartialConfig; problems: ReadonlyArray<Problem> } => {
+  const fields = fieldsOf(ast)
+  const partial: Record<string, unknown> = {}
+  const problems: Array<Problem> = []
+  for (const [key, value] of Object.entries(input)) {
+    const here = [...path, key]
+    const field = fields.find((f) => f.name === key)
+    if (field === undefined) {
+      problems.push(unknownKey(here, fields.map((f) => String(f.name))))
+    } else if (isSection(field.type)) {
+      if (isRecord(value)) {
+        const nested = walk(field.type, value, here)
+        partial[key] = nested.partial
+        problems.push(...nested.problems)
+      } else {
+        problems.push(problem(here, "an object", describeValue(value)))
+      }
+    } else {
+      const failure = checkLeaf(field.type, value)
+      if (failure === undefined) partial[key] = value
+      else problems.push(problem(here, describeExpected(field.type), failure))
+    }
+  }
+  return { partial, problems }
+}
+
+/** The keys of a struct schema, in declaration order. */
+export const fieldsOf = (ast: SchemaAST.AST): ReadonlyArray<SchemaAST.PropertySignature> =>
+  (SchemaAST.toType(ast) as SchemaAST.Objects).propertySignatures
+
+// Records (index signatures) are validated as one value: only fixed-key structs are walked key by key.
+export const isSection = (ast: SchemaAST.AST): boolean => {
+  const type = SchemaAST.toType(ast)
+  return SchemaAST.isObjects(type) && type.indexSignatures.length === 0
+}
+
+/** `undefined` when valid, otherwise a description of what was found (pointing inside lists). */
+const checkLeaf = (ast: SchemaAST.AST, value: unknown): string | undefined => {
+  const result = Schema.decodeUnknownResult(Schema.make<Schema.Codec<unknown>>(ast))(value)
+  if (Result.isSuccess(result)) return undefined
+  const inner = SchemaIssue.makeFormatterStandardSchemaV1()(result.failure.issue).issues[0]?.path ?? []
+  if (inner.length === 0) return describeValue(value)
+  const at = inner.reduce<unknown>((v, segment) => (v as Record<PropertyKey, unknown>)[segmentKey(segment)], value)
+  return `${describeValue(at)} at ${inner.map(describeSegment).join(", ")}`
+}
+
+const segmentKey = (segment: PropertyKey | { readonly key: PropertyKey }): PropertyKey =>
+  typeof segment === "object" ? segment.key : segment
+const describeSegment = (segment: PropertyKey | { readonly key: PropertyKey }): string => {
+  const key = segmentKey(segment)
+  return typeof key === "number" ? `item ${key + 1}` : `key ${String(key)}`
+}
+
+const unknownKey = (path: ReadonlyArray<string>, known: ReadonlyArray<string>): Problem => {
+  const key = path[path.length - 1] ?? ""
+  const near = suggest(key, known)
+  const expected = `one of ${known.join(", ")}`
+  return {
+    path: pathText(path),
+    expected,
+    found: `unknown key "${key}"`,
+    // A long list of valid keys repeated on every line would crowd a small toast.
+    message: near !== undefined
+      ? `${pathText(path)}: unknown key; did you mean "${near}"?`
+      : known.length <= 4
+      ? `${pathText(path)}: unknown key; expected ${expected}`
+      : `${pathText(path)}: unknown key`
+  }
+}
+
+const problem = (path: ReadonlyArray<string>, expected: string, found: string): Problem => ({
+  path: pathText(path),
+  expected,
+  found,
+  message: `${path.length === 0 ? "Expected" : `${pathText(path)}: expected`} ${expected}, found ${found}`
+})
+
+const pathText = (path: ReadonlyArray<string>): string =>
+  path.reduce((text, key) =>
+    /^[A-Za-z_$][\w$-]*$/.test(key) ? (text === "" ? key : `${text}.${key}`) : `${text}[${JSON.stringify(key)}]`, "")
+
+/**
+ * What a leaf accepts, in words, read from the schema's AST. (Not from its JSON Schema form: that module costs
+ * ~5 ms of plugin load time.)
+ */
+export const describeExpected = (ast: SchemaAST.AST): string => {
+  const type = SchemaAST.toType(ast)
+  switch (type._tag) {
+    case "Boolean":
+      return "true or false"
+    case "String":
+      return "a string"
+    case "Number":
+      return describeNumber(type.checks ?? [])
+    case "Literal":
+      return JSON.stringify(type.literal)
+    case "Union":
+      return type.types.every(SchemaAST.isLiteral)
+        ? orList(type.types.map((member) => JSON.stringify(member.literal)))
+        : "a valid value"
+    case "Arrays": {
+      const item = type.rest[0]
+      return type.elements.length === 0 && item !== undefined ? `a list of ${plural(describeExpected(item))}` : "a list"
+    }
+    case "Objects":
+      return "an object"
+    default:
+      return "a valid value"
+  }
+}
+
+// Built from the checks' own `expected` texts ("an integer", "a value greater than or equal to 1").
+const describeNumber = (checks: ReadonlyArray<SchemaAST.Check<unknown>>): string => {
+  const expected = checks.flatMap((check) => {
+    const text = check.annotations?.expected
+    return typeof text === "string" ? [text] : []
+  })
+  const bounds = expected.filter((text) => text.startsWith("a value ")).map((text) =>
+    text.slice("a value ".length).replace("greater than or equal to", ">=").replace("less than or equal to", "<=")
+      .replace("greater than", ">").replace("less than", "<")
+  )
+  const base = expected.includes("an integer") ? "an integer" : "a number"
+  return bounds.length === 0 ? base : `${base} ${bounds.join(" and ")}`
+}
+
+const plural = (expected: string): string => {
+  const noun = /^an? (\w+)$/.exec(expected)?.[1]
+  return noun === undefined ? "valid values" : `${noun}s`
+}
+
+const orList = (items: ReadonlyArray<string>): string =>
+  items.length <= 1 ? items.join("") : `${items.slice(0, -1).join(", ")} or ${items[items.length - 1]}`
+
+const describeValue = (value: unknown): string => {
+  if (value === null) return "null"
+  if (typeof value === "string") {
+    const text = JSON.stringify(value)
+    return `the string ${text.length > 32 ? `${text.slice(0, 30)}…"` : text}`
+  }
+  if (Array.isArray(value)) return value.length === 0 ? "an empty list" : "a list"
+  if (typeof value === "object") return "an object"
+  return String(value)
+}
+
+const suggest = (key: string, known: ReadonlyArray<string>): string | undefined => {
+  const lower = key.toLowerCase()
+  const scored = known.map((k) => ({ k, d: distance(lower, k.toLowerCase()) }))
+  const best = scored.reduce<{ k: string; d: number } | undefined>((a, b) => (a === undefined || b.d < a.d ? b : a), undefined)
+  return best !== undefined && best.d <= Math.min(2, Math.floor(key.length / 3)) ? best.k : undefined
+}
+
+const distance = (a: string, b: string): number => {
+  let row = Array.from({ length: b.length + 1 }, (_, i) => i)
+  for (let i = 1; i <= a.length; i++) {
+    const next = [i]
+    for (let j = 1; j <= b.length; j++) {
+      next[j] = Math.min(next[j - 1]! + 1, row[j]! + 1, row[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1))
+    }
+    row = next
+  }
+  return row[b.length]!
+}
+
+const position = (text: string, offset: number): { line: number; column: number } => {
+  const before = text.slice(0, offset).split(/\r\n|\r|\n/)
+  return { line: before.length, column: (before[before.length - 1]?.length ?? 0) + 1 }
+}
+
+const words = (code: string): string => code.replace(/([a-z])([A-Z])/g, "$1 $2").toLowerCase()
+
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value)
+
+/** Key by key at every depth; a later value replaces an earlier one, lists included (never concatenated). */
+export const merge = (base: PartialConfig, override: PartialConfig): PartialConfig => {
+  const out: Record<string, unknown> = { ...base }
+  for (const [key, value] of Object.entries(override)) {
+    const previous = out[key]
+    out[key] = isRecord(previous) && isRecord(value) ? merge(previous, value) : value
+  }
+  return out
+}
+
+/**
+ * Merges validated partials (lowest priority first) over the defaults. Fails only if a partial did not come from
+ * `parseConfig`/`validateConfig`: the message is the schema's own.
+ */
+export const resolve = (partials: ReadonlyArray<PartialConfig>): Result.Result<PluginConfig, string> =>
+  Schema.decodeUnknownResult(PluginConfigFile)(partials.reduce(merge, {})).pipe(
+    Result.map(({ $schema: _, ...config }) => config),
+    Result.mapError((error) => error.message)
+  )

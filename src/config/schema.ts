@@ -1,0 +1,92 @@
+import { Effect, Schema } from "effect"
+
+/**
+ * The plugin configuration: the single source of truth for keys, types, defaults and descriptions. The loader
+ * walks this schema to validate files key by key, the first-run template and the published JSON Schema are
+ * generated from it, so adding a key is one `setting(...)` line here.
+ *
+ * Descriptions double as the template's comments: keep each to one short line.
+ */
+
+/** Where editors fetch the published JSON Schema (the `schema/` folder ships in the npm package). */
+export const schemaUrl = "https://unpkg.com/opencode-context-pruner/schema/dcp.schema.json"
+
+const setting = <S extends Schema.Top>(schema: S, defaultValue: S["Encoded"], description: string) =>
+  // Annotate before adding the default: annotations on the outer node do not reach the JSON Schema.
+  Schema.withDecodingDefaultKey<S>(Effect.succeed(defaultValue))(schema.annotate({ description, default: defaultValue }) as S)
+
+const section = <Fields extends Schema.Struct.Fields>(description: string, fields: Fields) =>
+  // Every field of a section has its own default, so an absent section decodes from {}.
+  Schema.Struct(fields).annotate({ description }).pipe(
+    Schema.withDecodingDefaultKey(Effect.succeed({} as Schema.Struct<Fields>["Encoded"]))
+  )
+
+const Turns = Schema.Int.check(Schema.isGreaterThanOrEqualTo(1))
+const Tokens = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
+const ToolNames = Schema.Array(Schema.String)
+
+const protectedTools = (what: string) =>
+  setting(ToolNames, [], `Tool names ${what} never prunes, on top of the always-protected ones.`)
+
+export const PluginConfigFile = Schema.Struct({
+  $schema: Schema.optionalKey(Schema.String).annotate({
+    description: "JSON Schema used by editors for completion; ignored by the plugin."
+  }),
+  enabled: setting(Schema.Boolean, true, "Master switch: false turns the whole plugin off."),
+  debug: setting(Schema.Boolean, false, "Write debug logs and context snapshots to ~/.config/opencode/logs/dcp/."),
+  pruneNotification: setting(
+    Schema.Literals(["off", "minimal", "detailed"]),
+    "detailed",
+    "Message after a prune: \"off\", \"minimal\" (one line) or \"detailed\" (one line per pruned call)."
+  ),
+  commands: section("The /dcp command.", {
+    enabled: setting(Schema.Boolean, true, "Enable the /dcp command."),
+    protectedTools: protectedTools("/dcp sweep")
+  }),
+  turnProtection: section("Keep the most recent tool calls out of reach of every kind of pruning.", {
+    enabled: setting(Schema.Boolean, false, "Never prune or list tool calls younger than `turns` turns."),
+    turns: setting(Turns, 4, "How many of the most recent turns are protected.")
+  }),
+  protectedFilePatterns: setting(
+    Schema.Array(Schema.String),
+    [],
+    "Glob patterns matched against a tool call's file path; matching calls are never pruned."
+  ),
+  tools: section("Tools the model calls to prune its own context.", {
+    settings: section("Settings shared by the pruning tools.", {
+      nudgeEnabled: setting(Schema.Boolean, true, "Remind the model now and then that it can prune."),
+      nudgeFrequency: setting(Turns, 10, "Nudge after this many tool results without a prune."),
+      nudgeMinTokens: setting(Tokens, 8000, "Nudge only when at least this many tokens are prunable."),
+      protectedTools: protectedTools("the model")
+    }),
+    discard: section("The discard tool: drop tool output that is no longer needed.", {
+      enabled: setting(Schema.Boolean, true, "Offer the discard tool to the model.")
+    }),
+    extract: section("The extract tool: replace tool output with a distilled finding.", {
+      enabled: setting(Schema.Boolean, true, "Offer the extract tool to the model."),
+      showDistillation: setting(Schema.Boolean, false, "Show the distilled text in the prune notification.")
+    })
+  }),
+  strategies: section("Automatic pruning, applied without any model call.", {
+    deduplication: section("Keep only the newest of identical tool calls (same tool, same input).", {
+      enabled: setting(Schema.Boolean, true, "Prune older duplicates."),
+      protectedTools: protectedTools("deduplication")
+    }),
+    supersedeWrites: section("Drop the content of a file write once the file has been read again.", {
+      enabled: setting(Schema.Boolean, true, "Prune superseded write and edit inputs.")
+    }),
+    purgeErrors: section("Drop the inputs of failed tool calls once they are old; the error stays.", {
+      enabled: setting(Schema.Boolean, true, "Purge inputs of old failed calls."),
+      turns: setting(Turns, 4, "Age in turns after which a failed call's inputs are purged."),
+      protectedTools: protectedTools("error purging")
+    })
+  })
+}).annotate({
+  title: "opencode-context-pruner",
+  description: "Configuration of the OpenCode dynamic context pruning plugin (dcp.jsonc)."
+})
+
+export type PluginConfig = Omit<typeof PluginConfigFile.Type, "$schema">
+
+const { $schema: _ignored, ...defaults } = Schema.decodeUnknownSync(PluginConfigFile)({})
+export const defaultConfig: PluginConfig = defaults

@@ -1,0 +1,278 @@
+import { NodeFileSystem, NodePath } from "@effect/platform-node"
+import { assert, describe, it, layer } from "@effect/vitest"
+import { Effect, FileSystem, Layer, Path } from "effect"
+import { defaultConfig } from "../../src/config/schema.ts"
+import { renderTemplate } from "../../src/config/template.ts"
+import { Config, formatReport } from "../../src/services/Config.ts"
+import { Paths } from "../../src/services/Paths.ts"
+
+type Where = "global" | "env" | "project"
+
+/**
+ * Builds the Config layer over a fresh temp tree. `files` maps `global/dcp.jsonc`, `env/dcp.json`,
+ * `project/dcp.jsonc`... to contents; a value of `null` makes a directory of that name.
+ */
+const build = (files: Partial<Record<`${Where}/${string}`, string | null>>, options: { env?: boolean } = {}) =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const path = yield* Path.Path
+    const root = yield* fs.makeTempDirectoryScoped()
+    const dirs: Record<Where, string> = {
+      global: path.join(root, "config", "opencode"),
+      env: path.join(root, "env"),
+      project: path.join(root, "project", ".opencode")
+    }
+    const at = (key: string) => {
+      const [where, name] = key.split("/") as [Where, string]
+      return path.join(dirs[where], name)
+    }
+    for (const [key, content] of Object.entries(files)) {
+      const file = at(key)
+      yield* fs.makeDirectory(path.dirname(file), { recursive: true })
+      if (content === null) yield* fs.makeDirectory(file)
+      else yield* fs.writeFileString(file, content!)
+    }
+    const paths = Paths.layerUnder(root, options.env ? { envConfigDir: dirs.env } : {})
+    const config = yield* Effect.provide(Config, Config.layer.pipe(Layer.provide(paths)))
+    return { config, at, read: (key: string) => fs.readFileString(at(key)) }
+  })
+
+layer(Layer.mergeAll(NodeFileSystem.layer, NodePath.layer))("Config.layer", (it) => {
+  describe("merge order", () => {
+    it.effect("later files win: defaults < global < $OPENCODE_CONFIG_DIR < project", () =>
+      Effect.gen(function*() {
+        const { config, at } = yield* build({
+          "global/dcp.jsonc": `{ "debug": true, "pruneNotification": "minimal", "turnProtection": { "turns": 5 } }`,
+          "env/dcp.jsonc": `{ "pruneNotification": "off", "turnProtection": { "turns": 6 } }`,
+          "project/dcp.jsonc": `{ "turnProtection": { "turns": 7 } }`
+        }, { env: true })
+        assert.deepStrictEqual(config.current, {
+          ...defaultConfig,
+          debug: true,
+          pruneNotification: "off",
+          turnProtection: { enabled: false, turns: 7 }
+        })
+        assert.deepStrictEqual(config.files, [at("global/dcp.jsonc"), at("env/dcp.jsonc"), at("project/dcp.jsonc")])
+        assert.deepStrictEqual(yield* config.takeReports, [])
+      }))
+
+    it.effect("a project file setting one nested key changes nothing else, not even siblings set globally", () =>
+      Effect.gen(function*() {
+        const { config } = yield* build({
+          "global/dcp.jsonc": JSON.stringify({
+            strategies: { purgeErrors: { enabled: false, turns: 6, protectedTools: ["bash"] }, deduplication: { enabled: false } }
+          }),
+          "project/dcp.jsonc": `{ "strategies": { "purgeErrors": { "turns": 9 } } }`
+        })
+        assert.deepStrictEqual(config.current, {
+          ...defaultConfig,
+          strategies: {
+            ...defaultConfig.strategies,
+            deduplication: { enabled: false, protectedTools: [] },
+            purgeErrors: { enabled: false, turns: 9, protectedTools: ["bash"] }
+          }
+        })
+      }))
+
+    it.effect("a later list replaces an earlier one", () =>
+      Effect.gen(function*() {
+        const { config } = yield* build({
+          "global/dcp.jsonc": `{ "protectedFilePatterns": ["**/*.env", "secrets/**"] }`,
+          "project/dcp.jsonc": `{ "protectedFilePatterns": ["docs/**"] }`
+        })
+        assert.deepStrictEqual(config.current.protectedFilePatterns, ["docs/**"])
+      }))
+
+    it.effect("$OPENCODE_CONFIG_DIR is not read when it is not set", () =>
+      Effect.gen(function*() {
+        const { config } = yield* build({ "global/dcp.jsonc": "{}", "env/dcp.jsonc": `{ "debug": true }` })
+        assert.strictEqual(config.current.debug, false)
+      }))
+  })
+
+  describe("file names", () => {
+    it.effect("dcp.json is used when dcp.jsonc is absent", () =>
+      Effect.gen(function*() {
+        const { config, at } = yield* build({ "global/dcp.jsonc": "{}", "project/dcp.json": `{ "debug": true }` })
+        assert.strictEqual(config.current.debug, true)
+        assert.deepStrictEqual(config.files, [at("global/dcp.jsonc"), at("project/dcp.json")])
+      }))
+
+    it.effect("dcp.jsonc is preferred when both exist", () =>
+      Effect.gen(function*() {
+        const { config, at } = yield* build({
+          "global/dcp.jsonc": `{ "pruneNotification": "minimal" }`,
+          "global/dcp.json": `{ "pruneNotification": "off", "debug": true }`
+        })
+        assert.strictEqual(config.current.pruneNotification, "minimal")
+        assert.strictEqual(config.current.debug, false)
+        assert.deepStrictEqual(config.files, [at("global/dcp.jsonc")])
+      }))
+  })
+
+  describe("first run", () => {
+    it.effect("writes the commented default global config, which decodes to the defaults", () =>
+      Effect.gen(function*() {
+        const { config, at, read } = yield* build({})
+        assert.strictEqual(yield* read("global/dcp.jsonc"), renderTemplate())
+        assert.deepStrictEqual(config.current, defaultConfig)
+        assert.deepStrictEqual(config.files, [at("global/dcp.jsonc")])
+        assert.deepStrictEqual(yield* config.takeReports, [])
+      }))
+
+    it.effect("never overwrites an existing global dcp.jsonc, even an invalid one", () =>
+      Effect.gen(function*() {
+        const { read } = yield* build({ "global/dcp.jsonc": "{ broken" })
+        assert.strictEqual(yield* read("global/dcp.jsonc"), "{ broken")
+      }))
+
+    it.effect("writes no dcp.jsonc beside an existing global dcp.json", () =>
+      Effect.gen(function*() {
+        const fs = yield* FileSystem.FileSystem
+        const { config, at } = yield* build({ "global/dcp.json": `{ "debug": true }` })
+        assert.isFalse(yield* fs.exists(at("global/dcp.jsonc")))
+        assert.strictEqual(config.current.debug, true)
+      }))
+  })
+
+  describe("problems", () => {
+    it.effect("takeReports returns each file's report once, then nothing", () =>
+      Effect.gen(function*() {
+        const { config, at } = yield* build({
+          "global/dcp.jsonc": `{ "debug": "yes" }`,
+          "project/dcp.jsonc": `{ "enabled": true, }{`
+        })
+        const first = yield* config.takeReports
+        assert.deepStrictEqual(first.map((r) => [r.file, r.ignored, r.problems.map((p) => p.path)]), [
+          [at("global/dcp.jsonc"), false, ["debug"]],
+          [at("project/dcp.jsonc"), true, [""]]
+        ])
+        assert.deepStrictEqual(yield* config.takeReports, [])
+        assert.deepStrictEqual(config.files, [at("global/dcp.jsonc")])
+      }))
+
+    it.effect("a bad value in the global file is fixed by the project file, and still reported", () =>
+      Effect.gen(function*() {
+        const { config, at } = yield* build({
+          "global/dcp.jsonc": `{ "strategies": { "purgeErrors": { "turns": 0 } } }`,
+          "project/dcp.jsonc": `{ "strategies": { "purgeErrors": { "turns": 3 } } }`
+        })
+        assert.strictEqual(config.current.strategies.purgeErrors.turns, 3)
+        const [report] = yield* config.takeReports
+        assert.strictEqual(report?.file, at("global/dcp.jsonc"))
+        assert.deepStrictEqual(report?.problems.map((p) => [p.path, p.expected, p.found]), [
+          ["strategies.purgeErrors.turns", "an integer >= 1", "0"]
+        ])
+      }))
+
+    it.effect("a bad value in the project file keeps the global file's value for that key", () =>
+      Effect.gen(function*() {
+        const { config } = yield* build({
+          "global/dcp.jsonc": `{ "pruneNotification": "minimal" }`,
+          "project/dcp.jsonc": `{ "pruneNotification": "loud", "debug": true }`
+        })
+        assert.strictEqual(config.current.pruneNotification, "minimal")
+        assert.strictEqual(config.current.debug, true)
+      }))
+
+    it.effect("an unreadable file (a directory named dcp.jsonc) yields defaults and a problem, not a failure", () =>
+      Effect.gen(function*() {
+        const { config, at } = yield* build({ "global/dcp.jsonc": "{}", "project/dcp.jsonc": null, "project/dcp.json": `{ "debug": true }` })
+        assert.deepStrictEqual(config.current, defaultConfig)
+        assert.deepStrictEqual(config.files, [at("global/dcp.jsonc")])
+        assert.deepStrictEqual(yield* config.takeReports, [{
+          file: at("project/dcp.jsonc"),
+          ignored: true,
+          problems: [{
+            path: "",
+            expected: "a readable file",
+            found: "something that is not a file (a directory?)",
+            message: "Could not read the file: something that is not a file (a directory?)."
+          }]
+        }])
+      }))
+
+    it.effect("an unreadable global dcp.jsonc is reported and no default config is written over it", () =>
+      Effect.gen(function*() {
+        const fs = yield* FileSystem.FileSystem
+        const { config, at } = yield* build({ "global/dcp.jsonc": null })
+        assert.strictEqual((yield* fs.stat(at("global/dcp.jsonc"))).type, "Directory")
+        assert.deepStrictEqual(config.current, defaultConfig)
+        assert.deepStrictEqual((yield* config.takeReports).map((r) => r.file), [at("global/dcp.jsonc")])
+      }))
+  })
+})
+
+describe("Config.layer never fails", () => {
+  it.effect("a file system that dies yields defaults and a report", () =>
+    Effect.gen(function*() {
+      const broken = FileSystem.layerNoop({
+        exists: () => Effect.die(new Error("disk on fire")),
+        readFileString: () => Effect.die(new Error("disk on fire"))
+      })
+      const config = yield* Effect.provide(
+        Config,
+        Config.layer.pipe(Layer.provide(Paths.layerUnder("/nonexistent")), Layer.provide(Layer.mergeAll(broken, NodePath.layer)))
+      )
+      assert.deepStrictEqual(config.current, defaultConfig)
+      const reports = yield* config.takeReports
+      assert.deepStrictEqual(reports.map((r) => [r.file, r.ignored]), [["(config)", true]])
+      assert.include(reports[0]!.problems[0]!.message, "disk on fire")
+    }))
+})
+
+describe("Config.layerFrom", () => {
+  it.effect("validates an in-memory value the same way, reported as an inline config", () =>
+    Effect.gen(function*() {
+      const config = yield* Effect.provide(Config, Config.layerFrom({ debug: true, enabled: "no", extra: 1 }))
+      assert.deepStrictEqual(config.current, { ...defaultConfig, debug: true })
+      assert.deepStrictEqual(config.files, ["(inline config)"])
+      const [report] = yield* config.takeReports
+      assert.deepStrictEqual(report?.problems.map((p) => [p.path, p.expected, p.found]), [
+        ["enabled", "true or false", `the string "no"`],
+        ["extra", report?.problems[1]?.expected, `unknown key "extra"`]
+      ])
+    }))
+})
+
+describe("formatReport", () => {
+  it("names the file, each key with what was expected and found, and what applies instead", () => {
+    const config = formatReport({
+      file: "/home/me/.config/opencode/dcp.jsonc",
+      ignored: false,
+      problems: [
+        { path: "a", expected: "", found: "", message: "strategies.purgeErrors.turns: expected an integer >= 1, found 0" },
+        { path: "b", expected: "", found: "", message: `pruneNotification: expected "off", "minimal" or "detailed", found the string "loud"` }
+      ]
+    })
+    assert.deepStrictEqual(config, {
+      title: "DCP: 2 config problems",
+      message: [
+        "/home/me/.config/opencode/dcp.jsonc",
+        "• strategies.purgeErrors.turns: expected an integer >= 1, found 0",
+        `• pruneNotification: expected "off", "minimal" or "detailed", found the string "loud"`,
+        "Those keys use their default (or an earlier file's value); the rest of the file applies."
+      ].join("\n")
+    })
+  })
+
+  it("says when the whole file was ignored", () => {
+    const toast = formatReport({
+      file: "/p/.opencode/dcp.jsonc",
+      ignored: true,
+      problems: [{ path: "", expected: "valid JSONC", found: "", message: "Syntax error at line 3, column 5: comma expected." }]
+    })
+    assert.strictEqual(toast.title, "DCP: config file ignored")
+    assert.strictEqual(
+      toast.message,
+      "/p/.opencode/dcp.jsonc\n• Syntax error at line 3, column 5: comma expected.\nThe whole file was ignored; defaults and the other config files apply."
+    )
+  })
+
+  it("caps a long report at eight lines and counts the rest", () => {
+    const problems = Array.from({ length: 12 }, (_, i) => ({ path: `k${i}`, expected: "", found: "", message: `k${i}: unknown key` }))
+    const lines = formatReport({ file: "f", ignored: false, problems }).message.split("\n")
+    assert.isAtMost(lines.length, 8)
+    assert.deepStrictEqual(lines.slice(1, 6), ["• k0: unknown key", "• k1: unknown key", "• k2: unknown key", "• k3: unknown key", "+8 more"])
+  })
+})

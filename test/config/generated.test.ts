@@ -1,0 +1,64 @@
+import { NodeFileSystem } from "@effect/platform-node"
+import { assert, describe, it } from "@effect/vitest"
+import { Effect, FileSystem, Result, SchemaAST } from "effect"
+import { renderJsonSchema, schemaFile } from "../../scripts/config-schema.ts"
+import { fieldsOf, isSection, parseConfig, resolve } from "../../src/config/load.ts"
+import { defaultConfig, PluginConfigFile } from "../../src/config/schema.ts"
+import { renderTemplate } from "../../src/config/template.ts"
+
+const leafPaths = (ast: SchemaAST.AST, prefix = ""): ReadonlyArray<string> =>
+  fieldsOf(ast).flatMap((field) => {
+    const path = `${prefix}${String(field.name)}`
+    return isSection(field.type) ? leafPaths(field.type, `${path}.`) : [path]
+  })
+
+describe("template", () => {
+  it("parses with no problems and decodes to exactly the defaults", () => {
+    const loaded = parseConfig(renderTemplate())
+    assert.deepStrictEqual(loaded.problems, [])
+    assert.deepStrictEqual(Result.getOrThrow(resolve([loaded.partial])), defaultConfig)
+  })
+
+  it("sets every key of the schema explicitly", () => {
+    const template = parseConfig(renderTemplate()).partial
+    const missing = leafPaths(PluginConfigFile.ast).filter((path) =>
+      path.split(".").reduce<unknown>((value, key) => (value as Record<string, unknown> | undefined)?.[key], template) ===
+        undefined
+    )
+    assert.deepStrictEqual(missing, [])
+  })
+
+  it("comments every key with its description", () => {
+    const template = renderTemplate()
+    assert.include(template, `  // How many of the most recent turns are protected. Must be an integer >= 1.\n    "turns": 4`)
+    const undocumented = leafPaths(PluginConfigFile.ast).filter((path) => {
+      const key = path.split(".").at(-1)!
+      return !new RegExp(`// .+\\n\\s*"${key.replace("$", "\\$")}":`).test(template)
+    })
+    assert.deepStrictEqual(undocumented, [])
+  })
+})
+
+describe("JSON Schema for editors", () => {
+  it.effect("the committed schema/dcp.schema.json is up to date (run `npm run schema`)", () =>
+    Effect.gen(function*() {
+      const fs = yield* FileSystem.FileSystem
+      const committed = yield* fs.readFileString(schemaFile)
+      assert.strictEqual(committed, renderJsonSchema())
+    }).pipe(Effect.provide(NodeFileSystem.layer)))
+
+  it("closes every object, carries defaults, descriptions, enums and bounds", () => {
+    const schema = JSON.parse(renderJsonSchema())
+    assert.strictEqual(schema.additionalProperties, false)
+    assert.deepStrictEqual(schema.properties.$schema.type, "string")
+    assert.deepStrictEqual(schema.properties.pruneNotification.enum, ["off", "minimal", "detailed"])
+    const purge = schema.properties.strategies.properties.purgeErrors
+    assert.strictEqual(purge.additionalProperties, false)
+    assert.deepStrictEqual(purge.properties.turns, {
+      type: "integer",
+      minimum: 1,
+      description: "Age in turns after which a failed call's inputs are purged.",
+      default: 4
+    })
+  })
+})
