@@ -3,12 +3,14 @@ import { describeExpected, fieldsOf, isSection } from "./load.ts"
 import { defaultConfig, PluginConfigFile, schemaUrl } from "./schema.ts"
 
 /**
- * The commented default config written on first run, generated from the schema: every key with its default
- * and its description as a comment, so it cannot drift from what the loader accepts.
+ * The commented default config written on first run, generated from the schema so it cannot drift from what the
+ * loader accepts: every key with its description, and its default as a commented-out line. Nothing is set, so a
+ * user who never edits the file keeps getting the current defaults when they change in a later release.
  */
 export const renderTemplate = (): string =>
   [
     "// opencode-context-pruner (DCP) configuration. Every key is optional: a missing key keeps its default.",
+    "// To change a setting, uncomment its line and edit the value.",
     "// Later files override this one key by key: $OPENCODE_CONFIG_DIR/dcp.jsonc, then <project>/.opencode/dcp.jsonc.",
     "{",
     ...entries(PluginConfigFile.ast, { $schema: schemaUrl, ...defaultConfig }, 1),
@@ -36,10 +38,12 @@ const entries = (ast: SchemaAST.AST, values: Record<string, unknown>, depth: num
       ]
     }
     const afterSection = index > 0 && isSection(fields[index - 1]!.type)
+    // `$schema` is live (editors read it); settings are commented out so defaults stay current.
+    const line = `${JSON.stringify(key)}: ${JSON.stringify(value)}${comma}`
     return [
       ...(afterSection ? [""] : []),
       ...comment,
-      `${indent}${JSON.stringify(key)}: ${JSON.stringify(value)}${comma}`
+      key === "$schema" ? `${indent}${line}` : `${indent}// ${line}`
     ]
   })
 }

@@ -112,11 +112,9 @@ export class Host extends Context.Service<Host, {
       toast: (toast) =>
         call("tui.showToast", () => client.tui.showToast({ body: { ...toast, duration: 10_000 } })).pipe(Effect.asVoid),
       log: (level, message, extra) =>
-        Effect.promise(() =>
-          client.app.log({
-            body: { service: "dcp", level, message, ...(extra === undefined ? {} : { extra }) }
-          }).catch(() => undefined)
-        ).pipe(Effect.asVoid)
+        Effect.tryPromise(() =>
+          client.app.log({ body: { service: "dcp", level, message, ...(extra === undefined ? {} : { extra }) } })
+        ).pipe(Effect.ignore)
     }))
 
   /** A scripted host: sessions it knows, and a record of every note, toast and log line sent to it. */

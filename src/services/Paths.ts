@@ -1,5 +1,5 @@
 import { homedir } from "node:os"
-import { Config, Context, Effect, Layer, Option, Path } from "effect"
+import { Config, ConfigProvider, Context, Effect, Layer, Option, Path } from "effect"
 
 /**
  * Where the plugin reads and writes, resolved once from the environment the way OpenCode resolves its own
@@ -36,7 +36,10 @@ export class Paths extends Context.Service<Paths, {
           projectDir: project.directory,
           worktree: project.worktree ?? project.directory
         }))
-      })
+      }).pipe(
+        // The default provider snapshots the environment once per process; the plugin reads it when it loads.
+        Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromEnv())
+      )
     )
 
   /** Everything under one root directory: what tests use so nothing touches the real home directory. */

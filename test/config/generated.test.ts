@@ -19,21 +19,23 @@ describe("template", () => {
     assert.deepStrictEqual(Result.getOrThrow(resolve([loaded.partial])), defaultConfig)
   })
 
-  it("sets every key of the schema explicitly", () => {
-    const template = parseConfig(renderTemplate()).partial
-    const missing = leafPaths(PluginConfigFile.ast).filter((path) =>
-      path.split(".").reduce<unknown>((value, key) => (value as Record<string, unknown> | undefined)?.[key], template) ===
-        undefined
-    )
-    assert.deepStrictEqual(missing, [])
+  it("sets nothing but $schema, so later releases' defaults still apply", () => {
+    const setLeaves = (value: unknown, prefix: string): ReadonlyArray<string> =>
+      typeof value === "object" && value !== null && !Array.isArray(value)
+        ? Object.entries(value).flatMap(([key, inner]) => setLeaves(inner, `${prefix}${key}.`))
+        : [prefix.slice(0, -1)]
+    assert.deepStrictEqual(setLeaves(parseConfig(renderTemplate()).partial, ""), ["$schema"])
   })
 
-  it("comments every key with its description", () => {
+  it("documents every key with its description and its default, commented out", () => {
     const template = renderTemplate()
-    assert.include(template, `  // How many of the most recent turns are protected. Must be an integer >= 1.\n    "turns": 4`)
+    assert.include(template, `    // How many of the most recent turns are protected. Must be an integer >= 1.\n    // "turns": 4`)
     const undocumented = leafPaths(PluginConfigFile.ast).filter((path) => {
+      if (path === "$schema") return false
       const key = path.split(".").at(-1)!
-      return !new RegExp(`// .+\\n\\s*"${key.replace("$", "\\$")}":`).test(template)
+      const value = path.split(".").reduce<unknown>((v, k) => (v as Record<string, unknown>)[k], defaultConfig)
+      const line = `// "${key}": ${JSON.stringify(value)}`
+      return !new RegExp(`// .+\\n\\s*${line.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}`).test(template)
     })
     assert.deepStrictEqual(undocumented, [])
   })

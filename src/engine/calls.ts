@@ -1,0 +1,118 @@
+import { Predicate } from "effect"
+import type { ToolStatus } from "../host/messages.ts"
+
+/** One tool call as the model sees it in the current request. */
+export interface ToolCall {
+  readonly callID: string
+  readonly tool: string
+  input: Readonly<Record<string, unknown>>
+  status: ToolStatus
+  error: string | undefined
+  /** Whether `state.output` is a string: only then can it be replaced by a placeholder. */
+  hasTextOutput: boolean
+  /** OpenCode cleared the output itself (its own pruning): there is nothing left to remove. */
+  compacted: boolean
+  filePath: string | undefined
+  keyParameter: string
+  signature: string
+  /** Tokens in the output of a completed call. */
+  outputTokens: number
+  /** Tokens per string input, for the inputs that supersede-writes and purge-errors replace. */
+  inputTokens: Readonly<Record<string, number>>
+  /** Step-start parts before this call in the current view. */
+  turn: number
+  /** Position among the tool calls of the current view, oldest first. */
+  position: number
+  /** Where the part sits in the current request's `messages` array. */
+  messageIndex: number
+  partIndex: number
+  /** The sync pass that last saw the call. */
+  seen: number
+}
+
+/**
+ * How a tool call is named to people and to the model: the one argument that identifies it (a path, a command, a
+ * pattern), kept short. Unknown tools fall back to their first short string argument.
+ */
+const keyArguments: Readonly<Record<string, ReadonlyArray<string>>> = {
+  read: ["filePath"],
+  write: ["filePath"],
+  edit: ["filePath"],
+  multiedit: ["filePath"],
+  list: ["path"],
+  glob: ["pattern", "path"],
+  grep: ["pattern", "path"],
+  bash: ["command"],
+  webfetch: ["url"],
+  websearch: ["query"],
+  codesearch: ["query"],
+  task: ["description"],
+  skill: ["name"],
+  lsp: ["filePath"]
+}
+
+/** Tools whose main argument is a file on disk, which protected file patterns apply to. */
+const fileArguments: Readonly<Record<string, string>> = {
+  read: "filePath",
+  write: "filePath",
+  edit: "filePath",
+  multiedit: "filePath",
+  lsp: "filePath",
+  list: "path"
+}
+
+const maxLength = 80
+
+const shorten = (text: string): string => {
+  const oneLine = text.replace(/\s+/g, " ").trim()
+  return oneLine.length <= maxLength ? oneLine : `${oneLine.slice(0, maxLength - 1)}…`
+}
+
+export const filePathOf = (tool: string, input: Readonly<Record<string, unknown>>): string | undefined => {
+  const key = fileArguments[tool]
+  const value = key === undefined ? undefined : input[key]
+  return typeof value === "string" && value.length > 0 ? value : undefined
+}
+
+/** Paths inside the project are shown relative to it: shorter for the model, clearer for people. */
+export const relativePath = (filePath: string, worktree: string): string => {
+  const root = worktree.endsWith("/") ? worktree : `${worktree}/`
+  return filePath.startsWith(root) ? filePath.slice(root.length) : filePath
+}
+
+const pathArguments = new Set(["filePath", "path"])
+
+export const keyParameterOf = (tool: string, input: Readonly<Record<string, unknown>>, worktree: string): string => {
+  const known = keyArguments[tool]
+  if (known !== undefined) {
+    const values = known.flatMap((key) => {
+      const value = input[key]
+      if (typeof value !== "string") return []
+      return [pathArguments.has(key) ? relativePath(value, worktree) : value]
+    })
+    if (values.length > 0) return shorten(values.join(" in "))
+  }
+  for (const value of Object.values(input)) {
+    if (typeof value === "string" && value.length > 0 && value.length <= 200) return shorten(value)
+  }
+  return ""
+}
+
+/**
+ * Two calls are duplicates when the tool and the input are the same once null/undefined values are dropped and
+ * object keys are sorted at every depth.
+ */
+export const signatureOf = (tool: string, input: unknown): string => `${tool}\u0000${JSON.stringify(normalise(input))}`
+
+const normalise = (value: unknown): unknown => {
+  if (Array.isArray(value)) return value.map(normalise)
+  if (Predicate.isObject(value)) {
+    const out: Record<string, unknown> = {}
+    for (const key of Object.keys(value).sort()) {
+      const inner = (value as Record<string, unknown>)[key]
+      if (inner !== null && inner !== undefined) out[key] = normalise(inner)
+    }
+    return out
+  }
+  return value
+}

@@ -1,0 +1,67 @@
+import type { ToolCall } from "./calls.ts"
+import type { Reason } from "./strategies/candidate.ts"
+import { minInputTokens } from "./strategies/purgeErrors.ts"
+import { contentInputs } from "./strategies/supersedeWrites.ts"
+
+/** What a prune replaces in a call: its output, or some of its inputs. */
+export type Target =
+  | { readonly kind: "output" }
+  | { readonly kind: "inputs"; readonly keys: ReadonlyArray<string> }
+
+/**
+ * The part of a call a prune for `reason` replaces, or undefined when there is nothing worth replacing. The call's
+ * existence, tool, ID and remaining fields always stay, so the model still sees that the call happened.
+ */
+export const targetOf = (call: ToolCall, reason: Reason): Target | undefined => {
+  if (reason === "supersedeWrites") {
+    const keys = (contentInputs[call.tool] ?? []).filter((key) => key in call.input)
+    return keys.length > 0 ? { kind: "inputs", keys } : undefined
+  }
+  if (call.status === "error") {
+    const keys = Object.keys(call.inputTokens).filter((key) => (call.inputTokens[key] ?? 0) >= minInputTokens)
+    return keys.length > 0 ? { kind: "inputs", keys } : undefined
+  }
+  if (call.status !== "completed") return undefined
+  if (call.tool === "question") return "questions" in call.input ? { kind: "inputs", keys: ["questions"] } : undefined
+  return call.hasTextOutput && !call.compacted ? { kind: "output" } : undefined
+}
+
+/** Tokens the target holds in the original call: what a prune takes out of the request. */
+export const targetTokens = (call: ToolCall, target: Target): number =>
+  target.kind === "output"
+    ? call.outputTokens
+    : target.keys.reduce((sum, key) => sum + (call.inputTokens[key] ?? approximateTokens(call.input[key])), 0)
+
+const approximateTokens = (value: unknown): number =>
+  value === undefined ? 0 : Math.ceil(JSON.stringify(value).length / 4)
+
+/** `~850`, `~4.2k`, `~12k`, `~1.3M`. */
+export const formatTokens = (tokens: number): string => {
+  if (tokens < 1000) return `~${tokens}`
+  if (tokens < 10_000) return `~${(tokens / 1000).toFixed(1).replace(/\.0$/, "")}k`
+  if (tokens < 1_000_000) return `~${Math.round(tokens / 1000)}k`
+  return `~${(tokens / 1_000_000).toFixed(1).replace(/\.0$/, "")}M`
+}
+
+/** How a placeholder tells the model to get the content back: the recall tool when enabled, else just the ID. */
+export type Handle = (id: number) => string
+export const recallHandle: Handle = (id) => `recall ${id}`
+export const idHandle: Handle = (id) => `id ${id}`
+
+const label = (call: ToolCall) => (call.keyParameter === "" ? call.tool : `${call.tool} ${call.keyParameter}`)
+
+/**
+ * Placeholders are built only from facts that never change for a call (tool, key argument, original size, stable
+ * ID, reason), so the same prune produces the same bytes on every request and the prompt cache keeps matching.
+ */
+export const outputPlaceholder = (call: ToolCall, reason: Reason, id: number, handle: Handle): string => {
+  const what = reason === "deduplication" ? "pruned duplicate" : reason === "extract" ? "pruned after extract" : "pruned"
+  return `[${what}: ${label(call)}, ${formatTokens(call.outputTokens)} tokens; ${handle(id)}]`
+}
+
+export const inputPlaceholder = (call: ToolCall, reason: Reason, key: string, id: number, handle: Handle): string => {
+  const size = `${formatTokens(call.inputTokens[key] ?? approximateTokens(call.input[key]))} tokens`
+  if (reason === "supersedeWrites") return `[pruned ${key}: ${size}; the file was read again later; ${handle(id)}]`
+  if (call.status === "error") return `[pruned ${key} of a failed call: ${size}; ${handle(id)}]`
+  return `[pruned ${key}: ${size}; ${handle(id)}]`
+}

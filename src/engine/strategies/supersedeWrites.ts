@@ -1,0 +1,45 @@
+import { posix } from "node:path"
+import type { ToolCall } from "../calls.ts"
+import type { Protection } from "../protection.ts"
+import type { Candidate } from "./candidate.ts"
+
+/** Tools that change a file, and the inputs that carry the file's content. */
+export const contentInputs: Readonly<Record<string, ReadonlyArray<string>>> = {
+  write: ["content"],
+  edit: ["oldString", "newString"],
+  multiedit: ["edits"]
+}
+
+/**
+ * A write or edit whose file is read again later: the read shows the file as it is now, so the content the model
+ * sent (often the largest thing in a coding session) is replaced. The call itself, its path and its result stay.
+ * Only a whole-file read supersedes: a read from an offset may not cover what was written.
+ */
+export const supersedeWrites = (
+  calls: ReadonlyArray<ToolCall>,
+  protection: Protection,
+  worktree: string
+): Array<Candidate> => {
+  const readLater = new Set<string>()
+  const found: Array<Candidate> = []
+  for (let i = calls.length - 1; i >= 0; i--) {
+    const call = calls[i]!
+    if (call.filePath === undefined) continue
+    const file = posix.resolve(worktree, call.filePath)
+    if (call.tool === "read") {
+      if (call.status === "completed" && isWholeFile(call.input)) readLater.add(file)
+      continue
+    }
+    const inputs = contentInputs[call.tool]
+    if (inputs === undefined || !readLater.has(file)) continue
+    if (!inputs.some((key) => (call.inputTokens[key] ?? 0) > 0 || Array.isArray(call.input[key]))) continue
+    if (protection.file(call) || protection.recent(call)) continue
+    found.push({ callID: call.callID, reason: "supersedeWrites" })
+  }
+  return found.reverse()
+}
+
+const isWholeFile = (input: Readonly<Record<string, unknown>>): boolean => {
+  const offset = input.offset
+  return offset === undefined || offset === null || (typeof offset === "number" && offset <= 1)
+}

@@ -1,0 +1,45 @@
+import { Effect, Predicate } from "effect"
+import { Config, formatReport } from "../services/Config.ts"
+import { Host, type NoteOrigin } from "../services/Host.ts"
+import { SessionStore } from "../services/SessionStore.ts"
+import { ToolCache } from "../services/ToolCache.ts"
+
+/** `chat.message`: remembers the agent and model of the user's turn, so notes sent later do not switch them. */
+export const userMessage = Effect.fn("hooks.userMessage")(function*(sessionID: string, origin: NoteOrigin) {
+  const store = yield* SessionStore
+  yield* store.use(sessionID, (state) => Effect.sync(() => void (state.origin = origin)))
+})
+
+/** `experimental.session.compacting`: the next transform for this session is OpenCode's summariser's. */
+export const compacting = Effect.fn("hooks.compacting")(function*(sessionID: string) {
+  const store = yield* SessionStore
+  yield* store.use(sessionID, (state) => Effect.sync(() => void (state.compacting = true)))
+})
+
+/** `event`: a session deleted in OpenCode takes its state file with it. */
+export const event = Effect.fn("hooks.event")(function*(event: unknown) {
+  if (!Predicate.isObject(event) || event.type !== "session.deleted") return
+  const properties = event.properties
+  const info = Predicate.isObject(properties) ? properties.info : undefined
+  const sessionID = Predicate.isObject(info) && typeof info.id === "string" ? info.id : undefined
+  if (sessionID === undefined) return
+  const store = yield* SessionStore
+  const cache = yield* ToolCache
+  yield* cache.forget(sessionID)
+  yield* store.forget(sessionID)
+})
+
+/**
+ * Problems found in config files are shown once per file, on the first interaction rather than at start-up,
+ * when the terminal UI may not be listening yet.
+ */
+export const reportConfigProblems = Effect.gen(function*() {
+  const config = yield* Config
+  const host = yield* Host
+  for (const report of yield* config.takeReports) {
+    const { message, title } = formatReport(report)
+    yield* host.toast({ title, message, variant: "warning" }).pipe(
+      Effect.catchTag("HostError", (error) => Effect.logWarning(`config problem not shown: ${title}\n${message}`, error))
+    )
+  }
+})

@@ -1,0 +1,76 @@
+import type { Message, Part } from "@opencode-ai/sdk"
+import { Predicate, Schema } from "effect"
+
+/**
+ * What `experimental.chat.messages.transform` hands us. The types are the SDK's, but at run time anything can
+ * arrive (older or newer hosts, other plugins mutating first), so every field we depend on is decoded before use
+ * and anything that does not decode is left exactly as it came.
+ */
+export interface HostMessage {
+  info: Message
+  parts: Array<Part>
+}
+
+const ToolState = Schema.Struct({
+  status: Schema.Literals(["pending", "running", "completed", "error"]),
+  input: Schema.optional(Schema.Record(Schema.String, Schema.Unknown)),
+  output: Schema.optional(Schema.Unknown),
+  error: Schema.optional(Schema.Unknown),
+  time: Schema.optional(Schema.Struct({ compacted: Schema.optional(Schema.Unknown) }))
+})
+
+export const ToolPartFields = Schema.Struct({
+  type: Schema.Literal("tool"),
+  callID: Schema.String.check(Schema.isNonEmpty()),
+  tool: Schema.String,
+  state: ToolState
+})
+export type ToolPartFields = typeof ToolPartFields.Type
+export type ToolStatus = ToolPartFields["state"]["status"]
+
+export const decodeToolPart = Schema.decodeUnknownOption(ToolPartFields)
+
+export const isToolPart = (part: unknown): part is { type: "tool"; callID: string; state: { status: unknown } } =>
+  Predicate.isObject(part) && part.type === "tool" && typeof part.callID === "string" &&
+  Predicate.isObject(part.state)
+
+export const isStepStart = (part: unknown): boolean => Predicate.isObject(part) && part.type === "step-start"
+
+export const roleOf = (message: unknown): "user" | "assistant" | undefined => {
+  if (!Predicate.isObject(message) || !Predicate.isObject(message.info)) return undefined
+  const role = message.info.role
+  return role === "user" || role === "assistant" ? role : undefined
+}
+
+const sessionIdOf = (message: unknown): string | undefined =>
+  Predicate.isObject(message) && Predicate.isObject(message.info) && typeof message.info.sessionID === "string"
+    ? message.info.sessionID
+    : undefined
+
+/** The session a request belongs to: the newest user message's, else any message's. */
+export const findSessionId = (messages: ReadonlyArray<unknown>): string | undefined => {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    if (roleOf(messages[i]) === "user") {
+      const id = sessionIdOf(messages[i])
+      if (id !== undefined) return id
+    }
+  }
+  for (const message of messages) {
+    const id = sessionIdOf(message)
+    if (id !== undefined) return id
+  }
+  return undefined
+}
+
+/** An assistant message OpenCode wrote as a compaction summary: what came before it is no longer sent. */
+export const isSummary = (message: unknown): boolean =>
+  roleOf(message) === "assistant" && Predicate.isObject(message) && Predicate.isObject(message.info) &&
+  message.info.summary === true
+
+export const partsOf = (message: unknown): ReadonlyArray<unknown> =>
+  Predicate.isObject(message) && Array.isArray(message.parts) ? message.parts : []
+
+export const messageIdOf = (message: unknown): string | undefined =>
+  Predicate.isObject(message) && Predicate.isObject(message.info) && typeof message.info.id === "string"
+    ? message.info.id
+    : undefined

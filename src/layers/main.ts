@@ -1,0 +1,47 @@
+import { NodeFileSystem, NodePath } from "@effect/platform-node"
+import { type FileSystem, Layer, type Path } from "effect"
+import { Config } from "../services/Config.ts"
+import { Host, type HostClient } from "../services/Host.ts"
+import { Ledger } from "../services/Ledger.ts"
+import { Logger } from "../services/Logger.ts"
+import { Notifier } from "../services/Notifier.ts"
+import { Paths } from "../services/Paths.ts"
+import { Persistence } from "../services/Persistence.ts"
+import { SessionStore } from "../services/SessionStore.ts"
+import { Tokenizer } from "../services/Tokenizer.ts"
+import { ToolCache } from "../services/ToolCache.ts"
+
+/**
+ * The composition root. Leaves (where files live, the host, token counting, the disk) are parameters, so tests
+ * build exactly the production graph with one leaf swapped.
+ */
+export interface Leaves<H = never> {
+  readonly paths: Layer.Layer<Paths, never, Path.Path>
+  /** The host, possibly with companions (a test host also provides what it recorded). */
+  readonly host: Layer.Layer<Host | H>
+  readonly tokenizer?: Layer.Layer<Tokenizer> | undefined
+  readonly persistence?: Layer.Layer<Persistence, never, FileSystem.FileSystem | Path.Path | Paths> | undefined
+}
+
+export const compose = <H = never>(leaves: Leaves<H>) => {
+  const base = Layer.mergeAll(leaves.paths, leaves.host).pipe(
+    Layer.provideMerge(Layer.mergeAll(NodeFileSystem.layer, NodePath.layer))
+  )
+  const config = Config.layer.pipe(Layer.provideMerge(base))
+  const logging = Logger.layer.pipe(Layer.provideMerge(config))
+  const storage = Layer.mergeAll(leaves.persistence ?? Persistence.layer, leaves.tokenizer ?? Tokenizer.layer).pipe(
+    Layer.provideMerge(logging)
+  )
+  return Layer.mergeAll(SessionStore.layer, ToolCache.layer, Ledger.layer, Notifier.layer).pipe(
+    Layer.provideMerge(storage)
+  )
+}
+
+export type Services = Layer.Success<ReturnType<typeof compose<never>>>
+
+/** The plugin's live graph, for the project OpenCode runs in. */
+export const layer = (input: { readonly client: unknown; readonly directory: string; readonly worktree: string }) =>
+  compose({
+    paths: Paths.layer(input),
+    host: Host.layer(input.client as HostClient)
+  })

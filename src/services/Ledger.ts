@@ -1,0 +1,159 @@
+import { Clock, Context, Effect, Layer } from "effect"
+import { writeBehind } from "../data/writeBehind.ts"
+import type { ToolCall } from "../engine/calls.ts"
+import type { PrunedCall } from "../engine/notes.ts"
+import {
+  type Handle,
+  inputPlaceholder,
+  outputPlaceholder,
+  type Target,
+  targetOf,
+  targetTokens
+} from "../engine/placeholders.ts"
+import type { Reason } from "../engine/strategies/candidate.ts"
+import type { LifetimeDelta, LifetimeFile, Tally } from "../state/schema.ts"
+import type { SessionState } from "../state/session.ts"
+import { Persistence, type PersistenceError } from "./Persistence.ts"
+import { Tokenizer } from "./Tokenizer.ts"
+
+export interface Prune {
+  readonly call: ToolCall
+  readonly reason: Reason
+  readonly id: number
+  readonly distillation?: string | undefined
+}
+
+/**
+ * The books: which calls are pruned in a session, the tokens each prune takes out of every request (what was
+ * removed minus the placeholder left in its place, counted once, from the cached counts), per reason and per
+ * tool, and the same totals across all sessions on this machine.
+ */
+export class Ledger extends Context.Service<Ledger, {
+  /** Records prunes in the session's state; calls already pruned or with nothing to replace are skipped. */
+  readonly record: (
+    state: SessionState,
+    prunes: ReadonlyArray<Prune>,
+    handle: Handle
+  ) => Effect.Effect<ReadonlyArray<PrunedCall>>
+  /** Tokens a prune would take out of every request, net of its placeholder. */
+  readonly saving: (call: ToolCall, reason: Reason, id: number, handle: Handle) => Effect.Effect<number>
+  /** Lifetime totals, including what is not yet written. */
+  readonly lifetime: Effect.Effect<LifetimeFile, PersistenceError>
+  readonly flush: Effect.Effect<void>
+}>()("opencode-context-pruner/Ledger") {
+  static readonly layer = Layer.effect(
+    Ledger,
+    Effect.gen(function*() {
+      const tokenizer = yield* Tokenizer
+      const persistence = yield* Persistence
+      let unsaved: LifetimeDelta | undefined
+
+      const writer = yield* writeBehind(Effect.suspend(() => {
+        const delta = unsaved
+        unsaved = undefined
+        if (delta === undefined) return Effect.void
+        return persistence.addToLifetime(delta).pipe(
+          Effect.asVoid,
+          Effect.catch((error) =>
+            Effect.sync(() => {
+              unsaved = merge(unsaved, delta)
+            }).pipe(Effect.andThen(Effect.logWarning("could not update lifetime statistics", error)))
+          )
+        )
+      }))
+
+      const placeholderTokens = (call: ToolCall, reason: Reason, target: Target, id: number, handle: Handle) =>
+        target.kind === "output"
+          ? tokenizer.count(outputPlaceholder(call, reason, id, handle))
+          : Effect.map(
+            Effect.forEach(target.keys, (key) => tokenizer.count(inputPlaceholder(call, reason, key, id, handle))),
+            (counts) => counts.reduce((sum, n) => sum + n, 0)
+          )
+
+      const saving = Effect.fnUntraced(function*(call: ToolCall, reason: Reason, id: number, handle: Handle) {
+        const target = targetOf(call, reason)
+        if (target === undefined) return 0
+        const left = yield* placeholderTokens(call, reason, target, id, handle)
+        return Math.max(0, targetTokens(call, target) - left)
+      })
+
+      const record = Effect.fnUntraced(function*(state: SessionState, prunes: ReadonlyArray<Prune>, handle: Handle) {
+        const at = yield* Clock.currentTimeMillis
+        const recorded: Array<PrunedCall> = []
+        const firstInSession = state.stats.calls === 0 ? 1 : 0
+        const byReason: Record<string, Tally> = {}
+        for (const prune of prunes) {
+          if (state.pruned.has(prune.call.callID) || targetOf(prune.call, prune.reason) === undefined) continue
+          const tokens = yield* saving(prune.call, prune.reason, prune.id, handle)
+          state.pruned.set(prune.call.callID, { reason: prune.reason, tokens, at })
+          byReason[prune.reason] = add(byReason[prune.reason], 1, tokens)
+          recorded.push({
+            id: prune.id,
+            tool: prune.call.tool,
+            keyParameter: prune.call.keyParameter,
+            reason: prune.reason,
+            tokens,
+            distillation: prune.distillation
+          })
+        }
+        if (recorded.length === 0) return recorded
+        const calls = recorded.length
+        const tokens = recorded.reduce((sum, entry) => sum + entry.tokens, 0)
+        const stats = state.stats
+        const byTool = { ...stats.byTool }
+        for (const entry of recorded) byTool[entry.tool] = add(byTool[entry.tool], 1, entry.tokens)
+        const sessionByReason = { ...stats.byReason }
+        for (const [reason, tally] of Object.entries(byReason)) {
+          sessionByReason[reason] = add(sessionByReason[reason], tally.calls, tally.tokens)
+        }
+        const reason = recorded[0]!.reason
+        state.stats = {
+          calls: stats.calls + calls,
+          tokens: stats.tokens + tokens,
+          byReason: sessionByReason,
+          byTool,
+          lastPrune: { at, reason, calls, tokens }
+        }
+        state.dirty = true
+        unsaved = merge(unsaved, { sessions: firstInSession, calls, tokens, byReason })
+        yield* writer.request
+        return recorded
+      })
+
+      const lifetime = Effect.map(persistence.lifetime, (stored) => {
+        const delta = unsaved
+        if (delta === undefined) return stored
+        const byReason = { ...stored.byReason }
+        for (const [reason, tally] of Object.entries(delta.byReason)) {
+          byReason[reason] = add(byReason[reason], tally.calls, tally.tokens)
+        }
+        return {
+          ...stored,
+          sessions: stored.sessions + delta.sessions,
+          calls: stored.calls + delta.calls,
+          tokens: stored.tokens + delta.tokens,
+          byReason
+        }
+      })
+
+      return Ledger.of({ record, saving, lifetime, flush: writer.drain })
+    })
+  )
+}
+
+const add = (tally: Tally | undefined, calls: number, tokens: number): Tally => ({
+  calls: (tally?.calls ?? 0) + calls,
+  tokens: (tally?.tokens ?? 0) + tokens
+})
+
+const merge = (a: LifetimeDelta | undefined, b: LifetimeDelta): LifetimeDelta => {
+  if (a === undefined) return b
+  const byReason: Record<string, Tally> = { ...a.byReason }
+  for (const [reason, tally] of Object.entries(b.byReason)) byReason[reason] = add(byReason[reason], tally.calls, tally.tokens)
+  return {
+    sessions: a.sessions + b.sessions,
+    calls: a.calls + b.calls,
+    tokens: a.tokens + b.tokens,
+    byReason
+  }
+}

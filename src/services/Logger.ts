@@ -1,0 +1,170 @@
+import { Cause, Clock, Context, Effect, FileSystem, Layer, Logger as EffectLogger, Option, Path, References } from "effect"
+import type { PlatformError } from "effect/PlatformError"
+import type { LogLevel } from "effect/LogLevel"
+import { Config } from "./Config.ts"
+import { Host } from "./Host.ts"
+import { Paths } from "./Paths.ts"
+
+/**
+ * Where the plugin's log lines go. OpenCode owns the terminal, so nothing is ever printed: warnings and errors go
+ * to OpenCode's own log; with `debug` on, every line also goes to a daily file under the log directory, next to
+ * per-session snapshots of what was sent to the model. Files are private (0600) and the directory is kept under
+ * a size budget, oldest files deleted first.
+ */
+export class Logger extends Context.Service<Logger, {
+  readonly debug: boolean
+  /** Records what the model is about to receive for a session. Does nothing unless `debug` is on. */
+  readonly snapshot: (sessionID: string, messages: unknown) => Effect.Effect<void>
+}>()("opencode-context-pruner/Logger") {
+  static readonly layer = Layer.unwrap(Effect.gen(function*() {
+    const { current } = yield* Config
+    const debug = current.debug
+    const budget = makeBudget(yield* FileSystem.FileSystem, yield* Path.Path)
+    const service = Layer.effect(Logger, make(debug, budget))
+    const sink = EffectLogger.layer([sinkLogger(debug, budget)])
+    const level = Layer.succeed(References.MinimumLogLevel, debug ? "Debug" : "Warn")
+    return Layer.mergeAll(service, sink, level)
+  }))
+
+  /** Keeps log lines in memory, for tests that assert on what was logged. */
+  static readonly layerMemory = (lines: Array<{ level: LogLevel; message: string }>) =>
+    Layer.mergeAll(
+      Layer.succeed(Logger, Logger.of({ debug: false, snapshot: () => Effect.void })),
+      EffectLogger.layer([
+        EffectLogger.make(({ cause, logLevel, message }) => {
+          lines.push({ level: logLevel, message: render(message, cause) })
+        })
+      ]),
+      Layer.succeed(References.MinimumLogLevel, "Debug")
+    )
+}
+
+/** Total bytes kept under the log directory. */
+const budgetBytes = 20 * 1024 * 1024
+/** Snapshots kept per session. */
+const snapshotsPerSession = 10
+const filesMode = 0o600
+/** A session ID becomes a directory name only when it cannot climb out of the log directory. */
+const safeSegment = /^[A-Za-z0-9_][A-Za-z0-9_-]{0,127}$/
+
+const make = (debug: boolean, budget: Budget) =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const path = yield* Path.Path
+    const { logDir } = yield* Paths
+    let sequence = 0
+    const snapshot = Effect.fnUntraced(function*(sessionID: string, messages: unknown) {
+      if (!safeSegment.test(sessionID)) return
+      const dir = path.join(logDir, "context", sessionID)
+      yield* fs.makeDirectory(dir, { recursive: true, mode: 0o700 })
+      const time = new Date(yield* Clock.currentTimeMillis).toISOString().replace(/[:.]/g, "-")
+      const stamp = `${time}-${String(++sequence).padStart(6, "0")}`
+      const text = JSON.stringify(messages, null, 2)
+      yield* fs.writeFileString(path.join(dir, `${stamp}.json`), text, { mode: filesMode })
+      const kept = (yield* fs.readDirectory(dir)).filter((name) => name.endsWith(".json")).sort()
+      for (const old of kept.slice(0, Math.max(0, kept.length - snapshotsPerSession))) {
+        yield* fs.remove(path.join(dir, old))
+      }
+      yield* budget.wrote(logDir, text.length)
+    }, Effect.catchCause((cause) => Effect.logWarning("could not write context snapshot", cause)))
+    return Logger.of({
+      debug,
+      snapshot: debug ? snapshot : () => Effect.void
+    })
+  })
+
+interface Line {
+  readonly level: LogLevel
+  readonly date: Date
+  readonly text: string
+}
+
+const sinkLogger = (debug: boolean, budget: Budget) =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const path = yield* Path.Path
+    const host = yield* Host
+    const { logDir } = yield* Paths
+    const toFile = Effect.fnUntraced(function*(lines: ReadonlyArray<Line>) {
+      yield* fs.makeDirectory(logDir, { recursive: true, mode: 0o700 })
+      const byDay = new Map<string, Array<string>>()
+      for (const line of lines) {
+        const day = line.date.toISOString().slice(0, 10)
+        const text = `${line.date.toISOString()} ${line.level.toUpperCase()} ${line.text}\n`
+        byDay.set(day, [...(byDay.get(day) ?? []), text])
+      }
+      for (const [day, texts] of byDay) {
+        const text = texts.join("")
+        yield* fs.writeFileString(path.join(logDir, `dcp-${day}.log`), text, { flag: "a", mode: filesMode })
+        yield* budget.wrote(logDir, text.length)
+      }
+    })
+    const flush = (lines: Array<Line>) =>
+      Effect.gen(function*() {
+        for (const line of lines) {
+          if (line.level === "Warn" || line.level === "Error" || line.level === "Fatal") {
+            yield* host.log(line.level === "Warn" ? "warn" : "error", line.text)
+          }
+        }
+        if (debug) yield* toFile(lines)
+      }).pipe(Effect.ignore)
+    return yield* EffectLogger.make<unknown, Line>(({ cause, date, logLevel, message }) => ({
+      level: logLevel,
+      date,
+      text: render(message, cause)
+    })).pipe(EffectLogger.batched({ window: "200 millis", flush }))
+  })
+
+const render = (message: unknown, cause: Cause.Cause<unknown>): string => {
+  const parts = (Array.isArray(message) ? message : [message]).map((part) =>
+    typeof part === "string" ? part : safeJson(part)
+  )
+  if (cause.reasons.length > 0) parts.push(Cause.pretty(cause))
+  return parts.join(" ")
+}
+
+const safeJson = (value: unknown): string => {
+  if (value instanceof Error) return `${value.name}: ${value.message}`
+  const text = JSON.stringify(value, (_key, inner) => (inner instanceof Error ? `${inner.name}: ${inner.message}` : inner))
+  return text === undefined ? String(value) : text
+}
+
+interface Budget {
+  readonly wrote: (dir: string, bytes: number) => Effect.Effect<void, PlatformError>
+}
+
+/** Checks the directory's size after every `checkEveryBytes` written, not after every write. */
+const checkEveryBytes = 512 * 1024
+
+const makeBudget = (fs: FileSystem.FileSystem, path: Path.Path): Budget => {
+  let sinceCheck = Number.POSITIVE_INFINITY
+  return {
+    wrote: (dir, bytes) =>
+      Effect.suspend(() => {
+        sinceCheck += bytes
+        if (sinceCheck < checkEveryBytes) return Effect.void
+        sinceCheck = 0
+        return enforceBudget(fs, path, dir, budgetBytes)
+      })
+  }
+}
+
+/** Deletes the oldest files under `dir` until their total size is at most `maxBytes`. */
+export const enforceBudget = (fs: FileSystem.FileSystem, path: Path.Path, dir: string, maxBytes: number) =>
+  Effect.gen(function*() {
+    const names = yield* fs.readDirectory(dir, { recursive: true })
+    const files: Array<{ file: string; size: number; mtime: number }> = []
+    for (const name of names) {
+      const file = path.join(dir, name)
+      const info = yield* fs.stat(file)
+      if (info.type !== "File") continue
+      const mtime = Option.match(info.mtime, { onNone: () => 0, onSome: (date) => date.getTime() })
+      files.push({ file, size: Number(info.size), mtime })
+    }
+    let total = files.reduce((sum, entry) => sum + entry.size, 0)
+    for (const entry of files.sort((a, b) => a.mtime - b.mtime)) {
+      if (total <= maxBytes) break
+      yield* fs.remove(entry.file)
+      total -= entry.size
+    }
+  })

@@ -1,0 +1,62 @@
+import { Context, Effect, Layer } from "effect"
+import { formatNote, type PrunedCall } from "../engine/notes.ts"
+import { Config } from "./Config.ts"
+import { Host, type HostError, type NoteOrigin } from "./Host.ts"
+
+interface Pending {
+  readonly calls: Array<PrunedCall>
+  origin: NoteOrigin
+  sessionTokens: number
+}
+
+/**
+ * Notes to the user about what was pruned. OpenCode's agent loop treats the newest user message as the turn's
+ * prompt, so a note stored while the loop runs would start one extra model turn (verified with OpenCode 1.18.33).
+ * Prunes are therefore collected per session and reported in one note when the session goes idle.
+ */
+export class Notifier extends Context.Service<Notifier, {
+  /** Adds prunes to the session's next note. */
+  readonly record: (
+    sessionID: string,
+    calls: ReadonlyArray<PrunedCall>,
+    context: { readonly origin: NoteOrigin; readonly sessionTokens: number }
+  ) => Effect.Effect<void>
+  /** The session is idle: sends its collected note, if any. */
+  readonly idle: (sessionID: string) => Effect.Effect<void, HostError>
+  /** Sends a note at once: for commands, which run no model turn. */
+  readonly send: (sessionID: string, text: string, origin: NoteOrigin) => Effect.Effect<void, HostError>
+}>()("opencode-context-pruner/Notifier") {
+  static readonly layer = Layer.effect(
+    Notifier,
+    Effect.gen(function*() {
+      const host = yield* Host
+      const { current } = yield* Config
+      const pending = new Map<string, Pending>()
+      const mode = current.pruneNotification
+      const showDistillation = current.tools.extract.showDistillation
+
+      const send = (sessionID: string, text: string, origin: NoteOrigin) => host.notify({ sessionID, text, ...origin })
+
+      return Notifier.of({
+        record: (sessionID, calls, context) =>
+          Effect.sync(() => {
+            if (mode === "off" || calls.length === 0) return
+            const entry = pending.get(sessionID) ?? { calls: [], origin: context.origin, sessionTokens: 0 }
+            entry.calls.push(...calls)
+            entry.origin = context.origin
+            entry.sessionTokens = context.sessionTokens
+            pending.set(sessionID, entry)
+          }),
+        idle: (sessionID) =>
+          Effect.suspend(() => {
+            const entry = pending.get(sessionID)
+            pending.delete(sessionID)
+            if (entry === undefined) return Effect.void
+            const text = formatNote(entry.calls, { mode, sessionTokens: entry.sessionTokens, showDistillation })
+            return text === undefined ? Effect.void : send(sessionID, text, entry.origin)
+          }),
+        send
+      })
+    })
+  )
+}

@@ -1,0 +1,104 @@
+import { Clock, Context, Effect, Layer, Option, Semaphore } from "effect"
+import { LruMap } from "../data/LruMap.ts"
+import { writeBehind } from "../data/writeBehind.ts"
+import { emptySessionFile } from "../state/schema.ts"
+import { fromFile, type SessionState, toFile } from "../state/session.ts"
+import { Host, type HostError } from "./Host.ts"
+import { type InvalidSessionId, Persistence, type PersistenceError } from "./Persistence.ts"
+
+interface Entry {
+  readonly lock: Semaphore.Semaphore
+  state: SessionState | undefined
+}
+
+/**
+ * Per-session state, keyed by session ID: never one state shared by all sessions. A session is loaded from disk
+ * and checked for being a sub-agent the first time this process sees it; changes are written behind the request,
+ * coalesced, so the request path never waits for the disk.
+ */
+export class SessionStore extends Context.Service<SessionStore, {
+  /** Runs `f` with exclusive access to the session's state. */
+  readonly use: <A, E, R>(
+    sessionID: string,
+    f: (state: SessionState) => Effect.Effect<A, E, R>
+  ) => Effect.Effect<A, E | InvalidSessionId | PersistenceError | HostError, R>
+  /** The session was deleted in OpenCode: drop it from memory and disk. */
+  readonly forget: (sessionID: string) => Effect.Effect<void, InvalidSessionId | PersistenceError>
+  /** Writes every changed session now. */
+  readonly flush: Effect.Effect<void>
+}>()("opencode-context-pruner/SessionStore") {
+  static readonly layer = Layer.effect(
+    SessionStore,
+    Effect.gen(function*() {
+      const persistence = yield* Persistence
+      const host = yield* Host
+      const entries = new LruMap<string, Entry>(maxSessions)
+      const unsaved = new Map<string, SessionState>()
+
+      const load = Effect.fnUntraced(function*(sessionID: string) {
+        const stored = yield* persistence.load(sessionID)
+        const info = yield* host.session(sessionID)
+        const file = Option.getOrElse(stored, () => emptySessionFile(sessionID, 0))
+        return fromFile(file, info.parentID !== undefined)
+      })
+
+      const save = (state: SessionState) =>
+        Effect.gen(function*() {
+          const lock = entries.get(state.sessionID)?.lock
+          const snapshot = Effect.sync(() => {
+            state.dirty = false
+            return toFile(state)
+          })
+          const file = lock === undefined ? yield* snapshot : yield* lock.withPermits(1)(snapshot)
+          yield* persistence.save(file)
+        }).pipe(
+          Effect.catch((error) =>
+            Effect.sync(() => {
+              state.dirty = true
+            }).pipe(Effect.andThen(Effect.logWarning("could not save session state", error)))
+          )
+        )
+
+      const writer = yield* writeBehind(Effect.gen(function*() {
+        while (unsaved.size > 0) {
+          const batch = [...unsaved.values()]
+          unsaved.clear()
+          for (const state of batch) yield* save(state)
+        }
+      }))
+
+      const use = <A, E, R>(sessionID: string, f: (state: SessionState) => Effect.Effect<A, E, R>) =>
+        Effect.suspend(() => {
+          let entry = entries.get(sessionID)
+          if (entry === undefined) {
+            entry = { lock: Semaphore.makeUnsafe(1), state: undefined }
+            entries.set(sessionID, entry)
+          }
+          const current = entry
+          return current.lock.withPermits(1)(Effect.gen(function*() {
+            const state = current.state ?? unsaved.get(sessionID) ?? (yield* load(sessionID))
+            current.state = state
+            const result = yield* f(state)
+            if (state.dirty) {
+              state.updatedAt = yield* Clock.currentTimeMillis
+              unsaved.set(sessionID, state)
+              yield* writer.request
+            }
+            return result
+          }))
+        })
+
+      const forget = (sessionID: string) =>
+        Effect.suspend(() => {
+          entries.delete(sessionID)
+          unsaved.delete(sessionID)
+          return persistence.remove(sessionID)
+        })
+
+      return SessionStore.of({ use, forget, flush: writer.drain })
+    })
+  )
+}
+
+/** Sessions held in memory; an evicted one is reloaded from disk when seen again. */
+const maxSessions = 32

@@ -1,0 +1,161 @@
+import { Context, Effect, Layer, Option, Predicate } from "effect"
+import { filePathOf, keyParameterOf, signatureOf, type ToolCall } from "../engine/calls.ts"
+import { LruMap } from "../data/LruMap.ts"
+import {
+  decodeToolPart,
+  isStepStart,
+  isSummary,
+  messageIdOf,
+  partsOf,
+  type ToolPartFields,
+  type ToolStatus
+} from "../host/messages.ts"
+import { Paths } from "./Paths.ts"
+import { Tokenizer } from "./Tokenizer.ts"
+
+export type { ToolCall }
+
+/** The tool calls of one request, oldest first, with what changed since the previous request. */
+export interface ToolIndex {
+  readonly calls: ReadonlyArray<ToolCall>
+  readonly byCallId: ReadonlyMap<string, ToolCall>
+  /** Step-start parts in the view: the current turn. */
+  readonly turns: number
+  /** The newest compaction summary in the view. */
+  readonly summaryId: string | undefined
+  /** Calls indexed for the first time, or whose status changed, in this pass. */
+  readonly changed: ReadonlyArray<ToolCall>
+  /** Calls the previous pass saw that are gone from this view (compaction or revert). */
+  readonly vanished: ReadonlyArray<string>
+}
+
+interface SessionIndex {
+  readonly byCallId: Map<string, ToolCall>
+  pass: number
+}
+
+/** Per-session index of tool calls, updated incrementally: a call already indexed in its final state is not decoded or counted again. */
+export class ToolCache extends Context.Service<ToolCache, {
+  readonly sync: (sessionID: string, messages: ReadonlyArray<unknown>) => Effect.Effect<ToolIndex>
+  readonly forget: (sessionID: string) => Effect.Effect<void>
+}>()("opencode-context-pruner/ToolCache") {
+  static readonly layer = Layer.effect(
+    ToolCache,
+    Effect.gen(function*() {
+      const tokenizer = yield* Tokenizer
+      const { worktree } = yield* Paths
+      const sessions = new LruMap<string, SessionIndex>(maxSessions)
+
+      const count = Effect.fnUntraced(function*(call: ToolCall, part: Record<string, unknown>) {
+        const state = part.state as Record<string, unknown>
+        call.outputTokens = call.status === "completed" && call.hasTextOutput && !call.compacted
+          ? yield* tokenizer.count(state.output as string)
+          : 0
+        const inputTokens: Record<string, number> = {}
+        for (const [key, value] of Object.entries(call.input)) {
+          if (typeof value === "string" && value.length > 0) inputTokens[key] = yield* tokenizer.count(value)
+        }
+        call.inputTokens = inputTokens
+      })
+
+      const sync = Effect.fnUntraced(function*(sessionID: string, messages: ReadonlyArray<unknown>) {
+        let index = sessions.get(sessionID)
+        if (index === undefined) {
+          index = { byCallId: new Map(), pass: 0 }
+          sessions.set(sessionID, index)
+        }
+        const pass = ++index.pass
+        const calls: Array<ToolCall> = []
+        const changed: Array<ToolCall> = []
+        let turns = 0
+        let summaryId: string | undefined
+        for (let m = 0; m < messages.length; m++) {
+          const message = messages[m]
+          if (isSummary(message)) summaryId = messageIdOf(message)
+          const parts = partsOf(message)
+          for (let p = 0; p < parts.length; p++) {
+            const part = parts[p]
+            if (isStepStart(part)) {
+              turns++
+              continue
+            }
+            if (!Predicate.isObject(part) || part.type !== "tool") continue
+            const known = typeof part.callID === "string" ? index.byCallId.get(part.callID) : undefined
+            let call = known
+            if (known === undefined || !isFinalAndUnchanged(known, part)) {
+              const decoded = decodeToolPart(part)
+              if (Option.isNone(decoded)) continue
+              call = fromPart(decoded.value, known, worktree)
+              yield* count(call, part)
+              index.byCallId.set(call.callID, call)
+              changed.push(call)
+            }
+            if (call === undefined || call.seen === pass) continue
+            call.turn = turns
+            call.position = calls.length
+            call.messageIndex = m
+            call.partIndex = p
+            call.seen = pass
+            calls.push(call)
+          }
+        }
+        const vanished: Array<string> = []
+        if (calls.length < index.byCallId.size) {
+          for (const [callID, call] of index.byCallId) {
+            if (call.seen !== pass) {
+              vanished.push(callID)
+              index.byCallId.delete(callID)
+            }
+          }
+        }
+        return { calls, byCallId: index.byCallId, turns, summaryId, changed, vanished } satisfies ToolIndex
+      })
+
+      return ToolCache.of({
+        sync,
+        forget: (sessionID) => Effect.sync(() => void sessions.delete(sessionID))
+      })
+    })
+  )
+}
+
+/** Sessions kept indexed in memory; an evicted session is re-indexed from its next request. */
+const maxSessions = 32
+
+const isFinal = (status: ToolStatus) => status === "completed" || status === "error"
+
+const isFinalAndUnchanged = (call: ToolCall, part: Record<string, unknown>): boolean => {
+  if (!isFinal(call.status)) return false
+  const state = part.state
+  if (!Predicate.isObject(state) || state.status !== call.status) return false
+  return call.compacted === isCompacted(state)
+}
+
+const isCompacted = (state: Record<string, unknown>): boolean =>
+  Predicate.isObject(state.time) && state.time.compacted !== undefined && state.time.compacted !== null
+
+const fromPart = (part: ToolPartFields, previous: ToolCall | undefined, worktree: string): ToolCall => {
+  const input = part.state.input ?? {}
+  return {
+    callID: part.callID,
+    tool: part.tool,
+    input,
+    status: part.state.status,
+    error: part.state.status === "error" ? errorText(part.state.error) : undefined,
+    hasTextOutput: typeof part.state.output === "string",
+    compacted: isCompacted(part.state as Record<string, unknown>),
+    filePath: filePathOf(part.tool, input),
+    keyParameter: keyParameterOf(part.tool, input, worktree),
+    signature: signatureOf(part.tool, input),
+    outputTokens: 0,
+    inputTokens: {},
+    turn: previous?.turn ?? 0,
+    position: previous?.position ?? 0,
+    messageIndex: previous?.messageIndex ?? 0,
+    partIndex: previous?.partIndex ?? 0,
+    seen: previous?.seen ?? 0
+  }
+}
+
+const errorText = (error: unknown): string =>
+  typeof error === "string" ? error : error === undefined ? "" : JSON.stringify(error)

@@ -1,0 +1,64 @@
+import type { NoteOrigin } from "../services/Host.ts"
+import type { Finding, PruneRecord, SessionFile, SessionStats } from "./schema.ts"
+
+/**
+ * One session's state while OpenCode runs: the persisted part held in Maps (thousands of calls are looked up on
+ * every request) plus what only matters until the process exits.
+ */
+export interface SessionState {
+  readonly sessionID: string
+  /** Sub-agent sessions (OpenCode's `task` tool) are never modified. Asked of the host once. */
+  readonly isSubAgent: boolean
+  /** callID -> stable numeric ID, assigned once and never renumbered. */
+  readonly ids: Map<string, number>
+  nextId: number
+  /** callID -> the prune applied to what is sent for that call. */
+  readonly pruned: Map<string, PruneRecord>
+  stats: SessionStats
+  summaryId: string | undefined
+  findings: Array<Finding>
+  updatedAt: number
+  /** Changed since last written to disk. */
+  dirty: boolean
+  /** Agent and model of the newest user turn, so notes do not switch the user's agent. */
+  origin: NoteOrigin
+  /** OpenCode announced a compaction: the next transform is its summariser's and is left alone. */
+  compacting: boolean
+}
+
+export const fromFile = (file: SessionFile, isSubAgent: boolean): SessionState => ({
+  sessionID: file.sessionID,
+  isSubAgent,
+  ids: new Map(Object.entries(file.ids)),
+  nextId: file.nextId,
+  pruned: new Map(Object.entries(file.pruned)),
+  stats: file.stats,
+  summaryId: file.summaryId,
+  findings: [...file.findings],
+  updatedAt: file.updatedAt,
+  dirty: false,
+  origin: {},
+  compacting: false
+})
+
+export const toFile = (state: SessionState): SessionFile => ({
+  version: 1,
+  sessionID: state.sessionID,
+  updatedAt: state.updatedAt,
+  nextId: state.nextId,
+  ids: Object.fromEntries(state.ids),
+  pruned: Object.fromEntries(state.pruned),
+  stats: state.stats,
+  ...(state.summaryId === undefined ? {} : { summaryId: state.summaryId }),
+  findings: state.findings
+})
+
+/** The call's stable ID, assigning the next one the first time the call is seen. */
+export const stableId = (state: SessionState, callID: string): number => {
+  const known = state.ids.get(callID)
+  if (known !== undefined) return known
+  const id = state.nextId++
+  state.ids.set(callID, id)
+  state.dirty = true
+  return id
+}

@@ -1,0 +1,106 @@
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { afterEach, beforeEach, describe, expect, it } from "vitest"
+import plugin from "../../src/plugin.ts"
+import { assistant, fresh, sessionID, tool, user } from "../support/history.ts"
+import { fakeClient } from "../support/fakeClient.ts"
+
+let root: string
+const saved = { ...process.env }
+
+beforeEach(async () => {
+  root = await mkdtemp(join(tmpdir(), "dcp-plugin-"))
+  process.env.HOME = join(root, "home")
+  process.env.XDG_CONFIG_HOME = join(root, "config")
+  process.env.XDG_DATA_HOME = join(root, "data")
+  delete process.env.OPENCODE_CONFIG_DIR
+})
+
+afterEach(async () => {
+  process.env = { ...saved }
+  await rm(root, { recursive: true, force: true })
+})
+
+const load = (client = fakeClient()) =>
+  plugin({
+    client: client as never,
+    directory: join(root, "project"),
+    worktree: join(root, "project"),
+    project: {} as never,
+    experimental_workspace: { register: () => undefined },
+    serverUrl: new URL("http://localhost:4096"),
+    $: {} as never
+  })
+
+const history = () => [
+  user("read the file twice"),
+  assistant([
+    tool({ tool: "read", callID: "c1", input: { filePath: "/p/a.ts" }, output: "content ".repeat(200) }),
+    tool({ tool: "read", callID: "c2", input: { filePath: "/p/a.ts" }, output: "content ".repeat(200) })
+  ])
+]
+
+describe("plugin factory", () => {
+  it("registers the hooks OpenCode calls", async () => {
+    const hooks = await load()
+    expect(Object.keys(hooks).sort()).toEqual([
+      "chat.message",
+      "dispose",
+      "event",
+      "experimental.chat.messages.transform",
+      "experimental.session.compacting"
+    ])
+    await hooks.dispose?.()
+  })
+
+  it("writes a commented default global config on first run", async () => {
+    const hooks = await load()
+    const text = await readFile(join(root, "config", "opencode", "dcp.jsonc"), "utf8")
+    expect(text).toContain("// ")
+    expect(text).toContain('"pruneNotification": "detailed"')
+    await hooks.dispose?.()
+  })
+
+  it("registers nothing when the config switches the plugin off", async () => {
+    await mkdir(join(root, "config", "opencode"), { recursive: true })
+    await writeFile(join(root, "config", "opencode", "dcp.jsonc"), `{ "enabled": false }`)
+    expect(await load()).toEqual({})
+  })
+
+  it("persists session state through the real hooks, and dispose writes what is pending", async () => {
+    const hooks = await load()
+    await hooks["experimental.chat.messages.transform"]!({}, { messages: fresh(history()) as never })
+    await hooks.dispose?.()
+    const stateDir = join(root, "data", "opencode", "storage", "plugin", "dcp")
+    const state = JSON.parse(await readFile(join(stateDir, `${sessionID}.json`), "utf8"))
+    expect(state.ids).toEqual({ c1: 1, c2: 2 })
+  })
+
+  for (const mode of ["throws", "rejects"] as const) {
+    it(`every hook returns normally when the host ${mode}, and messages go out unmodified`, async () => {
+      const hooks = await load(fakeClient({ mode }))
+      const messages = fresh(history())
+      const before = structuredClone(messages)
+      await expect(hooks["experimental.chat.messages.transform"]!({}, { messages: messages as never })).resolves.toBeUndefined()
+      await expect(hooks["chat.message"]!({ sessionID }, { message: {} as never, parts: [] })).resolves.toBeUndefined()
+      await expect(hooks["experimental.session.compacting"]!({ sessionID }, { context: [] })).resolves.toBeUndefined()
+      await expect(hooks.event!({ event: { type: "session.deleted", properties: { info: { id: sessionID } } } as never }))
+        .resolves.toBeUndefined()
+      expect(messages).toEqual(before)
+      await hooks.dispose?.()
+    })
+  }
+
+  it("a transform given garbage returns normally and changes nothing", async () => {
+    const hooks = await load()
+    const inputs: Array<Array<unknown>> = [[], [null], [42, "x"], [{ info: null, parts: null }], [{ parts: [{ type: "tool" }] }]]
+    for (const messages of inputs) {
+      const before = structuredClone(messages)
+      await hooks["experimental.chat.messages.transform"]!({}, { messages: messages as never })
+      expect(messages).toEqual(before)
+    }
+    await hooks.dispose?.()
+    expect(await readdir(root)).not.toContain("data")
+  })
+})

@@ -1,0 +1,122 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Effect, Layer } from "effect"
+import { Paths } from "../../src/services/Paths.ts"
+import { Tokenizer } from "../../src/services/Tokenizer.ts"
+import { ToolCache } from "../../src/services/ToolCache.ts"
+import { assistant, fresh, type Msg, sessionID, text, tool, user } from "../support/history.ts"
+import { platform } from "../support/layers.ts"
+
+const withEncoder = (encode: (text: string) => number) =>
+  ToolCache.layer.pipe(
+    Layer.provide(Tokenizer.layerWith(encode)),
+    Layer.provide(Paths.layerUnder("/root")),
+    Layer.provide(platform)
+  )
+
+const cache = withEncoder((value) => value.length)
+const project = "/root/project"
+
+const history = (): Array<Msg> => [
+  user("fix the bug"),
+  assistant([
+    tool({ tool: "read", callID: "c1", input: { filePath: `${project}/src/app.ts` }, output: "one two three" }),
+    tool({ tool: "bash", callID: "c2", input: { command: "npm test" }, error: "exit code 1" })
+  ]),
+  assistant([text("thinking"), tool({ tool: "grep", callID: "c3", input: { pattern: "TODO" }, output: "a:1" })])
+]
+
+describe("ToolCache", () => {
+  it.effect("indexes tool calls in the order the model sees them, with turn and key argument", () =>
+    Effect.gen(function*() {
+      const index = yield* (yield* ToolCache).sync(sessionID, history())
+      assert.deepStrictEqual(index.calls.map((call) => [call.callID, call.tool, call.turn, call.position]), [
+        ["c1", "read", 1, 0],
+        ["c2", "bash", 1, 1],
+        ["c3", "grep", 2, 2]
+      ])
+      assert.strictEqual(index.turns, 2)
+      assert.strictEqual(index.byCallId.get("c1")?.keyParameter, "src/app.ts")
+      assert.strictEqual(index.byCallId.get("c1")?.filePath, `${project}/src/app.ts`)
+      assert.strictEqual(index.byCallId.get("c2")?.error, "exit code 1")
+      assert.strictEqual(index.byCallId.get("c1")?.outputTokens, "one two three".length)
+    }).pipe(Effect.provide(cache)))
+
+  it.effect("a call already indexed in its final state is not decoded or counted again", () => {
+    const encoded: Array<string> = []
+    return Effect.gen(function*() {
+      const toolCache = yield* ToolCache
+      const first = yield* toolCache.sync(sessionID, history())
+      const countedFirst = encoded.length
+      const second = yield* toolCache.sync(sessionID, history())
+      assert.isAbove(countedFirst, 0)
+      assert.strictEqual(encoded.length, countedFirst)
+      assert.strictEqual(first.changed.length, 3)
+      assert.strictEqual(second.changed.length, 0)
+      assert.strictEqual(second.byCallId.get("c1"), first.byCallId.get("c1"))
+    }).pipe(Effect.provide(withEncoder((value) => {
+      encoded.push(value)
+      return value.length
+    })))
+  })
+
+  it.effect("a call whose status changed since the last request is indexed again", () =>
+    Effect.gen(function*() {
+      const toolCache = yield* ToolCache
+      const running = [user("go"), assistant([tool({ tool: "read", callID: "c1", input: { filePath: "a" }, status: "running" })])]
+      const done = [user("go"), assistant([tool({ tool: "read", callID: "c1", input: { filePath: "a" }, output: "body" })])]
+      assert.strictEqual((yield* toolCache.sync(sessionID, running)).byCallId.get("c1")?.status, "running")
+      const index = yield* toolCache.sync(sessionID, done)
+      assert.strictEqual(index.byCallId.get("c1")?.status, "completed")
+      assert.strictEqual(index.byCallId.get("c1")?.outputTokens, 4)
+      assert.deepStrictEqual(index.changed.map((call) => call.callID), ["c1"])
+    }).pipe(Effect.provide(cache)))
+
+  it.effect("tool parts that do not decode are skipped, not fatal", () =>
+    Effect.gen(function*() {
+      const messages = history()
+      const parts = messages[1]!.parts
+      parts.push({ type: "tool", callID: "broken-1", tool: "read" })
+      parts.push({ type: "tool", callID: 42, tool: "read", state: { status: "completed" } })
+      parts.push({ type: "tool", callID: "broken-3", tool: "read", state: { status: "exploded", input: {} } })
+      parts.push({ type: "mystery", payload: 1 })
+      const index = yield* (yield* ToolCache).sync(sessionID, messages)
+      assert.deepStrictEqual(index.calls.map((call) => call.callID), ["c1", "c2", "c3"])
+    }).pipe(Effect.provide(cache)))
+
+  it.effect("a non-string output is indexed but marked as not replaceable", () =>
+    Effect.gen(function*() {
+      const messages = [user("go"), assistant([tool({ tool: "x", callID: "c1", input: {}, output: { json: true } })])]
+      const call = (yield* (yield* ToolCache).sync(sessionID, messages)).byCallId.get("c1")
+      assert.strictEqual(call?.hasTextOutput, false)
+      assert.strictEqual(call?.outputTokens, 0)
+    }).pipe(Effect.provide(cache)))
+
+  it.effect("an output OpenCode already cleared counts for nothing", () =>
+    Effect.gen(function*() {
+      const messages = [user("go"), assistant([tool({ tool: "read", callID: "c1", input: {}, output: "x".repeat(50), compacted: true })])]
+      const call = (yield* (yield* ToolCache).sync(sessionID, messages)).byCallId.get("c1")
+      assert.strictEqual(call?.compacted, true)
+      assert.strictEqual(call?.outputTokens, 0)
+    }).pipe(Effect.provide(cache)))
+
+  it.effect("calls gone from the view (after a compaction) are dropped and reported, with the summary", () =>
+    Effect.gen(function*() {
+      const toolCache = yield* ToolCache
+      yield* toolCache.sync(sessionID, history())
+      const summary = assistant([text("summary of the work")], { summary: true, id: "msg_summary" })
+      const after = [summary, user("continue"), assistant([tool({ tool: "read", callID: "c4", input: { filePath: "b" }, output: "b" })])]
+      const index = yield* toolCache.sync(sessionID, after)
+      assert.deepStrictEqual([...index.vanished].sort(), ["c1", "c2", "c3"])
+      assert.deepStrictEqual([...index.byCallId.keys()], ["c4"])
+      assert.strictEqual(index.summaryId, "msg_summary")
+    }).pipe(Effect.provide(cache)))
+
+  it.effect("sessions are indexed separately", () =>
+    Effect.gen(function*() {
+      const toolCache = yield* ToolCache
+      yield* toolCache.sync("ses_a", history())
+      const other = yield* toolCache.sync("ses_b", [user("hi", { session: "ses_b" })])
+      assert.strictEqual(other.calls.length, 0)
+      assert.strictEqual((yield* toolCache.sync("ses_a", fresh(history()))).changed.length, 0)
+    }).pipe(Effect.provide(cache)))
+})
