@@ -11,15 +11,15 @@ import { Config } from "./services/Config.ts"
  */
 const ContextPruner: Plugin = async (input) => {
   const runtime = ManagedRuntime.make(layer(input))
-  const enabled = await runtime.runPromise(Config.use((config) => Effect.succeed(config.current.enabled))).then(
+  const config = await runtime.runPromise(Config.use((config) => Effect.succeed(config.current))).then(
     (value) => value,
-    () => false
+    () => undefined
   )
-  if (!enabled) {
+  if (config === undefined || !config.enabled) {
     await runtime.dispose()
     return {}
   }
-  return makeHooks(runtime)
+  return makeHooks(runtime, config)
 }
 
 export default ContextPruner

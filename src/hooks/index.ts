@@ -1,7 +1,11 @@
-import type { Hooks } from "@opencode-ai/plugin"
+import { type Hooks, tool } from "@opencode-ai/plugin"
 import { Cause, Effect, type ManagedRuntime } from "effect"
+import type { PluginConfig } from "../config/schema.ts"
+import { discardDescription, extractDescription } from "../engine/prompts.ts"
 import type { Services } from "../layers/main.ts"
 import { compacting, event, reportConfigProblems, userMessage } from "./session.ts"
+import { system } from "./system.ts"
+import { discard, extract, ToolRejected } from "./tools.ts"
 import { transform } from "./transform.ts"
 
 type Runtime = ManagedRuntime.ManagedRuntime<Services, never>
@@ -9,8 +13,9 @@ type Runtime = ManagedRuntime.ManagedRuntime<Services, never>
 /**
  * Every hook runs as an Effect program on the plugin's one runtime. A failure inside is logged and the hook
  * returns normally: whatever goes wrong in the plugin, the user's chat goes on, with messages unmodified.
+ * The pruning tools are the exception by design: a refused call must reach the model as a failed tool call.
  */
-export const makeHooks = (runtime: Runtime): Hooks => {
+export const makeHooks = (runtime: Runtime, config: PluginConfig): Hooks => {
   const run = (name: string, program: Effect.Effect<unknown, unknown, Services>): Promise<void> =>
     runtime.runPromise(
       program.pipe(
@@ -21,9 +26,51 @@ export const makeHooks = (runtime: Runtime): Hooks => {
       )
     ).catch(() => undefined)
 
+  const runTool = (name: string, program: Effect.Effect<string, unknown, Services>): Promise<string> =>
+    runtime.runPromise(
+      program.pipe(
+        Effect.catchCause((cause) => {
+          const error = Cause.squash(cause)
+          if (error instanceof ToolRejected) return Effect.fail(new Error(error.message))
+          return Effect.logError(`${name} failed`, cause).pipe(
+            Effect.andThen(Effect.fail(new Error(`${name} could not run because of an internal error; nothing was pruned.`)))
+          )
+        })
+      )
+    )
+
+  const ids = tool.schema.array(tool.schema.coerce.string())
+  const tools: NonNullable<Hooks["tool"]> = {}
+  if (config.tools.discard.enabled) {
+    tools.discard = tool({
+      description: discardDescription,
+      args: { ids: ids.describe('The reason ("completion" or "noise"), then numeric ids from <prunable-tools>.') },
+      execute: (args, context) => runTool("discard", discard(context.sessionID, args.ids))
+    })
+  }
+  if (config.tools.extract.enabled) {
+    tools.extract = tool({
+      description: extractDescription,
+      args: {
+        ids: ids.describe("Numeric ids from <prunable-tools>."),
+        distillation: tool.schema.array(tool.schema.string()).describe("One distilled finding per id, in the same order.")
+      },
+      execute: (args, context) => runTool("extract", extract(context.sessionID, args.ids, args.distillation))
+    })
+  }
+
   return {
+    config: async (opencode) => {
+      const names = Object.keys(tools)
+      if (names.length === 0) return
+      const experimental = (opencode.experimental ?? {}) as { primary_tools?: Array<string> }
+      const primary = new Set([...(experimental.primary_tools ?? []), ...names])
+      opencode.experimental = { ...opencode.experimental, primary_tools: [...primary] } as never
+    },
+    tool: tools,
     "experimental.chat.messages.transform": (_input, output) =>
       run("messages.transform", reportConfigProblems.pipe(Effect.andThen(transform(output.messages)))),
+    "experimental.chat.system.transform": (input, output) => run("system.transform", system(input.sessionID, output.system)),
     "chat.message": (input) =>
       run(
         "chat.message",

@@ -1,6 +1,7 @@
 import { Effect, Predicate } from "effect"
 import { Config, formatReport } from "../services/Config.ts"
 import { Host, type NoteOrigin } from "../services/Host.ts"
+import { Notifier } from "../services/Notifier.ts"
 import { SessionStore } from "../services/SessionStore.ts"
 import { ToolCache } from "../services/ToolCache.ts"
 
@@ -16,17 +17,29 @@ export const compacting = Effect.fn("hooks.compacting")(function*(sessionID: str
   yield* store.use(sessionID, (state) => Effect.sync(() => void (state.compacting = true)))
 })
 
-/** `event`: a session deleted in OpenCode takes its state file with it. */
+/**
+ * `event`: a session deleted in OpenCode takes its state file with it; a session that went idle gets the note
+ * about what was pruned during its last run (sending it earlier would start an extra model turn).
+ */
 export const event = Effect.fn("hooks.event")(function*(event: unknown) {
-  if (!Predicate.isObject(event) || event.type !== "session.deleted") return
+  if (!Predicate.isObject(event) || !Predicate.isObject(event.properties)) return
   const properties = event.properties
-  const info = Predicate.isObject(properties) ? properties.info : undefined
-  const sessionID = Predicate.isObject(info) && typeof info.id === "string" ? info.id : undefined
-  if (sessionID === undefined) return
-  const store = yield* SessionStore
-  const cache = yield* ToolCache
-  yield* cache.forget(sessionID)
-  yield* store.forget(sessionID)
+  if (event.type === "session.deleted") {
+    const info = properties.info
+    const sessionID = Predicate.isObject(info) && typeof info.id === "string" ? info.id : undefined
+    if (sessionID === undefined) return
+    const store = yield* SessionStore
+    const cache = yield* ToolCache
+    yield* cache.forget(sessionID)
+    yield* store.forget(sessionID)
+    return
+  }
+  const idle = event.type === "session.idle" ||
+    (event.type === "session.status" && Predicate.isObject(properties.status) && properties.status.type === "idle")
+  if (idle && typeof properties.sessionID === "string") {
+    const notifier = yield* Notifier
+    yield* notifier.idle(properties.sessionID)
+  }
 })
 
 /**

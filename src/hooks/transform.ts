@@ -1,19 +1,53 @@
 import { Effect } from "effect"
+import type { PluginConfig } from "../config/schema.ts"
+import { type AppliedPrune, applyPrunes } from "../engine/apply.ts"
+import { automaticCandidates } from "../engine/automatic.ts"
+import type { ToolCall } from "../engine/calls.ts"
+import { appendTail } from "../engine/inject.ts"
+import { listPrunable, nudgeDue } from "../engine/listing.ts"
+import { type Handle, idHandle } from "../engine/placeholders.ts"
+import { makeProtection, type Protection } from "../engine/protection.ts"
+import { prunableBlock } from "../engine/prunable.ts"
+import type { Reason } from "../engine/strategies/candidate.ts"
 import { findSessionId } from "../host/messages.ts"
+import { Config } from "../services/Config.ts"
+import { Ledger } from "../services/Ledger.ts"
+import { Logger } from "../services/Logger.ts"
+import { Notifier } from "../services/Notifier.ts"
+import { Paths } from "../services/Paths.ts"
 import { SessionStore } from "../services/SessionStore.ts"
 import { type ToolIndex, ToolCache } from "../services/ToolCache.ts"
-import { type SessionState, stableId } from "../state/session.ts"
+import { newestId, type SessionState, stableId } from "../state/session.ts"
+
+/** How placeholders point back to the original content. */
+export const handleFor = (_config: PluginConfig): Handle => idHandle
+
+/** The protection rules for the session's current view. */
+export const protectionFor = (config: PluginConfig, worktree: string, index: ToolIndex): Protection =>
+  makeProtection({
+    patterns: config.protectedFilePatterns,
+    worktree,
+    turnProtection: config.turnProtection,
+    currentTurn: index.turns
+  })
 
 /**
  * `experimental.chat.messages.transform`: runs before every model request on a fresh copy of the history, which
  * is mutated in place (OpenCode ignores a replaced array). Sub-agent sessions and OpenCode's compaction
- * summariser are left exactly as they came.
+ * summariser are left exactly as they came. Everything is decided first; the messages are only touched at the
+ * end, so a failure on the way leaves the request as it was.
  */
 export const transform = Effect.fn("hooks.transform")(function*(messages: Array<unknown>) {
   const sessionID = findSessionId(messages)
   if (sessionID === undefined) return
   const store = yield* SessionStore
   const cache = yield* ToolCache
+  const ledger = yield* Ledger
+  const notifier = yield* Notifier
+  const logger = yield* Logger
+  const { current: config } = yield* Config
+  const { worktree } = yield* Paths
+  const handle = handleFor(config)
   yield* store.use(sessionID, (state) =>
     Effect.gen(function*() {
       if (state.isSubAgent) return
@@ -23,9 +57,71 @@ export const transform = Effect.fn("hooks.transform")(function*(messages: Array<
       }
       const index = yield* cache.sync(sessionID, messages)
       followCompaction(state, index)
-      for (const call of index.changed) stableId(state, call.callID)
+      const idOf = (call: ToolCall) => stableId(state, call.callID)
+      for (const call of index.changed) idOf(call)
+      const protection = protectionFor(config, worktree, index)
+
+      const candidates = automaticCandidates({
+        calls: index.calls,
+        pruned: state.pruned,
+        protection,
+        strategies: config.strategies,
+        currentTurn: index.turns,
+        worktree
+      })
+      if (candidates.length > 0) {
+        const prunes = candidates.map(({ callID, reason }) => {
+          const call = index.byCallId.get(callID)!
+          return { call, reason, id: idOf(call) }
+        })
+        const recorded = yield* ledger.record(state, prunes, handle, { minSaving: 1 })
+        yield* notifier.record(sessionID, recorded, { origin: state.origin, sessionTokens: state.stats.tokens })
+      }
+
+      const applied: Array<AppliedPrune> = []
+      for (const call of index.calls) {
+        const record = state.pruned.get(call.callID)
+        if (record !== undefined) applied.push({ call, reason: record.reason as Reason, id: idOf(call) })
+      }
+      const tail = tailText(state, index, config, protection, idOf)
+      applyPrunes(messages, applied, handle)
+      if (tail !== undefined) appendTail(messages, tail)
+      yield* logger.snapshot(sessionID, messages)
     }))
 })
+
+/** The `<prunable-tools>` block for this request, or undefined when the model has no pruning tool. */
+const tailText = (
+  state: SessionState,
+  index: ToolIndex,
+  config: PluginConfig,
+  protection: Protection,
+  idOf: (call: ToolCall) => number
+): string | undefined => {
+  if (!config.tools.discard.enabled && !config.tools.extract.enabled) return undefined
+  const ids = index.calls.map(idOf)
+  if (state.cooldownAfter !== undefined) {
+    const after = state.cooldownAfter
+    const moved = index.calls.some((call, i) => ids[i]! > after && call.tool !== "discard" && call.tool !== "extract")
+    if (!moved) return prunableBlock({ listed: [], nudge: false, cooldown: true })
+    state.cooldownAfter = undefined
+  }
+  const listed = listPrunable(index.calls, idOf, {
+    pruned: state.pruned,
+    protection,
+    protectedTools: config.tools.settings.protectedTools
+  })
+  const resultsSince = index.calls.filter((call, i) => ids[i]! > state.nudgeAfter && call.status === "completed").length
+  const nudge = nudgeDue({
+    enabled: config.tools.settings.nudgeEnabled,
+    frequency: config.tools.settings.nudgeFrequency,
+    minTokens: config.tools.settings.nudgeMinTokens,
+    resultsSince,
+    listed
+  })
+  if (nudge) state.nudgeAfter = newestId(state)
+  return prunableBlock({ listed, nudge, cooldown: false })
+}
 
 /**
  * After a compaction OpenCode sends only the summary and what followed it (plus a tail of recent turns), so the

@@ -29,11 +29,15 @@ export interface Prune {
  * tool, and the same totals across all sessions on this machine.
  */
 export class Ledger extends Context.Service<Ledger, {
-  /** Records prunes in the session's state; calls already pruned or with nothing to replace are skipped. */
+  /**
+   * Records prunes in the session's state. Calls already pruned, with nothing to replace, or saving fewer than
+   * `minSaving` tokens (automatic rules never make a request bigger) are skipped.
+   */
   readonly record: (
     state: SessionState,
     prunes: ReadonlyArray<Prune>,
-    handle: Handle
+    handle: Handle,
+    options?: { readonly minSaving?: number }
   ) => Effect.Effect<ReadonlyArray<PrunedCall>>
   /** Tokens a prune would take out of every request, net of its placeholder. */
   readonly saving: (call: ToolCall, reason: Reason, id: number, handle: Handle) => Effect.Effect<number>
@@ -77,7 +81,13 @@ export class Ledger extends Context.Service<Ledger, {
         return Math.max(0, targetTokens(call, target) - left)
       })
 
-      const record = Effect.fnUntraced(function*(state: SessionState, prunes: ReadonlyArray<Prune>, handle: Handle) {
+      const record = Effect.fnUntraced(function*(
+        state: SessionState,
+        prunes: ReadonlyArray<Prune>,
+        handle: Handle,
+        options?: { readonly minSaving?: number }
+      ) {
+        const minSaving = options?.minSaving ?? 0
         const at = yield* Clock.currentTimeMillis
         const recorded: Array<PrunedCall> = []
         const firstInSession = state.stats.calls === 0 ? 1 : 0
@@ -85,6 +95,7 @@ export class Ledger extends Context.Service<Ledger, {
         for (const prune of prunes) {
           if (state.pruned.has(prune.call.callID) || targetOf(prune.call, prune.reason) === undefined) continue
           const tokens = yield* saving(prune.call, prune.reason, prune.id, handle)
+          if (tokens < minSaving) continue
           state.pruned.set(prune.call.callID, { reason: prune.reason, tokens, at })
           byReason[prune.reason] = add(byReason[prune.reason], 1, tokens)
           recorded.push({

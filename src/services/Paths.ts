@@ -12,14 +12,20 @@ export class Paths extends Context.Service<Paths, {
   readonly envConfigDir: Option.Option<string>
   /** The project OpenCode runs in (`PluginInput.directory`). */
   readonly projectDir: string
-  /** The project's worktree root, used to show paths relative to the project. */
+  /**
+   * The root paths are shown relative to: the project's worktree (git root), or the project directory when
+   * OpenCode reports no worktree (it reports "/" for a directory outside git).
+   */
   readonly worktree: string
   /** One JSON file per session, plus lifetime statistics. */
   readonly stateDir: string
   /** Debug logs and context snapshots. */
   readonly logDir: string
 }>()("opencode-context-pruner/Paths") {
-  static readonly layer = (project: { readonly directory: string; readonly worktree?: string | undefined }) =>
+  static readonly layer = (
+    project: { readonly directory: string; readonly worktree?: string | undefined },
+    env: Readonly<Record<string, string | undefined>> = process.env
+  ) =>
     Layer.effect(
       Paths,
       Effect.gen(function*() {
@@ -34,11 +40,13 @@ export class Paths extends Context.Service<Paths, {
           dataHome,
           envConfigDir: yield* env("OPENCODE_CONFIG_DIR"),
           projectDir: project.directory,
-          worktree: project.worktree ?? project.directory
+          worktree: project.worktree === undefined || project.worktree === "/" || project.worktree === ""
+            ? project.directory
+            : project.worktree
         }))
       }).pipe(
         // The default provider snapshots the environment once per process; the plugin reads it when it loads.
-        Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromEnv())
+        Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromEnv({ env: definedOnly(env) }))
       )
     )
 
@@ -59,6 +67,9 @@ export class Paths extends Context.Service<Paths, {
       })
     )
 }
+
+const definedOnly = (env: Readonly<Record<string, string | undefined>>): Record<string, string> =>
+  Object.fromEntries(Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined))
 
 const resolve = (path: Path.Path, dirs: {
   readonly configHome: string

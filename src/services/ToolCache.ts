@@ -32,11 +32,14 @@ export interface ToolIndex {
 interface SessionIndex {
   readonly byCallId: Map<string, ToolCall>
   pass: number
+  latest: ToolIndex | undefined
 }
 
 /** Per-session index of tool calls, updated incrementally: a call already indexed in its final state is not decoded or counted again. */
 export class ToolCache extends Context.Service<ToolCache, {
   readonly sync: (sessionID: string, messages: ReadonlyArray<unknown>) => Effect.Effect<ToolIndex>
+  /** The view of the session's latest request: the calls the model could see and name. */
+  readonly latest: (sessionID: string) => Effect.Effect<Option.Option<ToolIndex>>
   readonly forget: (sessionID: string) => Effect.Effect<void>
 }>()("opencode-context-pruner/ToolCache") {
   static readonly layer = Layer.effect(
@@ -61,7 +64,7 @@ export class ToolCache extends Context.Service<ToolCache, {
       const sync = Effect.fnUntraced(function*(sessionID: string, messages: ReadonlyArray<unknown>) {
         let index = sessions.get(sessionID)
         if (index === undefined) {
-          index = { byCallId: new Map(), pass: 0 }
+          index = { byCallId: new Map(), pass: 0, latest: undefined }
           sessions.set(sessionID, index)
         }
         const pass = ++index.pass
@@ -108,11 +111,14 @@ export class ToolCache extends Context.Service<ToolCache, {
             }
           }
         }
-        return { calls, byCallId: index.byCallId, turns, summaryId, changed, vanished } satisfies ToolIndex
+        const result: ToolIndex = { calls, byCallId: index.byCallId, turns, summaryId, changed, vanished }
+        index.latest = result
+        return result
       })
 
       return ToolCache.of({
         sync,
+        latest: (sessionID) => Effect.sync(() => Option.fromNullishOr(sessions.get(sessionID)?.latest)),
         forget: (sessionID) => Effect.sync(() => void sessions.delete(sessionID))
       })
     })

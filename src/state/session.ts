@@ -24,6 +24,13 @@ export interface SessionState {
   origin: NoteOrigin
   /** OpenCode announced a compaction: the next transform is its summariser's and is left alone. */
   compacting: boolean
+  /**
+   * Set by discard/extract to the highest ID the model could see then: until a newer call (other than those
+   * tools) appears, the model is asked to carry on rather than prune again.
+   */
+  cooldownAfter: number | undefined
+  /** Highest ID at the last prune by the model or the last nudge: nudges count tool results after it. */
+  nudgeAfter: number
 }
 
 export const fromFile = (file: SessionFile, isSubAgent: boolean): SessionState => ({
@@ -38,7 +45,9 @@ export const fromFile = (file: SessionFile, isSubAgent: boolean): SessionState =
   updatedAt: file.updatedAt,
   dirty: false,
   origin: {},
-  compacting: false
+  compacting: false,
+  cooldownAfter: undefined,
+  nudgeAfter: 0
 })
 
 export const toFile = (state: SessionState): SessionFile => ({
@@ -62,3 +71,6 @@ export const stableId = (state: SessionState, callID: string): number => {
   state.dirty = true
   return id
 }
+
+/** IDs are handed out in order, so the newest call seen so far has the highest. */
+export const newestId = (state: SessionState): number => state.nextId - 1

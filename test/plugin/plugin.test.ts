@@ -46,11 +46,15 @@ describe("plugin factory", () => {
     const hooks = await load()
     expect(Object.keys(hooks).sort()).toEqual([
       "chat.message",
+      "config",
       "dispose",
       "event",
       "experimental.chat.messages.transform",
-      "experimental.session.compacting"
+      "experimental.chat.system.transform",
+      "experimental.session.compacting",
+      "tool"
     ])
+    expect(Object.keys(hooks.tool ?? {}).sort()).toEqual(["discard", "extract"])
     await hooks.dispose?.()
   })
 

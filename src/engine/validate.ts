@@ -1,0 +1,114 @@
+import { Result } from "effect"
+import type { ToolCall } from "./calls.ts"
+import { whyNotPrunable } from "./listing.ts"
+import type { Protection } from "./protection.ts"
+
+export const reasons = ["completion", "noise"] as const
+export type DiscardReason = (typeof reasons)[number]
+
+export interface Selection {
+  readonly calls: ReadonlyArray<{ readonly id: number; readonly call: ToolCall }>
+}
+
+export interface ValidationContext {
+  /** The calls the model could see in its latest request, by stable ID. */
+  readonly byId: ReadonlyMap<number, ToolCall>
+  readonly pruned: ReadonlyMap<string, unknown>
+  readonly protection: Protection
+  readonly protectedTools: ReadonlyArray<string>
+  readonly turnProtection: number
+}
+
+const example = '["noise", "12", "15"]'
+
+/**
+ * `discard({ ids })`: the reason first, then numeric IDs. All or nothing: every problem is reported at once and
+ * nothing is pruned unless every ID is valid.
+ */
+export const validateDiscard = (
+  ids: ReadonlyArray<unknown>,
+  context: ValidationContext
+): Result.Result<Selection & { readonly reason: DiscardReason }, string> => {
+  if (ids.length === 0) {
+    return Result.fail(`ids is empty. Pass the reason first, then the numeric ids from <prunable-tools>, e.g. ${example}.`)
+  }
+  const first = String(ids[0]).trim()
+  if (!reasons.includes(first as DiscardReason)) {
+    return Result.fail(/^\d+$/.test(first)
+      ? `The reason is missing: the first entry of ids must be "completion" or "noise", then the ids, e.g. ["completion", "${first}"].`
+      : `Unknown reason ${JSON.stringify(first)}. Use "completion" (the task these outputs served is done) or "noise" (they were irrelevant), then the ids, e.g. ${example}.`)
+  }
+  if (ids.length === 1) {
+    return Result.fail(`No ids after the reason ${JSON.stringify(first)}: list the numeric ids to discard, e.g. ${example}.`)
+  }
+  return Result.map(selectCalls(ids.slice(1), context), (selection) => ({ ...selection, reason: first as DiscardReason }))
+}
+
+/** `extract({ ids, distillation })`: numeric IDs and exactly one distilled finding per ID. */
+export const validateExtract = (
+  ids: ReadonlyArray<unknown>,
+  distillation: ReadonlyArray<unknown>,
+  context: ValidationContext
+): Result.Result<Selection & { readonly findings: ReadonlyArray<string> }, string> => {
+  if (ids.length === 0) {
+    return Result.fail('ids is empty. Pass the numeric ids from <prunable-tools>, e.g. ["12", "15"], with one distillation entry per id.')
+  }
+  const findings = distillation.map((entry) => (typeof entry === "string" ? entry.trim() : ""))
+  if (findings.length !== ids.length) {
+    return Result.fail(`Got ${ids.length} id${ids.length === 1 ? "" : "s"} but ${findings.length} distillation entr${findings.length === 1 ? "y" : "ies"}: give exactly one finding per id, in the same order.`)
+  }
+  const blank = findings.flatMap((finding, i) => (finding === "" ? [String(ids[i])] : []))
+  if (blank.length > 0) {
+    return Result.fail(`The distillation for id ${blank.join(", ")} is empty: write the finding you want to keep for each id.`)
+  }
+  return Result.map(selectCalls(ids, context), (selection) => ({ ...selection, findings }))
+}
+
+const selectCalls = (ids: ReadonlyArray<unknown>, context: ValidationContext): Result.Result<Selection, string> => {
+  const problems: Array<string> = []
+  const calls: Array<{ id: number; call: ToolCall }> = []
+  const seen = new Set<number>()
+  for (const raw of ids) {
+    const text = String(raw).trim()
+    if (!/^\d+$/.test(text)) {
+      problems.push(`${JSON.stringify(text)} is not a numeric id; use the numbers shown in <prunable-tools>, e.g. "12".`)
+      continue
+    }
+    const id = Number(text)
+    if (seen.has(id)) {
+      problems.push(`id ${id} is listed twice.`)
+      continue
+    }
+    seen.add(id)
+    const call = context.byId.get(id)
+    if (call === undefined) {
+      problems.push(`There is no tool call with id ${id} in this conversation; valid ids are listed in <prunable-tools>.`)
+      continue
+    }
+    const problem = problemWith(id, call, context)
+    if (problem === undefined) calls.push({ id, call })
+    else problems.push(problem)
+  }
+  if (problems.length > 0) return Result.fail(`Nothing was pruned.\n${problems.join("\n")}`)
+  return Result.succeed({ calls })
+}
+
+const problemWith = (id: number, call: ToolCall, context: ValidationContext): string | undefined => {
+  const what = `id ${id} (${call.tool}${call.keyParameter === "" ? "" : ` ${call.keyParameter}`})`
+  switch (whyNotPrunable(call, context)) {
+    case "pruned":
+      return `${what} is already pruned.`
+    case "protected-tool":
+      return `${what} is a ${call.tool} call, which is never pruned.`
+    case "protected-file":
+      return `${what} touches a file matching a protected file pattern; it is never pruned.`
+    case "recent":
+      return `${what} is from the last ${context.turnProtection} turns, which are protected; try again later.`
+    case "unfinished":
+      return `${what} has not finished yet.`
+    case "empty":
+      return `${what} has no output left to prune.`
+    case undefined:
+      return undefined
+  }
+}

@@ -1,0 +1,95 @@
+import { Effect, Option, Result, Schema } from "effect"
+import type { ToolCall } from "../engine/calls.ts"
+import { formatTokens } from "../engine/placeholders.ts"
+import type { Reason } from "../engine/strategies/candidate.ts"
+import { type Selection, validateDiscard, validateExtract, type ValidationContext } from "../engine/validate.ts"
+import { Config } from "../services/Config.ts"
+import { Ledger } from "../services/Ledger.ts"
+import { Notifier } from "../services/Notifier.ts"
+import { Paths } from "../services/Paths.ts"
+import { SessionStore } from "../services/SessionStore.ts"
+import { type ToolIndex, ToolCache } from "../services/ToolCache.ts"
+import { newestId, type SessionState, stableId } from "../state/session.ts"
+import { handleFor, protectionFor } from "./transform.ts"
+
+/** A tool call the plugin refuses, with the message the model gets back. */
+export class ToolRejected extends Schema.TaggedError<ToolRejected>()("ToolRejected", {
+  message: Schema.String
+}) {}
+
+/** `discard`: prunes the outputs of the given calls, for a reason ("completion" or "noise"). */
+export const discard = (sessionID: string, ids: ReadonlyArray<unknown>) =>
+  prune(sessionID, "discard", (context) => validateDiscard(ids, context), (selection, pruned) =>
+    `Discarded ${describe(selection, pruned)} (${selection.reason}). From the next request on, placeholders replace them.`)
+
+/** `extract`: prunes the outputs of the given calls; the distilled findings stay as this call's own arguments. */
+export const extract = (sessionID: string, ids: ReadonlyArray<unknown>, distillation: ReadonlyArray<unknown>) =>
+  prune(
+    sessionID,
+    "extract",
+    (context) => validateExtract(ids, distillation, context),
+    (selection, pruned) =>
+      `Extracted ${describe(selection, pruned)}. Your distilled findings stay in the conversation as the arguments of this call.`,
+    (state, selection) => {
+      selection.calls.forEach(({ call, id }, i) => {
+        state.findings.push({ id, tool: call.tool, text: selection.findings[i]! })
+      })
+    }
+  )
+
+const prune = <S extends Selection>(
+  sessionID: string,
+  reason: Reason,
+  validate: (context: ValidationContext) => Result.Result<S, string>,
+  reply: (selection: S, tokens: number) => string,
+  keep?: (state: SessionState, selection: S) => void
+) =>
+  Effect.gen(function*() {
+    const store = yield* SessionStore
+    const cache = yield* ToolCache
+    const ledger = yield* Ledger
+    const notifier = yield* Notifier
+    const { current: config } = yield* Config
+    const { worktree } = yield* Paths
+    return yield* store.use(sessionID, (state) =>
+      Effect.gen(function*() {
+        if (state.isSubAgent) return yield* new ToolRejected({ message: "Pruning is not available in sub-agent sessions." })
+        const latest = yield* cache.latest(sessionID)
+        if (Option.isNone(latest)) {
+          return yield* new ToolRejected({ message: "No tool calls are known in this conversation yet: there is nothing to prune." })
+        }
+        const index = latest.value
+        const context: ValidationContext = {
+          byId: byStableId(state, index),
+          pruned: state.pruned,
+          protection: protectionFor(config, worktree, index),
+          protectedTools: config.tools.settings.protectedTools,
+          turnProtection: config.turnProtection.turns
+        }
+        const selection = validate(context)
+        if (Result.isFailure(selection)) return yield* new ToolRejected({ message: selection.failure })
+        const chosen = selection.success
+        const findings = "findings" in chosen ? (chosen.findings as ReadonlyArray<string>) : undefined
+        const recorded = yield* ledger.record(
+          state,
+          chosen.calls.map(({ call, id }, i) => ({ call, reason, id, distillation: findings?.[i] })),
+          handleFor(config)
+        )
+        keep?.(state, chosen)
+        const newest = newestId(state)
+        state.cooldownAfter = newest
+        state.nudgeAfter = newest
+        state.dirty = true
+        yield* notifier.record(sessionID, recorded, { origin: state.origin, sessionTokens: state.stats.tokens })
+        return reply(chosen, recorded.reduce((sum, entry) => sum + entry.tokens, 0))
+      }))
+  })
+
+const byStableId = (state: SessionState, index: ToolIndex): Map<number, ToolCall> =>
+  new Map(index.calls.map((call) => [stableId(state, call.callID), call]))
+
+const describe = (selection: Selection, tokens: number): string => {
+  const names = selection.calls.map(({ call, id }) => `${id} ${call.tool}${call.keyParameter === "" ? "" : ` ${call.keyParameter}`}`)
+  const count = selection.calls.length
+  return `${count} output${count === 1 ? "" : "s"}, ${formatTokens(tokens)} tokens: ${names.join(", ")}`
+}
