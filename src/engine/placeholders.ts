@@ -39,7 +39,8 @@ const approximateTokens = (value: unknown): number =>
 export const formatTokens = (tokens: number): string => {
   if (tokens < 1000) return `~${tokens}`
   if (tokens < 10_000) return `~${(tokens / 1000).toFixed(1).replace(/\.0$/, "")}k`
-  if (tokens < 1_000_000) return `~${Math.round(tokens / 1000)}k`
+  // Below 999.5k, so rounding never shows "~1000k".
+  if (tokens < 999_500) return `~${Math.round(tokens / 1000)}k`
   return `~${(tokens / 1_000_000).toFixed(1).replace(/\.0$/, "")}M`
 }
 

@@ -1,3 +1,4 @@
+import { posix } from "node:path"
 import picomatch from "picomatch"
 import type { ToolCall } from "./calls.ts"
 
@@ -36,17 +37,25 @@ export interface ProtectionOptions {
   readonly currentTurn: number
 }
 
+/**
+ * Patterns without a slash (`*.env`, `.env`) match a file's name anywhere in the tree; the others (`src/secret/**`,
+ * `/etc/**`) match the whole path, absolute or relative to the worktree. picomatch's `basename` option cannot be used
+ * for both: it matches every pattern, with or without slashes, against the name alone.
+ */
+const matcher = (patterns: ReadonlyArray<string>, options: picomatch.PicomatchOptions): (path: string) => boolean =>
+  patterns.length === 0 ? () => false : picomatch([...patterns], options)
+
 export const makeProtection = (options: ProtectionOptions): Protection => {
-  const matches = options.patterns.length === 0
-    ? () => false
-    : picomatch([...options.patterns], { dot: true, basename: true })
-  const root = options.worktree.endsWith("/") ? options.worktree : `${options.worktree}/`
+  const byName = matcher(options.patterns.filter((pattern) => !pattern.includes("/")), { dot: true, basename: true })
+  const byPath = matcher(options.patterns.filter((pattern) => pattern.includes("/")), { dot: true })
   return {
     tool: (tool, extra = []) => alwaysProtectedTools.has(tool) || extra.includes(tool),
     file: (call) => {
       if (call.filePath === undefined) return false
-      const relative = call.filePath.startsWith(root) ? call.filePath.slice(root.length) : call.filePath
-      return matches(call.filePath) || matches(relative)
+      const absolute = posix.resolve(options.worktree, call.filePath)
+      const relative = posix.relative(options.worktree, absolute)
+      const inside = relative !== "" && !relative.startsWith("../") && relative !== ".."
+      return byName(absolute) || byPath(absolute) || (inside && byPath(relative))
     },
     recent: (call) =>
       options.turnProtection.enabled && options.currentTurn - call.turn < options.turnProtection.turns

@@ -32,7 +32,7 @@ export const validateDiscard = (
   if (ids.length === 0) {
     return Result.fail(`ids is empty. Pass the reason first, then the numeric ids from <prunable-tools>, e.g. ${example}.`)
   }
-  const first = String(ids[0]).trim()
+  const first = String(ids[0]).trim().toLowerCase()
   if (!reasons.includes(first as DiscardReason)) {
     return Result.fail(/^\d+$/.test(first)
       ? `The reason is missing: the first entry of ids must be "completion" or "noise", then the ids, e.g. ["completion", "${first}"].`

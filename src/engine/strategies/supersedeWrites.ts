@@ -13,7 +13,8 @@ export const contentInputs: Readonly<Record<string, ReadonlyArray<string>>> = {
 /**
  * A write or edit whose file is read again later: the read shows the file as it is now, so the content the model
  * sent (often the largest thing in a coding session) is replaced. The call itself, its path and its result stay.
- * Only a whole-file read supersedes: a read from an offset may not cover what was written.
+ * Only a whole-file read supersedes: a read from an offset, or limited to fewer lines than OpenCode reads by
+ * default, may not cover what was written.
  */
 export const supersedeWrites = (
   calls: ReadonlyArray<ToolCall>,
@@ -39,7 +40,12 @@ export const supersedeWrites = (
   return found.reverse()
 }
 
+/** OpenCode's read tool returns this many lines when no limit is given. */
+const defaultReadLines = 2000
+
 const isWholeFile = (input: Readonly<Record<string, unknown>>): boolean => {
-  const offset = input.offset
-  return offset === undefined || offset === null || (typeof offset === "number" && offset <= 1)
+  const { limit, offset } = input
+  const fromStart = offset === undefined || offset === null || (typeof offset === "number" && offset <= 1)
+  const unlimited = limit === undefined || limit === null || (typeof limit === "number" && limit >= defaultReadLines)
+  return fromStart && unlimited
 }

@@ -1,0 +1,132 @@
+/**
+ * Helpers for the pure engine tests: a `ToolCall` factory (the indexed form of a tool part, built directly without
+ * the ToolCache), protection rules over a fixed worktree, and a synchronous indexer for OpenCode-shaped histories.
+ */
+import { NodePath } from "@effect/platform-node"
+import { Effect, Layer } from "effect"
+import { defaultConfig, type PluginConfig } from "../../src/config/schema.ts"
+import { filePathOf, keyParameterOf, signatureOf, type ToolCall } from "../../src/engine/calls.ts"
+import { makeProtection, type Protection, type ProtectionOptions } from "../../src/engine/protection.ts"
+import type { ToolStatus } from "../../src/host/messages.ts"
+import { Paths } from "../../src/services/Paths.ts"
+import { Tokenizer } from "../../src/services/Tokenizer.ts"
+import { ToolCache, type ToolIndex } from "../../src/services/ToolCache.ts"
+import { sessionID } from "../support/history.ts"
+
+/** The worktree of `Paths.layerUnder("/root")`, so calls built here and calls indexed by the ToolCache agree. */
+export const worktree = "/root/project"
+
+export interface CallSpec {
+  readonly tool: string
+  readonly input?: Record<string, unknown>
+  readonly callID?: string
+  readonly status?: ToolStatus
+  readonly error?: string
+  /** Completed calls have a string output unless this is false. */
+  readonly hasTextOutput?: boolean
+  readonly compacted?: boolean
+  readonly outputTokens?: number
+  /** Defaults to about four characters a token for every non-empty string input, as the estimate tokenizer counts. */
+  readonly inputTokens?: Record<string, number>
+  readonly turn?: number
+  readonly position?: number
+  readonly messageIndex?: number
+  readonly partIndex?: number
+}
+
+let counter = 0
+
+/** One indexed tool call, with key argument, file path and signature derived exactly as the ToolCache does. */
+export const call = (spec: CallSpec): ToolCall => {
+  const input = spec.input ?? {}
+  const status = spec.status ?? (spec.error === undefined ? "completed" : "error")
+  const inputTokens: Record<string, number> = {}
+  for (const [key, value] of Object.entries(input)) {
+    if (typeof value === "string" && value.length > 0) inputTokens[key] = Math.ceil(value.length / 4)
+  }
+  const hasTextOutput = status === "completed" && (spec.hasTextOutput ?? true)
+  const compacted = spec.compacted ?? false
+  return {
+    callID: spec.callID ?? `call_${++counter}`,
+    tool: spec.tool,
+    input,
+    status,
+    error: status === "error" ? (spec.error ?? "failed") : undefined,
+    hasTextOutput,
+    compacted,
+    filePath: filePathOf(spec.tool, input),
+    keyParameter: keyParameterOf(spec.tool, input, worktree),
+    signature: signatureOf(spec.tool, input),
+    outputTokens: hasTextOutput && !compacted ? (spec.outputTokens ?? 500) : 0,
+    inputTokens: spec.inputTokens ?? inputTokens,
+    turn: spec.turn ?? 1,
+    position: spec.position ?? 0,
+    messageIndex: spec.messageIndex ?? 0,
+    partIndex: spec.partIndex ?? 0,
+    seen: 1
+  }
+}
+
+/** Calls in the order the model sees them: positions follow the array, call IDs default to `c1`, `c2`, ... */
+export const history = (specs: ReadonlyArray<CallSpec>): Array<ToolCall> =>
+  specs.map((spec, i) => call({ callID: `c${i + 1}`, position: i, ...spec }))
+
+/** Protection over `worktree`: no patterns, turn protection off, unless given. */
+export const protect = (options: Partial<ProtectionOptions> = {}): Protection =>
+  makeProtection({
+    patterns: [],
+    worktree,
+    turnProtection: { enabled: false, turns: 4 },
+    currentTurn: 1,
+    ...options
+  })
+
+/** The default strategy settings with some keys replaced. */
+export const strategies = (
+  overrides: { readonly [K in keyof PluginConfig["strategies"]]?: Partial<PluginConfig["strategies"][K]> } = {}
+): PluginConfig["strategies"] => ({
+  deduplication: { ...defaultConfig.strategies.deduplication, ...overrides.deduplication },
+  supersedeWrites: { ...defaultConfig.strategies.supersedeWrites, ...overrides.supersedeWrites },
+  purgeErrors: { ...defaultConfig.strategies.purgeErrors, ...overrides.purgeErrors }
+})
+
+/** About four characters a token: predictable counts for the indexed histories. */
+export const quarterTokens = (text: string) => Math.ceil(text.length / 4)
+
+const indexLayer = (tokenizer: Layer.Layer<Tokenizer>) =>
+  ToolCache.layer.pipe(
+    Layer.provide(tokenizer),
+    Layer.provide(Paths.layerUnder("/root")),
+    Layer.provide(NodePath.layer)
+  )
+
+/** Indexes OpenCode-shaped `messages` with a fresh ToolCache, as the transform does before running the engine. */
+export const indexOf = (messages: ReadonlyArray<unknown>): ToolIndex =>
+  Effect.runSync(
+    Effect.gen(function*() {
+      return yield* (yield* ToolCache).sync(sessionID, messages)
+    }).pipe(
+      Effect.provide(indexLayer(Tokenizer.layerWith(quarterTokens)))
+    )
+  )
+
+/**
+ * Indexes several views of one session in order (e.g. before and after a compaction) with the same ToolCache,
+ * returning the index of each.
+ */
+export const indexViews = (views: ReadonlyArray<ReadonlyArray<unknown>>): Array<ToolIndex> =>
+  Effect.runSync(
+    Effect.gen(function*() {
+      const cache = yield* ToolCache
+      return yield* Effect.forEach(views, (view) => cache.sync(sessionID, view))
+    }).pipe(
+      Effect.provide(indexLayer(Tokenizer.layerWith(quarterTokens)))
+    )
+  )
+
+/** The ToolCache over the real o200k tokenizer, and that tokenizer, for tests that measure what is sent. */
+export const realIndexLayer = ToolCache.layer.pipe(
+  Layer.provide(Paths.layerUnder("/root")),
+  Layer.provide(NodePath.layer),
+  Layer.provideMerge(Tokenizer.layer)
+)
