@@ -8,11 +8,14 @@ import { supersedeWrites } from "./strategies/supersedeWrites.ts"
 
 /**
  * What the enabled automatic rules would prune in the current view, one candidate per call (the first rule to
- * claim a call names the reason), skipping calls already pruned. Pure: no model call, no state change.
+ * claim a call names the reason), skipping calls already pruned or restored by the user. Pure: no model call,
+ * no state change.
  */
 export const automaticCandidates = (input: {
   readonly calls: ReadonlyArray<ToolCall>
   readonly pruned: ReadonlySet<string> | ReadonlyMap<string, unknown>
+  /** Calls the user restored: never pruned again automatically. */
+  readonly restored?: ReadonlySet<string>
   readonly protection: Protection
   readonly strategies: PluginConfig["strategies"]
   readonly currentTurn: number
@@ -24,6 +27,7 @@ export const automaticCandidates = (input: {
   const take = (candidates: ReadonlyArray<Candidate>) => {
     for (const candidate of candidates) {
       if (claimed.has(candidate.callID) || input.pruned.has(candidate.callID)) continue
+      if (input.restored?.has(candidate.callID) === true) continue
       claimed.add(candidate.callID)
       found.push(candidate)
     }

@@ -3,12 +3,19 @@ import { Cause, Effect, type ManagedRuntime } from "effect"
 import type { PluginConfig } from "../config/schema.ts"
 import { discardDescription, extractDescription } from "../engine/prompts.ts"
 import type { Services } from "../layers/main.ts"
+import { handledResponse } from "../host/commandResponse.ts"
+import { dcp } from "./command.ts"
 import { compacting, event, reportConfigProblems, userMessage } from "./session.ts"
 import { system } from "./system.ts"
 import { discard, extract, ToolRejected } from "./tools.ts"
 import { transform } from "./transform.ts"
 
 type Runtime = ManagedRuntime.ManagedRuntime<Services, never>
+
+const commandDescription = "Context pruning: help, context, stats, sweep [n], restore <id|all>"
+/** Only reaches the model if the plugin failed to intercept the command: then it asks for a short, harmless reply. */
+const commandTemplate =
+  "The /dcp $ARGUMENTS command of the context pruning plugin could not be handled. Reply in one sentence that it is unavailable right now."
 
 /**
  * Every hook runs as an Effect program on the plugin's one runtime. A failure inside is logged and the hook
@@ -59,14 +66,32 @@ export const makeHooks = (runtime: Runtime, config: PluginConfig): Hooks => {
     })
   }
 
+  const commands = config.commands.enabled
   return {
     config: async (opencode) => {
+      if (commands) {
+        opencode.command = { ...opencode.command, dcp: { template: commandTemplate, description: commandDescription } }
+      }
       const names = Object.keys(tools)
       if (names.length === 0) return
       const experimental = (opencode.experimental ?? {}) as { primary_tools?: Array<string> }
       const primary = new Set([...(experimental.primary_tools ?? []), ...names])
       opencode.experimental = { ...opencode.experimental, primary_tools: [...primary] } as never
     },
+    ...(commands
+      ? {
+        "command.execute.before": async (input) => {
+          if (input.command !== "dcp") return
+          // Throwing is the only way to stop the model turn that follows a command in OpenCode 1.18.
+          throw await runtime.runPromise(
+            dcp(input.sessionID, input.arguments).pipe(
+              Effect.catchCause((cause) => Effect.logError("/dcp failed", cause).pipe(Effect.as(undefined))),
+              Effect.map(handledResponse)
+            )
+          ).catch(() => handledResponse(undefined))
+        }
+      } satisfies Hooks
+      : {}),
     tool: tools,
     "experimental.chat.messages.transform": (_input, output) =>
       run("messages.transform", reportConfigProblems.pipe(Effect.andThen(transform(output.messages)))),

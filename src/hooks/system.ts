@@ -3,6 +3,7 @@ import { systemSection } from "../engine/prompts.ts"
 import { isInternalAgent } from "../host/agents.ts"
 import { Config } from "../services/Config.ts"
 import { SessionStore } from "../services/SessionStore.ts"
+import { Tokenizer } from "../services/Tokenizer.ts"
 
 /**
  * `experimental.chat.system.transform`: adds the short section that tells the model about its pruning tools.
@@ -18,6 +19,12 @@ export const system = Effect.fn("hooks.system")(function*(sessionID: string | un
   })
   if (section === undefined) return
   const store = yield* SessionStore
-  const subAgent = yield* store.use(sessionID, (state) => Effect.succeed(state.isSubAgent))
-  if (!subAgent) parts.push(section)
+  const tokenizer = yield* Tokenizer
+  yield* store.use(sessionID, (state) =>
+    Effect.gen(function*() {
+      if (state.isSubAgent) return
+      parts.push(section)
+      const counts = yield* Effect.forEach(parts, tokenizer.count)
+      state.systemTokens = counts.reduce((sum, n) => sum + n, 0)
+    }))
 })

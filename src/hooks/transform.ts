@@ -17,7 +17,7 @@ import { Notifier } from "../services/Notifier.ts"
 import { Paths } from "../services/Paths.ts"
 import { SessionStore } from "../services/SessionStore.ts"
 import { type ToolIndex, ToolCache } from "../services/ToolCache.ts"
-import { newestId, type SessionState, stableId } from "../state/session.ts"
+import { type SessionState, stableId } from "../state/session.ts"
 
 /** How placeholders point back to the original content. */
 export const handleFor = (_config: PluginConfig): Handle => idHandle
@@ -64,6 +64,7 @@ export const transform = Effect.fn("hooks.transform")(function*(messages: Array<
       const candidates = automaticCandidates({
         calls: index.calls,
         pruned: state.pruned,
+        restored: state.restored,
         protection,
         strategies: config.strategies,
         currentTurn: index.turns,
@@ -83,7 +84,7 @@ export const transform = Effect.fn("hooks.transform")(function*(messages: Array<
         const record = state.pruned.get(call.callID)
         if (record !== undefined) applied.push({ call, reason: record.reason as Reason, id: idOf(call) })
       }
-      const tail = tailText(state, index, config, protection, idOf)
+      const tail = tailText(state, index, config, protection, idOf, messages.length - 1)
       applyPrunes(messages, applied, handle)
       if (tail !== undefined) appendTail(messages, tail)
       yield* logger.snapshot(sessionID, messages)
@@ -96,7 +97,8 @@ const tailText = (
   index: ToolIndex,
   config: PluginConfig,
   protection: Protection,
-  idOf: (call: ToolCall) => number
+  idOf: (call: ToolCall) => number,
+  lastMessage: number
 ): string | undefined => {
   if (!config.tools.discard.enabled && !config.tools.extract.enabled) return undefined
   const ids = index.calls.map(idOf)
@@ -111,15 +113,20 @@ const tailText = (
     protection,
     protectedTools: config.tools.settings.protectedTools
   })
-  const resultsSince = index.calls.filter((call, i) => ids[i]! > state.nudgeAfter && call.status === "completed").length
-  const nudge = nudgeDue({
+  // The nudge is decided from this request alone (plus the last prune): it is due on the request whose newest
+  // results (those in the last message) take the count since the last prune past a multiple of the frequency. So a
+  // request sent again unchanged gets the same bytes, and the nudge still comes at most once per interval.
+  const results = index.calls.filter((call, i) => ids[i]! > state.nudgeAfter && call.status === "completed")
+  const arrived = results.filter((call) => call.messageIndex === lastMessage).length
+  const frequency = config.tools.settings.nudgeFrequency
+  const crossed = Math.floor(results.length / frequency) > Math.floor((results.length - arrived) / frequency)
+  const nudge = crossed && nudgeDue({
     enabled: config.tools.settings.nudgeEnabled,
-    frequency: config.tools.settings.nudgeFrequency,
+    frequency,
     minTokens: config.tools.settings.nudgeMinTokens,
-    resultsSince,
+    resultsSince: results.length,
     listed
   })
-  if (nudge) state.nudgeAfter = newestId(state)
   return prunableBlock({ listed, nudge, cooldown: false })
 }
 

@@ -74,3 +74,10 @@ export const messageIdOf = (message: unknown): string | undefined =>
   Predicate.isObject(message) && Predicate.isObject(message.info) && typeof message.info.id === "string"
     ? message.info.id
     : undefined
+
+/** A user message with text the user typed (not only synthetic or ignored parts, not a compaction request). */
+export const isTypedByUser = (message: unknown): boolean =>
+  roleOf(message) === "user" &&
+  partsOf(message).some((part) =>
+    Predicate.isObject(part) && part.type === "text" && part.synthetic !== true && part.ignored !== true
+  )

@@ -1,4 +1,4 @@
-import { Context, Effect, Layer, Ref, Schema } from "effect"
+import { Context, Effect, Layer, Predicate, Ref, Schema } from "effect"
 
 /**
  * The part of OpenCode's SDK client this plugin uses. Declared structurally so the live layer takes the real
@@ -8,7 +8,9 @@ export interface HostClient {
   readonly session: {
     readonly get: (options: { path: { id: string } }) => Promise<{ data?: unknown; error?: unknown }>
     readonly messages: (options: { path: { id: string } }) => Promise<{ data?: unknown; error?: unknown }>
-    readonly prompt: (options: { path: { id: string }; body: NoteBody }) => Promise<{ error?: unknown }>
+    readonly prompt: (options: { path: { id: string }; body: NoteBody }) => Promise<{ data?: unknown; error?: unknown }>
+    readonly status: () => Promise<{ data?: unknown; error?: unknown }>
+    readonly abort: (options: { path: { id: string } }) => Promise<{ data?: unknown; error?: unknown }>
   }
   readonly tui: {
     readonly showToast: (options: { body: ToastBody }) => Promise<{ error?: unknown }>
@@ -76,8 +78,15 @@ export class Host extends Context.Service<Host, {
   readonly session: (sessionID: string) => Effect.Effect<SessionInfo, HostError>
   /** The stored session, unmodified: what recall reads originals from. */
   readonly messages: (sessionID: string) => Effect.Effect<ReadonlyArray<unknown>, HostError>
-  /** A user-visible message that never reaches the model and starts no model turn. */
-  readonly notify: (note: Note) => Effect.Effect<void, HostError>
+  /** A user-visible message that never reaches the model and starts no model turn. Returns the stored message. */
+  readonly notify: (note: Note) => Effect.Effect<unknown, HostError>
+  /** Whether the session's agent loop is running. */
+  readonly busy: (sessionID: string) => Effect.Effect<boolean, HostError>
+  /**
+   * Tells clients waiting on the session (`opencode run --command`, the web UI) that it is idle, which OpenCode
+   * announces when a session without a running loop is aborted. Never called while the loop runs.
+   */
+  readonly announceIdle: (sessionID: string) => Effect.Effect<void, HostError>
   readonly toast: (toast: Toast) => Effect.Effect<void, HostError>
   /** A line in OpenCode's own log. Never fails: logging must not become a new failure. */
   readonly log: (level: LogBody["level"], message: string, extra?: Record<string, unknown>) => Effect.Effect<void>
@@ -108,7 +117,16 @@ export class Host extends Context.Service<Host, {
               ...(note.variant === undefined ? {} : { variant: note.variant }),
               parts: [{ type: "text", text: note.text, ignored: true }]
             }
-          })).pipe(Effect.asVoid),
+          })),
+      busy: (sessionID) =>
+        call("session.status", () => client.session.status()).pipe(
+          Effect.map((statuses) => {
+            const status = Predicate.isObject(statuses) ? statuses[sessionID] : undefined
+            return Predicate.isObject(status) && status.type !== "idle"
+          })
+        ),
+      announceIdle: (sessionID) =>
+        call("session.abort", () => client.session.abort({ path: { id: sessionID } })).pipe(Effect.asVoid),
       toast: (toast) =>
         call("tui.showToast", () => client.tui.showToast({ body: { ...toast, duration: 10_000 } })).pipe(Effect.asVoid),
       log: (level, message, extra) =>
@@ -134,7 +152,14 @@ export class Host extends Context.Service<Host, {
             ),
           messages: (sessionID) =>
             fixture.failing ? fail("session.messages") : Effect.succeed(fixture.messages?.[sessionID] ?? []),
-          notify: (note) => fixture.failing ? fail("session.prompt") : Ref.update(recorder.notes, (all) => [...all, note]),
+          notify: (note) =>
+            fixture.failing ? fail("session.prompt") : Ref.update(recorder.notes, (all) => [...all, note]).pipe(
+              Effect.as({ info: { id: `msg_note_${note.sessionID}`, role: "user" }, parts: [] })
+            ),
+          busy: (sessionID) =>
+            fixture.failing ? fail("session.status") : Effect.succeed(fixture.busy?.includes(sessionID) ?? false),
+          announceIdle: (sessionID) =>
+            fixture.failing ? fail("session.abort") : Ref.update(recorder.idleAnnounced, (all) => [...all, sessionID]),
           toast: (toast) => fixture.failing ? fail("tui.showToast") : Ref.update(recorder.toasts, (all) => [...all, toast]),
           log: (level, message, extra) => Ref.update(recorder.logs, (all) => [...all, { level, message, extra }])
         })
@@ -145,6 +170,8 @@ export class Host extends Context.Service<Host, {
 export interface HostFixture {
   readonly sessions?: Readonly<Record<string, { readonly parentID?: string }>>
   readonly messages?: Readonly<Record<string, ReadonlyArray<unknown>>>
+  /** Sessions whose agent loop is running. */
+  readonly busy?: ReadonlyArray<string>
   /** Every call fails, as when the server is shutting down. */
   readonly failing?: boolean
 }
@@ -155,6 +182,7 @@ export class HostRecorder extends Context.Service<HostRecorder, {
   readonly toasts: Ref.Ref<ReadonlyArray<Toast>>
   readonly logs: Ref.Ref<ReadonlyArray<{ level: string; message: string; extra: unknown }>>
   readonly sessionLookups: Ref.Ref<number>
+  readonly idleAnnounced: Ref.Ref<ReadonlyArray<string>>
 }>()("opencode-context-pruner/HostRecorder") {
   static readonly layer = Layer.effect(
     HostRecorder,
@@ -163,7 +191,8 @@ export class HostRecorder extends Context.Service<HostRecorder, {
         notes: yield* Ref.make<ReadonlyArray<Note>>([]),
         toasts: yield* Ref.make<ReadonlyArray<Toast>>([]),
         logs: yield* Ref.make<ReadonlyArray<{ level: string; message: string; extra: unknown }>>([]),
-        sessionLookups: yield* Ref.make(0)
+        sessionLookups: yield* Ref.make(0),
+        idleAnnounced: yield* Ref.make<ReadonlyArray<string>>([])
       })
     })
   )

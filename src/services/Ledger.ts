@@ -131,7 +131,8 @@ export class Ledger extends Context.Service<Ledger, {
         return recorded
       })
 
-      const lifetime = Effect.map(persistence.lifetime, (stored) => {
+      // Draining first: a delta being written is in neither memory nor the file until the write completes.
+      const lifetime = Effect.map(Effect.andThen(writer.drain, persistence.lifetime), (stored) => {
         const delta = unsaved
         if (delta === undefined) return stored
         const byReason = { ...stored.byReason }

@@ -23,8 +23,11 @@ export class Notifier extends Context.Service<Notifier, {
   ) => Effect.Effect<void>
   /** The session is idle: sends its collected note, if any. */
   readonly idle: (sessionID: string) => Effect.Effect<void, HostError>
-  /** Sends a note at once: for commands, which run no model turn. */
-  readonly send: (sessionID: string, text: string, origin: NoteOrigin) => Effect.Effect<void, HostError>
+  /**
+   * A note for a command's output: sent now when the session is idle (returning the stored message), held until
+   * idle when its agent loop is running.
+   */
+  readonly post: (sessionID: string, text: string, origin: NoteOrigin) => Effect.Effect<unknown, HostError>
 }>()("opencode-context-pruner/Notifier") {
   static readonly layer = Layer.effect(
     Notifier,
@@ -32,6 +35,7 @@ export class Notifier extends Context.Service<Notifier, {
       const host = yield* Host
       const { current } = yield* Config
       const pending = new Map<string, Pending>()
+      const held = new Map<string, Array<{ readonly text: string; readonly origin: NoteOrigin }>>()
       const mode = current.pruneNotification
       const showDistillation = current.tools.extract.showDistillation
 
@@ -48,14 +52,24 @@ export class Notifier extends Context.Service<Notifier, {
             pending.set(sessionID, entry)
           }),
         idle: (sessionID) =>
-          Effect.suspend(() => {
+          Effect.gen(function*() {
+            const notes = held.get(sessionID) ?? []
+            held.delete(sessionID)
+            for (const note of notes) yield* send(sessionID, note.text, note.origin)
             const entry = pending.get(sessionID)
             pending.delete(sessionID)
-            if (entry === undefined) return Effect.void
+            if (entry === undefined) return
             const text = formatNote(entry.calls, { mode, sessionTokens: entry.sessionTokens, showDistillation })
-            return text === undefined ? Effect.void : send(sessionID, text, entry.origin)
+            if (text !== undefined) yield* send(sessionID, text, entry.origin)
           }),
-        send
+        post: (sessionID, text, origin) =>
+          Effect.gen(function*() {
+            if (yield* host.busy(sessionID)) {
+              held.set(sessionID, [...(held.get(sessionID) ?? []), { text, origin }])
+              return undefined
+            }
+            return yield* send(sessionID, text, origin)
+          })
       })
     })
   )

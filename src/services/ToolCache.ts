@@ -5,6 +5,7 @@ import {
   decodeToolPart,
   isStepStart,
   isSummary,
+  isTypedByUser,
   messageIdOf,
   partsOf,
   type ToolPartFields,
@@ -23,6 +24,8 @@ export interface ToolIndex {
   readonly turns: number
   /** The newest compaction summary in the view. */
   readonly summaryId: string | undefined
+  /** Where the newest message the user typed sits in the view (-1 if none): what `/dcp sweep` sweeps after. */
+  readonly lastUserMessage: number
   /** Calls indexed for the first time, or whose status changed, in this pass. */
   readonly changed: ReadonlyArray<ToolCall>
   /** Calls the previous pass saw that are gone from this view (compaction or revert). */
@@ -72,9 +75,11 @@ export class ToolCache extends Context.Service<ToolCache, {
         const changed: Array<ToolCall> = []
         let turns = 0
         let summaryId: string | undefined
+        let lastUserMessage = -1
         for (let m = 0; m < messages.length; m++) {
           const message = messages[m]
           if (isSummary(message)) summaryId = messageIdOf(message)
+          if (isTypedByUser(message)) lastUserMessage = m
           const parts = partsOf(message)
           for (let p = 0; p < parts.length; p++) {
             const part = parts[p]
@@ -111,7 +116,7 @@ export class ToolCache extends Context.Service<ToolCache, {
             }
           }
         }
-        const result: ToolIndex = { calls, byCallId: index.byCallId, turns, summaryId, changed, vanished }
+        const result: ToolIndex = { calls, byCallId: index.byCallId, turns, summaryId, lastUserMessage, changed, vanished }
         index.latest = result
         return result
       })

@@ -59,7 +59,9 @@ export const SessionFile = Schema.Struct({
   stats: withDefault(SessionStats, () => ({ calls: 0, tokens: 0, byReason: {}, byTool: {} })),
   /** The newest compaction summary message seen: history before it is no longer sent. */
   summaryId: Schema.optional(Schema.String),
-  findings: withDefault(Schema.Array(Finding), () => [])
+  findings: withDefault(Schema.Array(Finding), () => []),
+  /** Calls the user restored with `/dcp restore`: automatic rules leave them alone from then on. */
+  restored: withDefault(Schema.Array(Schema.String), () => [])
 })
 export type SessionFile = typeof SessionFile.Type
 
@@ -71,7 +73,8 @@ export const emptySessionFile = (sessionID: string, now: number): SessionFile =>
   ids: {},
   pruned: {},
   stats: { calls: 0, tokens: 0, byReason: {}, byTool: {} },
-  findings: []
+  findings: [],
+  restored: []
 })
 
 /** Totals across every session on this machine, kept in one file so reading them never means reading all sessions. */

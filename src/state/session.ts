@@ -17,6 +17,8 @@ export interface SessionState {
   stats: SessionStats
   summaryId: string | undefined
   findings: Array<Finding>
+  /** Calls the user restored: never pruned again by automatic rules. */
+  readonly restored: Set<string>
   updatedAt: number
   /** Changed since last written to disk. */
   dirty: boolean
@@ -31,6 +33,8 @@ export interface SessionState {
   cooldownAfter: number | undefined
   /** Highest ID at the last prune by the model or the last nudge: nudges count tool results after it. */
   nudgeAfter: number
+  /** Tokens of the system prompt of the latest request, once seen. */
+  systemTokens: number | undefined
 }
 
 export const fromFile = (file: SessionFile, isSubAgent: boolean): SessionState => ({
@@ -42,12 +46,14 @@ export const fromFile = (file: SessionFile, isSubAgent: boolean): SessionState =
   stats: file.stats,
   summaryId: file.summaryId,
   findings: [...file.findings],
+  restored: new Set(file.restored),
   updatedAt: file.updatedAt,
   dirty: false,
   origin: {},
   compacting: false,
   cooldownAfter: undefined,
-  nudgeAfter: 0
+  nudgeAfter: 0,
+  systemTokens: undefined
 })
 
 export const toFile = (state: SessionState): SessionFile => ({
@@ -59,7 +65,8 @@ export const toFile = (state: SessionState): SessionFile => ({
   pruned: Object.fromEntries(state.pruned),
   stats: state.stats,
   ...(state.summaryId === undefined ? {} : { summaryId: state.summaryId }),
-  findings: state.findings
+  findings: state.findings,
+  restored: [...state.restored]
 })
 
 /** The call's stable ID, assigning the next one the first time the call is seen. */

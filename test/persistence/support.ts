@@ -88,7 +88,8 @@ export const sampleSession = (sessionID: string): SessionFile => ({
     lastPrune: { at: 1_700_000_000_200, reason: "discard", calls: 1, tokens: 80 }
   },
   summaryId: "msg_summary",
-  findings: [{ id: 2, tool: "read", text: "config uses JSONC" }]
+  findings: [{ id: 2, tool: "read", text: "config uses JSONC" }],
+  restored: ["call_c"]
 })
 
 /** Session IDs that must never reach the file system, with what each one tries. */

@@ -46,6 +46,7 @@ describe("plugin factory", () => {
     const hooks = await load()
     expect(Object.keys(hooks).sort()).toEqual([
       "chat.message",
+      "command.execute.before",
       "config",
       "dispose",
       "event",
@@ -95,6 +96,57 @@ describe("plugin factory", () => {
       await hooks.dispose?.()
     })
   }
+
+  it("registers /dcp through the config hook, and the pruning tools as primary-agent tools", async () => {
+    const hooks = await load()
+    const opencode: Record<string, any> = { command: { mine: { template: "x" } }, experimental: { primary_tools: ["other"] } }
+    await hooks.config!(opencode as never)
+    expect(Object.keys(opencode.command).sort()).toEqual(["dcp", "mine"])
+    expect(opencode.command.dcp.description).toContain("stats")
+    expect(opencode.experimental.primary_tools).toEqual(["other", "discard", "extract"])
+    await hooks.dispose?.()
+  })
+
+  it("/dcp is answered by a thrown HTTP 200 response (no model turn) after storing its output as a note", async () => {
+    const client = fakeClient()
+    const hooks = await load(client)
+    const thrown = await hooks["command.execute.before"]!({ command: "dcp", sessionID, arguments: "" }, { parts: [] }).then(
+      () => undefined,
+      (value: unknown) => value
+    )
+    expect(thrown).toMatchObject({ "~effect/http/HttpServerResponse": "~effect/http/HttpServerResponse", status: 200 })
+    const note = client.calls.find((call) => call.method === "session.prompt")
+    expect(note?.body).toMatchObject({ body: { noReply: true, parts: [{ ignored: true, text: expect.stringContaining("/dcp sweep") }] } })
+    expect(client.calls.map((call) => call.method)).toContain("session.abort")
+    await hooks.dispose?.()
+  })
+
+  it("other commands pass through untouched", async () => {
+    const client = fakeClient()
+    const hooks = await load(client)
+    const parts: Array<never> = []
+    await expect(hooks["command.execute.before"]!({ command: "review", sessionID, arguments: "" }, { parts })).resolves.toBeUndefined()
+    expect(client.calls.filter((call) => call.method === "session.prompt")).toEqual([])
+    await hooks.dispose?.()
+  })
+
+  it("with commands.enabled false there is no /dcp", async () => {
+    await mkdir(join(root, "config", "opencode"), { recursive: true })
+    await writeFile(join(root, "config", "opencode", "dcp.jsonc"), `{ "commands": { "enabled": false } }`)
+    const hooks = await load()
+    const opencode: Record<string, any> = {}
+    await hooks.config!(opencode as never)
+    expect(opencode.command).toBeUndefined()
+    expect(hooks["command.execute.before"]).toBeUndefined()
+    await hooks.dispose?.()
+  })
+
+  it("/dcp still stops the model turn when the host is broken", async () => {
+    const hooks = await load(fakeClient({ mode: "rejects" }))
+    await expect(hooks["command.execute.before"]!({ command: "dcp", sessionID, arguments: "stats" }, { parts: [] }))
+      .rejects.toMatchObject({ status: 200 })
+    await hooks.dispose?.()
+  })
 
   it("a transform given garbage returns normally and changes nothing", async () => {
     const hooks = await load()

@@ -24,7 +24,9 @@ export const fakeClient = (
       get: (request) =>
         respond("session.get", request, { id: request.path.id, parentID: options.parents?.[request.path.id] }),
       messages: (request) => respond("session.messages", request, []),
-      prompt: (request) => respond("session.prompt", request, {})
+      prompt: (request) => respond("session.prompt", request, { info: { id: "msg_note", role: "user" }, parts: [] }),
+      status: () => respond("session.status", undefined, {}),
+      abort: (request) => respond("session.abort", request, true)
     },
     tui: { showToast: (request) => respond("tui.showToast", request, true) },
     app: { log: (request) => respond("app.log", request, true) }

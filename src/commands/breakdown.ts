@@ -1,0 +1,48 @@
+import { Predicate } from "effect"
+import { partsOf, roleOf } from "../host/messages.ts"
+
+/** The text of the visible history, by kind of content, for counting. Tool calls keep their callID. */
+export interface Contents {
+  readonly user: Array<string>
+  readonly assistant: Array<string>
+  readonly tools: Array<{ readonly callID: string; readonly texts: ReadonlyArray<string> }>
+}
+
+export const contentsOf = (messages: ReadonlyArray<unknown>): Contents => {
+  const contents: Contents = { user: [], assistant: [], tools: [] }
+  for (const message of messages) {
+    const role = roleOf(message)
+    for (const part of partsOf(message)) {
+      if (!Predicate.isObject(part)) continue
+      if (part.type === "text" && typeof part.text === "string" && part.ignored !== true) {
+        ;(role === "user" ? contents.user : contents.assistant).push(part.text)
+      } else if (part.type === "reasoning" && typeof part.text === "string") {
+        contents.assistant.push(part.text)
+      } else if (part.type === "tool" && typeof part.callID === "string" && Predicate.isObject(part.state)) {
+        const state = part.state
+        const texts = [JSON.stringify(state.input ?? {})]
+        if (typeof state.output === "string") texts.push(state.output)
+        if (typeof state.error === "string") texts.push(state.error)
+        contents.tools.push({ callID: part.callID, texts })
+      }
+    }
+  }
+  return contents
+}
+
+/** Input tokens of the newest assistant message that has any: the provider's count for the latest request. */
+export const reportedContext = (messages: ReadonlyArray<unknown>): number | undefined => {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const message = messages[i]
+    if (roleOf(message) !== "assistant" || !Predicate.isObject(message) || !Predicate.isObject(message.info)) continue
+    const tokens = message.info.tokens
+    if (!Predicate.isObject(tokens)) continue
+    const cache = Predicate.isObject(tokens.cache) ? tokens.cache : {}
+    const total = [tokens.input, cache.read, cache.write].reduce<number>(
+      (sum, value) => sum + (typeof value === "number" && Number.isFinite(value) ? value : 0),
+      0
+    )
+    if (total > 0) return total
+  }
+  return undefined
+}

@@ -1,0 +1,107 @@
+import { formatTokens } from "../engine/placeholders.ts"
+import type { LifetimeFile, SessionStats, Tally } from "../state/schema.ts"
+import { subcommands } from "./parse.ts"
+
+export const formatHelp = (problem?: string): string => {
+  const width = Math.max(...subcommands.map((entry) => entry.usage.length))
+  const lines = subcommands.map((entry) => `  ${entry.usage.padEnd(width)}  ${entry.summary}`)
+  return [...(problem === undefined ? [] : [problem, ""]), "Context pruning commands:", ...lines].join("\n")
+}
+
+/** Where the tokens of the current context go, by kind of content. */
+export interface Breakdown {
+  readonly system: number
+  readonly user: number
+  readonly assistant: number
+  readonly tools: number
+  readonly toolCalls: number
+  readonly prunedCalls: number
+  /** Tokens pruning takes out of every request: what the context would grow by without it. */
+  readonly prunedTokens: number
+  /** Input tokens the provider reported for the latest request, when it reported any. */
+  readonly reported: number | undefined
+}
+
+const barWidth = 24
+
+const bar = (share: number): string => {
+  const full = Math.round(share * barWidth)
+  return `${"█".repeat(full)}${"░".repeat(barWidth - full)}`
+}
+
+const thousands = (n: number) => n.toLocaleString("en-US")
+
+/**
+ * The provider's figure for the latest request is the total when there is one; the tokenizer only splits it by
+ * kind of content. Without a reported figure, the tokenizer's count is the total.
+ */
+export const formatContext = (b: Breakdown): string => {
+  const counted = b.system + b.user + b.assistant + b.tools
+  const current = b.reported ?? counted
+  const scale = counted === 0 ? 0 : current / counted
+  const rows: Array<[string, number]> = [
+    ["System", b.system],
+    ["User", b.user],
+    ["Assistant", b.assistant],
+    [`Tools (${b.toolCalls})`, b.tools]
+  ]
+  const labelWidth = Math.max(...rows.map(([label]) => label.length))
+  const lines = ["Current context by kind of content (the split is estimated with the o200k tokenizer):"]
+  for (const [label, tokens] of rows) {
+    const share = counted === 0 ? 0 : tokens / counted
+    const shown = formatTokens(Math.round(tokens * scale)).padStart(6)
+    lines.push(`  ${label.padEnd(labelWidth)}  ${bar(share)} ${`${Math.round(share * 100)}%`.padStart(4)}  ${shown}`)
+  }
+  const currentText = b.reported === undefined
+    ? `${formatTokens(counted)} tokens (estimated)`
+    : `${thousands(b.reported)} tokens (reported by the provider for the latest request)`
+  lines.push(
+    "",
+    `Pruned:           ${b.prunedCalls} call${b.prunedCalls === 1 ? "" : "s"}, ${formatTokens(b.prunedTokens)} tokens`,
+    `Current context:  ${currentText}`,
+    `Without pruning:  ${formatTokens(current + b.prunedTokens)} tokens (estimated)`
+  )
+  return lines.join("\n")
+}
+
+const tallies = (record: Readonly<Record<string, Tally>>, name: (key: string) => string): string => {
+  const entries = Object.entries(record).sort((a, b) => b[1].tokens - a[1].tokens)
+  if (entries.length === 0) return "none"
+  return entries.map(([key, tally]) => `${name(key)} ${tally.calls} (${formatTokens(tally.tokens)})`).join(" · ")
+}
+
+const ago = (at: number, now: number): string => {
+  const minutes = Math.max(0, Math.round((now - at) / 60_000))
+  if (minutes < 1) return "just now"
+  if (minutes < 60) return `${minutes} min ago`
+  const hours = Math.round(minutes / 60)
+  if (hours < 48) return `${hours} h ago`
+  return `${Math.round(hours / 24)} days ago`
+}
+
+export const formatStats = (input: {
+  readonly session: SessionStats
+  readonly lifetime: LifetimeFile
+  readonly now: number
+  readonly reasonName: (reason: string) => string
+}): string => {
+  const { lifetime, session } = input
+  const lines = [
+    `This session: ${session.calls} call${session.calls === 1 ? "" : "s"} pruned, ${formatTokens(session.tokens)} tokens taken out of every later request.`
+  ]
+  if (session.calls > 0) {
+    lines.push(`  by strategy: ${tallies(session.byReason, input.reasonName)}`)
+    lines.push(`  by tool:     ${tallies(session.byTool, (tool) => tool)}`)
+  }
+  if (session.lastPrune !== undefined) {
+    const last = session.lastPrune
+    lines.push(
+      `  last prune:  ${ago(last.at, input.now)}, ${last.calls} call${last.calls === 1 ? "" : "s"} (${input.reasonName(last.reason)}), ${formatTokens(last.tokens)} tokens`
+    )
+  }
+  lines.push(
+    `All sessions: ${lifetime.calls} call${lifetime.calls === 1 ? "" : "s"} pruned, ${formatTokens(lifetime.tokens)} tokens, in ${lifetime.sessions} session${lifetime.sessions === 1 ? "" : "s"}.`
+  )
+  if (lifetime.calls > 0) lines.push(`  by strategy: ${tallies(lifetime.byReason, input.reasonName)}`)
+  return lines.join("\n")
+}

@@ -1,0 +1,150 @@
+import { Clock, Effect, Option } from "effect"
+import { contentsOf, reportedContext } from "../commands/breakdown.ts"
+import { formatContext, formatHelp, formatStats } from "../commands/format.ts"
+import { type DcpCommand, parseCommand } from "../commands/parse.ts"
+import { sweepSelection } from "../commands/select.ts"
+import { reasonName } from "../engine/notes.ts"
+import { formatTokens } from "../engine/placeholders.ts"
+import type { Reason } from "../engine/strategies/candidate.ts"
+import { visibleHistory } from "../host/view.ts"
+import { Config } from "../services/Config.ts"
+import { Host } from "../services/Host.ts"
+import { Ledger } from "../services/Ledger.ts"
+import { Notifier } from "../services/Notifier.ts"
+import { Paths } from "../services/Paths.ts"
+import { SessionStore } from "../services/SessionStore.ts"
+import { Tokenizer } from "../services/Tokenizer.ts"
+import { ToolCache } from "../services/ToolCache.ts"
+import { type SessionState, stableId } from "../state/session.ts"
+import { handleFor, protectionFor } from "./transform.ts"
+
+const subAgentReply =
+  "This is a sub-agent session: context pruning leaves it untouched, so there is nothing to show or change here."
+
+/**
+ * `/dcp <subcommand>`: computes the reply, then delivers it as a note the model never sees. Returns the stored
+ * note (when it could be stored now) for the command's HTTP response.
+ */
+export const dcp = Effect.fn("hooks.dcp")(function*(sessionID: string, args: string) {
+  const store = yield* SessionStore
+  const notifier = yield* Notifier
+  const host = yield* Host
+  const command = parseCommand(args)
+  const reply = yield* store.use(sessionID, (state) =>
+    state.isSubAgent && command._tag !== "help" && command._tag !== "invalid"
+      ? Effect.succeed(subAgentReply)
+      : run(command, state))
+  const origin = yield* store.use(sessionID, (state) => Effect.succeed(state.origin))
+  const stored = yield* notifier.post(sessionID, reply, origin)
+  if (!(yield* host.busy(sessionID))) yield* host.announceIdle(sessionID)
+  return stored
+})
+
+const run = Effect.fnUntraced(function*(command: DcpCommand, state: SessionState) {
+  switch (command._tag) {
+    case "help":
+      return formatHelp()
+    case "invalid":
+      return formatHelp(command.problem)
+    case "stats":
+      return yield* stats(state)
+    case "context":
+      return yield* context(state)
+    case "sweep":
+      return yield* sweep(state, command.count)
+    case "restore":
+      return restore(state, command.target)
+  }
+})
+
+const stats = Effect.fnUntraced(function*(state: SessionState) {
+  const ledger = yield* Ledger
+  const lifetime = yield* ledger.lifetime
+  const now = yield* Clock.currentTimeMillis
+  return formatStats({ session: state.stats, lifetime, now, reasonName: (reason) => reasonName(reason as Reason) })
+})
+
+const context = Effect.fnUntraced(function*(state: SessionState) {
+  const host = yield* Host
+  const tokenizer = yield* Tokenizer
+  const view = visibleHistory(yield* host.messages(state.sessionID))
+  const contents = contentsOf(view)
+  const sum = (texts: ReadonlyArray<string>) =>
+    Effect.map(Effect.forEach(texts, tokenizer.count), (counts) => counts.reduce((a, b) => a + b, 0))
+  let tools = 0
+  let prunedCalls = 0
+  let prunedTokens = 0
+  for (const call of contents.tools) {
+    tools += yield* sum(call.texts)
+    const record = state.pruned.get(call.callID)
+    if (record !== undefined) {
+      prunedCalls++
+      prunedTokens += record.tokens
+    }
+  }
+  return formatContext({
+    system: state.systemTokens ?? 0,
+    user: yield* sum(contents.user),
+    assistant: yield* sum(contents.assistant),
+    tools: Math.max(0, tools - prunedTokens),
+    toolCalls: contents.tools.length,
+    prunedCalls,
+    prunedTokens,
+    reported: reportedContext(view)
+  })
+})
+
+const sweep = Effect.fnUntraced(function*(state: SessionState, count: number | undefined) {
+  const cache = yield* ToolCache
+  const ledger = yield* Ledger
+  const { current: config } = yield* Config
+  const { worktree } = yield* Paths
+  const latest = yield* cache.latest(state.sessionID)
+  if (Option.isNone(latest)) return "Nothing to sweep: no tool calls were sent to the model in this session yet."
+  const index = latest.value
+  const selected = sweepSelection({
+    calls: index.calls,
+    lastUserMessage: index.lastUserMessage,
+    count,
+    pruned: state.pruned,
+    protection: protectionFor(config, worktree, index),
+    protectedTools: config.commands.protectedTools
+  })
+  const recorded = yield* ledger.record(
+    state,
+    selected.map((call) => ({ call, reason: "sweep" as const, id: stableId(state, call.callID) })),
+    handleFor(config)
+  )
+  const scope = count === undefined ? "since your last message" : `among the last ${count}`
+  if (recorded.length === 0) return `Nothing to sweep ${scope}: every call there is already pruned, protected or empty.`
+  const tokens = recorded.reduce((total, entry) => total + entry.tokens, 0)
+  const lines = recorded.map((entry) => `  ${entry.id}  ${entry.tool} ${entry.keyParameter}`.trimEnd())
+  return [
+    `Swept ${recorded.length} call${recorded.length === 1 ? "" : "s"} ${scope}: ${formatTokens(tokens)} tokens out of every request from the next one on.`,
+    ...lines
+  ].join("\n")
+})
+
+const restore = (state: SessionState, target: "all" | number): string => {
+  const prunedIds = [...state.pruned.keys()].flatMap((callID) => {
+    const id = state.ids.get(callID)
+    return id === undefined ? [] : [[id, callID] as const]
+  }).sort((a, b) => a[0] - b[0])
+  if (prunedIds.length === 0) return "Nothing to restore: no call is pruned in this session."
+  const chosen = target === "all" ? prunedIds : prunedIds.filter(([id]) => id === target)
+  if (chosen.length === 0) {
+    const known = [...state.ids.values()].includes(target as number)
+    return `${known ? `id ${target} is not pruned` : `There is no call with id ${target} in this session`}. Pruned ids: ${
+      prunedIds.map(([id]) => id).join(", ")
+    }.`
+  }
+  let tokens = 0
+  for (const [, callID] of chosen) {
+    tokens += state.pruned.get(callID)?.tokens ?? 0
+    state.pruned.delete(callID)
+    state.restored.add(callID)
+  }
+  state.dirty = true
+  const what = target === "all" ? `all ${chosen.length} pruned calls` : `id ${target}`
+  return `Restored ${what}: ${formatTokens(tokens)} tokens are sent to the model again from the next request on.`
+}

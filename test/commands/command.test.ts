@@ -1,0 +1,205 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Effect, FileSystem, Ref } from "effect"
+import { dcp } from "../../src/hooks/command.ts"
+import { transform } from "../../src/hooks/transform.ts"
+import { HostRecorder, type HostFixture } from "../../src/services/Host.ts"
+import { SessionStore } from "../../src/services/SessionStore.ts"
+import { assistant, fresh, lines, type Msg, sessionID, tool, toolPart, user } from "../support/history.ts"
+import { pluginUnder, platform, tempDir } from "../support/layers.ts"
+
+const project = (root: string) => `${root}/project`
+
+/** A run: the user asks, the model reads two files, then (after a second user message) runs a command and a todo. */
+const history = (root: string): Array<Msg> => [
+  user("look at the code"),
+  assistant([tool({ tool: "read", callID: "c1", input: { filePath: `${project(root)}/a.ts` }, output: lines(80, "a") })]),
+  assistant([tool({ tool: "read", callID: "c2", input: { filePath: `${project(root)}/b.ts` }, output: lines(80, "b") })]),
+  user("now test it"),
+  assistant([tool({ tool: "bash", callID: "c3", input: { command: "npm test" }, output: lines(60, "test") })]),
+  assistant([tool({ tool: "todowrite", callID: "c4", input: { todos: [] }, output: lines(20, "todo") })])
+]
+
+const lastNote = Effect.gen(function*() {
+  const notes = yield* Ref.get((yield* HostRecorder).notes)
+  return notes.at(-1)?.text ?? ""
+})
+
+const withConfig = (root: string, config: object) =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    yield* fs.makeDirectory(`${root}/config/opencode`, { recursive: true })
+    yield* fs.writeFileString(`${root}/config/opencode/dcp.jsonc`, JSON.stringify(config))
+  }).pipe(Effect.provide(platform))
+
+/** The plugin under a fresh root, with the history already sent once (so the plugin has seen its tool calls). */
+const scenario = <A, E, R>(
+  body: (root: string, messages: Array<Msg>) => Effect.Effect<A, E, R>,
+  options: { config?: object; host?: (root: string) => HostFixture } = {}
+) =>
+  Effect.gen(function*() {
+    const root = yield* tempDir
+    if (options.config !== undefined) yield* withConfig(root, options.config)
+    const messages = history(root)
+    const host = options.host?.(root) ?? { messages: { [sessionID]: messages } }
+    return yield* Effect.gen(function*() {
+      yield* transform(fresh(messages))
+      return yield* body(root, messages)
+    }).pipe(Effect.provide(pluginUnder(root, { host })))
+  }).pipe(Effect.scoped)
+
+const outputOf = (messages: Array<Msg>, callID: string) =>
+  Effect.gen(function*() {
+    const sent = fresh(messages)
+    yield* transform(sent)
+    return String(toolPart(sent, callID).state.output)
+  })
+
+describe("/dcp commands", () => {
+  it.effect("an unknown subcommand gets what was wrong and the help", () =>
+    scenario(() =>
+      Effect.gen(function*() {
+        yield* dcp(sessionID, "frobnicate")
+        const note = yield* lastNote
+        assert.include(note, "Unknown subcommand `frobnicate`.")
+        assert.include(note, "/dcp sweep [n]")
+      })
+    ))
+
+  it.effect("sweep prunes every call since the user's last message, except protected tools", () =>
+    scenario((_root, messages) =>
+      Effect.gen(function*() {
+        yield* dcp(sessionID, "sweep")
+        assert.include(yield* lastNote, "Swept 1 call since your last message")
+        assert.match(yield* outputOf(messages, "c3"), /^\[pruned: bash npm test/)
+        assert.include(yield* outputOf(messages, "c1"), "a 1:")
+        assert.include(yield* outputOf(messages, "c4"), "todo 1:")
+      })
+    ))
+
+  it.effect("sweep n prunes the last n prunable calls", () =>
+    scenario((_root, messages) =>
+      Effect.gen(function*() {
+        yield* dcp(sessionID, "sweep 2")
+        assert.include(yield* lastNote, "Swept 2 calls among the last 2")
+        assert.match(yield* outputOf(messages, "c2"), /^\[pruned: read b\.ts/)
+        assert.match(yield* outputOf(messages, "c3"), /^\[pruned: bash npm test/)
+        assert.include(yield* outputOf(messages, "c1"), "a 1:")
+      })
+    ))
+
+  it.effect("sweep respects commands.protectedTools", () =>
+    scenario(() =>
+      Effect.gen(function*() {
+        yield* dcp(sessionID, "sweep")
+        assert.include(yield* lastNote, "Nothing to sweep since your last message")
+      }), { config: { commands: { protectedTools: ["bash"] } } }))
+
+  it.effect("sweep with nothing left to sweep says so", () =>
+    scenario(() =>
+      Effect.gen(function*() {
+        yield* dcp(sessionID, "sweep")
+        yield* dcp(sessionID, "sweep")
+        assert.include(yield* lastNote, "Nothing to sweep since your last message: every call there is already pruned")
+      })
+    ))
+
+  it.effect("sweep with a bad n prunes nothing and says what is valid", () =>
+    scenario((_root, messages) =>
+      Effect.gen(function*() {
+        yield* dcp(sessionID, "sweep -2")
+        assert.include(yield* lastNote, "`-2` is not a number of calls")
+        assert.include(yield* outputOf(messages, "c3"), "test 1:")
+      })
+    ))
+
+  it.effect("restore sends a pruned call's content again, and automatic rules leave it alone afterwards", () =>
+    scenario((root, messages) =>
+      Effect.gen(function*() {
+        const twice = [...messages, assistant([tool({ tool: "read", callID: "c5", input: { filePath: `${project(root)}/a.ts` }, output: lines(80, "a") })])]
+        assert.match(yield* outputOf(twice, "c1"), /^\[pruned duplicate/)
+        yield* dcp(sessionID, "restore 1")
+        assert.include(yield* lastNote, "Restored id 1")
+        assert.include(yield* outputOf(twice, "c1"), "a 1:")
+      })
+    ))
+
+  it.effect("restore all un-prunes every pruned call", () =>
+    scenario((_root, messages) =>
+      Effect.gen(function*() {
+        yield* dcp(sessionID, "sweep 3")
+        yield* dcp(sessionID, "restore all")
+        assert.include(yield* lastNote, "Restored all 3 pruned calls")
+        for (const callID of ["c1", "c2", "c3"]) assert.notMatch(yield* outputOf(messages, callID), /^\[pruned/)
+      })
+    ))
+
+  it.effect("restore of an unknown or unpruned id lists the pruned ids", () =>
+    scenario(() =>
+      Effect.gen(function*() {
+        yield* dcp(sessionID, "restore 1")
+        assert.include(yield* lastNote, "Nothing to restore: no call is pruned in this session.")
+        yield* dcp(sessionID, "sweep 1")
+        yield* dcp(sessionID, "restore 99")
+        assert.include(yield* lastNote, "There is no call with id 99 in this session. Pruned ids: 3.")
+        yield* dcp(sessionID, "restore 1")
+        assert.include(yield* lastNote, "id 1 is not pruned. Pruned ids: 3.")
+      })
+    ))
+
+  it.effect("context shows current and without-pruning totals that differ by exactly the pruned tokens", () =>
+    scenario(() =>
+      Effect.gen(function*() {
+        yield* dcp(sessionID, "sweep")
+        const pruned = yield* (yield* SessionStore).use(sessionID, (state) =>
+          Effect.succeed([...state.pruned.values()].reduce((sum, record) => sum + record.tokens, 0)))
+        yield* dcp(sessionID, "context")
+        const note = yield* lastNote
+        const number = (label: string) => {
+          const match = new RegExp(`${label}:\\s+~([\\d.]+)(k?)`).exec(note)
+          return Number(match![1]) * (match![2] === "k" ? 1000 : 1)
+        }
+        assert.include(note, "Tools (4)")
+        assert.include(note, "Pruned:           1 call")
+        assert.isAbove(pruned, 300)
+        assert.approximately(number("Without pruning") - number("Current context"), pruned, 60)
+      })
+    ))
+
+  it.effect("stats shows this session's prunes and the lifetime totals", () =>
+    scenario(() =>
+      Effect.gen(function*() {
+        yield* dcp(sessionID, "sweep")
+        yield* dcp(sessionID, "stats")
+        const note = yield* lastNote
+        assert.include(note, "This session: 1 call pruned")
+        assert.include(note, "by strategy: swept 1")
+        assert.include(note, "by tool:     bash 1")
+        assert.include(note, "All sessions: 1 call pruned")
+      })
+    ))
+
+  it.effect("in a sub-agent session, commands change nothing and say why", () =>
+    scenario((_root, messages) =>
+      Effect.gen(function*() {
+        yield* dcp(sessionID, "sweep")
+        assert.include(yield* lastNote, "This is a sub-agent session")
+        assert.include(yield* outputOf(messages, "c3"), "test 1:")
+      }), { host: () => ({ sessions: { [sessionID]: { parentID: "ses_parent" } } }) }))
+
+  it.effect("an idle session is announced idle after a command, so waiting clients return", () =>
+    scenario(() =>
+      Effect.gen(function*() {
+        yield* dcp(sessionID, "stats")
+        assert.deepStrictEqual(yield* Ref.get((yield* HostRecorder).idleAnnounced), [sessionID])
+      })
+    ))
+
+  it.effect("while the agent loop runs, the reply waits for idle and nothing is aborted", () =>
+    scenario(() =>
+      Effect.gen(function*() {
+        const recorder = yield* HostRecorder
+        yield* dcp(sessionID, "stats")
+        assert.deepStrictEqual(yield* Ref.get(recorder.notes), [])
+        assert.deepStrictEqual(yield* Ref.get(recorder.idleAnnounced), [])
+      }), { host: () => ({ busy: [sessionID] }) }))
+})
