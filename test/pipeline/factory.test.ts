@@ -1,0 +1,155 @@
+import type { Hooks } from "@opencode-ai/plugin"
+import type { ToolContext } from "@opencode-ai/plugin/tool"
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { afterEach, beforeEach, describe, expect, it } from "vitest"
+import plugin from "../../src/plugin.ts"
+import { assistant, fresh, type Msg, sessionID, tool, toolPart, user } from "../support/history.ts"
+import { type FakeClient, fakeClient } from "../support/fakeClient.ts"
+
+/** The pruning tools as OpenCode calls them: through the object the real plugin factory returns. */
+
+let root: string
+const saved = { ...process.env }
+
+beforeEach(async () => {
+  root = await mkdtemp(join(tmpdir(), "dcp-factory-"))
+  process.env.HOME = join(root, "home")
+  process.env.XDG_CONFIG_HOME = join(root, "config")
+  process.env.XDG_DATA_HOME = join(root, "data")
+  delete process.env.OPENCODE_CONFIG_DIR
+  await mkdir(join(root, "project", ".opencode"), { recursive: true })
+  await writeFile(join(root, "project", ".opencode", "dcp.jsonc"), `{ "protectedFilePatterns": ["**/secret/**"], "cache": { "mode": "immediate" } }`)
+})
+
+afterEach(async () => {
+  process.env = { ...saved }
+  await rm(root, { recursive: true, force: true })
+})
+
+const big = (label: string) => Array.from({ length: 150 }, (_, i) => `${label} ${i}: some content here`).join("\n")
+
+const history = (): Array<Msg> => [
+  user("explore"),
+  assistant([
+    tool({ tool: "read", callID: "c1", input: { filePath: join(root, "project", "src", "a.ts") }, output: big("a") }),
+    tool({ tool: "grep", callID: "c2", input: { pattern: "TODO" }, output: big("grep") }),
+    tool({ tool: "read", callID: "c3", input: { filePath: join(root, "project", "secret", "k.ts") }, output: big("k") })
+  ])
+]
+
+const load = async (client: FakeClient) => {
+  const hooks = await plugin({
+    client: client as never,
+    directory: join(root, "project"),
+    worktree: join(root, "project"),
+    project: {} as never,
+    experimental_workspace: { register: () => undefined },
+    serverUrl: new URL("http://localhost:4096"),
+    $: {} as never
+  })
+  return hooks as Required<Pick<Hooks, "tool" | "event" | "dispose" | "experimental.chat.messages.transform" | "chat.message">>
+}
+
+const context = (): ToolContext => ({
+  sessionID,
+  messageID: "msg_tool",
+  agent: "build",
+  directory: join(root, "project"),
+  worktree: join(root, "project"),
+  abort: new AbortController().signal,
+  metadata: () => undefined,
+  ask: async () => undefined
+})
+
+const transform = async (hooks: Awaited<ReturnType<typeof load>>, messages: Array<Msg>) => {
+  await hooks["experimental.chat.messages.transform"]({} as never, { messages: messages as never })
+  return messages
+}
+
+const notesSent = (client: FakeClient) => client.calls.filter((call) => call.method === "session.prompt")
+
+describe("pruning tools through the plugin factory", () => {
+  it("discard.execute prunes, and the next request shows the placeholder", async () => {
+    const client = fakeClient()
+    const hooks = await load(client)
+    await transform(hooks, fresh(history()))
+    const reply = await hooks.tool.discard!.execute({ ids: ["noise", "1"] }, context())
+    expect(reply).toMatch(/^Discarded 1 output, ~[\d.]+k? tokens: 1 read src\/a\.ts \(noise\)\./)
+    const next = await transform(hooks, fresh(history()))
+    expect(toolPart(next, "c1").state.output).toMatch(/^\[pruned: read src\/a\.ts, .*; (?:id|recall) 1\]$/)
+    await hooks.dispose()
+  })
+
+  it("discard.execute sends its note through the client only when the session goes idle, with the user's agent", async () => {
+    const client = fakeClient()
+    const hooks = await load(client)
+    await hooks["chat.message"]({ sessionID, agent: "plan", model: { providerID: "p", modelID: "m" } } as never, {} as never)
+    await transform(hooks, fresh(history()))
+    await hooks.tool.discard!.execute({ ids: ["completion", "1", "2"] }, context())
+    expect(notesSent(client)).toEqual([])
+    await hooks.event({ event: { type: "session.idle", properties: { sessionID } } as never })
+    expect(notesSent(client)).toHaveLength(1)
+    expect(notesSent(client)[0]!.body).toMatchObject({
+      path: { id: sessionID },
+      body: { noReply: true, agent: "plan", model: { providerID: "p", modelID: "m" }, parts: [{ type: "text", ignored: true }] }
+    })
+    await hooks.dispose()
+  })
+
+  it("discard.execute persists the prune: the state file has it after dispose", async () => {
+    const hooks = await load(fakeClient())
+    await transform(hooks, fresh(history()))
+    await hooks.tool.discard!.execute({ ids: ["noise", "2"] }, context())
+    await hooks.dispose()
+    const file = join(root, "data", "opencode", "storage", "plugin", "dcp", `${sessionID}.json`)
+    const state = JSON.parse(await readFile(file, "utf8"))
+    expect(Object.keys(state.pruned)).toEqual(["c2"])
+    expect(state.stats.byReason.discard.calls).toBe(1)
+  })
+
+  it("a refused discard rejects with an Error carrying the specific message, and prunes nothing", async () => {
+    const hooks = await load(fakeClient())
+    await transform(hooks, fresh(history()))
+    await expect(hooks.tool.discard!.execute({ ids: ["noise", "3"] }, context())).rejects.toThrow(
+      new Error("Nothing was pruned.\nid 3 (read secret/k.ts) touches a file matching a protected file pattern; it is never pruned.")
+    )
+    await expect(hooks.tool.discard!.execute({ ids: ["tidy", "1"] }, context())).rejects.toBeInstanceOf(Error)
+    const next = await transform(hooks, fresh(history()))
+    expect(JSON.stringify(next)).not.toContain("[pruned")
+    await hooks.dispose()
+  })
+
+  it("extract.execute prunes and the distillation stays in the extract call", async () => {
+    const hooks = await load(fakeClient())
+    await transform(hooks, fresh(history()))
+    const distillation = ["a.ts defines compute()"]
+    const reply = await hooks.tool.extract!.execute({ ids: ["1"], distillation }, context())
+    const next = await transform(hooks, fresh([
+      ...history(),
+      assistant([tool({ tool: "extract", callID: "x1", input: { ids: ["1"], distillation }, output: reply as string })])
+    ]))
+    expect(toolPart(next, "c1").state.output).toMatch(/^\[pruned after extract: read src\/a\.ts/)
+    expect(toolPart(next, "x1").state.input.distillation).toEqual(distillation)
+    await hooks.dispose()
+  })
+
+  it("a refused extract rejects with the specific message", async () => {
+    const hooks = await load(fakeClient())
+    await transform(hooks, fresh(history()))
+    await expect(hooks.tool.extract!.execute({ ids: ["1", "2"], distillation: ["one"] }, context())).rejects.toThrow(
+      "Got 2 ids but 1 distillation entry: give exactly one finding per id, in the same order."
+    )
+    await hooks.dispose()
+  })
+
+  it("when the host fails, execute rejects with the internal-error message and nothing is pruned", async () => {
+    const hooks = await load(fakeClient({ mode: "rejects" }))
+    await transform(hooks, fresh(history()))
+    await expect(hooks.tool.discard!.execute({ ids: ["noise", "1"] }, context())).rejects.toThrow(
+      "discard could not run because of an internal error; nothing was pruned."
+    )
+    await hooks.dispose()
+  })
+})

@@ -1,0 +1,98 @@
+/**
+ * Shared set-up for the pipeline tests: config files under a test root, the transform as a program that returns
+ * what would be sent, snapshots of a session's state, and the real hook functions over a scripted host.
+ */
+import type { Hooks } from "@opencode-ai/plugin"
+import { Effect, FileSystem, Layer, ManagedRuntime, Path, Ref } from "effect"
+import { syntheticId } from "../../src/engine/inject.ts"
+import { makeHooks } from "../../src/hooks/index.ts"
+import { transform } from "../../src/hooks/transform.ts"
+import { Config } from "../../src/services/Config.ts"
+import { type HostFixture, HostRecorder, type Note } from "../../src/services/Host.ts"
+import { SessionStore } from "../../src/services/SessionStore.ts"
+import type { Tokenizer } from "../../src/services/Tokenizer.ts"
+import type { SessionFile } from "../../src/state/schema.ts"
+import { toFile } from "../../src/state/session.ts"
+import type { Msg } from "../support/history.ts"
+import { platform, pluginUnder } from "../support/layers.ts"
+
+/** Writes the project's `.opencode/dcp.jsonc` under `root` (what `pluginUnder(root)` reads last). */
+export const projectConfig = (root: string, config: unknown) =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const path = yield* Path.Path
+    const dir = path.join(root, "project", ".opencode")
+    yield* fs.makeDirectory(dir, { recursive: true })
+    yield* fs.writeFileString(path.join(dir, "dcp.jsonc"), JSON.stringify(config, null, 2))
+  }).pipe(Effect.provide(platform), Effect.orDie)
+
+/**
+ * These tests are about what the pipeline prunes, not about when the cache scheduler lets automatic prunes reach
+ * the request: unless a test says otherwise, prunes apply at once.
+ */
+export const immediate = { cache: { mode: "immediate" } } as const
+
+/** `pluginUnder(root)` with the project config `{ ...immediate, ...config }` written first. */
+export const pipelineUnder = (root: string, config: object = {}, options: PluginUnderOptions = {}) =>
+  Layer.unwrap(Effect.as(projectConfig(root, { ...immediate, ...config }), pluginUnder(root, options)))
+
+/** One request through the transform program: mutates `messages` in place, as OpenCode expects, and returns it. */
+export const send = <T extends Array<unknown>>(messages: T) => Effect.as(transform(messages), messages)
+
+/** A copy of the session's state as it would be written to disk. */
+export const stateOf = (sessionID: string) =>
+  Effect.gen(function*() {
+    const store = yield* SessionStore
+    return yield* store.use(sessionID, (state) => Effect.sync((): SessionFile => structuredClone(toFile(state))))
+  })
+
+export const notes = Effect.gen(function*() {
+  const recorder = yield* HostRecorder
+  return yield* Ref.get(recorder.notes)
+}) as Effect.Effect<ReadonlyArray<Note>, never, HostRecorder>
+
+/** The text of the synthetic message the transform appended, if any. */
+export const tailOf = (messages: ReadonlyArray<unknown>): string | undefined => {
+  const last = messages[messages.length - 1] as Msg | undefined
+  if (last === undefined || last.info.id !== syntheticId) return undefined
+  const part = last.parts[0] as Record<string, any>
+  return part.type === "text" ? part.text : part.state.output
+}
+
+/** The messages without the synthetic tail. */
+export const withoutTail = <T>(messages: ReadonlyArray<T>): Array<T> =>
+  tailOf(messages) === undefined ? [...messages] : messages.slice(0, -1)
+
+export const idle = (sessionID: string) => ({ event: { type: "session.idle", properties: { sessionID } } as never })
+
+/** Everything `pluginUnder` provides: the plugin's services and the test host's recorder. */
+export type PluginServices = Layer.Success<ReturnType<typeof pluginUnder>>
+
+export interface PluginUnderOptions {
+  readonly host?: HostFixture
+  readonly tokenizer?: Layer.Layer<Tokenizer>
+  /** Project config, on top of `immediate`. */
+  readonly config?: object
+}
+
+/**
+ * The real hook functions (`makeHooks`) on a runtime over the production graph with a scripted host, as
+ * `src/plugin.ts` builds them, with the project config `{ ...immediate, ...options.config }`. `run` executes a
+ * program on the same runtime (to inspect services); `call` awaits a hook. The runtime is disposed when the scope
+ * closes.
+ */
+export const hooksUnder = (root: string, options: PluginUnderOptions = {}) =>
+  Effect.gen(function*() {
+    yield* projectConfig(root, { ...immediate, ...options.config })
+    const runtime = yield* Effect.acquireRelease(
+      Effect.sync(() => ManagedRuntime.make(pluginUnder(root, options))),
+      (runtime) => Effect.promise(() => runtime.dispose())
+    )
+    const run = <A, E>(program: Effect.Effect<A, E, PluginServices>) =>
+      Effect.promise(() => runtime.runPromise(program))
+    const config = yield* run(Config.use((config) => Effect.succeed(config.current)))
+    const hooks: Hooks = makeHooks(runtime as never, config)
+    const call = <A>(f: () => Promise<A>) => Effect.promise(f)
+    return { hooks, run, call, config }
+  })
+

@@ -1,0 +1,180 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Effect, type Scope } from "effect"
+import fc from "fast-check"
+import { syntheticId } from "../../src/engine/inject.ts"
+import { contentInputs } from "../../src/engine/strategies/supersedeWrites.ts"
+import {
+  build,
+  type GeneratedConfig,
+  generatedConfig,
+  type HistorySpec,
+  historySpec,
+  matchesProtectedPattern
+} from "../support/generate.ts"
+import type { Msg } from "../support/history.ts"
+import { pluginUnder, tempDir } from "../support/layers.ts"
+import { projectConfig, send, withoutTail } from "./helpers.ts"
+
+const session = "ses_property0000000000000001"
+const runs = { numRuns: 60 }
+const cases: fc.Arbitrary<[HistorySpec, GeneratedConfig]> = fc.tuple(historySpec(), generatedConfig)
+
+/**
+ * Checks `check` on generated values. Each run is an Effect program with its own scope (temp dirs, layers); a
+ * failure is reported with fast-check's shrunk counterexample.
+ */
+const property = <T>(
+  arbitrary: fc.Arbitrary<T>,
+  check: (value: T) => Effect.Effect<void, unknown, Scope.Scope>,
+  parameters: fc.Parameters<[T]> = runs
+) =>
+  Effect.promise(() =>
+    fc.assert(fc.asyncProperty(arbitrary, (value) => Effect.runPromise(Effect.scoped(check(value)))), parameters)
+  )
+
+/** One request in a fresh plugin under a fresh root with `config` as the project config. */
+const sendFresh = (messages: Array<Msg>, config: GeneratedConfig, host = {}) =>
+  Effect.gen(function*() {
+    const root = yield* tempDir
+    yield* projectConfig(root, config)
+    return yield* send(structuredClone(messages)).pipe(Effect.provide(pluginUnder(root, { host })))
+  })
+
+const isPlaceholder = (value: unknown) => typeof value === "string" && value.startsWith("[pruned")
+
+interface CallView {
+  readonly part: Record<string, any>
+  readonly turn: number
+}
+
+/** Every tool part of the input, with the turn it belongs to (step-start parts before it). */
+const callsOf = (messages: ReadonlyArray<Msg>): { calls: Array<CallView>; turns: number } => {
+  const calls: Array<CallView> = []
+  let turns = 0
+  for (const message of messages) {
+    for (const part of message.parts) {
+      if (part.type === "step-start") turns++
+      if (part.type === "tool") calls.push({ part, turn: turns })
+    }
+  }
+  return { calls, turns }
+}
+
+const partOf = (messages: ReadonlyArray<Msg>, callID: string) =>
+  messages.flatMap((message) => message.parts).find((part) => part.callID === callID) as Record<string, any>
+
+/** Only content changes: message and part structure, IDs, roles and tool metadata stay. */
+const assertSameStructure = (input: ReadonlyArray<Msg>, output: ReadonlyArray<Msg>) => {
+  const extra = output.length - input.length
+  assert.isTrue(extra === 0 || (extra === 1 && output[output.length - 1]!.info.id === syntheticId), "message count")
+  input.forEach((message, i) => {
+    const sent = output[i]!
+    assert.deepStrictEqual(sent.info, message.info, "message info")
+    assert.strictEqual(sent.parts.length, message.parts.length, "part count")
+    message.parts.forEach((part, j) => {
+      const out = sent.parts[j] as Record<string, any>
+      if (part.type !== "tool") return assert.deepStrictEqual(out, part, "non-tool part")
+      const { state: before, ...fields } = part as Record<string, any>
+      const { state: after, ...outFields } = out
+      assert.deepStrictEqual(outFields, fields, "tool part fields (id, callID, tool, ...)")
+      assert.strictEqual(after.status, before.status, "status")
+      assert.deepStrictEqual(after.error, before.error, "error text")
+      if (after.output !== before.output) assert.isTrue(isPlaceholder(after.output), "output replaced by a placeholder")
+      assert.deepStrictEqual(Object.keys(after.input ?? {}).sort(), Object.keys(before.input ?? {}).sort(), "input keys")
+      for (const [key, value] of Object.entries(before.input ?? {})) {
+        if (JSON.stringify(after.input[key]) !== JSON.stringify(value)) assert.isTrue(isPlaceholder(after.input[key]), `input ${key}`)
+      }
+      const { output: _o, input: _i, attachments: _a, ...restBefore } = before
+      const { output: _o2, input: _i2, attachments: _a2, ...restAfter } = after
+      assert.deepStrictEqual(restAfter, restBefore, "other state fields")
+    })
+  })
+}
+
+const fileOf = (part: Record<string, any>): string | undefined =>
+  ["read", "write", "edit"].includes(part.tool) && typeof part.state?.input?.filePath === "string"
+    ? part.state.input.filePath
+    : undefined
+
+/** Protected calls reach the model exactly as they came (write/edit: all but their content inputs). */
+const assertProtectedUntouched = (input: ReadonlyArray<Msg>, output: ReadonlyArray<Msg>, config: GeneratedConfig) => {
+  const { calls, turns } = callsOf(input)
+  for (const { part, turn } of calls) {
+    const sent = partOf(output, part.callID)
+    const file = fileOf(part)
+    const byPattern = file !== undefined && config.protectedFilePatterns.some((pattern) => matchesProtectedPattern(pattern, file))
+    const recent = config.turnProtection.enabled && turns - turn < config.turnProtection.turns
+    if (byPattern || recent || part.tool === "task" || part.tool === "todowrite") {
+      assert.deepStrictEqual(sent, part, `protected ${part.tool} ${part.callID}`)
+    } else if (part.tool === "write" || part.tool === "edit") {
+      const strip = (p: Record<string, any>) => {
+        const input = { ...p.state.input }
+        for (const key of contentInputs[p.tool]!) delete input[key]
+        return { ...p, state: { ...p.state, input } }
+      }
+      assert.deepStrictEqual(strip(sent), strip(part), `${part.tool} ${part.callID} beyond its content`)
+    }
+  }
+}
+
+describe("transform properties over generated histories", () => {
+  it.effect("never changes message or part counts, IDs, roles, tool names or callIDs; only content", () =>
+    property(cases, ([spec, config]) =>
+      Effect.gen(function*() {
+        const messages = build(spec, session)
+        const output = yield* sendFresh(messages, config)
+        assertSameStructure(messages, output)
+      })))
+
+  it.effect("never touches a protected call: always-protected tools, protected files, turn-protected calls", () =>
+    property(cases, ([spec, config]) =>
+      Effect.gen(function*() {
+        const messages = build(spec, session)
+        const output = yield* sendFresh(messages, config)
+        assertProtectedUntouched(messages, output, config)
+      })))
+
+  it.effect("two fresh copies of the same input give byte-identical output, in fresh plugins and in the steady state", () =>
+    property(cases, ([spec, config]) =>
+      Effect.gen(function*() {
+        const messages = build(spec, session)
+        const root = yield* tempDir
+        yield* projectConfig(root, config)
+        const [first, second] = yield* Effect.all([
+          send(structuredClone(messages)),
+          send(structuredClone(messages))
+        ]).pipe(Effect.provide(pluginUnder(root)))
+        const other = yield* sendFresh(messages, config)
+        assert.strictEqual(JSON.stringify(other), JSON.stringify(first), "fresh plugin")
+        assert.strictEqual(JSON.stringify(second), JSON.stringify(first), "second request in the same session")
+      })))
+
+  it.effect("a sub-agent session is returned untouched, byte for byte", () =>
+    property(cases, ([spec, config]) =>
+      Effect.gen(function*() {
+        const messages = build(spec, session)
+        const before = JSON.stringify(messages)
+        const output = yield* sendFresh(messages, config, { sessions: { [session]: { parentID: "ses_parent" } } })
+        assert.strictEqual(JSON.stringify(output), before)
+      })))
+
+  it.effect("a prune once applied stays applied, with the same bytes, as the history grows", () =>
+    property(fc.tuple(historySpec({ maxMessages: 12 }), generatedConfig), ([spec, config]) =>
+      Effect.gen(function*() {
+        const messages = build(spec, session)
+        const root = yield* tempDir
+        yield* projectConfig(root, config)
+        yield* Effect.gen(function*() {
+          const applied = new Map<string, string>()
+          for (let n = 1; n <= messages.length; n++) {
+            const output = withoutTail(yield* send(structuredClone(messages.slice(0, n))))
+            for (const [callID, bytes] of applied) assert.strictEqual(JSON.stringify(partOf(output, callID)), bytes, callID)
+            const { calls } = callsOf(messages.slice(0, n))
+            for (const { part } of calls) {
+              const sent = partOf(output, part.callID)
+              if (JSON.stringify(sent) !== JSON.stringify(part)) applied.set(part.callID, JSON.stringify(sent))
+            }
+          }
+        }).pipe(Effect.provide(pluginUnder(root)))
+      })))
+})

@@ -1,0 +1,110 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { Tokenizer } from "../../src/services/Tokenizer.ts"
+import { sessionID } from "../support/history.ts"
+import { tempDir } from "../support/layers.ts"
+import { hooksUnder } from "./helpers.ts"
+
+const model = { providerID: "fake", id: "fake-model", limit: { context: 200_000, output: 8_000 } }
+const agentPrompt = "You are opencode, an interactive CLI tool that helps users with software engineering tasks."
+
+const tools = (discard: boolean, extract: boolean) => ({ tools: { discard: { enabled: discard }, extract: { enabled: extract } } })
+
+/** The system prompt after the real hook ran once per request in `requests`. */
+const systemAfter = (
+  requests: ReadonlyArray<{ readonly sessionID?: string | undefined; readonly system: ReadonlyArray<string> }>,
+  options: { readonly config?: object; readonly host?: object } = {}
+) =>
+  Effect.gen(function*() {
+    const root = yield* tempDir
+    const { call, hooks } = yield* hooksUnder(root, { host: options.host ?? {}, config: options.config ?? {} })
+    const results: Array<Array<string>> = []
+    for (const request of requests) {
+      const output = { system: [...request.system] }
+      yield* call(() => hooks["experimental.chat.system.transform"]!({ sessionID: request.sessionID, model } as never, output))
+      results.push(output.system)
+    }
+    return results
+  })
+
+const main = { sessionID, system: [agentPrompt] }
+
+describe("system transform", () => {
+  it.effect("adds the pruning section for a main session", () =>
+    Effect.gen(function*() {
+      const [system] = yield* systemAfter([main])
+      assert.strictEqual(system!.length, 2)
+      assert.strictEqual(system![0], agentPrompt)
+      assert.match(system![1]!, /^## Context pruning\n/)
+    }).pipe(Effect.scoped))
+
+  it.effect("adds nothing for a sub-agent session", () =>
+    Effect.gen(function*() {
+      const [system] = yield* systemAfter([main], { host: { sessions: { [sessionID]: { parentID: "ses_parent" } } } })
+      assert.deepStrictEqual(system, [agentPrompt])
+    }).pipe(Effect.scoped))
+
+  for (
+    const internal of [
+      "You are a title generator. You output ONLY a thread title.",
+      "You are a context summarization agent. Summarize the conversation.",
+      "Summarize what was done in this conversation, in two lines."
+    ]
+  ) {
+    it.effect(`adds nothing for OpenCode's internal agent "${internal.slice(0, 40)}…"`, () =>
+      Effect.gen(function*() {
+        const [system] = yield* systemAfter([{ sessionID, system: [internal] }])
+        assert.deepStrictEqual(system, [internal])
+      }).pipe(Effect.scoped))
+  }
+
+  it.effect("adds nothing to a request without a session ID", () =>
+    Effect.gen(function*() {
+      const [system] = yield* systemAfter([{ sessionID: undefined, system: [agentPrompt] }])
+      assert.deepStrictEqual(system, [agentPrompt])
+    }).pipe(Effect.scoped))
+
+  it.effect("with only discard enabled the section describes discard and not extract", () =>
+    Effect.gen(function*() {
+      const [system] = yield* systemAfter([main], { config: tools(true, false) })
+      assert.include(system![1], "`discard`")
+      assert.notInclude(system![1], "`extract`")
+    }).pipe(Effect.scoped))
+
+  it.effect("with only extract enabled the section describes extract and not discard", () =>
+    Effect.gen(function*() {
+      const [system] = yield* systemAfter([main], { config: tools(false, true) })
+      assert.include(system![1], "`extract`")
+      assert.notInclude(system![1], "`discard`")
+    }).pipe(Effect.scoped))
+
+  it.effect("with both enabled the section describes both", () =>
+    Effect.gen(function*() {
+      const [system] = yield* systemAfter([main], { config: tools(true, true) })
+      assert.include(system![1], "`discard`")
+      assert.include(system![1], "`extract`")
+    }).pipe(Effect.scoped))
+
+  it.effect("with neither enabled there is no section", () =>
+    Effect.gen(function*() {
+      const [system] = yield* systemAfter([main], { config: tools(false, false) })
+      assert.deepStrictEqual(system, [agentPrompt])
+    }).pipe(Effect.scoped))
+
+  it.effect("the section is byte-identical across requests and sessions", () =>
+    Effect.gen(function*() {
+      const results = yield* systemAfter([main, main, { sessionID: "ses_other", system: [agentPrompt] }])
+      assert.strictEqual(results[1]![1], results[0]![1])
+      assert.strictEqual(results[2]![1], results[0]![1])
+    }).pipe(Effect.scoped))
+
+  it.effect("every variant of the section is under 250 tokens, counted with the real tokenizer", () =>
+    Effect.gen(function*() {
+      const tokenizer = yield* Tokenizer
+      for (const [discard, extract] of [[true, false], [false, true], [true, true]] as const) {
+        const [system] = yield* systemAfter([main], { config: tools(discard, extract) })
+        const tokens = yield* tokenizer.count(system![1]!)
+        assert.isBelow(tokens, 250, `discard=${discard} extract=${extract}: ${tokens} tokens`)
+      }
+    }).pipe(Effect.scoped, Effect.provide(Tokenizer.layer)))
+})
