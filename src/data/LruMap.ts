@@ -1,15 +1,16 @@
 /**
  * A Map bounded to `capacity` entries that evicts the least recently used one. Map iteration order is insertion
- * order, so re-inserting on access keeps the oldest entry first.
+ * order, so re-inserting on access keeps the oldest entry first. Entries `canEvict` refuses (in use) are skipped;
+ * when every entry is in use the map grows past its capacity until some are released.
  */
 export class LruMap<K, V> {
   readonly #entries = new Map<K, V>()
   readonly capacity: number
-  readonly #onEvict: ((key: K, value: V) => void) | undefined
+  readonly #canEvict: (value: V) => boolean
 
-  constructor(capacity: number, onEvict?: (key: K, value: V) => void) {
+  constructor(capacity: number, canEvict: (value: V) => boolean = () => true) {
     this.capacity = Math.max(1, capacity)
-    this.#onEvict = onEvict
+    this.#canEvict = canEvict
   }
 
   get size(): number {
@@ -32,10 +33,10 @@ export class LruMap<K, V> {
   set(key: K, value: V): void {
     this.#entries.delete(key)
     this.#entries.set(key, value)
-    while (this.#entries.size > this.capacity) {
-      const [oldestKey, oldestValue] = this.#entries.entries().next().value as [K, V]
-      this.#entries.delete(oldestKey)
-      this.#onEvict?.(oldestKey, oldestValue)
+    if (this.#entries.size <= this.capacity) return
+    for (const [oldKey, oldValue] of this.#entries) {
+      if (this.#entries.size <= this.capacity) break
+      if (oldKey !== key && this.#canEvict(oldValue)) this.#entries.delete(oldKey)
     }
   }
 

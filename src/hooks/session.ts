@@ -1,4 +1,5 @@
 import { Effect, Predicate } from "effect"
+import { findingsForSummary } from "../engine/prompts.ts"
 import { Config, formatReport } from "../services/Config.ts"
 import { Host, type NoteOrigin } from "../services/Host.ts"
 import { Notifier } from "../services/Notifier.ts"
@@ -11,10 +12,22 @@ export const userMessage = Effect.fn("hooks.userMessage")(function*(sessionID: s
   yield* store.use(sessionID, (state) => Effect.sync(() => void (state.origin = origin)))
 })
 
-/** `experimental.session.compacting`: the next transform for this session is OpenCode's summariser's. */
-export const compacting = Effect.fn("hooks.compacting")(function*(sessionID: string) {
+/**
+ * `experimental.session.compacting`: the next transform for this session is OpenCode's summariser's. The findings
+ * the model distilled with `extract` are handed to the summariser, so they survive the compaction.
+ */
+export const compacting = Effect.fn("hooks.compacting")(function*(sessionID: string, context: Array<string>) {
   const store = yield* SessionStore
-  yield* store.use(sessionID, (state) => Effect.sync(() => void (state.compacting = true)))
+  yield* store.use(sessionID, (state) =>
+    Effect.sync(() => {
+      if (state.isSubAgent) return
+      state.compacting = true
+      const handover = findingsForSummary(state.findings)
+      if (handover === undefined) return
+      context.push(handover)
+      state.findings = []
+      state.dirty = true
+    }))
 })
 
 /**
@@ -37,8 +50,12 @@ export const event = Effect.fn("hooks.event")(function*(event: unknown) {
   const idle = event.type === "session.idle" ||
     (event.type === "session.status" && Predicate.isObject(properties.status) && properties.status.type === "idle")
   if (idle && typeof properties.sessionID === "string") {
+    const sessionID = properties.sessionID
+    const store = yield* SessionStore
     const notifier = yield* Notifier
-    yield* notifier.idle(properties.sessionID)
+    // A compaction that ended (or failed) without its summariser's request must not leave the next one unpruned.
+    yield* store.ifLoaded(sessionID, (state) => void (state.compacting = false))
+    yield* notifier.idle(sessionID)
   }
 })
 

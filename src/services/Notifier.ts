@@ -54,13 +54,19 @@ export class Notifier extends Context.Service<Notifier, {
         idle: (sessionID) =>
           Effect.gen(function*() {
             const notes = held.get(sessionID) ?? []
-            held.delete(sessionID)
-            for (const note of notes) yield* send(sessionID, note.text, note.origin)
             const entry = pending.get(sessionID)
+            const text = entry === undefined
+              ? undefined
+              : formatNote(entry.calls, { mode, sessionTokens: entry.sessionTokens, showDistillation })
+            const all = [...notes, ...(text === undefined || entry === undefined ? [] : [{ text, origin: entry.origin }])]
+            held.delete(sessionID)
             pending.delete(sessionID)
-            if (entry === undefined) return
-            const text = formatNote(entry.calls, { mode, sessionTokens: entry.sessionTokens, showDistillation })
-            if (text !== undefined) yield* send(sessionID, text, entry.origin)
+            for (const [i, note] of all.entries()) {
+              // A note the host did not take waits for the next idle instead of being lost.
+              yield* send(sessionID, note.text, note.origin).pipe(
+                Effect.tapError(() => Effect.sync(() => held.set(sessionID, [...all.slice(i), ...(held.get(sessionID) ?? [])])))
+              )
+            }
           }),
         post: (sessionID, text, origin) =>
           Effect.gen(function*() {

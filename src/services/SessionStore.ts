@@ -9,6 +9,8 @@ import { type InvalidSessionId, Persistence, type PersistenceError } from "./Per
 interface Entry {
   readonly lock: Semaphore.Semaphore
   state: SessionState | undefined
+  /** Fibers using or waiting for this entry: an entry in use is never evicted, so a session has one state. */
+  users: number
 }
 
 /**
@@ -22,6 +24,8 @@ export class SessionStore extends Context.Service<SessionStore, {
     sessionID: string,
     f: (state: SessionState) => Effect.Effect<A, E, R>
   ) => Effect.Effect<A, E | InvalidSessionId | PersistenceError | HostError, R>
+  /** Runs `f` on the session's state only if this process holds it in memory; nothing is loaded. */
+  readonly ifLoaded: (sessionID: string, f: (state: SessionState) => void) => Effect.Effect<void>
   /** The session was deleted in OpenCode: drop it from memory and disk. */
   readonly forget: (sessionID: string) => Effect.Effect<void, InvalidSessionId | PersistenceError>
   /** Writes every changed session now. */
@@ -32,8 +36,11 @@ export class SessionStore extends Context.Service<SessionStore, {
     Effect.gen(function*() {
       const persistence = yield* Persistence
       const host = yield* Host
-      const entries = new LruMap<string, Entry>(maxSessions)
+      const entries = new LruMap<string, Entry>(maxSessions, (entry) => entry.users === 0)
       const unsaved = new Map<string, SessionState>()
+      // A state being written is in neither map nor (yet) on disk: it must stay reachable until the write ends,
+      // or a session evicted meanwhile would be reloaded empty and then overwrite its own file.
+      const saving = new Map<string, SessionState>()
 
       const load = Effect.fnUntraced(function*(sessionID: string) {
         const stored = yield* persistence.load(sessionID)
@@ -54,16 +61,20 @@ export class SessionStore extends Context.Service<SessionStore, {
         }).pipe(
           Effect.catch((error) =>
             Effect.sync(() => {
+              // Kept for the next write rather than retried now: a disk that fails now likely fails again.
               state.dirty = true
+              if (!unsaved.has(state.sessionID)) unsaved.set(state.sessionID, state)
             }).pipe(Effect.andThen(Effect.logWarning("could not save session state", error)))
           )
         )
 
       const writer = yield* writeBehind(Effect.gen(function*() {
-        while (unsaved.size > 0) {
-          const batch = [...unsaved.values()]
-          unsaved.clear()
-          for (const state of batch) yield* save(state)
+        const batch = [...unsaved.values()]
+        unsaved.clear()
+        for (const state of batch) {
+          saving.set(state.sessionID, state)
+          yield* save(state)
+          if (saving.get(state.sessionID) === state) saving.delete(state.sessionID)
         }
       }))
 
@@ -71,12 +82,13 @@ export class SessionStore extends Context.Service<SessionStore, {
         Effect.suspend(() => {
           let entry = entries.get(sessionID)
           if (entry === undefined) {
-            entry = { lock: Semaphore.makeUnsafe(1), state: undefined }
+            entry = { lock: Semaphore.makeUnsafe(1), state: undefined, users: 0 }
             entries.set(sessionID, entry)
           }
           const current = entry
+          current.users++
           return current.lock.withPermits(1)(Effect.gen(function*() {
-            const state = current.state ?? unsaved.get(sessionID) ?? (yield* load(sessionID))
+            const state = current.state ?? unsaved.get(sessionID) ?? saving.get(sessionID) ?? (yield* load(sessionID))
             current.state = state
             const result = yield* f(state)
             if (state.dirty) {
@@ -85,17 +97,24 @@ export class SessionStore extends Context.Service<SessionStore, {
               yield* writer.request
             }
             return result
-          }))
+          })).pipe(Effect.ensuring(Effect.sync(() => void current.users--)))
         })
 
       const forget = (sessionID: string) =>
         Effect.suspend(() => {
           entries.delete(sessionID)
           unsaved.delete(sessionID)
+          saving.delete(sessionID)
           return persistence.remove(sessionID)
         })
 
-      return SessionStore.of({ use, forget, flush: writer.drain })
+      const ifLoaded = (sessionID: string, f: (state: SessionState) => void) =>
+        Effect.sync(() => {
+          const state = entries.get(sessionID)?.state
+          if (state !== undefined) f(state)
+        })
+
+      return SessionStore.of({ use, ifLoaded, forget, flush: writer.drain })
     })
   )
 }

@@ -31,10 +31,14 @@ export interface SessionState {
    * tools) appears, the model is asked to carry on rather than prune again.
    */
   cooldownAfter: number | undefined
-  /** Highest ID at the last prune by the model or the last nudge: nudges count tool results after it. */
+  /** Highest ID at the last prune by the model: nudges count tool results after it. */
   nudgeAfter: number
   /** Tokens of the system prompt of the latest request, once seen. */
   systemTokens: number | undefined
+  /** The model of the latest request: its provider and context window decide when prunes are applied. */
+  model: { readonly providerID: string; readonly contextLimit: number | undefined } | undefined
+  /** When this process last saw a request for the session: an idle gap beyond the cache TTL means a cold cache. */
+  lastRequestAt: number | undefined
 }
 
 export const fromFile = (file: SessionFile, isSubAgent: boolean): SessionState => ({
@@ -53,7 +57,9 @@ export const fromFile = (file: SessionFile, isSubAgent: boolean): SessionState =
   compacting: false,
   cooldownAfter: undefined,
   nudgeAfter: 0,
-  systemTokens: undefined
+  systemTokens: undefined,
+  model: undefined,
+  lastRequestAt: undefined
 })
 
 export const toFile = (state: SessionState): SessionFile => ({
