@@ -1,9 +1,33 @@
-import { defineConfig } from "vitest/config"
+import { configDefaults, defineConfig } from "vitest/config"
 
 export default defineConfig({
   test: {
-    include: ["test/**/*.test.ts"],
-    testTimeout: 30_000,
-    hookTimeout: 60_000
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: "unit",
+          include: ["test/**/*.test.ts"],
+          exclude: [...configDefaults.exclude, "test/e2e/**"],
+          testTimeout: 30_000,
+          hookTimeout: 60_000
+        }
+      },
+      {
+        // The real OpenCode binary against a scripted model (test/e2e/support/scenario.ts). Alone:
+        // `npx vitest run --project e2e`; with the plugin switched off, to see the assertions fail:
+        // `DCP_E2E_DISABLED=1 npx vitest run --project e2e`.
+        extends: true,
+        test: {
+          name: "e2e",
+          include: ["test/e2e/**/*.e2e.test.ts"],
+          globalSetup: ["test/e2e/support/global-setup.ts"],
+          // Each file runs its own `opencode serve` processes; these machines have 2 cores.
+          maxWorkers: 2,
+          testTimeout: 120_000,
+          hookTimeout: 120_000
+        }
+      }
+    ]
   }
 })

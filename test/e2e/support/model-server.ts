@@ -4,7 +4,8 @@ import type { AddressInfo } from "node:net"
 /** One scripted model reply: text, tool calls, or both. */
 export interface Reply {
   readonly text?: string
-  readonly toolCalls?: ReadonlyArray<{ readonly name: string; readonly args: Record<string, unknown> }>
+  /** `id` is the call ID OpenCode stores and sends back with the result (default `call_<n>`). */
+  readonly toolCalls?: ReadonlyArray<{ readonly name: string; readonly args: Record<string, unknown>; readonly id?: string }>
 }
 
 /** A request body as OpenCode sent it (OpenAI chat-completions format). */
@@ -50,7 +51,7 @@ export const startModelServer = async (smallModel = "fake-small"): Promise<Model
       : queue.shift() ?? { text: "Done." }
     const stream = body.stream === true
     const toolCalls = (reply.toolCalls ?? []).map((call) => ({
-      id: `call_${++callCounter}`,
+      id: call.id ?? `call_${++callCounter}`,
       type: "function",
       function: { name: call.name, arguments: JSON.stringify(call.args) }
     }))
@@ -95,6 +96,10 @@ export const startModelServer = async (smallModel = "fake-small"): Promise<Model
     script: (replies) => {
       queue = [...replies]
     },
-    close: () => new Promise((resolve) => server.close(() => resolve()))
+    close: () =>
+      new Promise((resolve) => {
+        server.close(() => resolve())
+        server.closeAllConnections()
+      })
   }
 }

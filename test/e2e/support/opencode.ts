@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process"
-import { cp, mkdir, writeFile } from "node:fs/promises"
+import { access, cp, mkdir, symlink, writeFile } from "node:fs/promises"
 import { join } from "node:path"
 
 export const opencodeBinary = new URL("../../../node_modules/opencode-ai/bin/opencode.exe", import.meta.url).pathname
@@ -7,14 +7,19 @@ export const opencodeBinary = new URL("../../../node_modules/opencode-ai/bin/ope
 export interface OpenCodeOptions {
   /** A fresh temp directory: HOME, XDG dirs, TMPDIR and the project all live under it. */
   readonly root: string
-  /** Value for the `plugin` list: a `file://` URL of the plugin package directory or module. */
-  readonly plugin: string
+  /** Value for the `plugin` list: a `file://` URL of the plugin package directory or module; none when absent. */
+  readonly plugin?: string
   /** Base URL of the scripted model (`.../v1`). */
   readonly modelUrl: string
   /** Extra files in the project, relative path -> content. */
   readonly projectFiles?: Readonly<Record<string, string>>
-  /** A `~/.config/opencode` prepared once (OpenCode installs `@opencode-ai/plugin` there on first start). */
+  /**
+   * A `~/.config/opencode` prepared once (OpenCode installs `@opencode-ai/plugin` there on first start); its
+   * node_modules is linked, not copied, and must stay unchanged.
+   */
   readonly configTemplate?: string
+  /** Files in `~/.config/opencode`, relative path -> content, written after the template is copied. */
+  readonly globalFiles?: Readonly<Record<string, string>>
 }
 
 export interface OpenCode {
@@ -42,14 +47,14 @@ export const isolatedEnv = (root: string): Record<string, string> => ({
   OPENCODE_DISABLE_EXTERNAL_SKILLS: "1"
 })
 
-export const openCodeConfig = (plugin: string, modelUrl: string) => ({
+export const openCodeConfig = (plugin: string | undefined, modelUrl: string) => ({
   $schema: "https://opencode.ai/config.json",
   model: "fake/fake-model",
   small_model: "fake/fake-small",
   permission: { "*": "allow" },
   autoupdate: false,
   share: "disabled",
-  plugin: [plugin],
+  plugin: plugin === undefined ? [] : [plugin],
   provider: {
     fake: {
       npm: "@ai-sdk/openai-compatible",
@@ -63,19 +68,55 @@ export const openCodeConfig = (plugin: string, modelUrl: string) => ({
   }
 })
 
+const exists = (path: string) => access(path).then(() => true, () => false)
+
+/**
+ * Gives a config directory the result of OpenCode's first-start install, so OpenCode does not run it again (about
+ * 10 s per directory). node_modules is linked: copying it costs seconds, and OpenCode only reads it. Skipped when
+ * already done (a restart on the same HOME).
+ */
+const seedConfigDir = async (template: string, dir: string) => {
+  if (await exists(join(dir, "node_modules"))) return
+  await mkdir(dir, { recursive: true })
+  for (const entry of ["package.json", "package-lock.json", ".gitignore"]) {
+    await cp(join(template, entry), join(dir, entry))
+  }
+  await symlink(join(template, "node_modules"), join(dir, "node_modules"))
+}
+
+// Servers still running when the test process exits (a crashed worker, an interrupted run) are killed by their
+// process group, so no `opencode serve` outlives the run.
+const running = new Set<ChildProcess>()
+process.once("exit", () => {
+  for (const child of running) {
+    try {
+      process.kill(-child.pid!, "SIGKILL")
+    } catch {
+      // already gone
+    }
+  }
+})
+
 /** Starts `opencode serve` for an isolated project; resolves once it listens. */
 export const startOpenCode = async (options: OpenCodeOptions): Promise<OpenCode> => {
   const env = isolatedEnv(options.root)
   const project = join(options.root, "project")
   await mkdir(project, { recursive: true })
   await mkdir(env.TMPDIR!, { recursive: true })
-  if (options.configTemplate !== undefined) {
-    await cp(options.configTemplate, join(env.XDG_CONFIG_HOME!, "opencode"), { recursive: true })
+  const globalConfig = join(env.XDG_CONFIG_HOME!, "opencode")
+  if (options.configTemplate !== undefined) await seedConfigDir(options.configTemplate, globalConfig)
+  for (const [file, content] of Object.entries(options.globalFiles ?? {})) {
+    await mkdir(join(globalConfig, file, ".."), { recursive: true })
+    await writeFile(join(globalConfig, file), content)
   }
   await writeFile(join(project, "opencode.json"), JSON.stringify(openCodeConfig(options.plugin, options.modelUrl), null, 2))
   for (const [file, content] of Object.entries(options.projectFiles ?? {})) {
     await mkdir(join(project, file, ".."), { recursive: true })
     await writeFile(join(project, file), content)
+  }
+  // A project `.opencode/` is a config directory too: OpenCode runs the same install there.
+  if (options.configTemplate !== undefined && (await exists(join(project, ".opencode")))) {
+    await seedConfigDir(options.configTemplate, join(project, ".opencode"))
   }
   const child: ChildProcess = spawn(opencodeBinary, ["serve", "--port", "0", "--hostname", "127.0.0.1", "--print-logs"], {
     cwd: project,
@@ -83,42 +124,13 @@ export const startOpenCode = async (options: OpenCodeOptions): Promise<OpenCode>
     stdio: ["ignore", "pipe", "pipe"],
     detached: true
   })
+  running.add(child)
+  child.once("exit", () => running.delete(child))
   let output = ""
   child.stdout?.on("data", (chunk: Buffer) => void (output += chunk.toString()))
   child.stderr?.on("data", (chunk: Buffer) => void (output += chunk.toString()))
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`opencode did not start:\n${output.slice(-3000)}`)), 60_000)
-    const check = () => {
-      const match = /opencode server listening on (http:\/\/\S+)/.exec(output)
-      if (match) {
-        clearTimeout(timer)
-        resolve(match[1]!)
-      }
-    }
-    child.stdout?.on("data", check)
-    child.stderr?.on("data", check)
-    child.on("exit", (code) => {
-      clearTimeout(timer)
-      reject(new Error(`opencode exited with ${code}:\n${output.slice(-3000)}`))
-    })
-  })
-  const api = async <T>(method: string, path: string, body?: unknown) => {
-    const response = await fetch(`${url}${path}`, {
-      method,
-      headers: { "content-type": "application/json", "x-opencode-directory": project },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) })
-    })
-    const text = await response.text()
-    let data: unknown = text
-    try {
-      data = JSON.parse(text)
-    } catch {
-      // not JSON: keep the text
-    }
-    return { status: response.status, data: data as T }
-  }
   const stop = async () => {
-    if (child.exitCode !== null || child.pid === undefined) return
+    if (child.exitCode !== null || child.signalCode !== null || child.pid === undefined) return
     const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()))
     try {
       process.kill(-child.pid, "SIGTERM")
@@ -134,6 +146,41 @@ export const startOpenCode = async (options: OpenCodeOptions): Promise<OpenCode>
     }, 5000)
     await exited
     clearTimeout(timeout)
+  }
+  const listening = new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`opencode did not start:\n${output.slice(-3000)}`)), 60_000)
+    const check = () => {
+      const match = /opencode server listening on (http:\/\/\S+)/.exec(output)
+      if (match) {
+        clearTimeout(timer)
+        resolve(match[1]!)
+      }
+    }
+    child.stdout?.on("data", check)
+    child.stderr?.on("data", check)
+    child.on("exit", (code) => {
+      clearTimeout(timer)
+      reject(new Error(`opencode exited with ${code}:\n${output.slice(-3000)}`))
+    })
+  })
+  const url = await listening.catch(async (error: unknown) => {
+    await stop()
+    throw error
+  })
+  const api = async <T>(method: string, path: string, body?: unknown) => {
+    const response = await fetch(`${url}${path}`, {
+      method,
+      headers: { "content-type": "application/json", "x-opencode-directory": project },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) })
+    })
+    const text = await response.text()
+    let data: unknown = text
+    try {
+      data = JSON.parse(text)
+    } catch {
+      // not JSON: keep the text
+    }
+    return { status: response.status, data: data as T }
   }
   return { url, project, env, logs: () => output, api, stop }
 }

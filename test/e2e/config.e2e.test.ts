@@ -1,0 +1,67 @@
+import { describe, expect, it } from "vitest"
+import { call, done, placeholder, read, sourceFile } from "./support/fixtures.ts"
+import { argumentsOf, requestAfter, requestText, resultOf } from "./support/requests.ts"
+import { useScenario } from "./support/scenario.ts"
+import { waitFor } from "./support/wait.ts"
+
+describe("purge errors with strategies.purgeErrors.turns = 1 in the project config", () => {
+  const scenario = useScenario({
+    files: {
+      "src/a.ts": sourceFile("alpha"),
+      "src/b.ts": sourceFile("beta"),
+      ".opencode/dcp.jsonc": '{\n  // purge failed inputs one turn later\n  "strategies": { "purgeErrors": { "turns": 1 } },\n}\n'
+    }
+  })
+
+  it("a failed call's large input is gone after the configured turns, its error kept", async () => {
+    const s = scenario()
+    const session = await s.newSession()
+    const marker = "PURGE_MARKER_e41c"
+    // webfetch rejects a non-HTTP URL before any network access: a failed call with a large string input.
+    const url = `ftp://example.invalid/${marker}/${Array.from({ length: 30 }, (_, i) => `segment-${i}`).join("/")}`
+    s.model.script([call("webfetch", { url }, "err_1"), read(s, "src/a.ts", "err_2"), read(s, "src/b.ts", "err_3"), done])
+    await s.prompt(session, "fetch that URL")
+    const requests = s.requests()
+
+    const error = resultOf(requestAfter(requests, "err_1"), "err_1")!
+    expect(error).toContain("URL must start with http")
+    // Right after the failure the input is still there; one turn later it is purged and the error text stays
+    // (with the default of 4 turns it would still be there at the end of this script).
+    expect(argumentsOf(requestAfter(requests, "err_1"), "err_1")?.url).toBe(url)
+    for (const request of [requestAfter(requests, "err_2"), requests.at(-1)!]) {
+      expect(argumentsOf(request, "err_1")?.url).toMatch(placeholder("[pruned url of a failed call: ~N tokens; id 1]"))
+      expect(resultOf(request, "err_1")).toBe(error)
+      expect(requestText(request)).not.toContain(marker)
+    }
+  })
+})
+
+describe("an invalid project config", () => {
+  const scenario = useScenario({
+    files: {
+      "src/a.ts": sourceFile("alpha"),
+      ".opencode/dcp.jsonc": '{ "strategies": { "purgeErrors": { "turns": 0 } } }\n'
+    }
+  })
+
+  it("is reported in a toast naming the key, and pruning still works with the defaults", async () => {
+    const s = scenario()
+    const events = await s.subscribe()
+    try {
+      const session = await s.newSession()
+      s.model.script([read(s, "src/a.ts", "bad_1"), read(s, "src/a.ts", "bad_2"), done])
+      await s.prompt(session, "read a.ts twice")
+
+      const toast = await waitFor("a toast naming strategies.purgeErrors.turns", 20_000, () =>
+        events.events.find((event) =>
+          event.type === "tui.toast.show" && String(event.properties.message).includes("strategies.purgeErrors.turns")
+        ))
+      expect(String(toast.properties.message)).toContain(".opencode/dcp.jsonc")
+      expect(resultOf(requestAfter(s.requests(), "bad_2"), "bad_1")).toMatch(
+        placeholder("[pruned duplicate: read src/a.ts, ~N tokens; id 1]")
+      )
+    } finally {
+      events.close()
+    }
+  })
+})

@@ -1,0 +1,25 @@
+import type { Reply } from "./model-server.ts"
+import type { Scenario } from "./scenario.ts"
+
+/** A TypeScript file of `lines` distinct lines (~12 tokens each): big enough to be listed and worth pruning. */
+export const sourceFile = (name: string, lines = 60): string =>
+  Array.from({ length: lines }, (_, i) => `export const ${name}${i} = "${name} line ${i}"\n`).join("")
+
+/** A scripted reply calling one tool, with a call ID chosen by the test so it can find the call in the requests. */
+export const call = (name: string, args: Record<string, unknown>, id: string): Reply => ({
+  toolCalls: [{ name, args, id }]
+})
+
+export const read = (scenario: Scenario, file: string, id: string): Reply =>
+  call("read", { filePath: scenario.path(file) }, id)
+
+export const done: Reply = { text: "Done." }
+
+/**
+ * Matches a placeholder written as it reads, e.g. `[pruned: read src/a.ts, ~N tokens; id 1]`: `~N` stands for any
+ * token count, and `id 1` also matches `recall 1` (the handle placeholders use when the recall tool is on).
+ */
+export const placeholder = (text: string): RegExp => {
+  const escaped = text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
+  return new RegExp(`^${escaped.replace("~N", "~[\\d.]+[kM]?").replace(/id (\d+)\\\]$/, "(?:id|recall) $1\\]")}$`)
+}

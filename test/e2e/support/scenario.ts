@@ -1,0 +1,221 @@
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { afterAll, beforeAll, beforeEach, inject } from "vitest"
+import { type ModelServer, type RecordedRequest, startModelServer } from "./model-server.ts"
+import { type OpenCode, startOpenCode } from "./opencode.ts"
+import { describeRequests } from "./requests.ts"
+import { waitFor } from "./wait.ts"
+
+const repo = new URL("../../../", import.meta.url).pathname
+const plugin = `file://${repo.replace(/\/$/, "")}`
+
+/**
+ * `DCP_E2E_DISABLED=1` switches the plugin off in every scenario (`"enabled": false` in the global dcp.jsonc), to
+ * show that the assertions fail without it.
+ */
+const disabled = process.env.DCP_E2E_DISABLED === "1"
+
+// Automatic prunes are applied at once, so that a short script shows them; the default (`"auto"`) batches them
+// until they are worth a prompt-cache rebuild, which needs a scenario of its own.
+const globalConfig = { ...(disabled ? { enabled: false } : {}), cache: { mode: "immediate" } }
+
+export interface ScenarioOptions {
+  /** Project files, path relative to the project -> content. */
+  readonly files?: Readonly<Record<string, string>>
+}
+
+export interface StoredPart {
+  readonly type: string
+  readonly text?: string
+  readonly ignored?: boolean
+  readonly synthetic?: boolean
+}
+
+export interface StoredMessage {
+  readonly info: { readonly id: string; readonly role: string }
+  readonly parts: ReadonlyArray<StoredPart>
+}
+
+export interface ServerEvent {
+  readonly type: string
+  readonly properties: Record<string, unknown>
+}
+
+/** A live subscription to `GET /event`, collecting every event. */
+export interface EventStream {
+  readonly events: ReadonlyArray<ServerEvent>
+  readonly close: () => void
+}
+
+/** One isolated world: a temp root (HOME, XDG dirs, project), a scripted model and a running `opencode serve`. */
+export interface Scenario {
+  readonly root: string
+  readonly model: ModelServer
+  readonly opencode: () => OpenCode
+  /** Absolute path of a project file. */
+  readonly path: (file: string) => string
+  /** Main-model requests recorded since the current test began. */
+  readonly requests: () => ReadonlyArray<RecordedRequest>
+  readonly newSession: () => Promise<string>
+  /** Runs one prompt; OpenCode answers once the whole agent loop is done. */
+  readonly prompt: (sessionID: string, text: string) => Promise<void>
+  readonly messages: (sessionID: string) => Promise<ReadonlyArray<StoredMessage>>
+  /** Waits for an ignored (never sent to the model) text part containing `includes`; returns its text. */
+  readonly waitForNote: (sessionID: string, includes: string) => Promise<string>
+  readonly subscribe: () => Promise<EventStream>
+  /** Stops `opencode serve` and starts it again on the same HOME and project. */
+  readonly restart: () => Promise<void>
+  readonly beginTest: () => void
+  /** Prints what the model received during the current test and the OpenCode log tail. */
+  readonly report: (title: string) => Promise<void>
+  /** Stops the agent loops of the sessions created during the current test, so they cannot run into the next. */
+  readonly abortSessions: () => Promise<void>
+  readonly dispose: () => Promise<void>
+}
+
+export const startScenario = async (options: ScenarioOptions = {}): Promise<Scenario> => {
+  const root = await mkdtemp(join(tmpdir(), "dcp-e2e-"))
+  const model = await startModelServer()
+  const start = () =>
+    startOpenCode({
+      root,
+      plugin,
+      modelUrl: model.url,
+      configTemplate: inject("opencodeConfigTemplate"),
+      projectFiles: options.files ?? {},
+      globalFiles: { "dcp.jsonc": `${JSON.stringify(globalConfig, null, 2)}\n` }
+    })
+  let opencode: OpenCode
+  try {
+    opencode = await start()
+  } catch (error) {
+    await model.close()
+    await rm(root, { recursive: true, force: true })
+    throw error
+  }
+  let earlierLogs = ""
+  let mark = 0
+  let sessions: Array<string> = []
+  const streams = new Set<AbortController>()
+
+  const call = async <T>(method: string, path: string, body?: unknown): Promise<T> => {
+    const response = await opencode.api<T>(method, path, body)
+    if (response.status !== 200) {
+      throw new Error(`${method} ${path} answered ${response.status}: ${JSON.stringify(response.data).slice(0, 2000)}`)
+    }
+    return response.data
+  }
+  const messages = (sessionID: string) => call<ReadonlyArray<StoredMessage>>("GET", `/session/${sessionID}/message`)
+  const logs = () => earlierLogs + opencode.logs()
+
+  return {
+    root,
+    model,
+    opencode: () => opencode,
+    path: (file) => join(opencode.project, file),
+    requests: () => model.requests.slice(mark).filter((request) => model.main().includes(request)),
+    newSession: async () => {
+      const { id } = await call<{ id: string }>("POST", "/session", {})
+      sessions.push(id)
+      return id
+    },
+    prompt: async (sessionID, text) => {
+      await call("POST", `/session/${sessionID}/message`, {
+        model: { providerID: "fake", modelID: "fake-model" },
+        parts: [{ type: "text", text }]
+      })
+    },
+    messages,
+    waitForNote: (sessionID, includes) =>
+      waitFor(`an ignored note containing ${JSON.stringify(includes)}`, 20_000, async () => {
+        const parts = (await messages(sessionID)).flatMap((message) => message.parts)
+        return parts.find((part) => part.ignored === true && part.text?.includes(includes) === true)?.text
+      }, 200),
+    subscribe: async () => {
+      const controller = new AbortController()
+      streams.add(controller)
+      const response = await fetch(`${opencode.url}/event`, {
+        headers: { accept: "text/event-stream", "x-opencode-directory": opencode.project },
+        signal: controller.signal
+      })
+      const events: Array<ServerEvent> = []
+      void (async () => {
+        const decoder = new TextDecoder()
+        let buffer = ""
+        for await (const chunk of response.body!) {
+          buffer += decoder.decode(chunk as Uint8Array, { stream: true })
+          const lines = buffer.split("\n")
+          buffer = lines.pop() ?? ""
+          for (const line of lines) {
+            if (line.startsWith("data:")) events.push(JSON.parse(line.slice(5)) as ServerEvent)
+          }
+        }
+      })().catch(() => undefined)
+      return {
+        events,
+        close: () => {
+          controller.abort()
+          streams.delete(controller)
+        }
+      }
+    },
+    restart: async () => {
+      await opencode.stop()
+      earlierLogs += `${opencode.logs()}\n--- restarted ---\n`
+      opencode = await start()
+    },
+    beginTest: () => {
+      mark = model.requests.length
+      sessions = []
+    },
+    report: async (title) => {
+      const requests = model.requests.slice(mark)
+      const file = join(repo, ".e2e-cache", "failures", `${title.replace(/[^\w.-]+/g, "_").slice(0, 80)}.json`)
+      await mkdir(join(file, ".."), { recursive: true })
+      await writeFile(file, JSON.stringify({ title, root, requests, logs: logs() }, null, 2))
+      console.error([
+        `=== e2e failure context: ${title}${disabled ? " (DCP_E2E_DISABLED=1)" : ""}`,
+        `full request bodies and logs: ${file}`,
+        `--- requests the model received during this test ---`,
+        describeRequests(requests, mark),
+        `--- opencode log tail ---`,
+        logs().split("\n").slice(-60).join("\n")
+      ].join("\n"))
+    },
+    abortSessions: async () => {
+      for (const sessionID of sessions) await opencode.api("POST", `/session/${sessionID}/abort`).catch(() => undefined)
+    },
+    dispose: async () => {
+      for (const controller of streams) controller.abort()
+      await opencode.stop()
+      await model.close()
+      await rm(root, { recursive: true, force: true })
+    }
+  }
+}
+
+/**
+ * One scenario shared by the tests of the enclosing `describe` (or file), which run one after the other, each in
+ * its own session. A failing test prints what the model received during that test and the OpenCode log tail.
+ */
+export const useScenario = (options: ScenarioOptions = {}): (() => Scenario) => {
+  let scenario: Scenario | undefined
+  beforeAll(async () => {
+    scenario = await startScenario(options)
+  })
+  beforeEach((context) => {
+    scenario?.beginTest()
+    context.onTestFailed(async () => {
+      await scenario?.report(context.task.name)
+      await scenario?.abortSessions()
+    })
+  })
+  afterAll(async () => {
+    await scenario?.dispose()
+  })
+  return () => {
+    if (scenario === undefined) throw new Error("the scenario did not start")
+    return scenario
+  }
+}
