@@ -46,3 +46,30 @@ export const reportedContext = (messages: ReadonlyArray<unknown>): number | unde
   }
   return undefined
 }
+
+/** Prompt-cache usage the provider reported, summed over the session's assistant messages. */
+export interface CacheUsage {
+  readonly requests: number
+  readonly read: number
+  readonly write: number
+  readonly uncached: number
+}
+
+export const reportedCacheUsage = (messages: ReadonlyArray<unknown>): CacheUsage => {
+  let requests = 0
+  let read = 0
+  let write = 0
+  let uncached = 0
+  const number = (value: unknown) => (typeof value === "number" && Number.isFinite(value) ? value : 0)
+  for (const message of messages) {
+    if (roleOf(message) !== "assistant" || !Predicate.isObject(message) || !Predicate.isObject(message.info)) continue
+    const tokens = message.info.tokens
+    if (!Predicate.isObject(tokens)) continue
+    const cache = Predicate.isObject(tokens.cache) ? tokens.cache : {}
+    requests++
+    read += number(cache.read)
+    write += number(cache.write)
+    uncached += number(tokens.input)
+  }
+  return { requests, read, write, uncached }
+}

@@ -1,5 +1,6 @@
 import { formatTokens } from "../engine/placeholders.ts"
 import type { LifetimeFile, SessionStats, Tally } from "../state/schema.ts"
+import type { CacheUsage } from "./breakdown.ts"
 import { subcommands } from "./parse.ts"
 
 export const formatHelp = (problem?: string): string => {
@@ -84,6 +85,8 @@ export const formatStats = (input: {
   readonly lifetime: LifetimeFile
   readonly now: number
   readonly reasonName: (reason: string) => string
+  /** What the provider reported for this session, when the stored session could be read. */
+  readonly cache?: CacheUsage | undefined
 }): string => {
   const { lifetime, session } = input
   const lines = [
@@ -97,6 +100,22 @@ export const formatStats = (input: {
     const last = session.lastPrune
     lines.push(
       `  last prune:  ${ago(last.at, input.now)}, ${last.calls} call${last.calls === 1 ? "" : "s"} (${input.reasonName(last.reason)}), ${formatTokens(last.tokens)} tokens`
+    )
+  }
+  const applied = session.applications
+  if (applied.count > 0) {
+    const warm = applied.count - applied.cold
+    lines.push(
+      `  prompt cache: prunes reached the model ${applied.count} time${applied.count === 1 ? "" : "s"} (${applied.cold} with the cache already expired); ` +
+        (warm === 0 ? "no cache was rebuilt for them." : `about ${formatTokens(applied.rebuiltTokens)} cached tokens were rebuilt for them (estimated).`)
+    )
+  }
+  if (input.cache !== undefined && input.cache.requests > 0) {
+    const { read, requests, uncached, write } = input.cache
+    lines.push(
+      read + write === 0
+        ? `  provider: ${requests} request${requests === 1 ? "" : "s"}, ${formatTokens(uncached)} input tokens, no prompt-cache usage reported.`
+        : `  provider: ${requests} request${requests === 1 ? "" : "s"}, ${formatTokens(read)} tokens read from cache, ${formatTokens(write)} written to it, ${formatTokens(uncached)} uncached (as reported).`
     )
   }
   lines.push(

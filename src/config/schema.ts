@@ -23,6 +23,8 @@ const section = <Fields extends Schema.Struct.Fields>(description: string, field
 
 const Turns = Schema.Int.check(Schema.isGreaterThanOrEqualTo(1))
 const Tokens = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
+const Share = Schema.Finite.check(Schema.isGreaterThan(0), Schema.isLessThanOrEqualTo(1))
+const Seconds = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
 const ToolNames = Schema.Array(Schema.String)
 
 const protectedTools = (what: string) =>
@@ -65,6 +67,9 @@ export const PluginConfigFile = Schema.Struct({
     extract: section("The extract tool: replace tool output with a distilled finding.", {
       enabled: setting(Schema.Boolean, true, "Offer the extract tool to the model."),
       showDistillation: setting(Schema.Boolean, false, "Show the distilled text in the prune notification.")
+    }),
+    recall: section("The recall tool: get the original content of a pruned call back.", {
+      enabled: setting(Schema.Boolean, true, "Offer the recall tool to the model; placeholders then say `recall <id>`.")
     })
   }),
   strategies: section("Automatic pruning, applied without any model call.", {
@@ -79,7 +84,24 @@ export const PluginConfigFile = Schema.Struct({
       enabled: setting(Schema.Boolean, true, "Purge inputs of old failed calls."),
       turns: setting(Turns, 4, "Age in turns after which a failed call's inputs are purged."),
       protectedTools: protectedTools("error purging")
+    }),
+    staleOutputs: section("Mask old tool outputs once the context is large, keeping the most recent ones.", {
+      enabled: setting(Schema.Boolean, true, "Mask stale tool outputs."),
+      trigger: setting(Tokens, 40000, "Start masking once the context holds this many tokens."),
+      keepRecent: setting(Tokens, 20, "The most recent tool outputs that are never masked."),
+      clearAtLeast: setting(Tokens, 10000, "Mask in batches of at least this many tokens."),
+      protectedTools: protectedTools("masking")
     })
+  }),
+  cache: section("When automatic prunes reach what is sent: batched, so the provider's prompt cache is rarely rebuilt.", {
+    mode: setting(
+      Schema.Literals(["auto", "immediate"]),
+      "auto",
+      "\"auto\": apply prunes in batches when worth it; \"immediate\": apply each prune at once."
+    ),
+    minPruneTokens: setting(Tokens, 8000, "Apply pending prunes once they would save at least this many tokens per request."),
+    pressure: setting(Share, 0.8, "Apply pending prunes at once when the context fills this share of the model's window."),
+    ttlSeconds: setting(Seconds, 300, "After this many seconds without a request the cache is cold: pending prunes apply.")
   })
 }).annotate({
   title: "opencode-context-pruner",

@@ -4,6 +4,7 @@ import type { Protection } from "./protection.ts"
 import type { Candidate } from "./strategies/candidate.ts"
 import { deduplication } from "./strategies/deduplication.ts"
 import { purgeErrors } from "./strategies/purgeErrors.ts"
+import { staleOutputs } from "./strategies/staleOutputs.ts"
 import { supersedeWrites } from "./strategies/supersedeWrites.ts"
 
 /**
@@ -20,6 +21,8 @@ export const automaticCandidates = (input: {
   readonly strategies: PluginConfig["strategies"]
   readonly currentTurn: number
   readonly worktree: string
+  /** The estimated size of this request, which decides whether stale outputs are masked. */
+  readonly contextTokens?: number
 }): Array<Candidate> => {
   const { calls, protection, strategies } = input
   const found: Array<Candidate> = []
@@ -41,5 +44,13 @@ export const automaticCandidates = (input: {
       protectedTools: strategies.purgeErrors.protectedTools
     }))
   }
+  if (strategies.staleOutputs.enabled) {
+    take(staleOutputs(calls, protection, {
+      ...strategies.staleOutputs,
+      contextTokens: input.contextTokens ?? 0,
+      taken: (callID) => claimed.has(callID) || input.pruned.has(callID) || input.restored?.has(callID) === true
+    }))
+  }
   return found
 }
+

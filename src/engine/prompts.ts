@@ -30,5 +30,19 @@ export const systemSection = (tools: EnabledTools): string | undefined => {
 export const discardDescription =
   'Remove tool outputs you no longer need from the context. `ids`: first the reason, "completion" or "noise", then the numeric ids from <prunable-tools>.'
 
+export const recallDescription =
+  'Get back the original content of pruned tool calls. `ids`: the numbers after "recall" in placeholders, e.g. ["17"].'
+
 export const extractDescription =
   "Replace tool outputs with distilled findings you want to keep. `ids`: numeric ids from <prunable-tools>; `distillation`: one finding per id, in the same order."
+
+/** What the compaction summariser is asked to keep: the model's own distilled findings. */
+export const findingsForSummary = (
+  findings: ReadonlyArray<{ readonly id: number; readonly tool: string; readonly text: string }>
+): string | undefined =>
+  findings.length === 0
+    ? undefined
+    : [
+      "Findings the assistant distilled from tool outputs it pruned earlier. Keep them in the summary:",
+      ...findings.map((finding) => `- (${finding.tool} ${finding.id}) ${finding.text}`)
+    ].join("\n")

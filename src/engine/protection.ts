@@ -5,7 +5,8 @@ import type { ToolCall } from "./calls.ts"
 /**
  * Tools whose calls are never pruned by any rule: they carry the plan, the sub-agents' work, the model's own
  * context-management calls, and file changes. Supersede-writes is the one rule allowed to shorten write/edit
- * inputs, because the file's current content is in a later read.
+ * inputs, because the file's current content is in a later read. `recall` is not protected: what it brought back
+ * can be pruned again like any output.
  */
 export const alwaysProtectedTools: ReadonlySet<string> = new Set([
   "task",
@@ -13,7 +14,6 @@ export const alwaysProtectedTools: ReadonlySet<string> = new Set([
   "todoread",
   "discard",
   "extract",
-  "recall",
   "batch",
   "write",
   "edit",

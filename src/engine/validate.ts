@@ -112,3 +112,31 @@ const problemWith = (id: number, call: ToolCall, context: ValidationContext): st
       return undefined
   }
 }
+
+/** `recall({ ids })`: each ID must name a pruned call of this session. */
+export const validateRecall = (
+  ids: ReadonlyArray<unknown>,
+  context: { readonly callOf: (id: number) => string | undefined; readonly pruned: ReadonlyMap<string, unknown> }
+): Result.Result<ReadonlyArray<{ readonly id: number; readonly callID: string }>, string> => {
+  if (ids.length === 0) {
+    return Result.fail('ids is empty. Pass the numbers shown in placeholders, e.g. ["17"] for "[pruned: ...; recall 17]".')
+  }
+  const problems: Array<string> = []
+  const found: Array<{ id: number; callID: string }> = []
+  const seen = new Set<number>()
+  for (const raw of ids) {
+    const text = String(raw).trim()
+    if (!/^\d+$/.test(text)) {
+      problems.push(`${JSON.stringify(text)} is not a numeric id; use the number after "recall" in a placeholder.`)
+      continue
+    }
+    const id = Number(text)
+    if (seen.has(id)) continue
+    seen.add(id)
+    const callID = context.callOf(id)
+    if (callID === undefined) problems.push(`There is no tool call with id ${id} in this conversation.`)
+    else if (!context.pruned.has(callID)) problems.push(`id ${id} is not pruned: its content is already in the conversation.`)
+    else found.push({ id, callID })
+  }
+  return problems.length > 0 ? Result.fail(`Nothing was recalled.\n${problems.join("\n")}`) : Result.succeed(found)
+}

@@ -1,5 +1,5 @@
 import { Clock, Effect, Option } from "effect"
-import { contentsOf, reportedContext } from "../commands/breakdown.ts"
+import { contentsOf, reportedCacheUsage, reportedContext } from "../commands/breakdown.ts"
 import { formatContext, formatHelp, formatStats } from "../commands/format.ts"
 import { type DcpCommand, parseCommand } from "../commands/parse.ts"
 import { sweepSelection } from "../commands/select.ts"
@@ -59,9 +59,11 @@ const run = Effect.fnUntraced(function*(command: DcpCommand, state: SessionState
 
 const stats = Effect.fnUntraced(function*(state: SessionState) {
   const ledger = yield* Ledger
+  const host = yield* Host
   const lifetime = yield* ledger.lifetime
   const now = yield* Clock.currentTimeMillis
-  return formatStats({ session: state.stats, lifetime, now, reasonName: (reason) => reasonName(reason as Reason) })
+  const cache = reportedCacheUsage(yield* host.messages(state.sessionID))
+  return formatStats({ session: state.stats, lifetime, now, cache, reasonName: (reason) => reasonName(reason as Reason) })
 })
 
 const context = Effect.fnUntraced(function*(state: SessionState) {

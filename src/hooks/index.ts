@@ -1,13 +1,13 @@
 import { type Hooks, tool } from "@opencode-ai/plugin"
 import { Cause, Effect, type ManagedRuntime } from "effect"
 import type { PluginConfig } from "../config/schema.ts"
-import { discardDescription, extractDescription } from "../engine/prompts.ts"
+import { discardDescription, extractDescription, recallDescription } from "../engine/prompts.ts"
 import type { Services } from "../layers/main.ts"
 import { handledResponse } from "../host/commandResponse.ts"
 import { dcp } from "./command.ts"
 import { compacting, event, reportConfigProblems, userMessage } from "./session.ts"
 import { system } from "./system.ts"
-import { discard, extract, ToolRejected } from "./tools.ts"
+import { discard, extract, recall, ToolRejected } from "./tools.ts"
 import { transform } from "./transform.ts"
 
 type Runtime = ManagedRuntime.ManagedRuntime<Services, never>
@@ -55,6 +55,13 @@ export const makeHooks = (runtime: Runtime, config: PluginConfig): Hooks => {
       execute: (args, context) => runTool("discard", discard(context.sessionID, args.ids))
     })
   }
+  if (config.tools.recall.enabled) {
+    tools.recall = tool({
+      description: recallDescription,
+      args: { ids: ids.describe('Numbers from placeholders, e.g. "17" from "[pruned: ...; recall 17]".') },
+      execute: (args, context) => runTool("recall", recall(context.sessionID, args.ids))
+    })
+  }
   if (config.tools.extract.enabled) {
     tools.extract = tool({
       description: extractDescription,
@@ -95,13 +102,14 @@ export const makeHooks = (runtime: Runtime, config: PluginConfig): Hooks => {
     tool: tools,
     "experimental.chat.messages.transform": (_input, output) =>
       run("messages.transform", reportConfigProblems.pipe(Effect.andThen(transform(output.messages)))),
-    "experimental.chat.system.transform": (input, output) => run("system.transform", system(input.sessionID, output.system)),
+    "experimental.chat.system.transform": (input, output) => run("system.transform", system(input.sessionID, output.system, input.model)),
     "chat.message": (input) =>
       run(
         "chat.message",
         userMessage(input.sessionID, { agent: input.agent, model: input.model, variant: input.variant })
       ),
-    "experimental.session.compacting": (input) => run("session.compacting", compacting(input.sessionID)),
+    "experimental.session.compacting": (input, output) =>
+      run("session.compacting", compacting(input.sessionID, output.context)),
     event: (input) => run("event", event(input.event)),
     dispose: () => runtime.dispose()
   }

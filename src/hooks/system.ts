@@ -1,4 +1,4 @@
-import { Effect } from "effect"
+import { Effect, Predicate } from "effect"
 import { systemSection } from "../engine/prompts.ts"
 import { isInternalAgent } from "../host/agents.ts"
 import { Config } from "../services/Config.ts"
@@ -6,25 +6,37 @@ import { SessionStore } from "../services/SessionStore.ts"
 import { Tokenizer } from "../services/Tokenizer.ts"
 
 /**
- * `experimental.chat.system.transform`: adds the short section that tells the model about its pruning tools.
- * Not for sub-agents, not for OpenCode's internal agents, and not for requests outside a session.
+ * `experimental.chat.system.transform`: adds the short section that tells the model about its pruning tools, and
+ * notes the request's model and system size, which the scheduler and `/dcp context` use. Not for sub-agents, not
+ * for OpenCode's internal agents, and not for requests outside a session.
  */
-export const system = Effect.fn("hooks.system")(function*(sessionID: string | undefined, parts: Array<string>) {
+export const system = Effect.fn("hooks.system")(function*(
+  sessionID: string | undefined,
+  parts: Array<string>,
+  model: unknown
+) {
   if (sessionID === undefined || isInternalAgent(parts)) return
   const { current } = yield* Config
   const section = systemSection({
     discard: current.tools.discard.enabled,
     extract: current.tools.extract.enabled,
-    recall: false
+    recall: current.tools.recall.enabled
   })
-  if (section === undefined) return
   const store = yield* SessionStore
   const tokenizer = yield* Tokenizer
   yield* store.use(sessionID, (state) =>
     Effect.gen(function*() {
       if (state.isSubAgent) return
-      parts.push(section)
+      state.model = modelOf(model)
+      if (section !== undefined) parts.push(section)
       const counts = yield* Effect.forEach(parts, tokenizer.count)
       state.systemTokens = counts.reduce((sum, n) => sum + n, 0)
     }))
 })
+
+/** The provider and context window of the request's model, as far as the host says. */
+const modelOf = (model: unknown): { providerID: string; contextLimit: number | undefined } | undefined => {
+  if (!Predicate.isObject(model) || typeof model.providerID !== "string") return undefined
+  const limit = Predicate.isObject(model.limit) ? model.limit.context : undefined
+  return { providerID: model.providerID, contextLimit: typeof limit === "number" && limit > 0 ? limit : undefined }
+}

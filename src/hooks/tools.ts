@@ -2,8 +2,16 @@ import { Effect, Option, Result, Schema } from "effect"
 import type { ToolCall } from "../engine/calls.ts"
 import { formatTokens } from "../engine/placeholders.ts"
 import type { Reason } from "../engine/strategies/candidate.ts"
-import { type Selection, validateDiscard, validateExtract, type ValidationContext } from "../engine/validate.ts"
+import { formatRecall, originalContent, storedToolParts } from "../engine/recall.ts"
+import {
+  type Selection,
+  validateDiscard,
+  validateExtract,
+  validateRecall,
+  type ValidationContext
+} from "../engine/validate.ts"
 import { Config } from "../services/Config.ts"
+import { Host } from "../services/Host.ts"
 import { Ledger } from "../services/Ledger.ts"
 import { Notifier } from "../services/Notifier.ts"
 import { Paths } from "../services/Paths.ts"
@@ -36,6 +44,30 @@ export const extract = (sessionID: string, ids: ReadonlyArray<unknown>, distilla
       })
     }
   )
+
+/** `recall`: the original content of pruned calls, from the stored session (which pruning never changes). */
+export const recall = Effect.fn("tools.recall")(function*(sessionID: string, ids: ReadonlyArray<unknown>) {
+  const store = yield* SessionStore
+  const host = yield* Host
+  const cache = yield* ToolCache
+  return yield* store.use(sessionID, (state) =>
+    Effect.gen(function*() {
+      if (state.isSubAgent) return yield* new ToolRejected({ message: "Nothing is pruned in sub-agent sessions." })
+      const callOf = new Map([...state.ids].map(([callID, id]) => [id, callID] as const))
+      const chosen = validateRecall(ids, { callOf: (id) => callOf.get(id), pruned: state.pruned })
+      if (Result.isFailure(chosen)) return yield* new ToolRejected({ message: chosen.failure })
+      const stored = storedToolParts(yield* host.messages(sessionID))
+      const index = Option.getOrUndefined(yield* cache.latest(sessionID))
+      return formatRecall(chosen.success.map(({ callID, id }) => {
+        const part = stored.get(callID)
+        const call = index?.byCallId.get(callID)
+        const tool = call?.tool ?? (typeof part?.tool === "string" ? part.tool : "tool")
+        const label = call === undefined || call.keyParameter === "" ? tool : `${tool} ${call.keyParameter}`
+        const reason = state.pruned.get(callID)?.reason ?? ""
+        return { id, label, content: part === undefined ? undefined : originalContent(part, reason) }
+      }))
+    }))
+})
 
 const prune = <S extends Selection>(
   sessionID: string,

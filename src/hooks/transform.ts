@@ -3,24 +3,26 @@ import type { PluginConfig } from "../config/schema.ts"
 import { type AppliedPrune, applyPrunes } from "../engine/apply.ts"
 import { automaticCandidates } from "../engine/automatic.ts"
 import type { ToolCall } from "../engine/calls.ts"
+import { estimateContext, rebuildEstimate } from "../engine/context.ts"
 import { appendTail } from "../engine/inject.ts"
 import { listPrunable, nudgeDue } from "../engine/listing.ts"
-import { type Handle, idHandle } from "../engine/placeholders.ts"
+import { type Handle, idHandle, recallHandle } from "../engine/placeholders.ts"
 import { makeProtection, type Protection } from "../engine/protection.ts"
 import { prunableBlock } from "../engine/prunable.ts"
 import type { Reason } from "../engine/strategies/candidate.ts"
 import { findSessionId } from "../host/messages.ts"
 import { Config } from "../services/Config.ts"
-import { Ledger } from "../services/Ledger.ts"
+import { Ledger, type Prune } from "../services/Ledger.ts"
 import { Logger } from "../services/Logger.ts"
 import { Notifier } from "../services/Notifier.ts"
 import { Paths } from "../services/Paths.ts"
+import { Scheduler } from "../services/Scheduler.ts"
 import { SessionStore } from "../services/SessionStore.ts"
 import { type ToolIndex, ToolCache } from "../services/ToolCache.ts"
 import { type SessionState, stableId } from "../state/session.ts"
 
-/** How placeholders point back to the original content. */
-export const handleFor = (_config: PluginConfig): Handle => idHandle
+/** How placeholders point back to the original content: the recall tool when the model has it. */
+export const handleFor = (config: PluginConfig): Handle => (config.tools.recall.enabled ? recallHandle : idHandle)
 
 /** The protection rules for the session's current view. */
 export const protectionFor = (config: PluginConfig, worktree: string, index: ToolIndex): Protection =>
@@ -45,6 +47,7 @@ export const transform = Effect.fn("hooks.transform")(function*(messages: Array<
   const ledger = yield* Ledger
   const notifier = yield* Notifier
   const logger = yield* Logger
+  const scheduler = yield* Scheduler
   const { current: config } = yield* Config
   const { worktree } = yield* Paths
   const handle = handleFor(config)
@@ -61,6 +64,12 @@ export const transform = Effect.fn("hooks.transform")(function*(messages: Array<
       for (const call of index.changed) idOf(call)
       const protection = protectionFor(config, worktree, index)
 
+      const contextTokens = estimateContext({
+        calls: index.calls,
+        textChars: index.textChars,
+        systemTokens: state.systemTokens ?? 0,
+        pruned: state.pruned
+      })
       const candidates = automaticCandidates({
         calls: index.calls,
         pruned: state.pruned,
@@ -68,14 +77,26 @@ export const transform = Effect.fn("hooks.transform")(function*(messages: Array<
         protection,
         strategies: config.strategies,
         currentTurn: index.turns,
-        worktree
+        worktree,
+        contextTokens
       })
-      if (candidates.length > 0) {
-        const prunes = candidates.map(({ callID, reason }) => {
-          const call = index.byCallId.get(callID)!
-          return { call, reason, id: idOf(call) }
+      const pending: Array<Prune> = []
+      let pendingTokens = 0
+      for (const { callID, reason } of candidates) {
+        const call = index.byCallId.get(callID)!
+        const prune = { call, reason, id: idOf(call) }
+        const saving = yield* ledger.saving(call, reason, prune.id, handle)
+        if (saving < 1) continue
+        pending.push(prune)
+        pendingTokens += saving
+      }
+      const trigger = yield* scheduler.decide(state, { pendingTokens, contextTokens })
+      if (trigger !== undefined) {
+        const rebuilt = rebuildEstimate({ calls: index.calls, changed: new Set(pending.map((p) => p.call.callID)), contextTokens })
+        const recorded = yield* ledger.record(state, pending, handle, {
+          minSaving: 1,
+          rebuild: { cold: trigger === "cold", tokens: rebuilt }
         })
-        const recorded = yield* ledger.record(state, prunes, handle, { minSaving: 1 })
         yield* notifier.record(sessionID, recorded, { origin: state.origin, sessionTokens: state.stats.tokens })
       }
 

@@ -7,6 +7,7 @@ import { Logger } from "../services/Logger.ts"
 import { Notifier } from "../services/Notifier.ts"
 import { Paths } from "../services/Paths.ts"
 import { Persistence } from "../services/Persistence.ts"
+import { Scheduler } from "../services/Scheduler.ts"
 import { SessionStore } from "../services/SessionStore.ts"
 import { Tokenizer } from "../services/Tokenizer.ts"
 import { ToolCache } from "../services/ToolCache.ts"
@@ -32,7 +33,7 @@ export const compose = <H = never>(leaves: Leaves<H>) => {
   const storage = Layer.mergeAll(leaves.persistence ?? Persistence.layer, leaves.tokenizer ?? Tokenizer.layer).pipe(
     Layer.provideMerge(logging)
   )
-  return Layer.mergeAll(SessionStore.layer, ToolCache.layer, Ledger.layer, Notifier.layer).pipe(
+  return Layer.mergeAll(SessionStore.layer, ToolCache.layer, Ledger.layer, Notifier.layer, Scheduler.layer).pipe(
     Layer.provideMerge(storage)
   )
 }

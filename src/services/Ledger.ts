@@ -16,6 +16,12 @@ import type { SessionState } from "../state/session.ts"
 import { Persistence, type PersistenceError } from "./Persistence.ts"
 import { Tokenizer } from "./Tokenizer.ts"
 
+export interface RecordOptions {
+  readonly minSaving?: number
+  /** The prompt cache these prunes make the provider rebuild: none when it had expired anyway. */
+  readonly rebuild?: { readonly cold: boolean; readonly tokens: number }
+}
+
 export interface Prune {
   readonly call: ToolCall
   readonly reason: Reason
@@ -37,7 +43,7 @@ export class Ledger extends Context.Service<Ledger, {
     state: SessionState,
     prunes: ReadonlyArray<Prune>,
     handle: Handle,
-    options?: { readonly minSaving?: number }
+    options?: RecordOptions
   ) => Effect.Effect<ReadonlyArray<PrunedCall>>
   /** Tokens a prune would take out of every request, net of its placeholder. */
   readonly saving: (call: ToolCall, reason: Reason, id: number, handle: Handle) => Effect.Effect<number>
@@ -85,7 +91,7 @@ export class Ledger extends Context.Service<Ledger, {
         state: SessionState,
         prunes: ReadonlyArray<Prune>,
         handle: Handle,
-        options?: { readonly minSaving?: number }
+        options?: RecordOptions
       ) {
         const minSaving = options?.minSaving ?? 0
         const at = yield* Clock.currentTimeMillis
@@ -118,9 +124,15 @@ export class Ledger extends Context.Service<Ledger, {
           sessionByReason[reason] = add(sessionByReason[reason], tally.calls, tally.tokens)
         }
         const reason = recorded[0]!.reason
+        const rebuild = options?.rebuild
         state.stats = {
           calls: stats.calls + calls,
           tokens: stats.tokens + tokens,
+          applications: {
+            count: stats.applications.count + 1,
+            cold: stats.applications.cold + (rebuild?.cold === true ? 1 : 0),
+            rebuiltTokens: stats.applications.rebuiltTokens + (rebuild === undefined || rebuild.cold ? 0 : rebuild.tokens)
+          },
           byReason: sessionByReason,
           byTool,
           lastPrune: { at, reason, calls, tokens }

@@ -26,6 +26,8 @@ export interface ToolIndex {
   readonly summaryId: string | undefined
   /** Where the newest message the user typed sits in the view (-1 if none): what `/dcp sweep` sweeps after. */
   readonly lastUserMessage: number
+  /** Characters of text and reasoning in the view: their length is free to read, their tokens are not. */
+  readonly textChars: number
   /** Calls indexed for the first time, or whose status changed, in this pass. */
   readonly changed: ReadonlyArray<ToolCall>
   /** Calls the previous pass saw that are gone from this view (compaction or revert). */
@@ -76,6 +78,7 @@ export class ToolCache extends Context.Service<ToolCache, {
         let turns = 0
         let summaryId: string | undefined
         let lastUserMessage = -1
+        let textChars = 0
         for (let m = 0; m < messages.length; m++) {
           const message = messages[m]
           if (isSummary(message)) summaryId = messageIdOf(message)
@@ -87,6 +90,7 @@ export class ToolCache extends Context.Service<ToolCache, {
               turns++
               continue
             }
+            textChars += textLength(part)
             if (!Predicate.isObject(part) || part.type !== "tool") continue
             const known = typeof part.callID === "string" ? index.byCallId.get(part.callID) : undefined
             let call = known
@@ -116,7 +120,16 @@ export class ToolCache extends Context.Service<ToolCache, {
             }
           }
         }
-        const result: ToolIndex = { calls, byCallId: index.byCallId, turns, summaryId, lastUserMessage, changed, vanished }
+        const result: ToolIndex = {
+          calls,
+          byCallId: index.byCallId,
+          turns,
+          summaryId,
+          lastUserMessage,
+          textChars,
+          changed,
+          vanished
+        }
         index.latest = result
         return result
       })
@@ -132,6 +145,12 @@ export class ToolCache extends Context.Service<ToolCache, {
 
 /** Sessions kept indexed in memory; an evicted session is re-indexed from its next request. */
 const maxSessions = 32
+
+const textLength = (part: unknown): number =>
+  Predicate.isObject(part) && (part.type === "text" || part.type === "reasoning") && typeof part.text === "string" &&
+    part.ignored !== true
+    ? part.text.length
+    : 0
 
 const isFinal = (status: ToolStatus) => status === "completed" || status === "error"
 

@@ -24,9 +24,19 @@ export const PruneRecord = Schema.Struct({
 })
 export type PruneRecord = typeof PruneRecord.Type
 
+/** How often prunes reached what is sent, and the prompt cache they made the provider rebuild (an estimate). */
+export const Applications = Schema.Struct({
+  count: Count,
+  /** Applied when the cache had expired anyway: no rebuild cost. */
+  cold: Count,
+  rebuiltTokens: Count
+})
+export type Applications = typeof Applications.Type
+
 export const SessionStats = Schema.Struct({
   calls: Count,
   tokens: Count,
+  applications: withDefault(Applications, () => ({ count: 0, cold: 0, rebuiltTokens: 0 })),
   byReason: withDefault(Schema.Record(Schema.String, Tally), () => ({})),
   byTool: withDefault(Schema.Record(Schema.String, Tally), () => ({})),
   lastPrune: Schema.optional(Schema.Struct({
@@ -56,7 +66,13 @@ export const SessionFile = Schema.Struct({
   ids: withDefault(Schema.Record(Schema.String, Count), () => ({})),
   /** callID -> the prune applied to it. */
   pruned: withDefault(Schema.Record(Schema.String, PruneRecord), () => ({})),
-  stats: withDefault(SessionStats, () => ({ calls: 0, tokens: 0, byReason: {}, byTool: {} })),
+  stats: withDefault(SessionStats, () => ({
+    calls: 0,
+    tokens: 0,
+    applications: { count: 0, cold: 0, rebuiltTokens: 0 },
+    byReason: {},
+    byTool: {}
+  })),
   /** The newest compaction summary message seen: history before it is no longer sent. */
   summaryId: Schema.optional(Schema.String),
   findings: withDefault(Schema.Array(Finding), () => []),
@@ -72,7 +88,7 @@ export const emptySessionFile = (sessionID: string, now: number): SessionFile =>
   nextId: 1,
   ids: {},
   pruned: {},
-  stats: { calls: 0, tokens: 0, byReason: {}, byTool: {} },
+  stats: { calls: 0, tokens: 0, applications: { count: 0, cold: 0, rebuiltTokens: 0 }, byReason: {}, byTool: {} },
   findings: [],
   restored: []
 })

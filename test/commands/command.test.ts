@@ -120,8 +120,7 @@ describe("/dcp commands", () => {
         yield* dcp(sessionID, "restore 1")
         assert.include(yield* lastNote, "Restored id 1")
         assert.include(yield* outputOf(twice, "c1"), "a 1:")
-      })
-    ))
+      }), { config: { cache: { mode: "immediate" } } }))
 
   it.effect("restore all un-prunes every pruned call", () =>
     scenario((_root, messages) =>

@@ -72,6 +72,7 @@ describe("/dcp output", () => {
       session: {
         calls: 5,
         tokens: 12_400,
+        applications: { count: 2, cold: 1, rebuiltTokens: 20_000 },
         byReason: { deduplication: { calls: 3, tokens: 9000 }, discard: { calls: 2, tokens: 3400 } },
         byTool: { read: { calls: 4, tokens: 11_000 }, bash: { calls: 1, tokens: 1400 } },
         lastPrune: { at: now - 5 * 60_000, reason: "discard", calls: 2, tokens: 3400 }
@@ -85,12 +86,15 @@ describe("/dcp output", () => {
         byReason: { deduplication: { calls: 100, tokens: 250_000 }, purgeErrors: { calls: 20, tokens: 60_000 } }
       },
       now,
+      cache: { requests: 40, read: 1_200_000, write: 90_000, uncached: 15_000 },
       reasonName: names
     })).toBe([
       "This session: 5 calls pruned, ~12k tokens taken out of every later request.",
       "  by strategy: duplicate 3 (~9k) · discarded 2 (~3.4k)",
       "  by tool:     read 4 (~11k) · bash 1 (~1.4k)",
       "  last prune:  5 min ago, 2 calls (discarded), ~3.4k tokens",
+      "  prompt cache: prunes reached the model 2 times (1 with the cache already expired); about ~20k cached tokens were rebuilt for them (estimated).",
+      "  provider: 40 requests, ~1.2M tokens read from cache, ~90k written to it, ~15k uncached (as reported).",
       "All sessions: 120 calls pruned, ~310k tokens, in 7 sessions.",
       "  by strategy: duplicate 100 (~250k) · failed call input 20 (~60k)"
     ].join("\n"))
@@ -98,7 +102,7 @@ describe("/dcp output", () => {
 
   it("stats before anything was pruned", () => {
     expect(formatStats({
-      session: { calls: 0, tokens: 0, byReason: {}, byTool: {} },
+      session: { calls: 0, tokens: 0, applications: { count: 0, cold: 0, rebuiltTokens: 0 }, byReason: {}, byTool: {} },
       lifetime: { version: 1, updatedAt: 0, sessions: 0, calls: 0, tokens: 0, byReason: {} },
       now: 0,
       reasonName: names

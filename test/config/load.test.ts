@@ -183,7 +183,7 @@ describe("parseConfig: unknown keys are reported and dropped", () => {
     assert.deepStrictEqual(onlyProblem(loaded), {
       path: "verbose",
       expected:
-        "one of $schema, enabled, debug, pruneNotification, commands, turnProtection, protectedFilePatterns, tools, strategies",
+        "one of $schema, enabled, debug, pruneNotification, commands, turnProtection, protectedFilePatterns, tools, strategies, cache",
       found: `unknown key "verbose"`
     })
     assert.strictEqual(loaded.problems[0]!.message, "verbose: unknown key")

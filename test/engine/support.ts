@@ -87,7 +87,8 @@ export const strategies = (
 ): PluginConfig["strategies"] => ({
   deduplication: { ...defaultConfig.strategies.deduplication, ...overrides.deduplication },
   supersedeWrites: { ...defaultConfig.strategies.supersedeWrites, ...overrides.supersedeWrites },
-  purgeErrors: { ...defaultConfig.strategies.purgeErrors, ...overrides.purgeErrors }
+  purgeErrors: { ...defaultConfig.strategies.purgeErrors, ...overrides.purgeErrors },
+  staleOutputs: { ...defaultConfig.strategies.staleOutputs, ...overrides.staleOutputs }
 })
 
 /** About four characters a token: predictable counts for the indexed histories. */

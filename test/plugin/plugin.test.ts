@@ -55,7 +55,7 @@ describe("plugin factory", () => {
       "experimental.session.compacting",
       "tool"
     ])
-    expect(Object.keys(hooks.tool ?? {}).sort()).toEqual(["discard", "extract"])
+    expect(Object.keys(hooks.tool ?? {}).sort()).toEqual(["discard", "extract", "recall"])
     await hooks.dispose?.()
   })
 
@@ -103,7 +103,7 @@ describe("plugin factory", () => {
     await hooks.config!(opencode as never)
     expect(Object.keys(opencode.command).sort()).toEqual(["dcp", "mine"])
     expect(opencode.command.dcp.description).toContain("stats")
-    expect(opencode.experimental.primary_tools).toEqual(["other", "discard", "extract"])
+    expect(opencode.experimental.primary_tools).toEqual(["other", "discard", "recall", "extract"])
     await hooks.dispose?.()
   })
 

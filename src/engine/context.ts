@@ -1,0 +1,41 @@
+import type { ToolCall } from "./calls.ts"
+
+/** Text is estimated at four characters a token: counting it exactly on every request would cost more than it tells. */
+const charsPerToken = 4
+
+const callTokens = (call: ToolCall): number => {
+  let tokens = call.outputTokens
+  for (const key in call.inputTokens) tokens += call.inputTokens[key]!
+  return tokens
+}
+
+/**
+ * The size of what this request sends, estimated from counts already made: the system prompt, text by length,
+ * and every tool call's counted input and output, less what applied prunes take out.
+ */
+export const estimateContext = (input: {
+  readonly calls: ReadonlyArray<ToolCall>
+  readonly textChars: number
+  readonly systemTokens: number
+  readonly pruned: ReadonlyMap<string, { readonly tokens: number }>
+}): number => {
+  let tokens = input.systemTokens + Math.ceil(input.textChars / charsPerToken)
+  for (const call of input.calls) {
+    tokens += callTokens(call) - (input.pruned.get(call.callID)?.tokens ?? 0)
+  }
+  return Math.max(0, tokens)
+}
+
+/**
+ * What the provider must write to its cache again when prunes change these calls: everything from the earliest
+ * changed call to the end of the request. Text is assumed spread evenly over the calls.
+ */
+export const rebuildEstimate = (input: {
+  readonly calls: ReadonlyArray<ToolCall>
+  readonly changed: ReadonlySet<string>
+  readonly contextTokens: number
+}): number => {
+  const first = input.calls.findIndex((call) => input.changed.has(call.callID))
+  if (first < 0) return 0
+  return Math.round(input.contextTokens * (input.calls.length - first) / input.calls.length)
+}

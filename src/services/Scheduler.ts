@@ -1,0 +1,42 @@
+import { Clock, Context, Effect, Layer } from "effect"
+import { billedPerRequest, scheduleTrigger, type Trigger } from "../engine/schedule.ts"
+import type { SessionState } from "../state/session.ts"
+import { Config } from "./Config.ts"
+
+/**
+ * Decides, request by request, whether the automatic prunes found so far reach what is sent now, following
+ * `cache.*` (see src/engine/schedule.ts for why they wait). Prunes the model or the user asks for never wait.
+ */
+export class Scheduler extends Context.Service<Scheduler, {
+  /** Records the request (its time) and returns why pending prunes apply to it, or undefined to keep them. */
+  readonly decide: (
+    state: SessionState,
+    request: { readonly pendingTokens: number; readonly contextTokens: number }
+  ) => Effect.Effect<Trigger | undefined>
+}>()("opencode-context-pruner/Scheduler") {
+  static readonly layer = Layer.effect(
+    Scheduler,
+    Effect.gen(function*() {
+      const { current } = yield* Config
+      const cache = current.cache
+      return Scheduler.of({
+        decide: (state, request) =>
+          Effect.map(Clock.currentTimeMillis, (now) => {
+            const idleSeconds = state.lastRequestAt === undefined ? undefined : (now - state.lastRequestAt) / 1000
+            state.lastRequestAt = now
+            return scheduleTrigger({
+              mode: cache.mode,
+              pendingTokens: request.pendingTokens,
+              minPruneTokens: cache.minPruneTokens,
+              contextTokens: request.contextTokens,
+              contextLimit: state.model?.contextLimit,
+              pressure: cache.pressure,
+              idleSeconds,
+              ttlSeconds: cache.ttlSeconds,
+              billedPerRequest: state.model !== undefined && billedPerRequest.has(state.model.providerID)
+            })
+          })
+      })
+    })
+  )
+}
