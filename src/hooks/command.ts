@@ -16,7 +16,7 @@ import { SessionStore } from "../services/SessionStore.ts"
 import { Tokenizer } from "../services/Tokenizer.ts"
 import { ToolCache } from "../services/ToolCache.ts"
 import { type SessionState, stableId } from "../state/session.ts"
-import { handleFor, protectionFor } from "./transform.ts"
+import { handleFor, protectionFor, rebuildFor } from "./transform.ts"
 
 const subAgentReply =
   "This is a sub-agent session: context pruning leaves it untouched, so there is nothing to show or change here."
@@ -62,7 +62,12 @@ const stats = Effect.fnUntraced(function*(state: SessionState) {
   const host = yield* Host
   const lifetime = yield* ledger.lifetime
   const now = yield* Clock.currentTimeMillis
-  const cache = reportedCacheUsage(yield* host.messages(state.sessionID))
+  // The provider's figures are a bonus: without the stored session, the plugin's own statistics still answer.
+  const cache = yield* host.messages(state.sessionID).pipe(
+    Effect.map(reportedCacheUsage),
+    Effect.catchTag("HostError", (error) =>
+      Effect.as(Effect.logWarning("/dcp stats: the stored session could not be read", error), undefined))
+  )
   return formatStats({ session: state.stats, lifetime, now, cache, reasonName: (reason) => reasonName(reason as Reason) })
 })
 
@@ -112,10 +117,13 @@ const sweep = Effect.fnUntraced(function*(state: SessionState, count: number | u
     protection: protectionFor(config, worktree, index),
     protectedTools: config.commands.protectedTools
   })
+  const now = yield* Clock.currentTimeMillis
+  const cold = state.lastRequestAt === undefined || now - state.lastRequestAt > config.cache.ttlSeconds * 1000
   const recorded = yield* ledger.record(
     state,
     selected.map((call) => ({ call, reason: "sweep" as const, id: stableId(state, call.callID) })),
-    handleFor(config)
+    handleFor(config),
+    { rebuild: rebuildFor(state, index, selected.map((call) => call.callID), cold) }
   )
   const scope = count === undefined ? "since your last message" : `among the last ${count}`
   if (recorded.length === 0) return `Nothing to sweep ${scope}: every call there is already pruned, protected or empty.`

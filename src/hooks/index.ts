@@ -33,14 +33,18 @@ export const makeHooks = (runtime: Runtime, config: PluginConfig): Hooks => {
       )
     ).catch(() => undefined)
 
-  const runTool = (name: string, program: Effect.Effect<string, unknown, Services>): Promise<string> =>
+  const runTool = (
+    name: string,
+    program: Effect.Effect<string, unknown, Services>,
+    nothingDone = "nothing was pruned"
+  ): Promise<string> =>
     runtime.runPromise(
       program.pipe(
         Effect.catchCause((cause) => {
           const error = Cause.squash(cause)
           if (error instanceof ToolRejected) return Effect.fail(new Error(error.message))
           return Effect.logError(`${name} failed`, cause).pipe(
-            Effect.andThen(Effect.fail(new Error(`${name} could not run because of an internal error; nothing was pruned.`)))
+            Effect.andThen(Effect.fail(new Error(`${name} could not run because of an internal error; ${nothingDone}.`)))
           )
         })
       )
@@ -59,7 +63,7 @@ export const makeHooks = (runtime: Runtime, config: PluginConfig): Hooks => {
     tools.recall = tool({
       description: recallDescription,
       args: { ids: ids.describe('Numbers from placeholders, e.g. "17" from "[pruned: ...; recall 17]".') },
-      execute: (args, context) => runTool("recall", recall(context.sessionID, args.ids))
+      execute: (args, context) => runTool("recall", recall(context.sessionID, args.ids), "nothing was recalled")
     })
   }
   if (config.tools.extract.enabled) {

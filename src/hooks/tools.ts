@@ -18,7 +18,7 @@ import { Paths } from "../services/Paths.ts"
 import { SessionStore } from "../services/SessionStore.ts"
 import { type ToolIndex, ToolCache } from "../services/ToolCache.ts"
 import { newestId, type SessionState, stableId } from "../state/session.ts"
-import { handleFor, protectionFor } from "./transform.ts"
+import { handleFor, protectionFor, rebuildFor } from "./transform.ts"
 
 /** A tool call the plugin refuses, with the message the model gets back. */
 export class ToolRejected extends Schema.TaggedError<ToolRejected>()("ToolRejected", {
@@ -102,10 +102,13 @@ const prune = <S extends Selection>(
         if (Result.isFailure(selection)) return yield* new ToolRejected({ message: selection.failure })
         const chosen = selection.success
         const findings = "findings" in chosen ? (chosen.findings as ReadonlyArray<string>) : undefined
+        // The model's next request follows at once, on the cache its last one just used.
+        const rebuild = rebuildFor(state, index, chosen.calls.map(({ call }) => call.callID), false)
         const recorded = yield* ledger.record(
           state,
           chosen.calls.map(({ call, id }, i) => ({ call, reason, id, distillation: findings?.[i] })),
-          handleFor(config)
+          handleFor(config),
+          { rebuild }
         )
         keep?.(state, chosen)
         const newest = newestId(state)

@@ -33,6 +33,30 @@ export const protectionFor = (config: PluginConfig, worktree: string, index: Too
     currentTurn: index.turns
   })
 
+/** The size of the session's latest request, estimated from the counts its index holds, less applied prunes. */
+export const contextOf = (state: SessionState, index: ToolIndex): number =>
+  estimateContext({
+    calls: index.calls,
+    textChars: index.textChars,
+    systemTokens: state.systemTokens ?? 0,
+    pruned: state.pruned
+  })
+
+/**
+ * The prompt cache the provider rebuilds when the given calls are pruned before the next request: from the earliest
+ * of them to the end, unless the cache has expired anyway. Prunes the model or the user asks for skip the scheduler,
+ * but cost a rebuild all the same, so the ledger counts it for them too.
+ */
+export const rebuildFor = (
+  state: SessionState,
+  index: ToolIndex,
+  callIDs: Iterable<string>,
+  cold: boolean
+): { readonly cold: boolean; readonly tokens: number } => ({
+  cold,
+  tokens: cold ? 0 : rebuildEstimate({ calls: index.calls, changed: new Set(callIDs), contextTokens: contextOf(state, index) })
+})
+
 /**
  * `experimental.chat.messages.transform`: runs before every model request on a fresh copy of the history, which
  * is mutated in place (OpenCode ignores a replaced array). Sub-agent sessions and OpenCode's compaction
@@ -64,12 +88,7 @@ export const transform = Effect.fn("hooks.transform")(function*(messages: Array<
       for (const call of index.changed) idOf(call)
       const protection = protectionFor(config, worktree, index)
 
-      const contextTokens = estimateContext({
-        calls: index.calls,
-        textChars: index.textChars,
-        systemTokens: state.systemTokens ?? 0,
-        pruned: state.pruned
-      })
+      const contextTokens = contextOf(state, index)
       const candidates = automaticCandidates({
         calls: index.calls,
         pruned: state.pruned,

@@ -201,7 +201,7 @@ describe("transform: compaction", () => {
       const root = yield* tempDir
       yield* Effect.gen(function*() {
         yield* send(fresh(before))
-        yield* compacting(sessionID)
+        yield* compacting(sessionID, [])
         const summariser = yield* send(fresh(before))
         assert.deepStrictEqual(summariser, before)
         const next = yield* send(fresh(before))

@@ -1,0 +1,156 @@
+import { assert, describe as effectDescribe, it as effectIt } from "@effect/vitest"
+import type { ToolContext } from "@opencode-ai/plugin/tool"
+import { Effect } from "effect"
+import { describe, expect, it } from "vitest"
+import { findingsForSummary } from "../../src/engine/prompts.ts"
+import { compacting } from "../../src/hooks/session.ts"
+import { extract } from "../../src/hooks/tools.ts"
+import { Persistence } from "../../src/services/Persistence.ts"
+import { emptySessionFile } from "../../src/state/schema.ts"
+import { assistant, fresh, type Msg, sessionID, user } from "../support/history.ts"
+import { tempDir } from "../support/layers.ts"
+import { hooksUnder, pipelineUnder, send, stateOf } from "../pipeline/helpers.ts"
+import { read } from "./support.ts"
+
+describe("findingsForSummary", () => {
+  it("is undefined when there are no findings", () => {
+    expect(findingsForSummary([])).toBeUndefined()
+  })
+
+  it("asks the summariser to keep each finding, naming its tool and id", () => {
+    expect(findingsForSummary([{ id: 3, tool: "read", text: "a.ts exports parse()" }, { id: 5, tool: "grep", text: "no TODOs" }]))
+      .toBe([
+        "Findings the assistant distilled from tool outputs it pruned earlier. Keep them in the summary:",
+        "- (read 3) a.ts exports parse()",
+        "- (grep 5) no TODOs"
+      ].join("\n"))
+  })
+})
+
+/** IDs: 1 a read of a.ts, 2 a read of b.ts. */
+const history: Array<Msg> = [user("read both"), assistant([read("c1", "src/a.ts"), read("c2", "src/b.ts")])]
+
+const findings = ["a.ts exports parse() at line 12", "b.ts is unused"]
+
+/** The history sent once, then both reads extracted. */
+const extracted = Effect.gen(function*() {
+  yield* send(fresh(history))
+  yield* extract(sessionID, ["1", "2"], findings)
+})
+
+const compact = (id: string = sessionID) =>
+  Effect.gen(function*() {
+    const context: Array<string> = []
+    yield* compacting(id, context)
+    return context
+  })
+
+effectDescribe("compaction hands extracted findings to the summariser", () => {
+  effectIt.effect("pushes the findings into the compacting hook's context", () =>
+    Effect.gen(function*() {
+      const root = yield* tempDir
+      const context = yield* extracted.pipe(Effect.andThen(compact()), Effect.provide(pipelineUnder(root)))
+      assert.deepStrictEqual(context, [findingsForSummary([
+        { id: 1, tool: "read", text: findings[0]! },
+        { id: 2, tool: "read", text: findings[1]! }
+      ])!])
+    }).pipe(Effect.scoped))
+
+  effectIt.effect("pushes them once: the next compaction gets nothing", () =>
+    Effect.gen(function*() {
+      const root = yield* tempDir
+      const [first, second] = yield* extracted.pipe(
+        Effect.andThen(Effect.all([compact(), compact()])),
+        Effect.provide(pipelineUnder(root))
+      )
+      assert.strictEqual(first.length, 1)
+      assert.deepStrictEqual(second, [])
+    }).pipe(Effect.scoped))
+
+  effectIt.effect("clears the session's findings", () =>
+    Effect.gen(function*() {
+      const root = yield* tempDir
+      const state = yield* extracted.pipe(
+        Effect.andThen(compact()),
+        Effect.andThen(stateOf(sessionID)),
+        Effect.provide(pipelineUnder(root))
+      )
+      assert.deepStrictEqual(state.findings, [])
+    }).pipe(Effect.scoped))
+
+  effectIt.effect("keeps what the context already held and appends after it", () =>
+    Effect.gen(function*() {
+      const root = yield* tempDir
+      const context = yield* extracted.pipe(
+        Effect.andThen(Effect.gen(function*() {
+          const context = ["OpenCode's own note"]
+          yield* compacting(sessionID, context)
+          return context
+        })),
+        Effect.provide(pipelineUnder(root))
+      )
+      assert.strictEqual(context.length, 2)
+      assert.strictEqual(context[0], "OpenCode's own note")
+      assert.include(context[1], findings[0])
+    }).pipe(Effect.scoped))
+
+  effectIt.effect("pushes nothing when nothing was extracted", () =>
+    Effect.gen(function*() {
+      const root = yield* tempDir
+      const context = yield* send(fresh(history)).pipe(Effect.andThen(compact()), Effect.provide(pipelineUnder(root)))
+      assert.deepStrictEqual(context, [])
+    }).pipe(Effect.scoped))
+
+  effectIt.effect("findings extracted before a restart are handed over after it", () =>
+    Effect.gen(function*() {
+      const root = yield* tempDir
+      yield* extracted.pipe(Effect.provide(pipelineUnder(root)))
+      const context = yield* compact().pipe(Effect.provide(pipelineUnder(root)))
+      assert.strictEqual(context.length, 1)
+      assert.include(context[0], findings[1])
+    }).pipe(Effect.scoped))
+
+  effectIt.effect("findings handed over are not handed over again after a restart", () =>
+    Effect.gen(function*() {
+      const root = yield* tempDir
+      yield* extracted.pipe(Effect.andThen(compact()), Effect.provide(pipelineUnder(root)))
+      const context = yield* compact().pipe(Effect.provide(pipelineUnder(root)))
+      assert.deepStrictEqual(context, [])
+    }).pipe(Effect.scoped))
+
+  effectIt.effect("a sub-agent session pushes nothing, even with findings in its state file", () =>
+    Effect.gen(function*() {
+      const root = yield* tempDir
+      const sub = "ses_subagent0000000000000001"
+      const context = yield* Effect.gen(function*() {
+        const persistence = yield* Persistence
+        yield* persistence.save({ ...emptySessionFile(sub, 0), findings: [{ id: 1, tool: "read", text: "kept by mistake" }] })
+        return yield* compact(sub)
+      }).pipe(Effect.provide(pipelineUnder(root, {}, { host: { sessions: { [sub]: { parentID: sessionID } } } })))
+      assert.deepStrictEqual(context, [])
+    }).pipe(Effect.scoped))
+})
+
+effectDescribe("compaction through the plugin's hooks", () => {
+  const toolContext = (): ToolContext => ({
+    sessionID,
+    messageID: "msg_tool",
+    agent: "build",
+    directory: "/project",
+    worktree: "/project",
+    abort: new AbortController().signal,
+    metadata: () => undefined,
+    ask: async () => undefined
+  })
+
+  effectIt.effect("experimental.session.compacting receives the findings in output.context", () =>
+    Effect.gen(function*() {
+      const root = yield* tempDir
+      const { call, hooks } = yield* hooksUnder(root)
+      yield* call(() => hooks["experimental.chat.messages.transform"]!({} as never, { messages: fresh(history) as never }))
+      yield* call(() => hooks.tool!.extract!.execute({ ids: ["2"], distillation: ["b.ts is unused"] }, toolContext()))
+      const output = { context: [] as Array<string>, prompt: undefined }
+      yield* call(() => hooks["experimental.session.compacting"]!({ sessionID }, output))
+      assert.deepStrictEqual(output.context, ["Findings the assistant distilled from tool outputs it pruned earlier. Keep them in the summary:\n- (read 2) b.ts is unused"])
+    }).pipe(Effect.scoped))
+})

@@ -1,0 +1,204 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { TestClock } from "effect/testing"
+import { assistant, fresh, type Msg, sessionID, toolPart, user } from "../support/history.ts"
+import { tempDir } from "../support/layers.ts"
+import { send, stateOf, withoutTail } from "../pipeline/helpers.ts"
+import { autoUnder, content, modelRequest, placeholderPattern, read } from "./support.ts"
+
+/**
+ * Request 1 reads a.ts and b.ts; request 2 reads a.ts again (c3 makes c1 a duplicate); request 3 reads b.ts again
+ * (c4 makes c2 one). Each duplicate saves about 2.5k tokens.
+ */
+const a = "src/a.ts"
+const b = "src/b.ts"
+const first: Array<Msg> = [user("look at a.ts and b.ts"), assistant([read("c1", a), read("c2", b)])]
+const second: Array<Msg> = [...first, assistant([read("c3", a)])]
+const third: Array<Msg> = [...second, assistant([read("c4", b)])]
+
+const outputOf = (messages: ReadonlyArray<Msg>, callID: string) => String(toolPart(messages, callID).state.output)
+
+/** Request 1, then a minute later request 2: the duplicate is found on a warm cache. */
+const warmDuplicate = Effect.gen(function*() {
+  yield* send(fresh(first))
+  yield* TestClock.adjust("1 minute")
+  return yield* send(fresh(second))
+})
+
+describe("scheduling through the transform: no trigger", () => {
+  it.effect("a duplicate found on a warm cache, below minPruneTokens, is sent unchanged", () =>
+    Effect.gen(function*() {
+      const root = yield* tempDir
+      const sent = yield* warmDuplicate.pipe(Effect.provide(autoUnder(root)))
+      assert.strictEqual(JSON.stringify(withoutTail(sent)), JSON.stringify(second))
+    }).pipe(Effect.scoped))
+
+  it.effect("a pending prune is neither recorded nor counted as an application", () =>
+    Effect.gen(function*() {
+      const root = yield* tempDir
+      const state = yield* warmDuplicate.pipe(Effect.andThen(stateOf(sessionID)), Effect.provide(autoUnder(root)))
+      assert.deepStrictEqual(state.pruned, {})
+      assert.strictEqual(state.stats.calls, 0)
+      assert.deepStrictEqual(state.stats.applications, { count: 0, cold: 0, rebuiltTokens: 0 })
+    }).pipe(Effect.scoped))
+
+  it.effect("the same request sent again on a warm cache is byte-identical", () =>
+    Effect.gen(function*() {
+      const root = yield* tempDir
+      const [once, again] = yield* Effect.gen(function*() {
+        const once = yield* warmDuplicate
+        yield* TestClock.adjust("1 minute")
+        return [once, yield* send(fresh(second))] as const
+      }).pipe(Effect.provide(autoUnder(root)))
+      assert.strictEqual(JSON.stringify(again), JSON.stringify(once))
+    }).pipe(Effect.scoped))
+
+  it.effect("immediate mode with nothing stale applies nothing and counts no application", () =>
+    Effect.gen(function*() {
+      const root = yield* tempDir
+      const [sent, state] = yield* Effect.all([send(fresh(first)), stateOf(sessionID)]).pipe(
+        Effect.provide(autoUnder(root, { mode: "immediate" }))
+      )
+      assert.deepStrictEqual(withoutTail(sent), first)
+      assert.deepStrictEqual(state.stats.applications, { count: 0, cold: 0, rebuiltTokens: 0 })
+    }).pipe(Effect.scoped))
+
+  it.effect("a model with a large window is not under pressure", () =>
+    Effect.gen(function*() {
+      const root = yield* tempDir
+      const sent = yield* modelRequest("anthropic", 1_000_000).pipe(
+        Effect.andThen(warmDuplicate),
+        Effect.provide(autoUnder(root))
+      )
+      assert.strictEqual(outputOf(sent, "c1"), content(a))
+    }).pipe(Effect.scoped))
+})
+
+describe("scheduling through the transform: triggers", () => {
+  it.effect("the first request this process sees applies what is pending (the cache is cold)", () =>
+    Effect.gen(function*() {
+      const root = yield* tempDir
+      const [sent, state] = yield* Effect.all([send(fresh(second)), stateOf(sessionID)]).pipe(
+        Effect.provide(autoUnder(root))
+      )
+      assert.match(outputOf(sent, "c1"), placeholderPattern)
+      assert.deepStrictEqual(state.stats.applications, { count: 1, cold: 1, rebuiltTokens: 0 })
+    }).pipe(Effect.scoped))
+
+  it.effect("after an idle gap longer than ttlSeconds the pending duplicate is applied", () =>
+    Effect.gen(function*() {
+      const root = yield* tempDir
+      const sent = yield* Effect.gen(function*() {
+        yield* warmDuplicate
+        yield* TestClock.adjust("6 minutes")
+        return yield* send(fresh(second))
+      }).pipe(Effect.provide(autoUnder(root)))
+      assert.match(outputOf(sent, "c1"), placeholderPattern)
+      assert.strictEqual(outputOf(sent, "c3"), content(a))
+    }).pipe(Effect.scoped))
+
+  it.effect("an application on a cold cache is counted as cold, with no cache rebuilt", () =>
+    Effect.gen(function*() {
+      const root = yield* tempDir
+      const state = yield* Effect.gen(function*() {
+        yield* warmDuplicate
+        yield* TestClock.adjust("6 minutes")
+        yield* send(fresh(second))
+        return yield* stateOf(sessionID)
+      }).pipe(Effect.provide(autoUnder(root)))
+      assert.deepStrictEqual(Object.keys(state.pruned), ["c1"])
+      assert.deepStrictEqual(state.stats.applications, { count: 1, cold: 1, rebuiltTokens: 0 })
+    }).pipe(Effect.scoped))
+
+  it.effect("a prune once applied stays applied on every later request", () =>
+    Effect.gen(function*() {
+      const root = yield* tempDir
+      const [again, longer, state] = yield* Effect.gen(function*() {
+        yield* warmDuplicate
+        yield* TestClock.adjust("6 minutes")
+        const applied = yield* send(fresh(second))
+        yield* TestClock.adjust("1 minute")
+        const again = yield* send(fresh(second))
+        yield* TestClock.adjust("1 minute")
+        const longer = yield* send(fresh([...second, assistant([read("c9", "src/c.ts")])]))
+        assert.strictEqual(JSON.stringify(again), JSON.stringify(applied))
+        return [again, longer, yield* stateOf(sessionID)] as const
+      }).pipe(Effect.provide(autoUnder(root)))
+      assert.match(outputOf(again, "c1"), placeholderPattern)
+      assert.match(outputOf(longer, "c1"), placeholderPattern)
+      assert.strictEqual(state.stats.applications.count, 1)
+    }).pipe(Effect.scoped))
+
+  it.effect("pending savings that add up to minPruneTokens are applied together, as one batch", () =>
+    Effect.gen(function*() {
+      const root = yield* tempDir
+      const [pending, applied, state] = yield* Effect.gen(function*() {
+        yield* send(fresh(first))
+        yield* TestClock.adjust("1 minute")
+        const pending = yield* send(fresh(second))
+        yield* TestClock.adjust("1 minute")
+        const applied = yield* send(fresh(third))
+        return [pending, applied, yield* stateOf(sessionID)] as const
+      }).pipe(Effect.provide(autoUnder(root, { minPruneTokens: 4000 })))
+      assert.strictEqual(outputOf(pending, "c1"), content(a))
+      assert.match(outputOf(applied, "c1"), placeholderPattern)
+      assert.match(outputOf(applied, "c2"), placeholderPattern)
+      assert.strictEqual(state.stats.applications.count, 1)
+      assert.strictEqual(state.stats.applications.cold, 0)
+      assert.isAbove(state.stats.applications.rebuiltTokens, 0)
+    }).pipe(Effect.scoped))
+
+  it.effect("a context at the pressure share of a small model window applies the pending duplicate", () =>
+    Effect.gen(function*() {
+      const root = yield* tempDir
+      const sent = yield* modelRequest("anthropic", 6000).pipe(
+        Effect.andThen(warmDuplicate),
+        Effect.provide(autoUnder(root))
+      )
+      assert.match(outputOf(sent, "c1"), placeholderPattern)
+    }).pipe(Effect.scoped))
+
+  it.effect("an application under pressure counts the cache it rebuilds", () =>
+    Effect.gen(function*() {
+      const root = yield* tempDir
+      const state = yield* modelRequest("anthropic", 6000).pipe(
+        Effect.andThen(warmDuplicate),
+        Effect.andThen(stateOf(sessionID)),
+        Effect.provide(autoUnder(root))
+      )
+      assert.strictEqual(state.stats.applications.count, 1)
+      assert.strictEqual(state.stats.applications.cold, 0)
+      assert.isAbove(state.stats.applications.rebuiltTokens, 0)
+    }).pipe(Effect.scoped))
+
+  it.effect("a github-copilot model (billed per request) applies the duplicate at once", () =>
+    Effect.gen(function*() {
+      const root = yield* tempDir
+      const sent = yield* modelRequest("github-copilot", 1_000_000).pipe(
+        Effect.andThen(warmDuplicate),
+        Effect.provide(autoUnder(root))
+      )
+      assert.match(outputOf(sent, "c1"), placeholderPattern)
+    }).pipe(Effect.scoped))
+
+  it.effect("cache.mode immediate applies the duplicate at once on a warm cache", () =>
+    Effect.gen(function*() {
+      const root = yield* tempDir
+      const sent = yield* warmDuplicate.pipe(Effect.provide(autoUnder(root, { mode: "immediate" })))
+      assert.match(outputOf(sent, "c1"), placeholderPattern)
+    }).pipe(Effect.scoped))
+
+  it.effect("every application is counted: one cold, one batch", () =>
+    Effect.gen(function*() {
+      const root = yield* tempDir
+      const state = yield* Effect.gen(function*() {
+        yield* send(fresh(second))
+        yield* TestClock.adjust("1 minute")
+        yield* send(fresh(third))
+        return yield* stateOf(sessionID)
+      }).pipe(Effect.provide(autoUnder(root, { minPruneTokens: 2000 })))
+      assert.deepStrictEqual(Object.keys(state.pruned).sort(), ["c1", "c2"])
+      assert.strictEqual(state.stats.applications.count, 2)
+      assert.strictEqual(state.stats.applications.cold, 1)
+    }).pipe(Effect.scoped))
+})

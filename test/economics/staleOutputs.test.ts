@@ -1,0 +1,254 @@
+import { assert, describe as effectDescribe, it as effectIt } from "@effect/vitest"
+import { Effect } from "effect"
+import { describe, expect, it } from "vitest"
+import { automaticCandidates } from "../../src/engine/automatic.ts"
+import type { ToolCall } from "../../src/engine/calls.ts"
+import type { Protection } from "../../src/engine/protection.ts"
+import { staleOutputs, type StaleOptions } from "../../src/engine/strategies/staleOutputs.ts"
+import { dcp } from "../../src/hooks/command.ts"
+import { assistant, fresh, type Msg, sessionID, toolPart, user } from "../support/history.ts"
+import { tempDir } from "../support/layers.ts"
+import { type CallSpec, history, protect, strategies, worktree } from "../engine/support.ts"
+import { pipelineUnder, send, stateOf, withoutTail } from "../pipeline/helpers.ts"
+import { content, read } from "./support.ts"
+
+const readOf = (name: string, extra: Partial<CallSpec> = {}): CallSpec => ({
+  tool: "read",
+  input: { filePath: `${worktree}/src/${name}.ts` },
+  outputTokens: 500,
+  ...extra
+})
+
+/** Six reads of different files, 500 tokens each: c1 oldest, c6 newest. */
+const six = (): Array<ToolCall> => history(["a", "b", "c", "d", "e", "f"].map((name) => readOf(name)))
+
+const options: StaleOptions = { trigger: 10_000, keepRecent: 2, clearAtLeast: 1000, protectedTools: [] }
+
+const mask = (
+  calls: ReadonlyArray<ToolCall>,
+  overrides: Partial<StaleOptions & { contextTokens: number; taken: (callID: string) => boolean }> = {},
+  protection: Protection = protect()
+) =>
+  staleOutputs(calls, protection, { ...options, contextTokens: 20_000, taken: () => false, ...overrides })
+    .map((candidate) => candidate.callID)
+
+describe("staleOutputs: the trigger", () => {
+  it("masks nothing while the context is below the trigger", () => {
+    expect(mask(six(), { contextTokens: 9999 })).toEqual([])
+  })
+
+  it("masks from a context of exactly the trigger", () => {
+    expect(mask(six(), { contextTokens: 10_000 })).toEqual(["c1", "c2", "c3", "c4"])
+  })
+
+  it("names staleOutputs as the reason", () => {
+    const found = staleOutputs(six(), protect(), { ...options, contextTokens: 20_000, taken: () => false })
+    expect(new Set(found.map((candidate) => candidate.reason))).toEqual(new Set(["staleOutputs"]))
+  })
+})
+
+describe("staleOutputs: keepRecent", () => {
+  it("masks every output older than the keepRecent most recent calls", () => {
+    expect(mask(six(), { keepRecent: 3 })).toEqual(["c1", "c2", "c3"])
+  })
+
+  it("never masks the keepRecent most recent outputs", () => {
+    const masked = mask(six(), { keepRecent: 2 })
+    expect(masked).not.toContain("c5")
+    expect(masked).not.toContain("c6")
+  })
+
+  it("masks nothing when there are no more calls than keepRecent", () => {
+    expect(mask(six(), { keepRecent: 6 })).toEqual([])
+    expect(mask(six(), { keepRecent: 10 })).toEqual([])
+  })
+
+  it("keepRecent 0 masks every output", () => {
+    expect(mask(six(), { keepRecent: 0 })).toEqual(["c1", "c2", "c3", "c4", "c5", "c6"])
+  })
+
+  it("counts protected and unfinished calls among the most recent", () => {
+    const calls = history([readOf("a"), readOf("b"), readOf("c"), { tool: "todowrite", input: {} }, { tool: "bash", status: "running" }])
+    expect(mask(calls, { keepRecent: 2, clearAtLeast: 0 })).toEqual(["c1", "c2", "c3"])
+  })
+})
+
+describe("staleOutputs: clearAtLeast", () => {
+  it("masks nothing when the batch is one token short of clearAtLeast", () => {
+    expect(mask(six(), { clearAtLeast: 2001 })).toEqual([])
+  })
+
+  it("masks the batch when it holds exactly clearAtLeast tokens", () => {
+    expect(mask(six(), { clearAtLeast: 2000 })).toEqual(["c1", "c2", "c3", "c4"])
+  })
+
+  it("does not count protected outputs towards the batch", () => {
+    const calls = history([readOf("a"), { tool: "task", input: { description: "explore" }, outputTokens: 5000 }, readOf("b"), readOf("c")])
+    expect(mask(calls, { keepRecent: 1, clearAtLeast: 1001 })).toEqual([])
+  })
+})
+
+describe("staleOutputs: what is never masked", () => {
+  it("always-protected tools", () => {
+    const calls = history([
+      { tool: "task", input: { description: "explore" }, outputTokens: 900 },
+      { tool: "todowrite", input: {}, outputTokens: 900 },
+      { tool: "write", input: { filePath: "src/x.ts", content: "x" }, outputTokens: 900 },
+      readOf("a", { outputTokens: 2000 }),
+      readOf("b")
+    ])
+    expect(mask(calls, { keepRecent: 1 })).toEqual(["c4"])
+  })
+
+  it("tools in strategies.staleOutputs.protectedTools", () => {
+    const calls = history([{ tool: "bash", input: { command: "npm test" }, outputTokens: 2000 }, readOf("a", { outputTokens: 2000 }), readOf("b")])
+    expect(mask(calls, { keepRecent: 1, protectedTools: ["bash"] })).toEqual(["c2"])
+  })
+
+  it("calls touching a protected file", () => {
+    const calls = history([readOf("secret", { outputTokens: 2000 }), readOf("a", { outputTokens: 2000 }), readOf("b")])
+    expect(mask(calls, { keepRecent: 1 }, protect({ patterns: ["**/secret.ts"] }))).toEqual(["c2"])
+  })
+
+  it("turn-protected calls", () => {
+    const calls = history([readOf("a", { turn: 1, outputTokens: 2000 }), readOf("b", { turn: 9, outputTokens: 2000 }), readOf("c", { turn: 10 })])
+    const protection = protect({ turnProtection: { enabled: true, turns: 4 }, currentTurn: 10 })
+    expect(mask(calls, { keepRecent: 1 }, protection)).toEqual(["c1"])
+  })
+
+  it("calls already taken (pruned, restored, or claimed by another rule)", () => {
+    expect(mask(six(), { taken: (callID) => callID === "c2" })).toEqual(["c1", "c3", "c4"])
+  })
+
+  it("failed, running and non-text outputs, and outputs OpenCode already compacted", () => {
+    const calls = history([
+      { tool: "bash", input: { command: "make" }, error: "exit 2" },
+      { tool: "bash", input: { command: "npm run dev" }, status: "running" },
+      { tool: "bash", input: { command: "ls" }, hasTextOutput: false },
+      readOf("a", { compacted: true }),
+      readOf("b", { outputTokens: 0 }),
+      readOf("c", { outputTokens: 1500 }),
+      readOf("d")
+    ])
+    expect(mask(calls, { keepRecent: 1 })).toEqual(["c6"])
+  })
+})
+
+describe("staleOutputs through automaticCandidates", () => {
+  const run = (
+    calls: ReadonlyArray<ToolCall>,
+    input: { stale?: Partial<StaleOptions & { enabled: boolean }>; restored?: ReadonlySet<string>; pruned?: ReadonlySet<string> } = {}
+  ) =>
+    automaticCandidates({
+      calls,
+      pruned: input.pruned ?? new Set(),
+      ...(input.restored === undefined ? {} : { restored: input.restored }),
+      protection: protect(),
+      strategies: strategies({ staleOutputs: { ...options, ...input.stale } }),
+      currentTurn: 1,
+      worktree,
+      contextTokens: 20_000
+    })
+
+  it("does not mask calls the user restored", () => {
+    expect(run(six(), { restored: new Set(["c1"]) }).map((c) => c.callID)).toEqual(["c2", "c3", "c4"])
+  })
+
+  it("does not mask calls already pruned", () => {
+    expect(run(six(), { pruned: new Set(["c1", "c2"]) }).map((c) => c.callID)).toEqual(["c3", "c4"])
+  })
+
+  it("masks nothing when the strategy is disabled", () => {
+    expect(run(six(), { stale: { enabled: false } })).toEqual([])
+  })
+
+  it("leaves a duplicate to deduplication, which names it first", () => {
+    const calls = history([readOf("a"), readOf("b"), readOf("c"), readOf("d"), readOf("a")])
+    expect(run(calls, { stale: { keepRecent: 1 } })).toEqual([
+      { callID: "c1", reason: "deduplication" },
+      { callID: "c2", reason: "staleOutputs" },
+      { callID: "c3", reason: "staleOutputs" },
+      { callID: "c4", reason: "staleOutputs" }
+    ])
+  })
+
+  it("measures clearAtLeast without the calls other rules claimed", () => {
+    const calls = history([readOf("a"), readOf("b"), readOf("a")])
+    expect(run(calls, { stale: { keepRecent: 1, clearAtLeast: 600 } })).toEqual([{ callID: "c1", reason: "deduplication" }])
+  })
+
+  it("does not mask without a context size (the trigger is not reached)", () => {
+    const found = automaticCandidates({
+      calls: six(),
+      pruned: new Set(),
+      protection: protect(),
+      strategies: strategies({ staleOutputs: options }),
+      currentTurn: 1,
+      worktree
+    })
+    expect(found).toEqual([])
+  })
+})
+
+/** Five reads of different files, about 2.5k tokens each: a context of about 12.5k. */
+const names = ["a", "b", "c", "d", "e"]
+const reads: Array<Msg> = [user("read everything"), ...names.map((name, i) => assistant([read(`c${i + 1}`, `src/${name}.ts`)]))]
+
+/** Masking on: from 5k tokens, keeping the two most recent, in batches of at least 1k. Deduplication cannot interfere. */
+const masking = (stale: object = {}) => ({
+  strategies: { staleOutputs: { trigger: 5000, keepRecent: 2, clearAtLeast: 1000, ...stale } }
+})
+
+effectDescribe("staleOutputs through the transform", () => {
+  effectIt.effect("masked outputs reach the model as placeholders, the most recent ones in full", () =>
+    Effect.gen(function*() {
+      const root = yield* tempDir
+      const sent = yield* send(fresh(reads)).pipe(Effect.provide(pipelineUnder(root, masking())))
+      for (const [i, name] of names.entries()) {
+        const output = toolPart(sent, `c${i + 1}`).state.output
+        if (i < 3) assert.match(output, new RegExp(`^\\[pruned: read src/${name}\\.ts, ~[\\d.]+k? tokens; recall ${i + 1}\\]$`))
+        else assert.strictEqual(output, content(`src/${name}.ts`))
+      }
+    }).pipe(Effect.scoped))
+
+  effectIt.effect("masked outputs are recorded under staleOutputs", () =>
+    Effect.gen(function*() {
+      const root = yield* tempDir
+      const state = yield* send(fresh(reads)).pipe(Effect.andThen(stateOf(sessionID)), Effect.provide(pipelineUnder(root, masking())))
+      assert.deepStrictEqual(Object.keys(state.pruned).sort(), ["c1", "c2", "c3"])
+      assert.strictEqual(state.stats.byReason.staleOutputs?.calls, 3)
+    }).pipe(Effect.scoped))
+
+  effectIt.effect("below the trigger nothing is masked", () =>
+    Effect.gen(function*() {
+      const root = yield* tempDir
+      const sent = yield* send(fresh(reads)).pipe(Effect.provide(pipelineUnder(root, masking({ trigger: 100_000 }))))
+      assert.deepStrictEqual(withoutTail(sent), reads)
+    }).pipe(Effect.scoped))
+
+  effectIt.effect("masking is off when disabled", () =>
+    Effect.gen(function*() {
+      const root = yield* tempDir
+      const sent = yield* send(fresh(reads)).pipe(Effect.provide(pipelineUnder(root, masking({ enabled: false }))))
+      assert.deepStrictEqual(withoutTail(sent), reads)
+    }).pipe(Effect.scoped))
+
+  effectIt.effect("tools in strategies.staleOutputs.protectedTools are sent in full", () =>
+    Effect.gen(function*() {
+      const root = yield* tempDir
+      const sent = yield* send(fresh(reads)).pipe(Effect.provide(pipelineUnder(root, masking({ protectedTools: ["read"] }))))
+      assert.deepStrictEqual(withoutTail(sent), reads)
+    }).pipe(Effect.scoped))
+
+  effectIt.effect("a call the user restored is not masked again", () =>
+    Effect.gen(function*() {
+      const root = yield* tempDir
+      const sent = yield* Effect.gen(function*() {
+        yield* send(fresh(reads))
+        yield* dcp(sessionID, "restore 1")
+        return yield* send(fresh(reads))
+      }).pipe(Effect.provide(pipelineUnder(root, masking())))
+      assert.strictEqual(toolPart(sent, "c1").state.output, content("src/a.ts"))
+      assert.match(toolPart(sent, "c2").state.output, /^\[pruned: read src\/b\.ts/)
+    }).pipe(Effect.scoped))
+})

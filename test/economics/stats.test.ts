@@ -1,0 +1,201 @@
+import { assert, describe as effectDescribe, it as effectIt } from "@effect/vitest"
+import { Effect, Layer, Ref } from "effect"
+import { TestClock } from "effect/testing"
+import { describe, expect, it } from "vitest"
+import { reportedCacheUsage } from "../../src/commands/breakdown.ts"
+import { formatStats } from "../../src/commands/format.ts"
+import { reasonName } from "../../src/engine/notes.ts"
+import type { Reason } from "../../src/engine/strategies/candidate.ts"
+import { dcp } from "../../src/hooks/command.ts"
+import { compose } from "../../src/layers/main.ts"
+import { Host, HostError, HostRecorder } from "../../src/services/Host.ts"
+import { Paths } from "../../src/services/Paths.ts"
+import { Tokenizer } from "../../src/services/Tokenizer.ts"
+import type { LifetimeFile, SessionStats } from "../../src/state/schema.ts"
+import { assistant, fresh, type Msg, sessionID, user } from "../support/history.ts"
+import { tempDir } from "../support/layers.ts"
+import { send } from "../pipeline/helpers.ts"
+import { autoUnder, read } from "./support.ts"
+
+const noStats: SessionStats = {
+  calls: 0,
+  tokens: 0,
+  applications: { count: 0, cold: 0, rebuiltTokens: 0 },
+  byReason: {},
+  byTool: {}
+}
+const someStats: SessionStats = {
+  ...noStats,
+  calls: 2,
+  tokens: 5000,
+  byReason: { deduplication: { calls: 2, tokens: 5000 } },
+  byTool: { read: { calls: 2, tokens: 5000 } }
+}
+const lifetime: LifetimeFile = { version: 1, updatedAt: 0, sessions: 0, calls: 0, tokens: 0, byReason: {} }
+
+const stats = (session: SessionStats, cache?: Parameters<typeof formatStats>[0]["cache"]) =>
+  formatStats({ session, lifetime, now: 0, reasonName: (reason) => reasonName(reason as Reason), cache }).split("\n")
+
+const cacheLine = (lines: ReadonlyArray<string>) => lines.find((line) => line.startsWith("  prompt cache:"))
+const providerLine = (lines: ReadonlyArray<string>) => lines.find((line) => line.startsWith("  provider:"))
+
+describe("formatStats: the prompt-cache line", () => {
+  it("is absent before any prune reached the model", () => {
+    expect(cacheLine(stats(noStats))).toBeUndefined()
+  })
+
+  it("counts applications, the cold ones, and the cache rebuilt for the warm ones", () => {
+    expect(cacheLine(stats({ ...someStats, applications: { count: 3, cold: 1, rebuiltTokens: 24_000 } }))).toBe(
+      "  prompt cache: prunes reached the model 3 times (1 with the cache already expired); about ~24k cached tokens were rebuilt for them (estimated)."
+    )
+  })
+
+  it("says no cache was rebuilt when every application found it expired", () => {
+    expect(cacheLine(stats({ ...someStats, applications: { count: 1, cold: 1, rebuiltTokens: 0 } }))).toBe(
+      "  prompt cache: prunes reached the model 1 time (1 with the cache already expired); no cache was rebuilt for them."
+    )
+  })
+})
+
+describe("formatStats: the provider line", () => {
+  it("shows the cache reads, writes and uncached input the provider reported", () => {
+    expect(providerLine(stats(someStats, { requests: 3, read: 12_000, write: 2000, uncached: 500 }))).toBe(
+      "  provider: 3 requests, ~12k tokens read from cache, ~2k written to it, ~500 uncached (as reported)."
+    )
+  })
+
+  it("says when the provider reported no prompt-cache usage", () => {
+    expect(providerLine(stats(someStats, { requests: 1, read: 0, write: 0, uncached: 900 }))).toBe(
+      "  provider: 1 request, ~900 input tokens, no prompt-cache usage reported."
+    )
+  })
+
+  it("is absent without requests or without the stored session", () => {
+    expect(providerLine(stats(someStats, { requests: 0, read: 0, write: 0, uncached: 0 }))).toBeUndefined()
+    expect(providerLine(stats(someStats))).toBeUndefined()
+  })
+
+  it("is shown even when nothing was pruned", () => {
+    expect(providerLine(stats(noStats, { requests: 1, read: 10, write: 0, uncached: 0 }))).toBeDefined()
+  })
+})
+
+/** An assistant message with the token usage the provider reported for its request. */
+const reported = (message: Msg, tokens: { input: number; read: number; write: number }): Msg => ({
+  ...message,
+  info: { ...message.info, tokens: { input: tokens.input, output: 50, reasoning: 0, cache: { read: tokens.read, write: tokens.write } } }
+})
+
+describe("reportedCacheUsage", () => {
+  it("sums what the provider reported over the session's assistant messages", () => {
+    const messages = [
+      user("go"),
+      reported(assistant([]), { input: 100, read: 0, write: 4000 }),
+      reported(assistant([]), { input: 20, read: 4000, write: 300 })
+    ]
+    expect(reportedCacheUsage(messages)).toEqual({ requests: 2, read: 4000, write: 4300, uncached: 120 })
+  })
+
+  it("ignores user messages, messages without usage and values that are not numbers", () => {
+    const noUsage = assistant([])
+    delete noUsage.info.tokens
+    const odd = { ...noUsage, info: { ...noUsage.info, tokens: { input: "many", cache: { read: Number.NaN, write: 7 } } } }
+    expect(reportedCacheUsage([user("go"), noUsage, odd, null, "x"])).toEqual({ requests: 1, read: 0, write: 7, uncached: 0 })
+  })
+
+  it("is zero for an empty session", () => {
+    expect(reportedCacheUsage([])).toEqual({ requests: 0, read: 0, write: 0, uncached: 0 })
+  })
+})
+
+/** The stored session: a duplicate read (c1 of c3), and what the provider reported for the two requests. */
+const stored: Array<Msg> = [
+  user("read a.ts, then again"),
+  reported(assistant([read("c1", "src/a.ts")]), { input: 3000, read: 0, write: 0 }),
+  reported(assistant([read("c3", "src/a.ts")]), { input: 200, read: 2800, write: 2600 })
+]
+
+const lastNote = Effect.gen(function*() {
+  const recorder = yield* HostRecorder
+  return (yield* Ref.get(recorder.notes)).at(-1)?.text ?? ""
+})
+
+effectDescribe("/dcp stats", () => {
+  effectIt.effect("shows the prompt-cache line once a prune was applied", () =>
+    Effect.gen(function*() {
+      const root = yield* tempDir
+      const note = yield* Effect.gen(function*() {
+        yield* send(fresh(stored))
+        yield* dcp(sessionID, "stats")
+        return yield* lastNote
+      }).pipe(Effect.provide(autoUnder(root, {}, {}, { host: { messages: { [sessionID]: stored } } })))
+      assert.include(note, "  prompt cache: prunes reached the model 1 time (1 with the cache already expired); no cache was rebuilt for them.")
+    }).pipe(Effect.scoped))
+
+  effectIt.effect("counts a warm application's rebuilt cache", () =>
+    Effect.gen(function*() {
+      const root = yield* tempDir
+      const note = yield* Effect.gen(function*() {
+        yield* send(fresh(stored.slice(0, 2)))
+        yield* TestClock.adjust("1 minute")
+        yield* send(fresh(stored))
+        yield* dcp(sessionID, "stats")
+        return yield* lastNote
+      }).pipe(
+        Effect.provide(autoUnder(root, { minPruneTokens: 1000 }, {}, { host: { messages: { [sessionID]: stored } } }))
+      )
+      assert.match(note, /prompt cache: prunes reached the model 1 time \(0 with the cache already expired\); about ~[\d.]+k? cached tokens were rebuilt for them \(estimated\)\./)
+    }).pipe(Effect.scoped))
+
+  effectIt.effect("has no prompt-cache line while prunes are only pending", () =>
+    Effect.gen(function*() {
+      const root = yield* tempDir
+      const note = yield* Effect.gen(function*() {
+        yield* send(fresh(stored.slice(0, 2)))
+        yield* TestClock.adjust("1 minute")
+        yield* send(fresh(stored))
+        yield* dcp(sessionID, "stats")
+        return yield* lastNote
+      }).pipe(Effect.provide(autoUnder(root, {}, {}, { host: { messages: { [sessionID]: stored } } })))
+      assert.notInclude(note, "prompt cache:")
+      assert.include(note, "This session: 0 calls pruned")
+    }).pipe(Effect.scoped))
+
+  effectIt.effect("shows the provider line computed from the stored session's assistant tokens", () =>
+    Effect.gen(function*() {
+      const root = yield* tempDir
+      const note = yield* Effect.gen(function*() {
+        yield* send(fresh(stored))
+        yield* dcp(sessionID, "stats")
+        return yield* lastNote
+      }).pipe(Effect.provide(autoUnder(root, {}, {}, { host: { messages: { [sessionID]: stored } } })))
+      assert.include(note, "  provider: 2 requests, ~2.8k tokens read from cache, ~2.6k written to it, ~3.2k uncached (as reported).")
+    }).pipe(Effect.scoped))
+})
+
+effectDescribe("/dcp stats without the stored session", () => {
+  /** The test host, except that the stored session cannot be read. */
+  const hostWithoutMessages = Layer.effect(
+    Host,
+    Effect.gen(function*() {
+      const host = yield* Host
+      return Host.of({
+        ...host,
+        messages: () => Effect.fail(new HostError({ operation: "session.messages", cause: new Error("too large") }))
+      })
+    })
+  ).pipe(Layer.provideMerge(Host.layerTest()))
+
+  effectIt.effect("still shows the session's and the lifetime statistics, without the provider line", () =>
+    Effect.gen(function*() {
+      const root = yield* tempDir
+      const note = yield* Effect.gen(function*() {
+        yield* send(fresh(stored))
+        yield* dcp(sessionID, "stats")
+        return yield* lastNote
+      }).pipe(Effect.provide(compose({ paths: Paths.layerUnder(root), host: hostWithoutMessages, tokenizer: Tokenizer.layerEstimate })))
+      assert.match(note, /^This session: 1 call pruned/)
+      assert.include(note, "prompt cache: prunes reached the model 1 time")
+      assert.notInclude(note, "provider:")
+    }).pipe(Effect.scoped))
+})
