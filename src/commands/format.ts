@@ -33,26 +33,30 @@ const bar = (share: number): string => {
 const thousands = (n: number) => n.toLocaleString("en-US")
 
 /**
- * The provider's figure for the latest request is the total when there is one; the tokenizer only splits it by
- * kind of content. Without a reported figure, the tokenizer's count is the total.
+ * The provider's figure for the latest request is the total when there is one. What the tokenizer does not see
+ * in the messages (tool definitions, the provider's own formatting) shows as "Other"; should the provider count
+ * less than the tokenizer, the rows are scaled down to its total.
  */
 export const formatContext = (b: Breakdown): string => {
   const counted = b.system + b.user + b.assistant + b.tools
   const current = b.reported ?? counted
-  const scale = counted === 0 ? 0 : current / counted
+  const other = Math.max(0, current - counted)
+  const scale = counted === 0 || current >= counted ? 1 : current / counted
   const rows: Array<[string, number]> = [
-    ["System", b.system],
-    ["User", b.user],
-    ["Assistant", b.assistant],
-    [`Tools (${b.toolCalls})`, b.tools]
+    ["System", b.system * scale],
+    ["User", b.user * scale],
+    ["Assistant", b.assistant * scale],
+    [`Tools (${b.toolCalls})`, b.tools * scale],
+    ...(other > 0 ? [["Other", other] as [string, number]] : [])
   ]
   const labelWidth = Math.max(...rows.map(([label]) => label.length))
-  const lines = ["Current context by kind of content (the split is estimated with the o200k tokenizer):"]
+  const lines = ["Current context by kind of content (estimated with the o200k tokenizer):"]
   for (const [label, tokens] of rows) {
-    const share = counted === 0 ? 0 : tokens / counted
-    const shown = formatTokens(Math.round(tokens * scale)).padStart(6)
+    const share = current === 0 ? 0 : tokens / current
+    const shown = formatTokens(Math.round(tokens)).padStart(6)
     lines.push(`  ${label.padEnd(labelWidth)}  ${bar(share)} ${`${Math.round(share * 100)}%`.padStart(4)}  ${shown}`)
   }
+  if (other > 0) lines.push("  (Other: what the provider counted beyond the messages, such as tool definitions.)")
   const currentText = b.reported === undefined
     ? `${formatTokens(counted)} tokens (estimated)`
     : `${thousands(b.reported)} tokens (reported by the provider for the latest request)`

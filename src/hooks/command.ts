@@ -126,7 +126,12 @@ const sweep = Effect.fnUntraced(function*(state: SessionState, count: number | u
     { rebuild: rebuildFor(state, index, selected.map((call) => call.callID), cold) }
   )
   const scope = count === undefined ? "since your last message" : `among the last ${count}`
-  if (recorded.length === 0) return `Nothing to sweep ${scope}: every call there is already pruned, protected or empty.`
+  if (recorded.length === 0) {
+    const any = count === undefined ? index.calls.some((call) => call.messageIndex > index.lastUserMessage) : index.calls.length > 0
+    return any
+      ? `Nothing to sweep ${scope}: every call there is already pruned, protected or empty.`
+      : `Nothing to sweep ${scope}: no tool was called there.`
+  }
   const tokens = recorded.reduce((total, entry) => total + entry.tokens, 0)
   const lines = recorded.map((entry) => `  ${entry.id}  ${entry.tool} ${entry.keyParameter}`.trimEnd())
   return [
@@ -155,6 +160,6 @@ const restore = (state: SessionState, target: "all" | number): string => {
     state.restored.add(callID)
   }
   state.dirty = true
-  const what = target === "all" ? `all ${chosen.length} pruned calls` : `id ${target}`
+  const what = target !== "all" ? `id ${target}` : chosen.length === 1 ? "the 1 pruned call" : `all ${chosen.length} pruned calls`
   return `Restored ${what}: ${formatTokens(tokens)} tokens are sent to the model again from the next request on.`
 }

@@ -38,7 +38,7 @@ describe("/dcp output", () => {
       prunedTokens: 4200,
       reported: undefined
     })).toBe([
-      "Current context by kind of content (the split is estimated with the o200k tokenizer):",
+      "Current context by kind of content (estimated with the o200k tokenizer):",
       "  System      █████░░░░░░░░░░░░░░░░░░░  20%     ~2k",
       "  User        █░░░░░░░░░░░░░░░░░░░░░░░   5%    ~500",
       "  Assistant   ████░░░░░░░░░░░░░░░░░░░░  15%   ~1.5k",
@@ -50,7 +50,7 @@ describe("/dcp output", () => {
     ].join("\n"))
   })
 
-  it("context with a provider figure: it is the total, and the split is scaled to it", () => {
+  it("context with a provider figure: it is the total, and what the messages do not explain shows as Other", () => {
     const text = formatContext({
       system: 1000,
       user: 1000,
@@ -61,9 +61,25 @@ describe("/dcp output", () => {
       prunedTokens: 900,
       reported: 8000
     })
-    expect(text).toContain("  System     ██████░░░░░░░░░░░░░░░░░░  25%     ~2k")
+    expect(text).toContain("  System     ███░░░░░░░░░░░░░░░░░░░░░  13%     ~1k")
+    expect(text).toContain("  Other      ████████████░░░░░░░░░░░░  50%     ~4k")
     expect(text).toContain("Current context:  8,000 tokens (reported by the provider for the latest request)")
     expect(text).toContain("Without pruning:  ~8.9k tokens (estimated)")
+  })
+
+  it("context where the provider counted less than the tokenizer: the rows are scaled down to its total", () => {
+    const text = formatContext({
+      system: 2000,
+      user: 2000,
+      assistant: 2000,
+      tools: 2000,
+      toolCalls: 2,
+      prunedCalls: 0,
+      prunedTokens: 0,
+      reported: 4000
+    })
+    expect(text).toContain("  System     ██████░░░░░░░░░░░░░░░░░░  25%     ~1k")
+    expect(text).not.toContain("Other")
   })
 
   it("stats: this session by strategy and tool with the last prune, then lifetime totals", () => {

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest"
 import { call, done, placeholder, read, sourceFile } from "./support/fixtures.ts"
 import {
   argumentsOf,
+  contentText,
   lastMessageText,
   occurrences,
   requestAfter,
@@ -10,12 +11,19 @@ import {
   systemText,
   toolNames
 } from "./support/requests.ts"
-import { useScenario } from "./support/scenario.ts"
+import { dcp, notes, tokenFigure } from "./support/commands.ts"
+import { type RecordedRequest, reportedPromptTokens } from "./support/model-server.ts"
+import { type Scenario, useScenario } from "./support/scenario.ts"
 
 // The default configuration (with prunes applied at once, see scenario.ts). Each test runs in its own session of one
 // shared `opencode serve`, so stable IDs start at 1 in each.
 const scenario = useScenario({
-  files: { "src/a.ts": sourceFile("alpha"), "src/b.ts": sourceFile("beta"), "src/c.ts": sourceFile("gamma") }
+  files: {
+    "src/a.ts": sourceFile("alpha"),
+    "src/b.ts": sourceFile("beta"),
+    "src/c.ts": sourceFile("gamma"),
+    "src/d.ts": sourceFile("delta")
+  }
 })
 
 const block = /^<prunable-tools>\n[\s\S]*\n<\/prunable-tools>$/
@@ -123,14 +131,244 @@ describe("the plugin in a main session", () => {
   })
 })
 
-// Still to add, when the features land: every `/dcp` subcommand and the `recall` tool.
-describe("to add when /dcp commands and recall land", () => {
-  it.todo("/dcp lists the subcommands in an ignored note, with no model turn")
-  it.todo("/dcp context shows the token breakdown (system, user, assistant, tools) and the pruned share")
-  it.todo("/dcp stats shows this session's and the lifetime totals after a prune")
-  it.todo("/dcp sweep prunes every call since the last user message; /dcp sweep 2 the last two; a bad n is an error")
-  it.todo("/dcp restore <id> and /dcp restore all send the original output again from the next request")
-  it.todo("recall({ ids }) returns a pruned call's original content to the model")
-  it.todo("commands.enabled: false removes /dcp")
-  it.todo('cache.mode "auto" (the default): automatic prunes wait until worth it; discard and extract apply at once')
+/** The stored state (status, output) of the call `callID`, from the session, which pruning never changes. */
+const storedState = async (s: Scenario, sessionID: string, callID: string): Promise<unknown> => {
+  const parts = (await s.messages(sessionID)).flatMap((message) => message.parts) as ReadonlyArray<
+    { callID?: string; state?: { status?: string; output?: unknown; error?: unknown } }
+  >
+  return parts.find((part) => part.callID === callID)?.state
+}
+
+/** The token figure that `pattern`'s first group captures in a command's note, as a number. */
+const figure = (note: string, pattern: RegExp): number => {
+  const match = pattern.exec(note)
+  if (match === null) throw new Error(`${pattern} does not match:\n${note}`)
+  return tokenFigure(match[1]!)
+}
+
+const alphaEnd = 'alpha59 = "alpha line 59"'
+
+describe("/dcp commands and recall", () => {
+  it("/dcp lists the subcommands in an ignored note, with no model turn; an unknown subcommand names itself", async () => {
+    const s = scenario()
+    const session = await s.newSession()
+    const listed = await s.opencode().api<ReadonlyArray<{ name: string; description?: string }>>("GET", "/command")
+    expect(listed.data.map((command) => command.name)).toContain("dcp")
+    expect(listed.data.find((command) => command.name === "dcp")?.description).toContain("sweep [n]")
+
+    const help = await dcp(s, session, "")
+    expect(help.split("\n")).toEqual([
+      "Context pruning commands:",
+      expect.stringMatching(/^ {2}\/dcp {2,}this help$/),
+      expect.stringMatching(/^ {2}\/dcp context {2,}\S/),
+      expect.stringMatching(/^ {2}\/dcp stats {2,}\S/),
+      expect.stringMatching(/^ {2}\/dcp sweep \[n\] {2,}\S/),
+      expect.stringMatching(/^ {2}\/dcp restore <id\|all> {2,}\S/)
+    ])
+    expect(await dcp(s, session, "frobnicate")).toBe(`Unknown subcommand \`frobnicate\`.\n\n${help}`)
+    expect(await notes(s, session)).toEqual([help, `Unknown subcommand \`frobnicate\`.\n\n${help}`])
+    expect(s.requests()).toHaveLength(0)
+  })
+
+  it("/dcp context shows the token breakdown (system, user, assistant, tools) and the pruned share", async () => {
+    const s = scenario()
+    const session = await s.newSession()
+    s.model.script([read(s, "src/a.ts", "ctx_1"), read(s, "src/a.ts", "ctx_2"), read(s, "src/b.ts", "ctx_3"), done])
+    await s.prompt(session, "read a.ts twice, then b.ts")
+    expect(resultOf(s.requests().at(-1)!, "ctx_1")).toMatch(placeholder("[pruned duplicate: read src/a.ts, ~N tokens; id 1]"))
+    await s.waitForNote(session, "duplicate")
+
+    const note = await dcp(s, session, "context")
+    const lines = note.split("\n")
+    expect(lines[0]).toMatch(/^Current context by kind of content \(.*estimated.*\):$/)
+    for (const [i, label] of ["System", "User", "Assistant", "Tools \\(3\\)"].entries()) {
+      expect(lines[i + 1]).toMatch(new RegExp(`^ {2}${label} +[█░]{24} +\\d+% +~[\\d.]+k?$`))
+    }
+    expect(figure(note, /^ {2}System .* (~[\d.]+k?)$/m)).toBeGreaterThan(0)
+    expect(figure(note, /^ {2}Tools \(3\) .* (~[\d.]+k?)$/m)).toBeGreaterThan(0)
+    expect(note).toMatch(/^Pruned: +1 call, ~[\d.]+k? tokens$/m)
+    const pruned = figure(note, /^Pruned: +1 call, (\S+) tokens$/m)
+    // The provider's figure for the latest request is the current context.
+    const latest = reportedPromptTokens(s.requests().at(-1)!)
+    expect(note).toMatch(new RegExp(
+      `^Current context: +${latest.toLocaleString("en-US")} tokens \\(reported by the provider for the latest request\\)$`,
+      "m"
+    ))
+    const current = figure(note, /^Current context: +(\S+) tokens/m)
+    const without = figure(note, /^Without pruning: +(\S+) tokens \(estimated\)$/m)
+    expect(pruned).toBeGreaterThan(0)
+    expect(without).toBeGreaterThan(current)
+    // Rounded for display (`~906`, `~1.2k`, `~13k`): the difference is the pruned tokens up to that rounding.
+    const rounding = (value: number) => (value < 1000 ? 0.5 : value < 10_000 ? 50 : 500)
+    expect(Math.abs(without - current - pruned)).toBeLessThanOrEqual(rounding(without) + rounding(pruned))
+  })
+
+  it("/dcp stats shows this session's and the lifetime totals after a prune", async () => {
+    const s = scenario()
+    const first = await s.newSession()
+    s.model.script([read(s, "src/a.ts", "st_1"), read(s, "src/a.ts", "st_2"), done])
+    await s.prompt(first, "read a.ts twice")
+    expect(resultOf(s.requests().at(-1)!, "st_1")).toMatch(placeholder("[pruned duplicate: read src/a.ts, ~N tokens; id 1]"))
+    await s.waitForNote(first, "duplicate")
+    const second = await s.newSession()
+    s.model.script([
+      read(s, "src/b.ts", "st_3"),
+      read(s, "src/b.ts", "st_4"),
+      read(s, "src/c.ts", "st_5"),
+      call("discard", { ids: ["noise", "3"] }, "st_6"),
+      done
+    ])
+    await s.prompt(second, "read b.ts twice and c.ts, then discard c.ts")
+    await s.waitForNote(second, "discarded")
+
+    const stats = await dcp(s, second, "stats")
+    expect(stats).toMatch(/^This session: 2 calls pruned, ~[\d.]+k? tokens taken out of every later request\.$/m)
+    expect(stats).toMatch(/^ {2}by strategy: .*\bduplicate 1 \(~[\d.]+k?\)/m)
+    expect(stats).toMatch(/^ {2}by strategy: .*\bdiscarded 1 \(~[\d.]+k?\)/m)
+    expect(stats).toMatch(/^ {2}by tool: +read 2 \(~[\d.]+k?\)$/m)
+    expect(stats).toMatch(/^ {2}last prune: +just now, 1 call \(discarded\), ~[\d.]+k? tokens$/m)
+    expect(stats).toMatch(/^ {2}provider: \d+ requests, .*no prompt-cache usage reported\.$/m)
+    const lifetime = /^All sessions: (\d+) calls? pruned, ~[\d.]+k? tokens, in (\d+) sessions?\.$/m.exec(stats)
+    expect(lifetime, stats).not.toBeNull()
+    // Earlier tests of this file pruned in other sessions of the same OpenCode: at least these two sessions count.
+    expect(Number(lifetime![1])).toBeGreaterThanOrEqual(3)
+    expect(Number(lifetime![2])).toBeGreaterThanOrEqual(2)
+    expect(stats.slice(stats.indexOf("All sessions:"))).toMatch(/\n {2}by strategy: .*\bduplicate \d+ \(/)
+
+    const firstStats = await dcp(s, first, "stats")
+    expect(firstStats).toMatch(/^This session: 1 call pruned, /m)
+    expect(firstStats).toMatch(/^ {2}by strategy: duplicate 1 \(~[\d.]+k?\)$/m)
+    // The lifetime totals are the same from either session.
+    expect(firstStats.slice(firstStats.indexOf("All sessions:"))).toBe(stats.slice(stats.indexOf("All sessions:")))
+  })
+
+  it("/dcp sweep prunes every call since the last user message; /dcp sweep 2 the last two; a bad n is an error", async () => {
+    const s = scenario()
+    const session = await s.newSession()
+    s.model.script([read(s, "src/a.ts", "sw_1"), read(s, "src/b.ts", "sw_2"), read(s, "src/c.ts", "sw_3"), done])
+    await s.prompt(session, "read a.ts, b.ts and c.ts")
+    s.model.script([read(s, "src/d.ts", "sw_4"), done])
+    await s.prompt(session, "now read d.ts")
+    const next = async (text: string) => {
+      const mark = s.requests().length
+      s.model.script([done])
+      await s.prompt(session, text)
+      return s.requests()[mark]!
+    }
+    const full = { sw_1: "alpha line 59", sw_2: "beta line 59", sw_3: "gamma line 59", sw_4: "delta line 59" }
+    const files = { sw_1: "src/a.ts", sw_2: "src/b.ts", sw_3: "src/c.ts", sw_4: "src/d.ts" }
+    const expectSwept = (request: RecordedRequest, swept: ReadonlyArray<keyof typeof full>) => {
+      for (const [callID, line] of Object.entries(full) as Array<[keyof typeof full, string]>) {
+        const id = callID.slice(3)
+        if (swept.includes(callID)) {
+          expect(resultOf(request, callID)).toMatch(placeholder(`[pruned: read ${files[callID]}, ~N tokens; id ${id}]`))
+        } else {
+          expect(resultOf(request, callID)).toContain(line)
+        }
+      }
+    }
+
+    const swept = await dcp(s, session, "sweep")
+    expect(swept).toMatch(
+      /^Swept 1 call since your last message: ~[\d.]+k? tokens out of every request from the next one on\.\n {2}4 {2}read src\/d\.ts$/
+    )
+    expectSwept(await next("go on"), ["sw_4"])
+
+    expect(await dcp(s, session, "sweep")).toBe("Nothing to sweep since your last message: no tool was called there.")
+    const two = await dcp(s, session, "sweep 2")
+    expect(two).toMatch(
+      /^Swept 2 calls among the last 2: ~[\d.]+k? tokens out of every request from the next one on\.\n {2}2 {2}read src\/b\.ts\n {2}3 {2}read src\/c\.ts$/
+    )
+    expectSwept(await next("go on again"), ["sw_2", "sw_3", "sw_4"])
+
+    for (const bad of ["x", "0", "2 3"]) {
+      const note = await dcp(s, session, `sweep ${bad}`)
+      expect(note).toContain("Context pruning commands:")
+      expect(note.split("\n")[0]).toBe(
+        bad === "2 3"
+          ? "Too many arguments: the usage is `/dcp sweep [n]`."
+          : `\`${bad}\` is not a number of calls: \`/dcp sweep [n]\` takes a whole number of 1 or more, e.g. \`/dcp sweep 5\`.`
+      )
+    }
+    // Nothing more was pruned.
+    expectSwept(await next("and once more"), ["sw_2", "sw_3", "sw_4"])
+  })
+
+  it("/dcp restore <id> and /dcp restore all send the original output again from the next request", async () => {
+    const s = scenario()
+    const session = await s.newSession()
+    s.model.script([
+      read(s, "src/a.ts", "rs_1"),
+      read(s, "src/a.ts", "rs_2"),
+      read(s, "src/b.ts", "rs_3"),
+      read(s, "src/c.ts", "rs_4"),
+      call("discard", { ids: ["noise", "3", "4"] }, "rs_5"),
+      done
+    ])
+    await s.prompt(session, "read a.ts twice, b.ts and c.ts, then discard b.ts and c.ts")
+    const before = s.requests().at(-1)!
+    expect(resultOf(before, "rs_1")).toMatch(placeholder("[pruned duplicate: read src/a.ts, ~N tokens; id 1]"))
+    expect(resultOf(before, "rs_3")).toMatch(placeholder("[pruned: read src/b.ts, ~N tokens; id 3]"))
+    expect(resultOf(before, "rs_4")).toMatch(placeholder("[pruned: read src/c.ts, ~N tokens; id 4]"))
+    await s.waitForNote(session, "discarded")
+    const next = async (text: string) => {
+      const mark = s.requests().length
+      s.model.script([done])
+      await s.prompt(session, text)
+      return s.requests()[mark]!
+    }
+
+    expect(await dcp(s, session, "restore 2")).toBe("id 2 is not pruned. Pruned ids: 1, 3, 4.")
+    expect(await dcp(s, session, "restore 9")).toBe("There is no call with id 9 in this session. Pruned ids: 1, 3, 4.")
+    expect(await dcp(s, session, "restore x")).toMatch(/^`x` is not an id: /)
+    expect(await dcp(s, session, "restore 1")).toMatch(
+      /^Restored id 1: ~[\d.]+k? tokens are sent to the model again from the next request on\.$/
+    )
+    // The restored duplicate is sent in full, and deduplication leaves it alone from now on.
+    const afterOne = await next("go on")
+    expect(resultOf(afterOne, "rs_1")).toContain(alphaEnd)
+    expect(occurrences(requestText(afterOne), alphaEnd)).toBe(2)
+    expect(resultOf(afterOne, "rs_3")).toMatch(placeholder("[pruned: read src/b.ts, ~N tokens; id 3]"))
+    expect(resultOf(afterOne, "rs_4")).toMatch(placeholder("[pruned: read src/c.ts, ~N tokens; id 4]"))
+
+    expect(await dcp(s, session, "restore all")).toMatch(
+      /^Restored all 2 pruned calls: ~[\d.]+k? tokens are sent to the model again from the next request on\.$/
+    )
+    const afterAll = await next("go on again")
+    expect(resultOf(afterAll, "rs_1")).toContain(alphaEnd)
+    expect(resultOf(afterAll, "rs_3")).toContain("beta line 59")
+    expect(resultOf(afterAll, "rs_4")).toContain("gamma line 59")
+    const results = afterAll.messages.filter((message) => message.role === "tool").map((message) => contentText(message.content))
+    expect(results.filter((result) => result.includes("[pruned"))).toEqual([])
+    expect(await dcp(s, session, "restore all")).toBe("Nothing to restore: no call is pruned in this session.")
+  })
+
+  it("recall({ ids }) returns a pruned call's original content to the model; an unpruned id gets an error naming it", async () => {
+    const s = scenario()
+    const session = await s.newSession()
+    s.model.script([
+      read(s, "src/a.ts", "rc_1"),
+      read(s, "src/a.ts", "rc_2"),
+      call("recall", { ids: ["1"] }, "rc_3"),
+      call("recall", { ids: ["2", "9"] }, "rc_4"),
+      done
+    ])
+    await s.prompt(session, "read a.ts twice, then recall")
+    const requests = s.requests()
+
+    const afterRecall = requestAfter(requests, "rc_3")
+    // The placeholder names the recall handle; recalling does not un-prune the call.
+    expect(resultOf(afterRecall, "rc_1")).toMatch(/^\[pruned duplicate: read src\/a\.ts, ~[\d.]+k? tokens; recall 1\]$/)
+    const original = await storedState(s, session, "rc_1")
+    expect(original).toMatchObject({ status: "completed", output: expect.stringContaining(alphaEnd) })
+    expect(resultOf(afterRecall, "rc_3")).toBe(
+      `Original content of id 1 (read src/a.ts), as sent before it was pruned:\n${(original as { output: string }).output}`
+    )
+
+    const refused = resultOf(requestAfter(requests, "rc_4"), "rc_4")
+    expect(refused).toContain("Nothing was recalled.")
+    expect(refused).toContain("id 2 is not pruned: its content is already in the conversation.")
+    expect(refused).toContain("There is no tool call with id 9 in this conversation.")
+    expect(await storedState(s, session, "rc_4")).toMatchObject({ status: "error" })
+  })
 })

@@ -17,6 +17,14 @@ export interface RecordedRequest {
 }
 
 /**
+ * The input tokens the scripted model reports for a request (`usage.prompt_tokens`): about what a real provider
+ * would count, one token per four characters of the messages and tool definitions, so figures derived from
+ * reported usage (`/dcp context`) are realistic and can be checked against the request.
+ */
+export const reportedPromptTokens = (body: RecordedRequest): number =>
+  Math.ceil(JSON.stringify({ messages: body.messages, tools: body.tools ?? [] }).length / 4)
+
+/**
  * An OpenAI-compatible chat-completions server on 127.0.0.1 that answers from a script and records every request
  * body: what the model saw. Requests for the small model (title generation) are answered apart, so they do not
  * consume the script. When the script runs out, it answers with a short final text.
@@ -56,7 +64,8 @@ export const startModelServer = async (smallModel = "fake-small"): Promise<Model
       function: { name: call.name, arguments: JSON.stringify(call.args) }
     }))
     const finish = toolCalls.length > 0 ? "tool_calls" : "stop"
-    const usage = { prompt_tokens: 100, completion_tokens: 10, total_tokens: 110 }
+    const promptTokens = reportedPromptTokens(body)
+    const usage = { prompt_tokens: promptTokens, completion_tokens: 10, total_tokens: promptTokens + 10 }
     if (!stream) {
       res.writeHead(200, { "content-type": "application/json" })
       res.end(JSON.stringify({

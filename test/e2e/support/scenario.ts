@@ -17,7 +17,8 @@ const plugin = `file://${repo.replace(/\/$/, "")}`
 const disabled = process.env.DCP_E2E_DISABLED === "1"
 
 // Automatic prunes are applied at once, so that a short script shows them; the default (`"auto"`) batches them
-// until they are worth a prompt-cache rebuild, which needs a scenario of its own.
+// until they are worth a prompt-cache rebuild: the scenarios of settings.e2e.test.ts set it back in their project
+// config.
 const globalConfig = { ...(disabled ? { enabled: false } : {}), cache: { mode: "immediate" } }
 
 export interface ScenarioOptions {
@@ -60,6 +61,13 @@ export interface Scenario {
   readonly newSession: () => Promise<string>
   /** Runs one prompt; OpenCode answers once the whole agent loop is done. */
   readonly prompt: (sessionID: string, text: string) => Promise<void>
+  /**
+   * Runs a slash command (`POST /session/:id/command`) and answers with the HTTP status and body, whatever they are:
+   * a command the plugin handles answers 200 with the stored note, an unknown one an error.
+   */
+  readonly command: (sessionID: string, command: string, args: string) => Promise<{ status: number; data: unknown }>
+  /** Waits until the session's agent loop is not running (`GET /session/status`). */
+  readonly waitIdle: (sessionID: string) => Promise<void>
   readonly messages: (sessionID: string) => Promise<ReadonlyArray<StoredMessage>>
   /** Waits for an ignored (never sent to the model) text part containing `includes`; returns its text. */
   readonly waitForNote: (sessionID: string, includes: string) => Promise<string>
@@ -124,6 +132,15 @@ export const startScenario = async (options: ScenarioOptions = {}): Promise<Scen
       await call("POST", `/session/${sessionID}/message`, {
         model: { providerID: "fake", modelID: "fake-model" },
         parts: [{ type: "text", text }]
+      })
+    },
+    command: (sessionID, command, args) =>
+      opencode.api("POST", `/session/${sessionID}/command`, { command, arguments: args, model: "fake/fake-model" }),
+    waitIdle: async (sessionID) => {
+      await waitFor(`session ${sessionID} to be idle`, 20_000, async () => {
+        const statuses = await call<Record<string, { type?: string } | undefined>>("GET", "/session/status")
+        const status = statuses[sessionID]
+        return status === undefined || status.type === "idle"
       })
     },
     messages,

@@ -1,0 +1,135 @@
+import { describe, expect, it } from "vitest"
+import { dcp, notes } from "./support/commands.ts"
+import { call, done, placeholder, read, sourceFile } from "./support/fixtures.ts"
+import { requestAfter, resultOf, toolNames } from "./support/requests.ts"
+import { type Scenario, useScenario } from "./support/scenario.ts"
+import { waitFor } from "./support/wait.ts"
+
+// Scenarios whose project config (`.opencode/dcp.jsonc`, read over the global one) changes a setting the command and
+// scheduling behaviour depend on. Every scenario of the tier applies prunes at once (`cache.mode: "immediate"` in
+// the global file, see scenario.ts); those here that are about the default, "auto", set it back.
+
+const files = (dcpConfig: unknown) => ({
+  "src/a.ts": sourceFile("alpha"),
+  "src/b.ts": sourceFile("beta"),
+  "src/c.ts": sourceFile("gamma"),
+  ".opencode/dcp.jsonc": `${JSON.stringify(dcpConfig, null, 2)}\n`
+})
+
+const alphaEnd = 'alpha59 = "alpha line 59"'
+
+/**
+ * Reads a.ts twice in a row: the first read is a duplicate of ~800 tokens, far below the default
+ * `cache.minPruneTokens` (8000), with the previous request a moment ago (a warm cache under the default TTL).
+ */
+const readTwice = async (s: Scenario, session: string, prefix: string) => {
+  s.model.script([read(s, "src/a.ts", `${prefix}_1`), read(s, "src/a.ts", `${prefix}_2`), done])
+  await s.prompt(session, "read a.ts twice")
+  return requestAfter(s.requests(), `${prefix}_2`)
+}
+
+// One OpenCode for two independent settings (each test shows one), to keep the tier lean.
+describe('commands.enabled: false and cache.mode "auto" (the default) in the project config', () => {
+  const scenario = useScenario({ files: files({ commands: { enabled: false }, cache: { mode: "auto" } }) })
+
+  it("removes /dcp: OpenCode does not know the command and no note is stored; the pruning tools still work", async () => {
+    const s = scenario()
+    const session = await s.newSession()
+    s.model.script([read(s, "src/a.ts", "off_1"), call("discard", { ids: ["noise", "1"] }, "off_2"), done])
+    await s.prompt(session, "read a.ts, then discard it")
+    // The plugin is loaded: its tools are offered and work.
+    expect(toolNames(s.requests()[0]!)).toEqual(expect.arrayContaining(["discard", "extract", "recall"]))
+    expect(resultOf(requestAfter(s.requests(), "off_2"), "off_1")).toMatch(
+      placeholder("[pruned: read src/a.ts, ~N tokens; id 1]")
+    )
+    await s.waitForNote(session, "discarded")
+
+    const listed = await s.opencode().api<ReadonlyArray<{ name: string }>>("GET", "/command")
+    expect(listed.data.map((command) => command.name)).not.toContain("dcp")
+    const requestsBefore = s.requests().length
+    const notesBefore = await notes(s, session)
+    const events = await s.subscribe()
+    try {
+      const response = await s.command(session, "dcp", "stats")
+      // OpenCode answers an unknown command with HTTP 500 and says which in a session.error event.
+      expect(response.status).toBe(500)
+      const error = await waitFor("a session.error naming the command", 20_000, () =>
+        events.events.find((event) =>
+          event.type === "session.error" && JSON.stringify(event.properties).includes("Command not found")
+        ))
+      expect(error.properties).toMatchObject({
+        sessionID: session,
+        error: { data: { message: expect.stringMatching(/^Command not found: "dcp"\./) } }
+      })
+    } finally {
+      events.close()
+    }
+    await s.waitIdle(session)
+    expect(s.requests().length).toBe(requestsBefore)
+    expect(await notes(s, session)).toEqual(notesBefore)
+  })
+
+  it("a small duplicate on a warm cache waits; discard and extract apply at once", async () => {
+    const s = scenario()
+    const session = await s.newSession()
+    s.model.script([
+      read(s, "src/a.ts", "auto_1"),
+      read(s, "src/a.ts", "auto_2"),
+      read(s, "src/b.ts", "auto_3"),
+      read(s, "src/c.ts", "auto_4"),
+      call("discard", { ids: ["noise", "3"] }, "auto_5"),
+      call("extract", { ids: ["4"], distillation: ["gamma exports gamma0 to gamma59"] }, "auto_6"),
+      done
+    ])
+    await s.prompt(session, "read a.ts twice, b.ts and c.ts, then discard b.ts and extract c.ts")
+    const requests = s.requests()
+
+    // The duplicate is found on the request after auto_2 but is not worth a cache rebuild: sent in full, then and
+    // on every later request of this run.
+    for (const callID of ["auto_2", "auto_3", "auto_4", "auto_5", "auto_6"]) {
+      expect(resultOf(requestAfter(requests, callID), "auto_1"), `request after ${callID}`).toContain(alphaEnd)
+    }
+    // The model's prunes do not wait.
+    const afterDiscard = requestAfter(requests, "auto_5")
+    expect(resultOf(afterDiscard, "auto_3")).toMatch(placeholder("[pruned: read src/b.ts, ~N tokens; id 3]"))
+    expect(resultOf(afterDiscard, "auto_4")).toContain("gamma line 59")
+    expect(resultOf(requestAfter(requests, "auto_6"), "auto_4")).toMatch(
+      placeholder("[pruned after extract: read src/c.ts, ~N tokens; id 4]")
+    )
+    const note = await s.waitForNote(session, "extracted")
+    expect(note).toMatch(/\b3 {2}read src\/b\.ts {2}discarded\b/)
+    expect(note).not.toContain("duplicate")
+  })
+})
+
+describe("cache.minPruneTokens: 10 in auto mode", () => {
+  const scenario = useScenario({ files: files({ cache: { mode: "auto", minPruneTokens: 10 } }) })
+
+  it("the same small duplicate is worth a rebuild, and is pruned on the next request", async () => {
+    const s = scenario()
+    const session = await s.newSession()
+    const request = await readTwice(s, session, "batch")
+    expect(resultOf(request, "batch_1")).toMatch(placeholder("[pruned duplicate: read src/a.ts, ~N tokens; id 1]"))
+    expect(resultOf(request, "batch_2")).toContain(alphaEnd)
+    await s.waitForNote(session, "duplicate")
+    // Applied on a warm cache: the rebuild is counted.
+    expect(await dcp(s, session, "stats")).toMatch(
+      /^ {2}prompt cache: prunes reached the model 1 time \(0 with the cache already expired\); about ~[\d.]+k? cached tokens were rebuilt for them \(estimated\)\.$/m
+    )
+  })
+})
+
+describe("cache.ttlSeconds: 0 in auto mode", () => {
+  const scenario = useScenario({ files: files({ cache: { mode: "auto", ttlSeconds: 0 } }) })
+
+  it("every gap counts as a cold cache: the small duplicate is pruned on the next request, at no rebuild cost", async () => {
+    const s = scenario()
+    const session = await s.newSession()
+    const request = await readTwice(s, session, "cold")
+    expect(resultOf(request, "cold_1")).toMatch(placeholder("[pruned duplicate: read src/a.ts, ~N tokens; id 1]"))
+    await s.waitForNote(session, "duplicate")
+    expect(await dcp(s, session, "stats")).toMatch(
+      /^ {2}prompt cache: prunes reached the model 1 time \(1 with the cache already expired\); no cache was rebuilt for them\.$/m
+    )
+  })
+})
