@@ -1,15 +1,20 @@
-import { Effect, Queue, Semaphore } from "effect"
+import { type Duration, Effect, Queue, Semaphore } from "effect"
 
 /**
- * Runs `write` in the background after `request`, coalescing requests made while a write is under way, so the
- * caller (a model request) never waits for the disk. `drain` writes now and waits; it also runs when the scope
- * closes (the plugin is disposed), so nothing requested is lost on shutdown.
+ * Runs `write` in the background after `request`, so the caller (a model request) never waits for the disk.
+ * Requests made while a write is under way, or within `spacing` after one, are coalesced into the next write: a
+ * busy session is written about once per `spacing`, not once per request. `drain` writes now and waits; it also
+ * runs when the scope closes (the plugin is disposed), so nothing requested is lost on shutdown.
  */
-export const writeBehind = Effect.fnUntraced(function*(write: Effect.Effect<void>) {
+export const writeBehind = Effect.fnUntraced(function*(
+  write: Effect.Effect<void>,
+  options: { readonly spacing?: Duration.Input } = {}
+) {
   const wake = yield* Queue.sliding<void>(1)
   const writing = yield* Semaphore.make(1)
   const drain = writing.withPermits(1)(write)
-  yield* Queue.take(wake).pipe(Effect.andThen(drain), Effect.forever, Effect.forkScoped)
+  const spacing = options.spacing === undefined ? Effect.void : Effect.sleep(options.spacing)
+  yield* Queue.take(wake).pipe(Effect.andThen(drain), Effect.andThen(spacing), Effect.forever, Effect.forkScoped)
   yield* Effect.addFinalizer(() => drain)
   return {
     request: Queue.offer(wake, undefined).pipe(Effect.asVoid),

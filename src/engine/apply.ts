@@ -9,10 +9,42 @@ export interface AppliedPrune {
   readonly id: number
 }
 
+interface Rendered {
+  readonly reason: Reason
+  readonly id: number
+  readonly handle: Handle
+  readonly target: Target
+  readonly output: string | undefined
+  readonly inputs: ReadonlyArray<readonly [string, string]>
+}
+
+/** A pruned call's replacement texts, built on its first request and reused on every later one. */
+const rendered = new WeakMap<ToolCall, Rendered>()
+
+const render = (call: ToolCall, reason: Reason, id: number, handle: Handle): Rendered | undefined => {
+  const known = rendered.get(call)
+  if (known !== undefined && known.reason === reason && known.id === id && known.handle === handle) return known
+  const target = targetOf(call, reason)
+  if (target === undefined) return undefined
+  const fresh: Rendered = target.kind === "output"
+    ? { reason, id, handle, target, output: outputPlaceholder(call, reason, id, handle), inputs: [] }
+    : {
+      reason,
+      id,
+      handle,
+      target,
+      output: undefined,
+      inputs: target.keys.map((key) => [key, inputPlaceholder(call, reason, key, id, handle)] as const)
+    }
+  rendered.set(call, fresh)
+  return fresh
+}
+
 /**
- * Replaces the pruned content of each call in `messages`, in place (OpenCode reads the array it passed in). Only
- * `state.output` or some `state.input` values change, and only on a fresh `state` object, so nothing shared with
- * the stored session is touched. Returns how many parts were changed.
+ * Replaces the pruned content of each call in `messages`, in place (OpenCode reads the array it passed in, and
+ * builds every message, part and state object afresh for each request). Only `state.output` or some
+ * `state.input` values change; the input object is copied first, because the index may hold the same object.
+ * Returns how many parts were changed.
  */
 export const applyPrunes = (
   messages: ReadonlyArray<unknown>,
@@ -21,40 +53,28 @@ export const applyPrunes = (
 ): number => {
   let changed = 0
   for (const { call, id, reason } of prunes) {
-    const target = targetOf(call, reason)
-    if (target === undefined) continue
-    const part = partAt(messages, call)
-    if (part === undefined) continue
-    part.state = replaced(part.state, call, target, reason, id, handle)
+    const texts = render(call, reason, id, handle)
+    if (texts === undefined) continue
+    const state = stateAt(messages, call)
+    if (state === undefined) continue
+    if (texts.output !== undefined) {
+      state.output = texts.output
+      if ("attachments" in state) delete state.attachments
+    } else {
+      const input = Predicate.isObject(state.input) ? { ...(state.input as Record<string, unknown>) } : {}
+      for (const [key, text] of texts.inputs) if (key in input) input[key] = text
+      state.input = input
+    }
     changed++
   }
   return changed
 }
 
-const partAt = (messages: ReadonlyArray<unknown>, call: ToolCall): { state: Record<string, unknown> } | undefined => {
+const stateAt = (messages: ReadonlyArray<unknown>, call: ToolCall): Record<string, unknown> | undefined => {
   const message = messages[call.messageIndex]
   const parts = Predicate.isObject(message) && Array.isArray(message.parts) ? message.parts : undefined
   const part: unknown = parts?.[call.partIndex]
   return Predicate.isObject(part) && part.callID === call.callID && Predicate.isObject(part.state)
-    ? (part as { state: Record<string, unknown> })
+    ? (part.state as Record<string, unknown>)
     : undefined
-}
-
-const replaced = (
-  state: Record<string, unknown>,
-  call: ToolCall,
-  target: Target,
-  reason: Reason,
-  id: number,
-  handle: Handle
-): Record<string, unknown> => {
-  if (target.kind === "output") {
-    const { attachments: _attachments, ...rest } = state
-    return { ...rest, output: outputPlaceholder(call, reason, id, handle) }
-  }
-  const input = Predicate.isObject(state.input) ? { ...(state.input as Record<string, unknown>) } : {}
-  for (const key of target.keys) {
-    if (key in input) input[key] = inputPlaceholder(call, reason, key, id, handle)
-  }
-  return { ...state, input }
 }

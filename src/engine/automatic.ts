@@ -20,7 +20,6 @@ export const automaticCandidates = (input: {
   readonly protection: Protection
   readonly strategies: PluginConfig["strategies"]
   readonly currentTurn: number
-  readonly worktree: string
   /** The estimated size of this request, which decides whether stale outputs are masked. */
   readonly contextTokens?: number
 }): Array<Candidate> => {
@@ -36,7 +35,7 @@ export const automaticCandidates = (input: {
     }
   }
   if (strategies.deduplication.enabled) take(deduplication(calls, protection, strategies.deduplication.protectedTools))
-  if (strategies.supersedeWrites.enabled) take(supersedeWrites(calls, protection, input.worktree))
+  if (strategies.supersedeWrites.enabled) take(supersedeWrites(calls, protection))
   if (strategies.purgeErrors.enabled) {
     take(purgeErrors(calls, protection, {
       turns: strategies.purgeErrors.turns,

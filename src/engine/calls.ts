@@ -13,12 +13,18 @@ export interface ToolCall {
   /** OpenCode cleared the output itself (its own pruning): there is nothing left to remove. */
   compacted: boolean
   filePath: string | undefined
+  /** `filePath` resolved against the project root, once, when the call is indexed. */
+  absolutePath: string | undefined
   keyParameter: string
   signature: string
   /** Tokens in the output of a completed call. */
   outputTokens: number
   /** Tokens per string input, for the inputs that supersede-writes and purge-errors replace. */
   inputTokens: Readonly<Record<string, number>>
+  /** Output and string inputs together: the call's weight in the request. */
+  totalTokens: number
+  /** The session's stable ID for the call, once looked up. */
+  id: number | undefined
   /** Step-start parts before this call in the current view. */
   turn: number
   /** Position among the tool calls of the current view, oldest first. */

@@ -3,12 +3,6 @@ import type { ToolCall } from "./calls.ts"
 /** Text is estimated at four characters a token: counting it exactly on every request would cost more than it tells. */
 const charsPerToken = 4
 
-const callTokens = (call: ToolCall): number => {
-  let tokens = call.outputTokens
-  for (const key in call.inputTokens) tokens += call.inputTokens[key]!
-  return tokens
-}
-
 /**
  * The size of what this request sends, estimated from counts already made: the system prompt, text by length,
  * and every tool call's counted input and output, less what applied prunes take out.
@@ -21,7 +15,7 @@ export const estimateContext = (input: {
 }): number => {
   let tokens = input.systemTokens + Math.ceil(input.textChars / charsPerToken)
   for (const call of input.calls) {
-    tokens += callTokens(call) - (input.pruned.get(call.callID)?.tokens ?? 0)
+    tokens += call.totalTokens - (input.pruned.get(call.callID)?.tokens ?? 0)
   }
   return Math.max(0, tokens)
 }

@@ -45,18 +45,47 @@ export interface ProtectionOptions {
 const matcher = (patterns: ReadonlyArray<string>, options: picomatch.PicomatchOptions): (path: string) => boolean =>
   patterns.length === 0 ? () => false : picomatch([...patterns], options)
 
+const fileMatcher = (patterns: ReadonlyArray<string>, worktree: string): (call: ToolCall) => boolean => {
+  if (patterns.length === 0) return () => false
+  const byName = matcher(patterns.filter((pattern) => !pattern.includes("/")), { dot: true, basename: true })
+  const byPath = matcher(patterns.filter((pattern) => pattern.includes("/")), { dot: true })
+  // A call's path never changes, so each call is matched once.
+  const known = new WeakMap<ToolCall, boolean>()
+  return (call) => {
+    if (call.filePath === undefined) return false
+    const cached = known.get(call)
+    if (cached !== undefined) return cached
+    const absolute = posix.resolve(worktree, call.filePath)
+    const relative = posix.relative(worktree, absolute)
+    const inside = relative !== "" && !relative.startsWith("../") && relative !== ".."
+    const matched = byName(absolute) || byPath(absolute) || (inside && byPath(relative))
+    known.set(call, matched)
+    return matched
+  }
+}
+
+/** Compiled matchers by pattern list (the config's list is one object for the plugin's life) and root. */
+const compiled = new WeakMap<ReadonlyArray<string>, Map<string, (call: ToolCall) => boolean>>()
+
+const fileMatcherFor = (patterns: ReadonlyArray<string>, worktree: string) => {
+  let byRoot = compiled.get(patterns)
+  if (byRoot === undefined) {
+    byRoot = new Map()
+    compiled.set(patterns, byRoot)
+  }
+  let match = byRoot.get(worktree)
+  if (match === undefined) {
+    match = fileMatcher(patterns, worktree)
+    byRoot.set(worktree, match)
+  }
+  return match
+}
+
 export const makeProtection = (options: ProtectionOptions): Protection => {
-  const byName = matcher(options.patterns.filter((pattern) => !pattern.includes("/")), { dot: true, basename: true })
-  const byPath = matcher(options.patterns.filter((pattern) => pattern.includes("/")), { dot: true })
+  const file = fileMatcherFor(options.patterns, options.worktree)
   return {
     tool: (tool, extra = []) => alwaysProtectedTools.has(tool) || extra.includes(tool),
-    file: (call) => {
-      if (call.filePath === undefined) return false
-      const absolute = posix.resolve(options.worktree, call.filePath)
-      const relative = posix.relative(options.worktree, absolute)
-      const inside = relative !== "" && !relative.startsWith("../") && relative !== ".."
-      return byName(absolute) || byPath(absolute) || (inside && byPath(relative))
-    },
+    file,
     recent: (call) =>
       options.turnProtection.enabled && options.currentTurn - call.turn < options.turnProtection.turns
   }

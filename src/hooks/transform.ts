@@ -84,7 +84,7 @@ export const transform = Effect.fn("hooks.transform")(function*(messages: Array<
       }
       const index = yield* cache.sync(sessionID, messages)
       followCompaction(state, index)
-      const idOf = (call: ToolCall) => stableId(state, call.callID)
+      const idOf = (call: ToolCall) => (call.id ??= stableId(state, call.callID))
       for (const call of index.changed) idOf(call)
       const protection = protectionFor(config, worktree, index)
 
@@ -96,7 +96,6 @@ export const transform = Effect.fn("hooks.transform")(function*(messages: Array<
         protection,
         strategies: config.strategies,
         currentTurn: index.turns,
-        worktree,
         contextTokens
       })
       const pending: Array<Prune> = []

@@ -80,12 +80,22 @@ export class Ledger extends Context.Service<Ledger, {
             (counts) => counts.reduce((sum, n) => sum + n, 0)
           )
 
-      const saving = Effect.fnUntraced(function*(call: ToolCall, reason: Reason, id: number, handle: Handle) {
+      // A waiting prune is weighed on every request until it is applied; its saving never changes, so it is
+      // computed once per call.
+      const savings = new WeakMap<ToolCall, { reason: Reason; id: number; handle: Handle; tokens: number }>()
+      const saving = (call: ToolCall, reason: Reason, id: number, handle: Handle): Effect.Effect<number> => {
+        const known = savings.get(call)
+        if (known !== undefined && known.reason === reason && known.id === id && known.handle === handle) {
+          return Effect.succeed(known.tokens)
+        }
         const target = targetOf(call, reason)
-        if (target === undefined) return 0
-        const left = yield* placeholderTokens(call, reason, target, id, handle)
-        return Math.max(0, targetTokens(call, target) - left)
-      })
+        if (target === undefined) return Effect.succeed(0)
+        return Effect.map(placeholderTokens(call, reason, target, id, handle), (left) => {
+          const tokens = Math.max(0, targetTokens(call, target) - left)
+          savings.set(call, { reason, id, handle, tokens })
+          return tokens
+        })
+      }
 
       const record = Effect.fnUntraced(function*(
         state: SessionState,

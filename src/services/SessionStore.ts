@@ -76,7 +76,7 @@ export class SessionStore extends Context.Service<SessionStore, {
           yield* save(state)
           if (saving.get(state.sessionID) === state) saving.delete(state.sessionID)
         }
-      }))
+      }), { spacing: "1 second" })
 
       const use = <A, E, R>(sessionID: string, f: (state: SessionState) => Effect.Effect<A, E, R>) =>
         Effect.suspend(() => {

@@ -1,3 +1,4 @@
+import { posix } from "node:path"
 import { Context, Effect, Layer, Option, Predicate } from "effect"
 import { filePathOf, keyParameterOf, signatureOf, type ToolCall } from "../engine/calls.ts"
 import { LruMap } from "../data/LruMap.ts"
@@ -60,10 +61,14 @@ export class ToolCache extends Context.Service<ToolCache, {
           ? yield* tokenizer.count(state.output as string)
           : 0
         const inputTokens: Record<string, number> = {}
+        let totalTokens = call.outputTokens
         for (const [key, value] of Object.entries(call.input)) {
-          if (typeof value === "string" && value.length > 0) inputTokens[key] = yield* tokenizer.count(value)
+          if (typeof value !== "string" || value.length === 0) continue
+          inputTokens[key] = yield* tokenizer.count(value)
+          totalTokens += inputTokens[key]!
         }
         call.inputTokens = inputTokens
+        call.totalTokens = totalTokens
       })
 
       const sync = Effect.fnUntraced(function*(sessionID: string, messages: ReadonlyArray<unknown>) {
@@ -166,6 +171,7 @@ const isCompacted = (state: Record<string, unknown>): boolean =>
 
 const fromPart = (part: ToolPartFields, previous: ToolCall | undefined, worktree: string): ToolCall => {
   const input = part.state.input ?? {}
+  const filePath = filePathOf(part.tool, input)
   return {
     callID: part.callID,
     tool: part.tool,
@@ -174,11 +180,14 @@ const fromPart = (part: ToolPartFields, previous: ToolCall | undefined, worktree
     error: part.state.status === "error" ? errorText(part.state.error) : undefined,
     hasTextOutput: typeof part.state.output === "string",
     compacted: isCompacted(part.state as Record<string, unknown>),
-    filePath: filePathOf(part.tool, input),
+    filePath,
+    absolutePath: filePath === undefined ? undefined : posix.resolve(worktree, filePath),
     keyParameter: keyParameterOf(part.tool, input, worktree),
     signature: signatureOf(part.tool, input),
     outputTokens: 0,
     inputTokens: {},
+    totalTokens: 0,
+    id: previous?.id,
     turn: previous?.turn ?? 0,
     position: previous?.position ?? 0,
     messageIndex: previous?.messageIndex ?? 0,

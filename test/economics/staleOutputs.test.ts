@@ -146,7 +146,6 @@ describe("staleOutputs through automaticCandidates", () => {
       protection: protect(),
       strategies: strategies({ staleOutputs: { ...options, ...input.stale } }),
       currentTurn: 1,
-      worktree,
       contextTokens: 20_000
     })
 
@@ -184,7 +183,6 @@ describe("staleOutputs through automaticCandidates", () => {
       protection: protect(),
       strategies: strategies({ staleOutputs: options }),
       currentTurn: 1,
-      worktree
     })
     expect(found).toEqual([])
   })

@@ -23,7 +23,6 @@ const run = (
     protection: protect({ currentTurn: 10 }),
     strategies: strategies(overrides),
     currentTurn: 10,
-    worktree
   })
 
 describe("automaticCandidates", () => {
@@ -63,7 +62,6 @@ describe("automaticCandidates", () => {
       protection: protect({ currentTurn: 10 }),
       strategies: strategies(),
       currentTurn: 10,
-      worktree
     })
     expect(candidates.map((candidate) => candidate.callID)).toEqual(["c2", "c3"])
   })
@@ -103,7 +101,6 @@ describe("automaticCandidates", () => {
       protection: protect({ turnProtection: { enabled: true, turns: 20 }, currentTurn: 10 }),
       strategies: strategies(),
       currentTurn: 10,
-      worktree
     })
     expect(candidates).toEqual([])
   })
@@ -115,7 +112,6 @@ describe("automaticCandidates", () => {
       protection: protect({ patterns: ["src/app.ts"] }),
       strategies: strategies(),
       currentTurn: 10,
-      worktree
     })
     expect(candidates).toEqual([])
   })

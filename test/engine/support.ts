@@ -1,3 +1,4 @@
+import { posix } from "node:path"
 /**
  * Helpers for the pure engine tests: a `ToolCall` factory (the indexed form of a tool part, built directly without
  * the ToolCache), protection rules over a fixed worktree, and a synchronous indexer for OpenCode-shaped histories.
@@ -46,6 +47,9 @@ export const call = (spec: CallSpec): ToolCall => {
   }
   const hasTextOutput = status === "completed" && (spec.hasTextOutput ?? true)
   const compacted = spec.compacted ?? false
+  const filePath = filePathOf(spec.tool, input)
+  const outputTokens = hasTextOutput && !compacted ? (spec.outputTokens ?? 500) : 0
+  const tokensIn = spec.inputTokens ?? inputTokens
   return {
     callID: spec.callID ?? `call_${++counter}`,
     tool: spec.tool,
@@ -54,11 +58,14 @@ export const call = (spec: CallSpec): ToolCall => {
     error: status === "error" ? (spec.error ?? "failed") : undefined,
     hasTextOutput,
     compacted,
-    filePath: filePathOf(spec.tool, input),
+    filePath,
+    absolutePath: filePath === undefined ? undefined : posix.resolve(worktree, filePath),
     keyParameter: keyParameterOf(spec.tool, input, worktree),
     signature: signatureOf(spec.tool, input),
-    outputTokens: hasTextOutput && !compacted ? (spec.outputTokens ?? 500) : 0,
-    inputTokens: spec.inputTokens ?? inputTokens,
+    outputTokens,
+    inputTokens: tokensIn,
+    totalTokens: Object.values(tokensIn).reduce((sum, n) => sum + n, outputTokens),
+    id: undefined,
     turn: spec.turn ?? 1,
     position: spec.position ?? 0,
     messageIndex: spec.messageIndex ?? 0,

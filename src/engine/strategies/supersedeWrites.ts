@@ -1,4 +1,3 @@
-import { posix } from "node:path"
 import type { ToolCall } from "../calls.ts"
 import type { Protection } from "../protection.ts"
 import type { Candidate } from "./candidate.ts"
@@ -14,19 +13,19 @@ export const contentInputs: Readonly<Record<string, ReadonlyArray<string>>> = {
  * A write or edit whose file is read again later: the read shows the file as it is now, so the content the model
  * sent (often the largest thing in a coding session) is replaced. The call itself, its path and its result stay.
  * Only a whole-file read supersedes: a read from an offset, or limited to fewer lines than OpenCode reads by
- * default, may not cover what was written.
+ * default, may not cover what was written. Paths are compared resolved against the project root
+ * (`ToolCall.absolutePath`), so a relative and an absolute path to one file match.
  */
 export const supersedeWrites = (
   calls: ReadonlyArray<ToolCall>,
-  protection: Protection,
-  worktree: string
+  protection: Protection
 ): Array<Candidate> => {
   const readLater = new Set<string>()
   const found: Array<Candidate> = []
   for (let i = calls.length - 1; i >= 0; i--) {
     const call = calls[i]!
-    if (call.filePath === undefined) continue
-    const file = posix.resolve(worktree, call.filePath)
+    const file = call.absolutePath
+    if (file === undefined) continue
     if (call.tool === "read") {
       if (call.status === "completed" && isWholeFile(call.input)) readLater.add(file)
       continue
