@@ -1,0 +1,414 @@
+/**
+ * `npm run bench`: the plugin's benchmark. See BENCHMARKS.md for what is measured and how.
+ *
+ *   npm run bench                                  all sizes (100, 1000, 3000, 5000), modes auto and immediate
+ *   npm run bench -- --sizes 100,1000              a short run
+ *   npm run bench -- --mode auto                   one cache mode (written as cache.mode into the config)
+ *   npm run bench -- --config '{"strategies":{"deduplication":{"enabled":false}}}'   any other config keys
+ *   npm run bench -- --profile                     also a CPU profile of a 3,000-call replay (--profile-size N)
+ *   npm run bench -- --profile --skip-measure      the profile alone
+ *   npm run bench -- --runtime bun                 replays under Bun (OpenCode's runtime) instead of Node
+ *   npm run bench -- --tokenizer estimate          the plugin counts 4 characters a token (diagnostic: what o200k costs)
+ *   npm run bench -- --seed 7 --load-runs 9 --no-build --json out.json
+ *
+ * Each replay runs in its own process (peak RSS is per process); results come back as JSON files under .bench/.
+ */
+import { spawn } from "node:child_process"
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { cpus, loadavg, totalmem } from "node:os"
+import { join } from "node:path"
+import { fileURLToPath } from "node:url"
+import { parseArgs } from "node:util"
+import type { Priced } from "./cost.ts"
+import { sizes as allSizes } from "./generate.ts"
+import { formatSummary, summarize } from "./profile.ts"
+import type { ReplayOptions, ReplayResult } from "./replay.ts"
+
+type Mode = "auto" | "immediate"
+
+const root = fileURLToPath(new URL("..", import.meta.url))
+const work = join(root, ".bench")
+const bun = join(root, "node_modules", ".bin", "bun")
+
+const { values: args } = parseArgs({
+  options: {
+    sizes: { type: "string" },
+    mode: { type: "string", default: "both" },
+    seed: { type: "string", default: "1" },
+    config: { type: "string", default: "{}" },
+    runtime: { type: "string", default: "node" },
+    profile: { type: "boolean", default: false },
+    "profile-size": { type: "string", default: "3000" },
+    "skip-measure": { type: "boolean", default: false },
+    "load-runs": { type: "string", default: "7" },
+    "no-build": { type: "boolean", default: false },
+    json: { type: "string" },
+    tokenizer: { type: "string", default: "o200k" }
+  }
+})
+
+const sizes = (args.sizes ?? allSizes.join(",")).split(",").filter((s) => s.trim() !== "").map(Number)
+const modes: Array<Mode> = args.mode === "both" ? ["auto", "immediate"] : [args.mode as Mode]
+const seed = Number(args.seed)
+const userConfig = JSON.parse(args.config) as Record<string, unknown>
+const runtime = args.runtime === "bun" ? "bun" : "node"
+const tokenizer: "o200k" | "estimate" = args.tokenizer === "estimate" ? "estimate" : "o200k"
+if (sizes.some((n) => !Number.isInteger(n) || n <= 0) || modes.some((m) => m !== "auto" && m !== "immediate")) {
+  console.error("usage: npm run bench -- [--sizes 100,1000] [--mode auto|immediate|both] [--config JSON] [--profile]")
+  process.exit(2)
+}
+
+// ---- processes --------------------------------------------------------------------------------------------
+
+interface Finished {
+  readonly code: number | null
+  readonly stdout: string
+  readonly stderr: string
+}
+
+const run = (command: string, argv: ReadonlyArray<string>, env: NodeJS.ProcessEnv = process.env): Promise<Finished> =>
+  new Promise((resolve, reject) => {
+    const child = spawn(command, argv, { cwd: root, env, stdio: ["ignore", "pipe", "pipe"] })
+    let stdout = ""
+    let stderr = ""
+    child.stdout.on("data", (chunk) => (stdout += chunk))
+    child.stderr.on("data", (chunk) => (stderr += chunk))
+    child.on("error", reject)
+    child.on("close", (code) => resolve({ code, stdout, stderr }))
+  })
+
+const mustRun = async (what: string, command: string, argv: ReadonlyArray<string>, env?: NodeJS.ProcessEnv) => {
+  const result = await run(command, argv, env)
+  if (result.code !== 0) {
+    console.error(`${what} failed (exit ${result.code}):\n${result.stdout}\n${result.stderr}`)
+    process.exit(1)
+  }
+  return result
+}
+
+const progress = (line: string) => process.stderr.write(`${line}\n`)
+
+type Replayed = ReplayResult & { readonly wallMs: number }
+
+const replay = async (
+  options: Omit<ReplayOptions, "out">,
+  extra: { runtime: "node" | "bun"; label: string; nodeFlags?: ReadonlyArray<string> }
+): Promise<Replayed> => {
+  const out = join(work, `replay-${options.plugin}-${options.size}-${process.pid}.json`)
+  const json = JSON.stringify({ ...options, out })
+  const script = join(root, "bench", "replay.ts")
+  const started = performance.now()
+  const result = extra.runtime === "bun"
+    ? await run(bun, [script, json])
+    : await run(process.execPath, ["--expose-gc", ...(extra.nodeFlags ?? []), script, json])
+  if (result.code !== 0 || !existsSync(out)) {
+    console.error(`replay ${options.plugin} ${options.size} failed (exit ${result.code}):\n${result.stdout}\n${result.stderr}`)
+    process.exit(1)
+  }
+  const parsed = { ...(JSON.parse(readFileSync(out, "utf8")) as ReplayResult), wallMs: performance.now() - started }
+  rmSync(out)
+  const noise = result.stderr.trim()
+  progress(`  ${String(options.size).padStart(5)} calls, ${extra.label}: ${parsed.requests} requests in ${fmt(parsed.wallMs / 1000, 1)} s`)
+  if (noise !== "") progress(noise.split("\n").slice(0, 10).map((line) => `    | ${line}`).join("\n"))
+  return parsed
+}
+
+const deepMerge = (a: Record<string, unknown>, b: Record<string, unknown>): Record<string, unknown> => {
+  const out: Record<string, unknown> = { ...a }
+  for (const [key, value] of Object.entries(b)) {
+    const current = out[key]
+    out[key] = typeof value === "object" && value !== null && !Array.isArray(value) &&
+        typeof current === "object" && current !== null && !Array.isArray(current)
+      ? deepMerge(current as Record<string, unknown>, value as Record<string, unknown>)
+      : value
+  }
+  return out
+}
+
+const configFor = (mode: Mode) => deepMerge(userConfig, { cache: { mode } })
+
+// ---- statistics and formatting ------------------------------------------------------------------------------
+
+const quantile = (sorted: ReadonlyArray<number>, q: number): number =>
+  sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]!
+
+interface Latency {
+  readonly median: number
+  readonly p95: number
+  readonly max: number
+  readonly first: number
+  readonly totalMs: number
+}
+
+const latency = (ms: ReadonlyArray<number>): Latency => {
+  // The first request pays one-time work (first look at the session, state file lookup): reported apart.
+  const rest = [...ms.slice(1)].sort((a, b) => a - b)
+  return {
+    median: quantile(rest, 0.5),
+    p95: quantile(rest, 0.95),
+    max: rest[rest.length - 1] ?? NaN,
+    first: ms[0] ?? NaN,
+    totalMs: ms.reduce((sum, x) => sum + x, 0)
+  }
+}
+
+const median = (xs: ReadonlyArray<number>) => quantile([...xs].sort((a, b) => a - b), 0.5)
+const fmt = (x: number, digits = 2) => (Number.isFinite(x) ? x.toFixed(digits) : "-")
+const int = (x: number) => (Number.isFinite(x) ? Math.round(x).toLocaleString("en-US") : "-")
+const ratio = (a: number, b: number) => (b === 0 ? NaN : a / b)
+const kilo = (x: number) => (x >= 1e6 ? `${(x / 1e6).toFixed(1)}M` : `${(x / 1e3).toFixed(0)}k`)
+
+const table = (header: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<string>>): string => {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)))
+  const line = (cells: ReadonlyArray<string>) => `| ${cells.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join(" | ")} |`
+  return [line(header), `|${widths.map((w, i) => (i === 0 ? `${"-".repeat(w + 1)}-` : `${"-".repeat(w + 1)}:`)).join("|")}|`, ...rows.map(line)].join("\n")
+}
+
+// ---- the run ----------------------------------------------------------------------------------------------
+
+interface SizeResult {
+  readonly size: number
+  readonly noop: Replayed
+  readonly plugin: Partial<Record<Mode, Replayed>>
+}
+
+const machine = () => {
+  const cpu = cpus()[0]?.model ?? "unknown CPU"
+  const memory = `${(totalmem() / 1024 ** 3).toFixed(0)} GB`
+  return { cpu, cores: cpus().length, memory, node: process.version }
+}
+
+const main = async () => {
+  mkdirSync(work, { recursive: true })
+  const started = performance.now()
+  const bunVersion = (await mustRun("bun --version", bun, ["--version"])).stdout.trim()
+  const commit = (await run("git", ["rev-parse", "--short", "HEAD"])).stdout.trim() || "unknown"
+  const dirty = (await run("git", ["status", "--porcelain", "--", "src"])).stdout.trim() !== ""
+  const m = machine()
+  const header = [
+    `opencode-context-pruner benchmark, ${new Date().toISOString().slice(0, 16).replace("T", " ")} UTC`,
+    `machine: ${m.cpu}, ${m.cores} cores, ${m.memory}; replays under ${runtime === "bun" ? `Bun ${bunVersion}` : `Node ${m.node}`}; load under Bun ${bunVersion}`,
+    `plugin source: git ${commit}${dirty ? " with uncommitted changes in src/" : ""}${tokenizer === "estimate" ? "; plugin tokenizer: 4-characters estimate (diagnostic)" : ""}`,
+    `seed ${seed}; sizes ${sizes.join(", ")}; modes ${modes.join(", ")}${args.config !== "{}" ? `; config ${args.config}` : ""}; load average at start ${loadavg().map((x) => x.toFixed(2)).join(" ")}`
+  ]
+  progress(header.join("\n"))
+
+  if (!args["no-build"]) {
+    progress("building dist/ (npm run build) and the replay harness bundle ...")
+    await mustRun("build", bun, ["scripts/build.ts"])
+  }
+  const harnessDir = join(work, "harness")
+  rmSync(harnessDir, { recursive: true, force: true })
+  // Same bundler settings as scripts/build.ts (target bun: the ESM builds of dependencies, as OpenCode gets them).
+  await mustRun("harness bundle", bun, [
+    "build", join(root, "bench", "harness.ts"), `--outdir=${harnessDir}`, "--target=bun", "--format=esm", "--splitting",
+    "--minify-syntax", "--minify-whitespace"
+  ])
+  const bundled = join(harnessDir, "harness.js")
+
+  let load: { importMs: number; factoryMs: number; runs: number } | undefined
+  if (!args["skip-measure"]) {
+    const home = join(work, "load-home")
+    rmSync(home, { recursive: true, force: true })
+    mkdirSync(join(home, "project"), { recursive: true })
+    const env = { ...process.env, HOME: home, XDG_CONFIG_HOME: join(home, "config"), XDG_DATA_HOME: join(home, "data") }
+    const once = async () =>
+      JSON.parse((await mustRun("load", bun, [join(root, "bench", "load.ts"), join(root, "dist", "plugin.js"), join(home, "project")], env)).stdout.trim().split("\n").pop()!) as {
+        importMs: number
+        factoryMs: number
+      }
+    // The first start writes the default global config; later starts find it, as OpenCode's do.
+    await once()
+    const runs = Number(args["load-runs"])
+    const samples: Array<{ importMs: number; factoryMs: number }> = []
+    for (let i = 0; i < runs; i++) samples.push(await once())
+    const totals = samples.map((s) => s.importMs + s.factoryMs)
+    const mid = samples[totals.indexOf(median(totals))]!
+    load = { importMs: mid.importMs, factoryMs: mid.factoryMs, runs }
+    progress(`load: import ${fmt(mid.importMs, 1)} ms + factory ${fmt(mid.factoryMs, 1)} ms (median of ${runs})`)
+  }
+
+  const results: Array<SizeResult> = []
+  if (!args["skip-measure"]) {
+    for (const size of sizes) {
+      const base = { size, seed, harness: bundled, accounting: true, tokenizer }
+      const noop = await replay({ ...base, plugin: "noop", config: {} }, { runtime, label: "no-op plugin" })
+      const plugin: SizeResult["plugin"] = {}
+      for (const mode of modes) {
+        plugin[mode] = await replay({ ...base, plugin: "real", config: configFor(mode) }, { runtime, label: `plugin, ${mode}` })
+      }
+      results.push({ size, noop, plugin })
+    }
+  }
+
+  let profileText: string | undefined
+  if (args.profile) {
+    const size = Number(args["profile-size"])
+    const dir = join(work, "profile")
+    rmSync(dir, { recursive: true, force: true })
+    mkdirSync(dir, { recursive: true })
+    progress(`profiling a ${size}-call replay (plugin from source, mode ${modes[0]}) ...`)
+    const result = await replay(
+      { size, seed, plugin: "real", harness: join(root, "bench", "harness.ts"), config: configFor(modes[0]!), accounting: false },
+      { runtime: "node", label: `plugin, ${modes[0]}, profiled`, nodeFlags: ["--cpu-prof", `--cpu-prof-dir=${dir}`, "--cpu-prof-interval=200"] }
+    )
+    const file = readdirSync(dir).find((name) => name.endsWith(".cpuprofile"))
+    if (file !== undefined) {
+      const l = latency(result.transformMs)
+      profileText = [
+        `CPU profile of a ${size}-call replay, mode ${modes[0]} (source imports, profiler on: timings inflated): transform median ${fmt(l.median)} ms, total ${fmt(l.totalMs / 1000)} s`,
+        `profile file: ${join(dir, file)} (open in Chrome DevTools > Performance, or node bench/profile.ts <file>)`,
+        "",
+        formatSummary(summarize(join(dir, file)))
+      ].join("\n")
+    }
+  }
+
+  const report = format(header, load, results, profileText, (performance.now() - started) / 1000)
+  console.log(report)
+  const json = args.json ?? join(work, "last-run.json")
+  writeFileSync(json, JSON.stringify({ header, load, results, machine: m, bun: bunVersion }, null, 1))
+}
+
+// ---- the report -------------------------------------------------------------------------------------------
+
+interface Target {
+  readonly name: string
+  readonly value: number | undefined
+  readonly limit: number
+  readonly unit: string
+  /** "max": the value must not exceed the limit; "min": must exceed it. */
+  readonly kind?: "max" | "min"
+  readonly digits?: number
+}
+
+const verdict = (target: Target): string => {
+  const digits = target.digits ?? 2
+  if (target.value === undefined || !Number.isFinite(target.value)) return `[n/a]    ${target.name}: not measured in this run`
+  const margin = target.kind === "min" ? target.value - target.limit : target.limit - target.value
+  const met = target.kind === "min" ? target.value > target.limit : target.value <= target.limit
+  return `[${met ? "met" : "MISSED"}]${met ? "   " : ""} ${target.name}: ${fmt(target.value, digits)}${target.unit} (limit ${fmt(target.limit, digits)}${target.unit}, ${met ? "margin" : "over by"} ${fmt(Math.abs(margin), digits)}${target.unit})`
+}
+
+const format = (
+  header: ReadonlyArray<string>,
+  load: { importMs: number; factoryMs: number; runs: number } | undefined,
+  results: ReadonlyArray<SizeResult>,
+  profileText: string | undefined,
+  seconds: number
+): string => {
+  const out: Array<string> = [...header, ""]
+  if (load !== undefined) {
+    out.push(`Load (dist/plugin.js in a fresh Bun process, median of ${load.runs}): import ${fmt(load.importMs, 1)} ms + factory ${fmt(load.factoryMs, 1)} ms = ${fmt(load.importMs + load.factoryMs, 1)} ms`, "")
+  }
+  if (results.length > 0) {
+    out.push("Sessions (seeded generator; one request per assistant message)")
+    out.push(table(
+      ["calls", "requests", "user turns", "errored calls", "pauses > 5 min", "tool output + text, MB"],
+      results.map(({ noop }) => [int(noop.toolCalls), int(noop.requests), int(noop.turns), int(noop.errors), int(noop.coldRequests), fmt(noop.historyMB, 1)])
+    ))
+    out.push("")
+  }
+  for (const mode of modes) {
+    if (results.length === 0) break
+    out.push(`Latency (messages.transform, ms per request; the first request apart) and memory (MB), cache.mode ${mode}`)
+    out.push(table(
+      ["calls", "requests", "median", "p95", "max", "first", "total s", "system median", "peak RSS plugin", "peak RSS no-op", "RSS diff", "live heap diff"],
+      results.map(({ noop, plugin, size }) => {
+        const r = plugin[mode]!
+        const l = latency(r.transformMs)
+        const s = latency(r.systemMs)
+        return [int(size), int(r.requests), fmt(l.median), fmt(l.p95), fmt(l.max), fmt(l.first), fmt(l.totalMs / 1000), fmt(s.median, 3),
+          fmt(r.peakRssMB, 0), fmt(noop.peakRssMB, 0), fmt(r.peakRssMB - noop.peakRssMB, 0), fmt(r.liveHeapMB - noop.liveHeapMB, 0)]
+      })
+    ))
+    out.push("")
+    out.push(`Tokens sent and prompt-cache cost, cache.mode ${mode} (sums over all requests; no-cache cost = tokens; cache-priced cost = 0.1 x cached + 1.25 x uncached tokens)`)
+    out.push(table(
+      ["calls", "tokens no-plugin", "tokens plugin", "ratio", "cost no-plugin", "cost plugin", "ratio", "cached % np/p", "pruned", "added tokens", "last context np/p", "over 200k np/p"],
+      results.map(({ noop, plugin, size }) => {
+        const n = noop.accounting!
+        const a = plugin[mode]!.accounting!
+        const cachedShare = (x: Priced) => fmt((100 * x.cachedTokens) / x.tokens, 0)
+        return [int(size), int(n.priced.tokens), int(a.priced.tokens), fmt(ratio(a.priced.tokens, n.priced.tokens), 3),
+          int(n.priced.cost), int(a.priced.cost), fmt(ratio(a.priced.cost, n.priced.cost), 3),
+          `${cachedShare(n.priced)}/${cachedShare(a.priced)}`, String(plugin[mode]!.pruned ?? "-"), int(a.addedTokens),
+          `${kilo(n.lastContextTokens)}/${kilo(a.lastContextTokens)}`, `${n.requestsOverWindow}/${a.requestsOverWindow}`]
+      })
+    ))
+    out.push("")
+  }
+  if (results.length > 0) {
+    out.push("Where the replay time went (s): the plugin's hooks, its background work after each request (state written behind; plugin minus no-op), and the harness's own untimed work")
+    out.push(table(
+      ["calls", "mode", "transform", "system", "session.idle", "background", "copies", "accounting", "forced GC", "replay wall", "no-op wall"],
+      results.flatMap(({ noop, plugin, size }) =>
+        modes.map((mode) => {
+          const r = plugin[mode]!
+          const sum = (xs: ReadonlyArray<number>) => xs.reduce((a, b) => a + b, 0) / 1000
+          return [int(size), mode, fmt(sum(r.transformMs)), fmt(sum(r.systemMs)), fmt(r.phasesMs.idle / 1000),
+            fmt((r.phasesMs.background - noop.phasesMs.background) / 1000), fmt(r.phasesMs.copy / 1000), fmt(r.phasesMs.accounting / 1000),
+            fmt(r.phasesMs.gc / 1000), fmt(r.wallMs / 1000, 1), fmt(noop.wallMs / 1000, 1)]
+        })
+      )
+    ))
+    out.push("")
+  }
+  if (results.length > 0) {
+    out.push("Pruned calls at the end of each session, by reason")
+    for (const { plugin, size } of results) {
+      for (const mode of modes) {
+        const by = plugin[mode]!.prunedBy
+        const parts = by === undefined ? "-" : Object.entries(by).sort((a, b) => b[1] - a[1]).map(([reason, n]) => `${reason} ${n}`).join(", ")
+        out.push(`  ${int(size).padStart(5)} calls, ${mode.padEnd(9)}: ${parts}`)
+      }
+    }
+    out.push("")
+  }
+  const toasts = new Set(results.flatMap((r) => Object.values(r.plugin).flatMap((p) => p.toasts)))
+  if (toasts.size > 0) out.push("Plugin toasts during the replays (config problems are reported this way):", ...[...toasts].map((t) => `  ${t}`), "")
+
+  const at = (size: number) => results.find((r) => r.size === size)
+  const auto = (size: number) => at(size)?.plugin.auto
+  const costRatio = (size: number, mode: Mode) => {
+    const r = at(size)
+    const p = r?.plugin[mode]?.accounting?.priced
+    return r === undefined || p === undefined ? undefined : p.cost / r.noop.accounting!.priced.cost
+  }
+  const tokenRatio = (size: number) => {
+    const r = at(size)
+    const p = r?.plugin.auto?.accounting?.priced
+    return r === undefined || p === undefined ? undefined : p.tokens / r.noop.accounting!.priced.tokens
+  }
+  const worst = results.length === 0 || !modes.includes("auto") ? undefined : Math.max(...results.map((r) => costRatio(r.size, "auto")!))
+  const targets: Array<Target> = [
+    { name: "median transform at 3,000 calls", value: auto(3000) && latency(auto(3000)!.transformMs).median, limit: 2, unit: " ms" },
+    { name: "median transform at 5,000 calls", value: auto(5000) && latency(auto(5000)!.transformMs).median, limit: 5, unit: " ms" },
+    { name: "whole-session transform at 3,000 calls", value: auto(3000) && latency(auto(3000)!.transformMs).totalMs / 1000, limit: 5, unit: " s" },
+    { name: "peak RSS over the no-op plugin at 3,000 calls", value: auto(3000) && auto(3000)!.peakRssMB - at(3000)!.noop.peakRssMB, limit: 60, unit: " MB", digits: 0 },
+    { name: "bundled load (import + factory, Bun)", value: load && load.importMs + load.factoryMs, limit: 150, unit: " ms", digits: 0 },
+    { name: "cache-priced cost at 1,000 calls (auto), x no plugin", value: costRatio(1000, "auto"), limit: 0.7, unit: "x", digits: 3 },
+    { name: "cache-priced cost at 3,000 calls (auto), x no plugin", value: costRatio(3000, "auto"), limit: 0.7, unit: "x", digits: 3 },
+    { name: "tokens sent at 1,000 calls (auto), x no plugin", value: tokenRatio(1000), limit: 0.6, unit: "x", digits: 3 },
+    { name: "tokens sent at 3,000 calls (auto), x no plugin", value: tokenRatio(3000), limit: 0.6, unit: "x", digits: 3 },
+    { name: "highest cache-priced cost ratio over all sizes (auto)", value: worst, limit: 1, unit: "x", digits: 3 }
+  ]
+  out.push("Targets")
+  out.push(...targets.map(verdict))
+  if (modes.includes("auto") && modes.includes("immediate")) {
+    for (const { size } of results) {
+      const a = costRatio(size, "auto")!
+      const i = costRatio(size, "immediate")!
+      out.push(verdict({ name: `auto cheaper than immediate at ${int(size)} calls (cost ratio immediate - auto)`, value: i - a, limit: 0, unit: "", kind: "min", digits: 4 }))
+    }
+    const worstImmediate = Math.max(...results.map((r) => costRatio(r.size, "immediate")!))
+    out.push(`(info)   highest cache-priced cost ratio over all sizes (immediate): ${fmt(worstImmediate, 3)}x`)
+  } else {
+    out.push("[n/a]    auto cheaper than immediate: run both modes (default) to compare")
+  }
+  if (profileText !== undefined) out.push("", profileText)
+  out.push("", `(bench finished in ${fmt(seconds, 0)} s)`)
+  return out.join("\n")
+}
+
+await main()
