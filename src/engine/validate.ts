@@ -64,33 +64,50 @@ export const validateExtract = (
   return Result.map(selectCalls(ids, context), (selection) => ({ ...selection, findings }))
 }
 
-const selectCalls = (ids: ReadonlyArray<unknown>, context: ValidationContext): Result.Result<Selection, string> => {
+/**
+ * Checks each raw ID in order: numeric, not repeated (an error, or skipped), then `check`, which returns what the
+ * ID selects or a problem. Every problem is collected, so one reply names all of them.
+ */
+const checkIds = <A>(
+  ids: ReadonlyArray<unknown>,
+  options: { readonly hint: string; readonly repeats: "error" | "skip"; readonly check: (id: number) => A | string }
+): { readonly found: ReadonlyArray<A>; readonly problems: ReadonlyArray<string> } => {
   const problems: Array<string> = []
-  const calls: Array<{ id: number; call: ToolCall }> = []
+  const found: Array<A> = []
   const seen = new Set<number>()
   for (const raw of ids) {
     const text = String(raw).trim()
     if (!/^\d+$/.test(text)) {
-      problems.push(`${JSON.stringify(text)} is not a numeric id; use the numbers shown in <prunable-tools>, e.g. "12".`)
+      problems.push(`${JSON.stringify(text)} is not a numeric id; ${options.hint}`)
       continue
     }
     const id = Number(text)
     if (seen.has(id)) {
-      problems.push(`id ${id} is listed twice.`)
+      if (options.repeats === "error") problems.push(`id ${id} is listed twice.`)
       continue
     }
     seen.add(id)
-    const call = context.byId.get(id)
-    if (call === undefined) {
-      problems.push(`There is no tool call with id ${id} in this conversation; valid ids are listed in <prunable-tools>.`)
-      continue
-    }
-    const problem = problemWith(id, call, context)
-    if (problem === undefined) calls.push({ id, call })
-    else problems.push(problem)
+    const checked = options.check(id)
+    if (typeof checked === "string") problems.push(checked)
+    else found.push(checked)
   }
+  return { found, problems }
+}
+
+const selectCalls = (ids: ReadonlyArray<unknown>, context: ValidationContext): Result.Result<Selection, string> => {
+  const { found, problems } = checkIds(ids, {
+    hint: 'use the numbers shown in <prunable-tools>, e.g. "12".',
+    repeats: "error",
+    check: (id) => {
+      const call = context.byId.get(id)
+      if (call === undefined) {
+        return `There is no tool call with id ${id} in this conversation; valid ids are listed in <prunable-tools>.`
+      }
+      return problemWith(id, call, context) ?? { id, call }
+    }
+  })
   if (problems.length > 0) return Result.fail(`Nothing was pruned.\n${problems.join("\n")}`)
-  return Result.succeed({ calls })
+  return Result.succeed({ calls: found })
 }
 
 const problemWith = (id: number, call: ToolCall, context: ValidationContext): string | undefined => {
@@ -121,22 +138,15 @@ export const validateRecall = (
   if (ids.length === 0) {
     return Result.fail('ids is empty. Pass the numbers shown in placeholders, e.g. ["17"] for "[pruned: ...; recall 17]".')
   }
-  const problems: Array<string> = []
-  const found: Array<{ id: number; callID: string }> = []
-  const seen = new Set<number>()
-  for (const raw of ids) {
-    const text = String(raw).trim()
-    if (!/^\d+$/.test(text)) {
-      problems.push(`${JSON.stringify(text)} is not a numeric id; use the number after "recall" in a placeholder.`)
-      continue
+  const { found, problems } = checkIds(ids, {
+    hint: 'use the number after "recall" in a placeholder.',
+    repeats: "skip",
+    check: (id) => {
+      const callID = context.callOf(id)
+      if (callID === undefined) return `There is no tool call with id ${id} in this conversation.`
+      if (!context.pruned.has(callID)) return `id ${id} is not pruned: its content is already in the conversation.`
+      return { id, callID }
     }
-    const id = Number(text)
-    if (seen.has(id)) continue
-    seen.add(id)
-    const callID = context.callOf(id)
-    if (callID === undefined) problems.push(`There is no tool call with id ${id} in this conversation.`)
-    else if (!context.pruned.has(callID)) problems.push(`id ${id} is not pruned: its content is already in the conversation.`)
-    else found.push({ id, callID })
-  }
+  })
   return problems.length > 0 ? Result.fail(`Nothing was recalled.\n${problems.join("\n")}`) : Result.succeed(found)
 }
