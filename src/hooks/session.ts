@@ -2,6 +2,7 @@ import { Effect, Predicate } from "effect"
 import { findingsForSummary } from "../engine/prompts.ts"
 import { Config, formatReport } from "../services/Config.ts"
 import { Host, type NoteOrigin } from "../services/Host.ts"
+import { Ledger } from "../services/Ledger.ts"
 import { Notifier } from "../services/Notifier.ts"
 import { SessionStore } from "../services/SessionStore.ts"
 import { ToolCache } from "../services/ToolCache.ts"
@@ -52,7 +53,12 @@ export const event = Effect.fn("hooks.event")(function*(event: unknown) {
   if (idle && typeof properties.sessionID === "string") {
     const sessionID = properties.sessionID
     const store = yield* SessionStore
+    const ledger = yield* Ledger
     const notifier = yield* Notifier
+    // Writes are spaced out during a run; at its end everything goes to disk, since OpenCode may now be quit
+    // without disposing its plugins.
+    yield* store.flush
+    yield* ledger.flush
     // A compaction that ended (or failed) without its summariser's request must not leave the next one unpruned.
     yield* store.ifLoaded(sessionID, (state) => void (state.compacting = false))
     yield* notifier.idle(sessionID)
