@@ -5,7 +5,7 @@
  * `experimental.chat.system.transform`; `chat.message` announces each user turn and `session.idle` ends it.
  *
  * `plugin: "real"` drives the real hooks (makeHooks over the composed production graph with a recording test host
- * and the real o200k tokenizer); `plugin: "noop"` runs the same loop with hooks that do nothing.
+ * and the production tokenizer); `plugin: "noop"` runs the same loop with hooks that do nothing.
  *
  * Usage (normally started by bench/run.ts): node bench/replay.ts '<ReplayOptions as JSON>'
  */
@@ -30,8 +30,11 @@ export interface ReplayOptions {
   readonly config: Record<string, unknown>
   /** Count tokens and cache cost of what was sent. */
   readonly accounting: boolean
-  /** The plugin's token counter: the real o200k layer (default), or its 4-characters-a-token estimate (diagnostic). */
-  readonly tokenizer?: "o200k" | "estimate"
+  /**
+   * The plugin's token counter: the production layer (default: estimates on the request path), o200k for every count
+   * (`exact`, diagnostic) or 4 characters a token (`estimate`, diagnostic).
+   */
+  readonly tokenizer?: "default" | "estimate" | "exact"
   /** Where to write the ReplayResult as JSON. */
   readonly out: string
 }
@@ -124,7 +127,11 @@ const noopPlugin = (): Plugin => ({
   dispose: async () => {}
 })
 
-const realPlugin = async (harness: string, config: Record<string, unknown>, tokenizer: "o200k" | "estimate"): Promise<Plugin> => {
+const realPlugin = async (
+  harness: string,
+  config: Record<string, unknown>,
+  tokenizer: "default" | "estimate" | "exact"
+): Promise<Plugin> => {
   const h = await import(harness)
   const root = mkdtempSync(join(tmpdir(), "dcp-bench-"))
   mkdirSync(join(root, "config", "opencode"), { recursive: true })
@@ -150,7 +157,11 @@ const realPlugin = async (harness: string, config: Record<string, unknown>, toke
   const runtime = h.ManagedRuntime.make(h.compose({
     paths: h.Paths.layer({ directory: projectDir, worktree: projectDir }, env),
     host: h.Host.layerTest({}),
-    tokenizer: tokenizer === "estimate" ? h.Tokenizer.layerEstimate : h.Tokenizer.layer
+    tokenizer: tokenizer === "estimate"
+      ? h.Tokenizer.layerEstimate
+      : tokenizer === "exact"
+      ? h.Tokenizer.layerExact
+      : h.Tokenizer.layer
   }).pipe(h.Layer.provideMerge(h.Layer.succeed(h.Clock.Clock, replayed))))
   const current = await runtime.runPromise(h.Config.use((c: { current: unknown }) => h.Effect.succeed(c.current)))
   const hooks: Hooks = h.makeHooks(runtime, current)
@@ -219,7 +230,7 @@ export const replay = async (options: ReplayOptions): Promise<ReplayResult> => {
   const generateMs = performance.now() - generateStart
   const setupStart = performance.now()
   const plugin = options.plugin === "real"
-    ? await realPlugin(options.harness, options.config, options.tokenizer ?? "o200k")
+    ? await realPlugin(options.harness, options.config, options.tokenizer ?? "default")
     : noopPlugin()
   const setupMs = performance.now() - setupStart
   const { hooks } = plugin

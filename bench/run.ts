@@ -8,7 +8,9 @@
  *   npm run bench -- --profile                     also a CPU profile of a 3,000-call replay (--profile-size N)
  *   npm run bench -- --profile --skip-measure      the profile alone
  *   npm run bench -- --runtime bun                 replays under Bun (OpenCode's runtime) instead of Node
- *   npm run bench -- --tokenizer estimate          the plugin counts 4 characters a token (diagnostic: what o200k costs)
+ *   npm run bench -- --tokenizer exact             the plugin counts every token with o200k, on the request path too
+ *                                                  (diagnostic: what exact counting would cost)
+ *   npm run bench -- --tokenizer estimate          the plugin counts 4 characters a token (diagnostic)
  *   npm run bench -- --seed 7 --load-runs 9 --no-build --json out.json
  *
  * Each replay runs in its own process (peak RSS is per process); results come back as JSON files under .bench/.
@@ -43,16 +45,24 @@ const { values: args } = parseArgs({
     "load-runs": { type: "string", default: "7" },
     "no-build": { type: "boolean", default: false },
     json: { type: "string" },
-    tokenizer: { type: "string", default: "o200k" }
+    tokenizer: { type: "string", default: "default" }
   }
 })
+
+const tokenizerNote = {
+  default: "",
+  estimate: "; plugin tokenizer: 4 characters a token (diagnostic)",
+  exact: "; plugin tokenizer: o200k for every count, on the request path too (diagnostic)"
+} as const
 
 const sizes = (args.sizes ?? allSizes.join(",")).split(",").filter((s) => s.trim() !== "").map(Number)
 const modes: Array<Mode> = args.mode === "both" ? ["auto", "immediate"] : [args.mode as Mode]
 const seed = Number(args.seed)
 const userConfig = JSON.parse(args.config) as Record<string, unknown>
 const runtime = args.runtime === "bun" ? "bun" : "node"
-const tokenizer: "o200k" | "estimate" = args.tokenizer === "estimate" ? "estimate" : "o200k"
+const tokenizer: "default" | "estimate" | "exact" = args.tokenizer === "estimate" || args.tokenizer === "exact"
+  ? args.tokenizer
+  : "default"
 if (sizes.some((n) => !Number.isInteger(n) || n <= 0) || modes.some((m) => m !== "auto" && m !== "immediate")) {
   console.error("usage: npm run bench -- [--sizes 100,1000] [--mode auto|immediate|both] [--config JSON] [--profile]")
   process.exit(2)
@@ -188,7 +198,7 @@ const main = async () => {
   const header = [
     `opencode-context-pruner benchmark, ${new Date().toISOString().slice(0, 16).replace("T", " ")} UTC`,
     `machine: ${m.cpu}, ${m.cores} cores, ${m.memory}; replays under ${runtime === "bun" ? `Bun ${bunVersion}` : `Node ${m.node}`}; load under Bun ${bunVersion}`,
-    `plugin source: git ${commit}${dirty ? " with uncommitted changes in src/" : ""}${tokenizer === "estimate" ? "; plugin tokenizer: 4-characters estimate (diagnostic)" : ""}`,
+    `plugin source: git ${commit}${dirty ? " with uncommitted changes in src/" : ""}${tokenizerNote[tokenizer]}`,
     `seed ${seed}; sizes ${sizes.join(", ")}; modes ${modes.join(", ")}${args.config !== "{}" ? `; config ${args.config}` : ""}; load average at start ${loadavg().map((x) => x.toFixed(2)).join(" ")}`
   ]
   progress(header.join("\n"))

@@ -35,7 +35,9 @@ const thousands = (n: number) => n.toLocaleString("en-US")
 /**
  * The provider's figure for the latest request is the total when there is one. What the tokenizer does not see
  * in the messages (tool definitions, the provider's own formatting) shows as "Other"; should the provider count
- * less than the tokenizer, the rows are scaled down to its total.
+ * less than the tokenizer, the rows are scaled down to its total. The content is counted exactly; what pruning
+ * removed comes from the request path's estimates (the ledger), so the pruned figures and the tool row less them
+ * are estimates, and say so.
  */
 export const formatContext = (b: Breakdown): string => {
   const counted = b.system + b.user + b.assistant + b.tools
@@ -50,7 +52,7 @@ export const formatContext = (b: Breakdown): string => {
     ...(other > 0 ? [["Other", other] as [string, number]] : [])
   ]
   const labelWidth = Math.max(...rows.map(([label]) => label.length))
-  const lines = ["Current context by kind of content (estimated with the o200k tokenizer):"]
+  const lines = ["Current context by kind of content (o200k tokenizer; what pruning removed is estimated):"]
   for (const [label, tokens] of rows) {
     const share = current === 0 ? 0 : tokens / current
     const shown = formatTokens(Math.round(tokens)).padStart(6)
@@ -62,7 +64,7 @@ export const formatContext = (b: Breakdown): string => {
     : `${thousands(b.reported)} tokens (reported by the provider for the latest request)`
   lines.push(
     "",
-    `Pruned:           ${b.prunedCalls} call${b.prunedCalls === 1 ? "" : "s"}, ${formatTokens(b.prunedTokens)} tokens`,
+    `Pruned:           ${b.prunedCalls} call${b.prunedCalls === 1 ? "" : "s"}, ${formatTokens(b.prunedTokens)} tokens (estimated)`,
     `Current context:  ${currentText}`,
     `Without pruning:  ${formatTokens(current + b.prunedTokens)} tokens (estimated)`
   )

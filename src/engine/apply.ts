@@ -9,7 +9,8 @@ export interface AppliedPrune {
   readonly id: number
 }
 
-interface Rendered {
+/** A prune's replacement texts for one call. */
+export interface Rendered {
   readonly reason: Reason
   readonly id: number
   readonly handle: Handle
@@ -21,7 +22,8 @@ interface Rendered {
 /** A pruned call's replacement texts, built on its first request and reused on every later one. */
 const rendered = new WeakMap<ToolCall, Rendered>()
 
-const render = (call: ToolCall, reason: Reason, id: number, handle: Handle): Rendered | undefined => {
+/** The replacement texts of a prune, or undefined when it has nothing to replace. */
+export const render = (call: ToolCall, reason: Reason, id: number, handle: Handle): Rendered | undefined => {
   const known = rendered.get(call)
   if (known !== undefined && known.reason === reason && known.id === id && known.handle === handle) return known
   const target = targetOf(call, reason)
@@ -54,20 +56,24 @@ export const applyPrunes = (
   let changed = 0
   for (const { call, id, reason } of prunes) {
     const texts = render(call, reason, id, handle)
-    if (texts === undefined) continue
-    const state = stateAt(messages, call)
-    if (state === undefined) continue
-    if (texts.output !== undefined) {
-      state.output = texts.output
-      if ("attachments" in state) delete state.attachments
-    } else {
-      const input = Predicate.isObject(state.input) ? { ...(state.input as Record<string, unknown>) } : {}
-      for (const [key, text] of texts.inputs) if (key in input) input[key] = text
-      state.input = input
-    }
-    changed++
+    if (texts !== undefined && applyRendered(messages, call, texts)) changed++
   }
   return changed
+}
+
+/** Writes one call's replacement texts into its part in `messages`; false when the part is not where the call says. */
+export const applyRendered = (messages: ReadonlyArray<unknown>, call: ToolCall, texts: Rendered): boolean => {
+  const state = stateAt(messages, call)
+  if (state === undefined) return false
+  if (texts.output !== undefined) {
+    state.output = texts.output
+    if ("attachments" in state) delete state.attachments
+  } else {
+    const input = Predicate.isObject(state.input) ? { ...(state.input as Record<string, unknown>) } : {}
+    for (const [key, text] of texts.inputs) if (key in input) input[key] = text
+    state.input = input
+  }
+  return true
 }
 
 const stateAt = (messages: ReadonlyArray<unknown>, call: ToolCall): Record<string, unknown> | undefined => {

@@ -2,54 +2,138 @@ import type { PluginConfig } from "../config/schema.ts"
 import type { ToolCall } from "./calls.ts"
 import type { Protection } from "./protection.ts"
 import type { Candidate } from "./strategies/candidate.ts"
-import { deduplication } from "./strategies/deduplication.ts"
-import { purgeErrors } from "./strategies/purgeErrors.ts"
-import { staleOutputs } from "./strategies/staleOutputs.ts"
-import { supersedeWrites } from "./strategies/supersedeWrites.ts"
+import { dedupPrunable, shadow, type Shadowing, shadowing } from "./strategies/deduplication.ts"
+import { isPurgeable, purgeDue, purgePrunable } from "./strategies/purgeErrors.ts"
+import { isMaskable, staleAmong, stalePrunable } from "./strategies/staleOutputs.ts"
+import { supersede, supersedePrunable, type Superseding, superseding } from "./strategies/supersedeWrites.ts"
+
+type Strategies = PluginConfig["strategies"]
+
+/**
+ * What the automatic rules know about a view, built call by call in view order: a request whose view only adds
+ * calls updates it with those calls alone. Lists hold positions in the view, ascending. Calls found pruned or
+ * restored are dropped from the lists as they are met (they never become candidates again while the view lasts).
+ */
+export interface Rules {
+  readonly shadowing: Shadowing | undefined
+  readonly superseding: Superseding | undefined
+  /** Failed calls with large inputs (purge-errors). */
+  readonly failed: Array<number> | undefined
+  /** Calls with an output masking could replace (stale outputs). */
+  readonly maskable: Array<number> | undefined
+  readonly prunable: {
+    readonly dedup: (call: ToolCall) => boolean
+    readonly supersede: (call: ToolCall) => boolean
+    readonly purge: (call: ToolCall) => boolean
+    readonly stale: (call: ToolCall) => boolean
+  }
+}
+
+/** Empty rule state for the enabled strategies. Protection's tool and file rules must not change while it is used. */
+export const emptyRules = (strategies: Strategies, protection: Protection): Rules => ({
+  shadowing: strategies.deduplication.enabled ? shadowing() : undefined,
+  superseding: strategies.supersedeWrites.enabled ? superseding() : undefined,
+  failed: strategies.purgeErrors.enabled ? [] : undefined,
+  maskable: strategies.staleOutputs.enabled ? [] : undefined,
+  prunable: {
+    dedup: dedupPrunable(protection, strategies.deduplication.protectedTools),
+    supersede: supersedePrunable(protection),
+    purge: purgePrunable(protection, strategies.purgeErrors.protectedTools),
+    stale: stalePrunable(protection, strategies.staleOutputs.protectedTools)
+  }
+})
+
+/** Adds the call at `position`; positions must come in ascending order. */
+export const addToRules = (rules: Rules, calls: ReadonlyArray<ToolCall>, position: number): void => {
+  const call = calls[position]!
+  if (rules.shadowing !== undefined) shadow(rules.shadowing, calls, position, rules.prunable.dedup)
+  if (rules.superseding !== undefined) supersede(rules.superseding, calls, position, rules.prunable.supersede)
+  if (rules.failed !== undefined && isPurgeable(call, rules.prunable.purge)) rules.failed.push(position)
+  if (rules.maskable !== undefined && isMaskable(call, rules.prunable.stale)) rules.maskable.push(position)
+}
+
+export interface CandidateInput {
+  readonly calls: ReadonlyArray<ToolCall>
+  readonly pruned: ReadonlySet<string> | ReadonlyMap<string, unknown>
+  /** Calls the user restored: never pruned again automatically. */
+  readonly restored?: ReadonlySet<string>
+  readonly protection: Protection
+  readonly strategies: Strategies
+  readonly currentTurn: number
+  /** The estimated size of this request, which decides whether stale outputs are masked. */
+  readonly contextTokens?: number
+}
+
+/**
+ * What the enabled automatic rules would prune in the current view, one candidate per call (the first rule to
+ * claim a call names the reason), skipping calls already pruned or restored by the user. Candidates come rule by
+ * rule, each rule's in view order.
+ */
+export const candidatesFrom = (rules: Rules, input: CandidateInput): Array<Candidate> => {
+  const { calls, protection, strategies } = input
+  const gone = (callID: string) => input.pruned.has(callID) || input.restored?.has(callID) === true
+  const found: Array<Candidate> = []
+  let claimed: Set<string> | undefined
+  const take = (position: number, reason: Candidate["reason"]) => {
+    const callID = calls[position]!.callID
+    if (claimed?.has(callID) === true) return
+    ;(claimed ??= new Set()).add(callID)
+    found.push({ callID, reason })
+  }
+  if (rules.shadowing !== undefined) {
+    for (const position of forgetGone(rules.shadowing.shadowed, calls, gone)) {
+      if (!protection.recent(calls[position]!)) take(position, "deduplication")
+    }
+  }
+  if (rules.superseding !== undefined) {
+    for (const position of forgetGone(rules.superseding.superseded, calls, gone)) {
+      if (!protection.recent(calls[position]!)) take(position, "supersedeWrites")
+    }
+  }
+  if (rules.failed !== undefined) {
+    const options = {
+      turns: strategies.purgeErrors.turns,
+      currentTurn: input.currentTurn,
+      protectedTools: strategies.purgeErrors.protectedTools
+    }
+    for (const position of forgetGone(rules.failed, calls, gone)) {
+      if (purgeDue(calls[position]!, protection, options)) take(position, "purgeErrors")
+    }
+  }
+  if (rules.maskable !== undefined) {
+    const stale = staleAmong(calls, forgetGone(rules.maskable, calls, gone), protection, {
+      ...strategies.staleOutputs,
+      contextTokens: input.contextTokens ?? 0,
+      taken: (callID) => claimed?.has(callID) === true
+    })
+    for (const candidate of stale) found.push(candidate)
+  }
+  return found
+}
+
+/** Drops, in place, the positions of calls that are pruned or restored; returns the list. */
+const forgetGone = (
+  positions: Array<number>,
+  calls: ReadonlyArray<ToolCall>,
+  gone: (callID: string) => boolean
+): Array<number> => {
+  let kept = 0
+  for (let i = 0; i < positions.length; i++) {
+    const position = positions[i]!
+    if (gone(calls[position]!.callID)) continue
+    positions[kept++] = position
+  }
+  positions.length = kept
+  return positions
+}
 
 /**
  * What the enabled automatic rules would prune in the current view, one candidate per call (the first rule to
  * claim a call names the reason), skipping calls already pruned or restored by the user. Pure: no model call,
  * no state change.
  */
-export const automaticCandidates = (input: {
-  readonly calls: ReadonlyArray<ToolCall>
-  readonly pruned: ReadonlySet<string> | ReadonlyMap<string, unknown>
-  /** Calls the user restored: never pruned again automatically. */
-  readonly restored?: ReadonlySet<string>
-  readonly protection: Protection
-  readonly strategies: PluginConfig["strategies"]
-  readonly currentTurn: number
-  /** The estimated size of this request, which decides whether stale outputs are masked. */
-  readonly contextTokens?: number
-}): Array<Candidate> => {
-  const { calls, protection, strategies } = input
-  const found: Array<Candidate> = []
-  const claimed = new Set<string>()
-  const take = (candidates: ReadonlyArray<Candidate>) => {
-    for (const candidate of candidates) {
-      if (claimed.has(candidate.callID) || input.pruned.has(candidate.callID)) continue
-      if (input.restored?.has(candidate.callID) === true) continue
-      claimed.add(candidate.callID)
-      found.push(candidate)
-    }
-  }
-  if (strategies.deduplication.enabled) take(deduplication(calls, protection, strategies.deduplication.protectedTools))
-  if (strategies.supersedeWrites.enabled) take(supersedeWrites(calls, protection))
-  if (strategies.purgeErrors.enabled) {
-    take(purgeErrors(calls, protection, {
-      turns: strategies.purgeErrors.turns,
-      currentTurn: input.currentTurn,
-      protectedTools: strategies.purgeErrors.protectedTools
-    }))
-  }
-  if (strategies.staleOutputs.enabled) {
-    take(staleOutputs(calls, protection, {
-      ...strategies.staleOutputs,
-      contextTokens: input.contextTokens ?? 0,
-      taken: (callID) => claimed.has(callID) || input.pruned.has(callID) || input.restored?.has(callID) === true
-    }))
-  }
-  return found
+export const automaticCandidates = (input: CandidateInput): Array<Candidate> => {
+  const rules = emptyRules(input.strategies, input.protection)
+  for (let i = 0; i < input.calls.length; i++) addToRules(rules, input.calls, i)
+  return candidatesFrom(rules, input)
 }
-

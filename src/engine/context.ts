@@ -30,6 +30,9 @@ export const rebuildEstimate = (input: {
   readonly contextTokens: number
 }): number => {
   const first = input.calls.findIndex((call) => input.changed.has(call.callID))
-  if (first < 0) return 0
-  return Math.round(input.contextTokens * (input.calls.length - first) / input.calls.length)
+  return first < 0 ? 0 : rebuildFrom(first, input.calls.length, input.contextTokens)
 }
+
+/** `rebuildEstimate` when the position of the earliest changed call (of `count` calls in the view) is known. */
+export const rebuildFrom = (first: number, count: number, contextTokens: number): number =>
+  Math.round(contextTokens * (count - first) / count)

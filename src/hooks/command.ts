@@ -15,7 +15,7 @@ import { Paths } from "../services/Paths.ts"
 import { SessionStore } from "../services/SessionStore.ts"
 import { Tokenizer } from "../services/Tokenizer.ts"
 import { ToolCache } from "../services/ToolCache.ts"
-import { type SessionState, stableId } from "../state/session.ts"
+import { changed, type SessionState, stableId } from "../state/session.ts"
 import { handleFor, protectionFor, rebuildFor } from "./transform.ts"
 
 const subAgentReply =
@@ -89,8 +89,10 @@ const context = Effect.fnUntraced(function*(state: SessionState) {
       prunedTokens += record.tokens
     }
   }
+  // The system prompt of the latest request, counted exactly when this process saw one.
+  const system = state.systemTexts === undefined ? state.systemTokens ?? 0 : yield* sum(state.systemTexts)
   return formatContext({
-    system: state.systemTokens ?? 0,
+    system,
     user: yield* sum(contents.user),
     assistant: yield* sum(contents.assistant),
     tools: Math.max(0, tools - prunedTokens),
@@ -159,7 +161,7 @@ const restore = (state: SessionState, target: "all" | number): string => {
     state.pruned.delete(callID)
     state.restored.add(callID)
   }
-  state.dirty = true
+  changed(state)
   const what = target !== "all" ? `id ${target}` : chosen.length === 1 ? "the 1 pruned call" : `all ${chosen.length} pruned calls`
   return `Restored ${what}: ${formatTokens(tokens)} tokens are sent to the model again from the next request on.`
 }

@@ -25,12 +25,16 @@ export const system = Effect.fn("hooks.system")(function*(
   const store = yield* SessionStore
   const tokenizer = yield* Tokenizer
   yield* store.use(sessionID, (state) =>
-    Effect.gen(function*() {
+    Effect.sync(() => {
       if (state.isSubAgent) return
       state.model = modelOf(model)
       if (section !== undefined) parts.push(section)
-      const counts = yield* Effect.forEach(parts, tokenizer.count)
-      state.systemTokens = counts.reduce((sum, n) => sum + n, 0)
+      const known = state.systemTexts
+      if (known !== undefined && known.length === parts.length && known.every((text, i) => text === parts[i])) return
+      let tokens = 0
+      for (const text of parts) tokens += tokenizer.estimate(text)
+      state.systemTexts = [...parts]
+      state.systemTokens = tokens
     }))
 })
 

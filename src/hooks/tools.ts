@@ -17,7 +17,7 @@ import { Notifier } from "../services/Notifier.ts"
 import { Paths } from "../services/Paths.ts"
 import { SessionStore } from "../services/SessionStore.ts"
 import { type ToolIndex, ToolCache } from "../services/ToolCache.ts"
-import { newestId, type SessionState, stableId } from "../state/session.ts"
+import { changed, newestId, type SessionState, stableId } from "../state/session.ts"
 import { handleFor, protectionFor, rebuildFor } from "./transform.ts"
 
 /** A tool call the plugin refuses, with the message the model gets back. */
@@ -114,7 +114,7 @@ const prune = <S extends Selection>(
         const newest = newestId(state)
         state.cooldownAfter = newest
         state.nudgeAfter = newest
-        state.dirty = true
+        changed(state)
         yield* notifier.record(sessionID, recorded, { origin: state.origin, sessionTokens: state.stats.tokens })
         return reply(chosen, recorded.reduce((sum, entry) => sum + entry.tokens, 0))
       }))

@@ -1,15 +1,21 @@
 import { Effect } from "effect"
 import type { PluginConfig } from "../config/schema.ts"
-import { type AppliedPrune, applyPrunes } from "../engine/apply.ts"
-import { automaticCandidates } from "../engine/automatic.ts"
 import type { ToolCall } from "../engine/calls.ts"
-import { estimateContext, rebuildEstimate } from "../engine/context.ts"
+import { estimateContext, rebuildEstimate, rebuildFrom } from "../engine/context.ts"
 import { appendTail } from "../engine/inject.ts"
-import { listPrunable, nudgeDue } from "../engine/listing.ts"
 import { type Handle, idHandle, recallHandle } from "../engine/placeholders.ts"
 import { makeProtection, type Protection } from "../engine/protection.ts"
 import { prunableBlock } from "../engine/prunable.ts"
-import type { Reason } from "../engine/strategies/candidate.ts"
+import {
+  applyView,
+  listsPrunable,
+  notePrunes,
+  prunableTail,
+  trackView,
+  type View,
+  viewCandidates,
+  viewContext
+} from "../engine/view.ts"
 import { findSessionId } from "../host/messages.ts"
 import { Config } from "../services/Config.ts"
 import { Ledger, type Prune } from "../services/Ledger.ts"
@@ -19,7 +25,7 @@ import { Paths } from "../services/Paths.ts"
 import { Scheduler } from "../services/Scheduler.ts"
 import { SessionStore } from "../services/SessionStore.ts"
 import { type ToolIndex, ToolCache } from "../services/ToolCache.ts"
-import { type SessionState, stableId } from "../state/session.ts"
+import { changed, type SessionState, stableId } from "../state/session.ts"
 
 /** How placeholders point back to the original content: the recall tool when the model has it. */
 export const handleFor = (config: PluginConfig): Handle => (config.tools.recall.enabled ? recallHandle : idHandle)
@@ -67,6 +73,21 @@ export const transform = Effect.fn("hooks.transform")(function*(messages: Array<
   const sessionID = findSessionId(messages)
   if (sessionID === undefined) return
   const store = yield* SessionStore
+  yield* store.use(sessionID, (state) => transformSession(state, sessionID, messages))
+})
+
+/**
+ * The transform of one session's request, under its lock. A generator function defined once: one created per
+ * request (`Effect.gen(function*() {...})` in the callback above) gets its own hidden class in V8, which points back
+ * at it from the old generation, so everything it references (the request's copy of the history, megabytes in a
+ * long session) would survive young-generation collections and be promoted, until a full collection.
+ */
+const transformSession = Effect.fnUntraced(function*(state: SessionState, sessionID: string, messages: Array<unknown>) {
+  if (state.isSubAgent) return
+  if (state.compacting) {
+    state.compacting = false
+    return
+  }
   const cache = yield* ToolCache
   const ledger = yield* Ledger
   const notifier = yield* Notifier
@@ -75,98 +96,89 @@ export const transform = Effect.fn("hooks.transform")(function*(messages: Array<
   const { current: config } = yield* Config
   const { worktree } = yield* Paths
   const handle = handleFor(config)
-  yield* store.use(sessionID, (state) =>
-    Effect.gen(function*() {
-      if (state.isSubAgent) return
-      if (state.compacting) {
-        state.compacting = false
-        return
-      }
-      const index = yield* cache.sync(sessionID, messages)
-      followCompaction(state, index)
-      const idOf = (call: ToolCall) => (call.id ??= stableId(state, call.callID))
-      for (const call of index.changed) idOf(call)
-      const protection = protectionFor(config, worktree, index)
+  const index = yield* cache.sync(sessionID, messages)
+  followCompaction(state, index)
+  const idOf = (call: ToolCall) => (call.id ??= stableId(state, call.callID))
+  for (const call of index.changed) idOf(call)
+  const protection = protectionFor(config, worktree, index)
+  const calls = index.calls
+  const view = trackView(state.view, {
+    calls,
+    pass: index.pass,
+    previousPass: index.previousPass,
+    appendOnly: index.appendOnly,
+    pruned: state.pruned,
+    revision: state.revision,
+    nudgeAfter: state.nudgeAfter,
+    config,
+    protection,
+    handle,
+    idOf
+  })
+  state.view = view
 
-      const contextTokens = contextOf(state, index)
-      const candidates = automaticCandidates({
-        calls: index.calls,
-        pruned: state.pruned,
-        restored: state.restored,
-        protection,
-        strategies: config.strategies,
-        currentTurn: index.turns,
-        contextTokens
-      })
-      const pending: Array<Prune> = []
-      let pendingTokens = 0
-      for (const { callID, reason } of candidates) {
-        const call = index.byCallId.get(callID)!
-        const prune = { call, reason, id: idOf(call) }
-        const saving = yield* ledger.saving(call, reason, prune.id, handle)
-        if (saving < 1) continue
-        pending.push(prune)
-        pendingTokens += saving
-      }
-      const trigger = yield* scheduler.decide(state, { pendingTokens, contextTokens })
-      if (trigger !== undefined) {
-        const rebuilt = rebuildEstimate({ calls: index.calls, changed: new Set(pending.map((p) => p.call.callID)), contextTokens })
-        const recorded = yield* ledger.record(state, pending, handle, {
-          minSaving: 1,
-          rebuild: { cold: trigger === "cold", tokens: rebuilt }
-        })
-        yield* notifier.record(sessionID, recorded, { origin: state.origin, sessionTokens: state.stats.tokens })
-      }
+  const contextTokens = viewContext(view, index.textChars, state.systemTokens ?? 0)
+  const candidates = viewCandidates(view, {
+    calls,
+    pruned: state.pruned,
+    restored: state.restored,
+    protection,
+    currentTurn: index.turns,
+    contextTokens
+  })
+  const pending: Array<Prune> = []
+  let pendingTokens = 0
+  let first = calls.length
+  for (const { callID, reason } of candidates) {
+    const call = index.byCallId.get(callID)!
+    const id = idOf(call)
+    const saving = ledger.saving(call, reason, id, handle)
+    if (saving < 1) continue
+    pending.push({ call, reason, id })
+    pendingTokens += saving
+    if (call.position < first) first = call.position
+  }
+  const trigger = yield* scheduler.decide(state, { pendingTokens, contextTokens })
+  if (trigger !== undefined) {
+    const recorded = yield* ledger.record(state, pending, handle, {
+      minSaving: 1,
+      rebuild: { cold: trigger === "cold", tokens: pending.length === 0 ? 0 : rebuildFrom(first, calls.length, contextTokens) }
+    })
+    notePrunes(view, pending.map((prune) => prune.call), state.pruned, state.revision, idOf)
+    yield* notifier.record(sessionID, recorded, { origin: state.origin, sessionTokens: state.stats.tokens })
+  }
 
-      const applied: Array<AppliedPrune> = []
-      for (const call of index.calls) {
-        const record = state.pruned.get(call.callID)
-        if (record !== undefined) applied.push({ call, reason: record.reason as Reason, id: idOf(call) })
-      }
-      const tail = tailText(state, index, config, protection, idOf, messages.length - 1)
-      applyPrunes(messages, applied, handle)
-      if (tail !== undefined) appendTail(messages, tail)
-      yield* logger.snapshot(sessionID, messages)
-    }))
+  const tail = tailText(state, index, view, config, protection, idOf, messages.length - 1)
+  applyView(view, messages)
+  if (tail !== undefined) appendTail(messages, tail)
+  if (logger.debug) yield* logger.snapshot(sessionID, messages)
 })
 
 /** The `<prunable-tools>` block for this request, or undefined when the model has no pruning tool. */
 const tailText = (
   state: SessionState,
   index: ToolIndex,
+  view: View,
   config: PluginConfig,
   protection: Protection,
   idOf: (call: ToolCall) => number,
   lastMessage: number
 ): string | undefined => {
-  if (!config.tools.discard.enabled && !config.tools.extract.enabled) return undefined
-  const ids = index.calls.map(idOf)
+  if (!listsPrunable(config)) return undefined
   if (state.cooldownAfter !== undefined) {
     const after = state.cooldownAfter
-    const moved = index.calls.some((call, i) => ids[i]! > after && call.tool !== "discard" && call.tool !== "extract")
+    const moved = index.calls.some((call) => idOf(call) > after && call.tool !== "discard" && call.tool !== "extract")
     if (!moved) return prunableBlock({ listed: [], nudge: false, cooldown: true })
     state.cooldownAfter = undefined
   }
-  const listed = listPrunable(index.calls, idOf, {
+  return prunableTail(view, {
+    calls: index.calls,
     pruned: state.pruned,
     protection,
-    protectedTools: config.tools.settings.protectedTools
+    idOf,
+    nudgeAfter: state.nudgeAfter,
+    lastMessage
   })
-  // The nudge is decided from this request alone (plus the last prune): it is due on the request whose newest
-  // results (those in the last message) take the count since the last prune past a multiple of the frequency. So a
-  // request sent again unchanged gets the same bytes, and the nudge still comes at most once per interval.
-  const results = index.calls.filter((call, i) => ids[i]! > state.nudgeAfter && call.status === "completed")
-  const arrived = results.filter((call) => call.messageIndex === lastMessage).length
-  const frequency = config.tools.settings.nudgeFrequency
-  const crossed = Math.floor(results.length / frequency) > Math.floor((results.length - arrived) / frequency)
-  const nudge = crossed && nudgeDue({
-    enabled: config.tools.settings.nudgeEnabled,
-    frequency,
-    minTokens: config.tools.settings.nudgeMinTokens,
-    resultsSince: results.length,
-    listed
-  })
-  return prunableBlock({ listed, nudge, cooldown: false })
 }
 
 /**
@@ -182,5 +194,5 @@ const followCompaction = (state: SessionState, index: ToolIndex) => {
       state.pruned.delete(callID)
     }
   }
-  state.dirty = true
+  changed(state)
 }

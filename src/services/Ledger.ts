@@ -12,7 +12,7 @@ import {
 } from "../engine/placeholders.ts"
 import type { Reason } from "../engine/strategies/candidate.ts"
 import type { LifetimeDelta, LifetimeFile, Tally } from "../state/schema.ts"
-import type { SessionState } from "../state/session.ts"
+import { changed, type SessionState } from "../state/session.ts"
 import { Persistence, type PersistenceError } from "./Persistence.ts"
 import { Tokenizer } from "./Tokenizer.ts"
 
@@ -45,8 +45,8 @@ export class Ledger extends Context.Service<Ledger, {
     handle: Handle,
     options?: RecordOptions
   ) => Effect.Effect<ReadonlyArray<PrunedCall>>
-  /** Tokens a prune would take out of every request, net of its placeholder. */
-  readonly saving: (call: ToolCall, reason: Reason, id: number, handle: Handle) => Effect.Effect<number>
+  /** Tokens a prune would take out of every request, net of its placeholder (estimated, like every count on the request path). */
+  readonly saving: (call: ToolCall, reason: Reason, id: number, handle: Handle) => number
   /** Lifetime totals, including what is not yet written. */
   readonly lifetime: Effect.Effect<LifetimeFile, PersistenceError>
   readonly flush: Effect.Effect<void>
@@ -72,29 +72,26 @@ export class Ledger extends Context.Service<Ledger, {
         )
       }))
 
-      const placeholderTokens = (call: ToolCall, reason: Reason, target: Target, id: number, handle: Handle) =>
-        target.kind === "output"
-          ? tokenizer.count(outputPlaceholder(call, reason, id, handle))
-          : Effect.map(
-            Effect.forEach(target.keys, (key) => tokenizer.count(inputPlaceholder(call, reason, key, id, handle))),
-            (counts) => counts.reduce((sum, n) => sum + n, 0)
-          )
+      const placeholderTokens = (call: ToolCall, reason: Reason, target: Target, id: number, handle: Handle): number => {
+        if (target.kind === "output") return tokenizer.estimate(outputPlaceholder(call, reason, id, handle))
+        let tokens = 0
+        for (const key of target.keys) tokens += tokenizer.estimate(inputPlaceholder(call, reason, key, id, handle))
+        return tokens
+      }
 
       // A waiting prune is weighed on every request until it is applied; its saving never changes, so it is
       // computed once per call.
       const savings = new WeakMap<ToolCall, { reason: Reason; id: number; handle: Handle; tokens: number }>()
-      const saving = (call: ToolCall, reason: Reason, id: number, handle: Handle): Effect.Effect<number> => {
+      const saving = (call: ToolCall, reason: Reason, id: number, handle: Handle): number => {
         const known = savings.get(call)
         if (known !== undefined && known.reason === reason && known.id === id && known.handle === handle) {
-          return Effect.succeed(known.tokens)
+          return known.tokens
         }
         const target = targetOf(call, reason)
-        if (target === undefined) return Effect.succeed(0)
-        return Effect.map(placeholderTokens(call, reason, target, id, handle), (left) => {
-          const tokens = Math.max(0, targetTokens(call, target) - left)
-          savings.set(call, { reason, id, handle, tokens })
-          return tokens
-        })
+        if (target === undefined) return 0
+        const tokens = Math.max(0, targetTokens(call, target) - placeholderTokens(call, reason, target, id, handle))
+        savings.set(call, { reason, id, handle, tokens })
+        return tokens
       }
 
       const record = Effect.fnUntraced(function*(
@@ -110,7 +107,7 @@ export class Ledger extends Context.Service<Ledger, {
         const byReason: Record<string, Tally> = {}
         for (const prune of prunes) {
           if (state.pruned.has(prune.call.callID) || targetOf(prune.call, prune.reason) === undefined) continue
-          const tokens = yield* saving(prune.call, prune.reason, prune.id, handle)
+          const tokens = saving(prune.call, prune.reason, prune.id, handle)
           if (tokens < minSaving) continue
           state.pruned.set(prune.call.callID, { reason: prune.reason, tokens, at })
           byReason[prune.reason] = add(byReason[prune.reason], 1, tokens)
@@ -147,7 +144,7 @@ export class Ledger extends Context.Service<Ledger, {
           byTool,
           lastPrune: { at, reason, calls, tokens }
         }
-        state.dirty = true
+        changed(state)
         unsaved = merge(unsaved, { sessions: firstInSession, calls, tokens, byReason })
         yield* writer.request
         return recorded

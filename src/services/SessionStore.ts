@@ -78,6 +78,24 @@ export class SessionStore extends Context.Service<SessionStore, {
         }
       }), { spacing: "1 second" })
 
+      // Defined once, not per call: a generator function created per request would keep what that request's
+      // callback references (the whole history sent) alive through V8's young-generation collections.
+      const useLocked = Effect.fnUntraced(function*<A, E, R>(
+        current: Entry,
+        sessionID: string,
+        f: (state: SessionState) => Effect.Effect<A, E, R>
+      ) {
+        const state = current.state ?? unsaved.get(sessionID) ?? saving.get(sessionID) ?? (yield* load(sessionID))
+        current.state = state
+        const result = yield* f(state)
+        if (state.dirty) {
+          state.updatedAt = yield* Clock.currentTimeMillis
+          unsaved.set(sessionID, state)
+          yield* writer.request
+        }
+        return result
+      })
+
       const use = <A, E, R>(sessionID: string, f: (state: SessionState) => Effect.Effect<A, E, R>) =>
         Effect.suspend(() => {
           let entry = entries.get(sessionID)
@@ -87,17 +105,9 @@ export class SessionStore extends Context.Service<SessionStore, {
           }
           const current = entry
           current.users++
-          return current.lock.withPermits(1)(Effect.gen(function*() {
-            const state = current.state ?? unsaved.get(sessionID) ?? saving.get(sessionID) ?? (yield* load(sessionID))
-            current.state = state
-            const result = yield* f(state)
-            if (state.dirty) {
-              state.updatedAt = yield* Clock.currentTimeMillis
-              unsaved.set(sessionID, state)
-              yield* writer.request
-            }
-            return result
-          })).pipe(Effect.ensuring(Effect.sync(() => void current.users--)))
+          return current.lock.withPermits(1)(useLocked(current, sessionID, f)).pipe(
+            Effect.ensuring(Effect.sync(() => void current.users--))
+          )
         })
 
       const forget = (sessionID: string) =>

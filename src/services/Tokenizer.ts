@@ -1,15 +1,30 @@
 import { Context, Effect, Layer } from "effect"
+import { estimateO200k } from "../data/o200kEstimate.ts"
 import { LruMap } from "../data/LruMap.ts"
 
+/** About four characters a token: the crudest estimate, for tests that need predictable counts. */
+export const estimateTokens = (text: string): number => Math.ceil(text.length / 4)
+
 /**
- * Token counts with OpenAI's o200k encoding: close enough to every provider's tokenizer to size what is sent,
- * and what OpenCode users know from their bills.
+ * Token counts with OpenAI's o200k encoding: close enough to every provider's tokenizer to size what is sent, and
+ * what OpenCode users know from their bills. Two ways to get one:
+ *
+ * - `estimate`, on the request path: a calibrated estimate of the o200k count (src/data/o200kEstimate.ts), a few
+ *   percent off for a whole text and closer over a session, computed in one pass without loading the encoding.
+ *   Loading o200k costs 65-95 MB of memory and 0.3-0.5 s, and counting exactly was a quarter of the request time, for
+ *   figures that are thresholds and "~" amounts anyway. Callers compute it once per content (per part, per
+ *   placeholder).
+ * - `count`, exact, with gpt-tokenizer's o200k, where a report promises exact counts (`/dcp context`): the encoding is
+ *   loaded on the first exact count, and counts are cached by content so the same content is never counted twice.
  */
 export class Tokenizer extends Context.Service<Tokenizer, {
+  /** The exact o200k count. */
   readonly count: (text: string) => Effect.Effect<number>
+  /** The estimated o200k count, for the request path. */
+  readonly estimate: (text: string) => number
 }>()("opencode-context-pruner/Tokenizer") {
   /**
-   * `gpt-tokenizer` costs 0.3-1.5 s to import, so it is loaded on the first count, not when OpenCode starts.
+   * `gpt-tokenizer` costs 0.3-1.5 s to import, so it is loaded on the first exact count, not when OpenCode starts.
    */
   static readonly layer = Layer.effect(
     Tokenizer,
@@ -19,31 +34,53 @@ export class Tokenizer extends Context.Service<Tokenizer, {
           Effect.map((module) => (text: string) => module.countTokens(text, plainText))
         )
       ),
-      (encoding) => make(encoding)
+      (encoding) => make(encoding, estimateO200k)
     )
   )
 
-  /** The production tokenizer (sampling, caching) over another encoder: lets tests count what gets encoded. */
-  static readonly layerWith = (encode: (text: string) => number) => Layer.succeed(Tokenizer, make(Effect.succeed(encode)))
+  /**
+   * o200k for every count, the request path's included, loaded when the layer is built: what exact counting on the
+   * request path would cost (a benchmark diagnostic, `npm run bench -- --tokenizer exact`).
+   */
+  static readonly layerExact = Layer.effect(
+    Tokenizer,
+    Effect.map(Effect.promise(() => import("gpt-tokenizer/encoding/o200k_base")), (module) => {
+      const count = (text: string) => module.countTokens(text, plainText)
+      const cache = new LruMap<string, number>(20_000)
+      return make(Effect.succeed(count), (text) => {
+        const key = contentKey(text)
+        const known = cache.get(key)
+        if (known !== undefined) return known
+        const tokens = count(text)
+        cache.set(key, tokens)
+        return tokens
+      })
+    })
+  )
 
-  /** About four characters a token, for tests and benchmarks that need speed rather than exact counts. */
+  /** The production tokenizer (sampling, caching) over another encoder, for both counts: lets tests count what gets encoded. */
+  static readonly layerWith = (encode: (text: string) => number) =>
+    Layer.succeed(Tokenizer, make(Effect.succeed(encode), encode))
+
+  /** About four characters a token for both counts, for tests and benchmarks that need predictable counts. */
   static readonly layerEstimate = Layer.succeed(
     Tokenizer,
-    Tokenizer.of({ count: (text) => Effect.succeed(estimateTokens(text)) })
+    Tokenizer.of({ count: (text) => Effect.succeed(estimateTokens(text)), estimate: estimateTokens })
   )
 }
 
-const make = (encoding: Effect.Effect<(text: string) => number>) =>
-  Tokenizer.of({ count: cachedCount((text) => Effect.map(encoding, (count) => sampledCount(count, text))) })
+const make = (encoding: Effect.Effect<(text: string) => number>, estimate: (text: string) => number) =>
+  Tokenizer.of({
+    count: cachedCount((text) => Effect.map(encoding, (count) => sampledCount(count, text))),
+    estimate: (text) => (text.length === 0 ? 0 : sampledCount(estimate, text))
+  })
 
 /** Tool output can contain strings such as `<|endoftext|>`; they are counted as text, never rejected. */
 const plainText = { disallowedSpecial: new Set<string>() }
 
-export const estimateTokens = (text: string): number => Math.ceil(text.length / 4)
-
 /**
- * Counting is linear but slow (a few MB/s). Past `exactLimit` characters the count is extrapolated from a sample
- * at the start, so a 10 MB log costs milliseconds, not seconds, on the request path.
+ * Counting is linear but slow (a few MB/s exactly, tens of MB/s estimated). Past `exactLimit` characters the count
+ * is extrapolated from a sample at the start, so a 10 MB log costs milliseconds, not seconds.
  */
 const exactLimit = 256 * 1024
 const sampleSize = 64 * 1024

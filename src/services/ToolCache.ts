@@ -4,11 +4,7 @@ import { filePathOf, keyParameterOf, signatureOf, type ToolCall } from "../engin
 import { LruMap } from "../data/LruMap.ts"
 import {
   decodeToolPart,
-  isStepStart,
-  isSummary,
   isTypedByUser,
-  messageIdOf,
-  partsOf,
   type ToolPartFields,
   type ToolStatus
 } from "../host/messages.ts"
@@ -33,11 +29,20 @@ export interface ToolIndex {
   readonly changed: ReadonlyArray<ToolCall>
   /** Calls the previous pass saw that are gone from this view (compaction or revert). */
   readonly vanished: ReadonlyArray<string>
+  /** This pass, unique across sessions. */
+  readonly pass: number
+  /** The session's previous pass, if this index continues one. */
+  readonly previousPass: number | undefined
+  /**
+   * Every call of the previous pass is still here, unchanged, at the same position and turn, and the calls new in
+   * this pass all come after them: what was derived from the previous view still holds, and only the new calls
+   * need looking at.
+   */
+  readonly appendOnly: boolean
 }
 
 interface SessionIndex {
   readonly byCallId: Map<string, ToolCall>
-  pass: number
   latest: ToolIndex | undefined
 }
 
@@ -54,58 +59,82 @@ export class ToolCache extends Context.Service<ToolCache, {
       const tokenizer = yield* Tokenizer
       const { worktree } = yield* Paths
       const sessions = new LruMap<string, SessionIndex>(maxSessions)
+      let passes = 0
 
-      const count = Effect.fnUntraced(function*(call: ToolCall, part: Record<string, unknown>) {
+      const count = (call: ToolCall, part: Record<string, unknown>) => {
         const state = part.state as Record<string, unknown>
         call.outputTokens = call.status === "completed" && call.hasTextOutput && !call.compacted
-          ? yield* tokenizer.count(state.output as string)
+          ? tokenizer.estimate(state.output as string)
           : 0
         const inputTokens: Record<string, number> = {}
         let totalTokens = call.outputTokens
-        for (const [key, value] of Object.entries(call.input)) {
+        for (const key in call.input) {
+          const value = call.input[key]
           if (typeof value !== "string" || value.length === 0) continue
-          inputTokens[key] = yield* tokenizer.count(value)
-          totalTokens += inputTokens[key]!
+          const tokens = tokenizer.estimate(value)
+          inputTokens[key] = tokens
+          totalTokens += tokens
         }
         call.inputTokens = inputTokens
         call.totalTokens = totalTokens
-      })
+      }
 
-      const sync = Effect.fnUntraced(function*(sessionID: string, messages: ReadonlyArray<unknown>) {
-        let index = sessions.get(sessionID)
-        if (index === undefined) {
-          index = { byCallId: new Map(), pass: 0, latest: undefined }
-          sessions.set(sessionID, index)
+      const index = (sessionID: string, messages: ReadonlyArray<unknown>): ToolIndex => {
+        let session = sessions.get(sessionID)
+        if (session === undefined) {
+          session = { byCallId: new Map(), latest: undefined }
+          sessions.set(sessionID, session)
         }
-        const pass = ++index.pass
+        const byCallId = session.byCallId
+        const previous = session.latest
+        const pass = ++passes
         const calls: Array<ToolCall> = []
         const changed: Array<ToolCall> = []
         let turns = 0
         let summaryId: string | undefined
         let lastUserMessage = -1
         let textChars = 0
+        let appendOnly = previous !== undefined
+        let sawNew = false
         for (let m = 0; m < messages.length; m++) {
           const message = messages[m]
-          if (isSummary(message)) summaryId = messageIdOf(message)
-          if (isTypedByUser(message)) lastUserMessage = m
-          const parts = partsOf(message)
+          if (!Predicate.isObject(message)) continue
+          const info = message.info
+          if (Predicate.isObject(info)) {
+            if (info.role === "assistant") {
+              if (info.summary === true) summaryId = typeof info.id === "string" ? info.id : undefined
+            } else if (info.role === "user" && isTypedByUser(message)) {
+              lastUserMessage = m
+            }
+          }
+          const parts = message.parts
+          if (!Array.isArray(parts)) continue
           for (let p = 0; p < parts.length; p++) {
             const part = parts[p]
-            if (isStepStart(part)) {
+            if (!Predicate.isObject(part)) continue
+            const type = part.type
+            if (type === "step-start") {
               turns++
               continue
             }
-            textChars += textLength(part)
-            if (!Predicate.isObject(part) || part.type !== "tool") continue
-            const known = typeof part.callID === "string" ? index.byCallId.get(part.callID) : undefined
+            if (type === "text" || type === "reasoning") {
+              if (typeof part.text === "string" && part.ignored !== true) textChars += part.text.length
+              continue
+            }
+            if (type !== "tool") continue
+            const known = typeof part.callID === "string" ? byCallId.get(part.callID) : undefined
             let call = known
             if (known === undefined || !isFinalAndUnchanged(known, part)) {
               const decoded = decodeToolPart(part)
               if (Option.isNone(decoded)) continue
               call = fromPart(decoded.value, known, worktree)
-              yield* count(call, part)
-              index.byCallId.set(call.callID, call)
+              count(call, part)
+              byCallId.set(call.callID, call)
               changed.push(call)
+              if (known === undefined) sawNew = true
+              else appendOnly = false
+            } else if (sawNew || known.position !== calls.length || known.turn !== turns) {
+              appendOnly = false
             }
             if (call === undefined || call.seen === pass) continue
             call.turn = turns
@@ -117,30 +146,33 @@ export class ToolCache extends Context.Service<ToolCache, {
           }
         }
         const vanished: Array<string> = []
-        if (calls.length < index.byCallId.size) {
-          for (const [callID, call] of index.byCallId) {
+        if (calls.length < byCallId.size) {
+          for (const [callID, call] of byCallId) {
             if (call.seen !== pass) {
               vanished.push(callID)
-              index.byCallId.delete(callID)
+              byCallId.delete(callID)
             }
           }
         }
         const result: ToolIndex = {
           calls,
-          byCallId: index.byCallId,
+          byCallId,
           turns,
           summaryId,
           lastUserMessage,
           textChars,
           changed,
-          vanished
+          vanished,
+          pass,
+          previousPass: previous?.pass,
+          appendOnly: appendOnly && vanished.length === 0
         }
-        index.latest = result
+        session.latest = result
         return result
-      })
+      }
 
       return ToolCache.of({
-        sync,
+        sync: (sessionID, messages) => Effect.sync(() => index(sessionID, messages)),
         latest: (sessionID) => Effect.sync(() => Option.fromNullishOr(sessions.get(sessionID)?.latest)),
         forget: (sessionID) => Effect.sync(() => void sessions.delete(sessionID))
       })
@@ -150,12 +182,6 @@ export class ToolCache extends Context.Service<ToolCache, {
 
 /** Sessions kept indexed in memory; an evicted session is re-indexed from its next request. */
 const maxSessions = 32
-
-const textLength = (part: unknown): number =>
-  Predicate.isObject(part) && (part.type === "text" || part.type === "reasoning") && typeof part.text === "string" &&
-    part.ignored !== true
-    ? part.text.length
-    : 0
 
 const isFinal = (status: ToolStatus) => status === "completed" || status === "error"
 

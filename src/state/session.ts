@@ -1,3 +1,4 @@
+import type { View } from "../engine/view.ts"
 import type { NoteOrigin } from "../services/Host.ts"
 import type { Finding, PruneRecord, SessionFile, SessionStats } from "./schema.ts"
 
@@ -33,12 +34,20 @@ export interface SessionState {
   cooldownAfter: number | undefined
   /** Highest ID at the last prune by the model: nudges count tool results after it. */
   nudgeAfter: number
-  /** Tokens of the system prompt of the latest request, once seen. */
+  /** Tokens of the system prompt of the latest request, once seen (estimated), and its texts. */
   systemTokens: number | undefined
+  systemTexts: ReadonlyArray<string> | undefined
   /** The model of the latest request: its provider and context window decide when prunes are applied. */
   model: { readonly providerID: string; readonly contextLimit: number | undefined } | undefined
   /** When this process last saw a request for the session: an idle gap beyond the cache TTL means a cold cache. */
   lastRequestAt: number | undefined
+  /**
+   * Moves whenever prunes, restores or the nudge baseline change (`changed`): the request path's `view`, derived
+   * from them, is rebuilt when it was made at another revision.
+   */
+  revision: number
+  /** What the request path derived from the session's latest view of tool calls (src/engine/view.ts). */
+  view: View | undefined
 }
 
 export const fromFile = (file: SessionFile, isSubAgent: boolean): SessionState => ({
@@ -58,8 +67,11 @@ export const fromFile = (file: SessionFile, isSubAgent: boolean): SessionState =
   cooldownAfter: undefined,
   nudgeAfter: 0,
   systemTokens: undefined,
+  systemTexts: undefined,
   model: undefined,
-  lastRequestAt: undefined
+  lastRequestAt: undefined,
+  revision: 0,
+  view: undefined
 })
 
 export const toFile = (state: SessionState): SessionFile => ({
@@ -83,6 +95,12 @@ export const stableId = (state: SessionState, callID: string): number => {
   state.ids.set(callID, id)
   state.dirty = true
   return id
+}
+
+/** Marks a change to prunes, restores or the nudge baseline, and the state as needing a write. */
+export const changed = (state: SessionState): void => {
+  state.revision++
+  state.dirty = true
 }
 
 /** IDs are handed out in order, so the newest call seen so far has the highest. */

@@ -38,13 +38,13 @@ describe("/dcp output", () => {
       prunedTokens: 4200,
       reported: undefined
     })).toBe([
-      "Current context by kind of content (estimated with the o200k tokenizer):",
+      "Current context by kind of content (o200k tokenizer; what pruning removed is estimated):",
       "  System      █████░░░░░░░░░░░░░░░░░░░  20%     ~2k",
       "  User        █░░░░░░░░░░░░░░░░░░░░░░░   5%    ~500",
       "  Assistant   ████░░░░░░░░░░░░░░░░░░░░  15%   ~1.5k",
       "  Tools (12)  ██████████████░░░░░░░░░░  60%     ~6k",
       "",
-      "Pruned:           3 calls, ~4.2k tokens",
+      "Pruned:           3 calls, ~4.2k tokens (estimated)",
       "Current context:  ~10k tokens (estimated)",
       "Without pruning:  ~14k tokens (estimated)"
     ].join("\n"))

@@ -186,8 +186,8 @@ describe("/dcp commands and recall", () => {
     }
     expect(figure(note, /^ {2}System .* (~[\d.]+k?)$/m)).toBeGreaterThan(0)
     expect(figure(note, /^ {2}Tools \(3\) .* (~[\d.]+k?)$/m)).toBeGreaterThan(0)
-    expect(note).toMatch(/^Pruned: +1 call, ~[\d.]+k? tokens$/m)
-    const pruned = figure(note, /^Pruned: +1 call, (\S+) tokens$/m)
+    expect(note).toMatch(/^Pruned: +1 call, ~[\d.]+k? tokens \(estimated\)$/m)
+    const pruned = figure(note, /^Pruned: +1 call, (\S+) tokens \(estimated\)$/m)
     // The provider's figure for the latest request is the current context.
     const latest = reportedPromptTokens(s.requests().at(-1)!)
     expect(note).toMatch(new RegExp(

@@ -39,7 +39,7 @@ describe("Ledger.saving", () => {
       Effect.gen(function*() {
         const call = readCall("a", 500)
         const placeholder = estimateTokens(outputPlaceholder(call, "discard", 7, recallHandle))
-        assert.strictEqual(yield* ledger.saving(call, "discard", 7, recallHandle), 500 - placeholder)
+        assert.strictEqual(ledger.saving(call, "discard", 7, recallHandle), 500 - placeholder)
       })
     ))
 
@@ -52,7 +52,7 @@ describe("Ledger.saving", () => {
           inputTokens: { filePath: 2, content: 1000 }
         })
         const placeholder = estimateTokens(inputPlaceholder(call, "supersedeWrites", "content", 3, recallHandle))
-        assert.strictEqual(yield* ledger.saving(call, "supersedeWrites", 3, recallHandle), 1000 - placeholder)
+        assert.strictEqual(ledger.saving(call, "supersedeWrites", 3, recallHandle), 1000 - placeholder)
       })
     ))
 
@@ -61,14 +61,14 @@ describe("Ledger.saving", () => {
       Effect.gen(function*() {
         const call = readCall("a", 500)
         const withId = 500 - estimateTokens(outputPlaceholder(call, "discard", 7, idHandle))
-        assert.strictEqual(yield* ledger.saving(call, "discard", 7, idHandle), withId)
+        assert.strictEqual(ledger.saving(call, "discard", 7, idHandle), withId)
       })
     ))
 
   it.effect("is never negative: an output smaller than its placeholder saves 0", () =>
     withLedger((ledger) =>
       Effect.gen(function*() {
-        assert.strictEqual(yield* ledger.saving(readCall("a", 2), "deduplication", 1, recallHandle), 0)
+        assert.strictEqual(ledger.saving(readCall("a", 2), "deduplication", 1, recallHandle), 0)
       })
     ))
 
@@ -77,8 +77,8 @@ describe("Ledger.saving", () => {
       Effect.gen(function*() {
         const running = makeCall({ tool: "bash", input: { command: "npm run dev" }, status: "running" })
         const nonText = makeCall({ tool: "bash", input: { command: "ls" }, hasTextOutput: false })
-        assert.strictEqual(yield* ledger.saving(running, "discard", 1, recallHandle), 0)
-        assert.strictEqual(yield* ledger.saving(nonText, "discard", 2, recallHandle), 0)
+        assert.strictEqual(ledger.saving(running, "discard", 1, recallHandle), 0)
+        assert.strictEqual(ledger.saving(nonText, "discard", 2, recallHandle), 0)
       })
     ))
 })
@@ -89,7 +89,7 @@ describe("Ledger.record", () => {
       Effect.gen(function*() {
         const state = stateFor("ses_a")
         const call = readCall("a", 500)
-        const saving = yield* ledger.saving(call, "discard", 1, recallHandle)
+        const saving = ledger.saving(call, "discard", 1, recallHandle)
         const recorded = yield* ledger.record(state, [prune(call, "discard", 1)], recallHandle)
         assert.deepStrictEqual(recorded.map((entry) => [entry.id, entry.tool, entry.reason, entry.tokens]), [[1, "read", "discard", saving]])
         assert.strictEqual(state.pruned.get("a")?.tokens, saving)
@@ -115,7 +115,7 @@ describe("Ledger.record", () => {
       Effect.gen(function*() {
         const state = stateFor("ses_a")
         const call = readCall("a", 500)
-        const saving = yield* ledger.saving(call, "deduplication", 1, recallHandle)
+        const saving = ledger.saving(call, "deduplication", 1, recallHandle)
         const recorded = yield* ledger.record(state, [prune(call, "deduplication", 1)], recallHandle, { minSaving: saving })
         assert.strictEqual(recorded.length, 1)
       })
@@ -139,7 +139,7 @@ describe("Ledger.record", () => {
       Effect.gen(function*() {
         const state = stateFor("ses_a")
         const calls = [readCall("a", 500), readCall("b", 700), bashCall("c", 900)]
-        const [a, b, c] = yield* Effect.forEach(calls, (call, i) =>
+        const [a, b, c] = calls.map((call, i) =>
           ledger.saving(call, i === 2 ? "discard" : "deduplication", i + 1, recallHandle))
         yield* ledger.record(state, [prune(calls[0]!, "deduplication", 1), prune(calls[1]!, "deduplication", 2)], recallHandle)
         yield* ledger.record(state, [prune(calls[2]!, "discard", 3)], recallHandle)

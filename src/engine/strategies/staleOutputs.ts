@@ -12,6 +12,43 @@ export interface StaleOptions {
   readonly protectedTools: ReadonlyArray<string>
 }
 
+export type StaleQuery = StaleOptions & {
+  readonly contextTokens: number
+  /** Calls already pruned, restored by the user, or claimed by another rule. */
+  readonly taken: (callID: string) => boolean
+}
+
+/** Whether a call has an output masking could replace, and fixed protection (tools, files) leaves it to the rule. */
+export const isMaskable = (call: ToolCall, prunable: (call: ToolCall) => boolean): boolean =>
+  call.status === "completed" && call.hasTextOutput && !call.compacted && call.outputTokens > 0 && prunable(call)
+
+export const stalePrunable = (protection: Protection, protectedTools: ReadonlyArray<string>) => (call: ToolCall) =>
+  !protection.tool(call.tool, protectedTools) && !protection.file(call)
+
+/**
+ * The stale outputs among `maskable` (positions of maskable calls, ascending) for this request, or none when the
+ * context is below the trigger or the batch would be smaller than `clearAtLeast`.
+ */
+export const staleAmong = (
+  calls: ReadonlyArray<ToolCall>,
+  maskable: ReadonlyArray<number>,
+  protection: Protection,
+  options: StaleQuery
+): Array<Candidate> => {
+  if (options.contextTokens < options.trigger) return []
+  const end = calls.length - options.keepRecent
+  const found: Array<Candidate> = []
+  let tokens = 0
+  for (const position of maskable) {
+    if (position >= end) break
+    const call = calls[position]!
+    if (options.taken(call.callID) || protection.recent(call)) continue
+    found.push({ callID: call.callID, reason: "staleOutputs" })
+    tokens += call.outputTokens
+  }
+  return tokens >= options.clearAtLeast ? found : []
+}
+
 /**
  * Observation masking: once the context passes the trigger, completed outputs older than the most recent
  * `keepRecent` calls are masked, oldest first, but only as a batch worth at least `clearAtLeast` tokens, so the
@@ -20,22 +57,11 @@ export interface StaleOptions {
 export const staleOutputs = (
   calls: ReadonlyArray<ToolCall>,
   protection: Protection,
-  options: StaleOptions & {
-    readonly contextTokens: number
-    /** Calls already pruned, restored by the user, or claimed by another rule. */
-    readonly taken: (callID: string) => boolean
-  }
+  options: StaleQuery
 ): Array<Candidate> => {
   if (options.contextTokens < options.trigger) return []
-  const found: Array<Candidate> = []
-  let tokens = 0
-  for (let i = 0; i < calls.length - options.keepRecent; i++) {
-    const call = calls[i]!
-    if (call.status !== "completed" || !call.hasTextOutput || call.compacted || call.outputTokens === 0) continue
-    if (options.taken(call.callID)) continue
-    if (protection.tool(call.tool, options.protectedTools) || protection.file(call) || protection.recent(call)) continue
-    found.push({ callID: call.callID, reason: "staleOutputs" })
-    tokens += call.outputTokens
-  }
-  return tokens >= options.clearAtLeast ? found : []
+  const prunable = stalePrunable(protection, options.protectedTools)
+  const maskable: Array<number> = []
+  for (let i = 0; i < calls.length; i++) if (isMaskable(calls[i]!, prunable)) maskable.push(i)
+  return staleAmong(calls, maskable, protection, options)
 }

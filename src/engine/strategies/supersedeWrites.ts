@@ -1,6 +1,6 @@
 import type { ToolCall } from "../calls.ts"
 import type { Protection } from "../protection.ts"
-import type { Candidate } from "./candidate.ts"
+import { type Candidate, insertSorted } from "./candidate.ts"
 
 /** Tools that change a file, and the inputs that carry the file's content. */
 export const contentInputs: Readonly<Record<string, ReadonlyArray<string>>> = {
@@ -8,6 +8,49 @@ export const contentInputs: Readonly<Record<string, ReadonlyArray<string>>> = {
   edit: ["oldString", "newString"],
   multiedit: ["edits"]
 }
+
+/** What supersede-writes knows about a view, built call by call in view order. */
+export interface Superseding {
+  /** Absolute path -> positions of the writes and edits to it that no whole read followed yet. */
+  readonly unread: Map<string, Array<number>>
+  /** Positions of writes and edits a later whole read supersedes, not file-protected, ascending. */
+  readonly superseded: Array<number>
+}
+
+export const superseding = (): Superseding => ({ unread: new Map(), superseded: [] })
+
+/**
+ * Adds the call at `position` (positions come in ascending order): a whole-file read supersedes the writes and
+ * edits of its file before it. `prunable` says whether fixed protection (files) leaves a call to the rule.
+ */
+export const supersede = (
+  state: Superseding,
+  calls: ReadonlyArray<ToolCall>,
+  position: number,
+  prunable: (call: ToolCall) => boolean
+): void => {
+  const call = calls[position]!
+  const file = call.absolutePath
+  if (file === undefined) return
+  if (call.tool === "read") {
+    if (call.status !== "completed" || !isWholeFile(call.input)) return
+    const waiting = state.unread.get(file)
+    if (waiting === undefined) return
+    for (const write of waiting) insertSorted(state.superseded, write)
+    state.unread.delete(file)
+    return
+  }
+  const inputs = contentInputs[call.tool]
+  if (inputs === undefined) return
+  if (!inputs.some((key) => (call.inputTokens[key] ?? 0) > 0 || Array.isArray(call.input[key]))) return
+  if (!prunable(call)) return
+  const waiting = state.unread.get(file)
+  if (waiting === undefined) state.unread.set(file, [position])
+  else waiting.push(position)
+}
+
+/** The fixed protection supersede-writes honours: protected files (the tools it shortens are protected from the rest). */
+export const supersedePrunable = (protection: Protection) => (call: ToolCall) => !protection.file(call)
 
 /**
  * A write or edit whose file is read again later: the read shows the file as it is now, so the content the model
@@ -20,23 +63,15 @@ export const supersedeWrites = (
   calls: ReadonlyArray<ToolCall>,
   protection: Protection
 ): Array<Candidate> => {
-  const readLater = new Set<string>()
+  const state = superseding()
+  const prunable = supersedePrunable(protection)
+  for (let i = 0; i < calls.length; i++) supersede(state, calls, i, prunable)
   const found: Array<Candidate> = []
-  for (let i = calls.length - 1; i >= 0; i--) {
-    const call = calls[i]!
-    const file = call.absolutePath
-    if (file === undefined) continue
-    if (call.tool === "read") {
-      if (call.status === "completed" && isWholeFile(call.input)) readLater.add(file)
-      continue
-    }
-    const inputs = contentInputs[call.tool]
-    if (inputs === undefined || !readLater.has(file)) continue
-    if (!inputs.some((key) => (call.inputTokens[key] ?? 0) > 0 || Array.isArray(call.input[key]))) continue
-    if (protection.file(call) || protection.recent(call)) continue
-    found.push({ callID: call.callID, reason: "supersedeWrites" })
+  for (const position of state.superseded) {
+    const call = calls[position]!
+    if (!protection.recent(call)) found.push({ callID: call.callID, reason: "supersedeWrites" })
   }
-  return found.reverse()
+  return found
 }
 
 /** OpenCode's read tool returns this many lines when no limit is given. */

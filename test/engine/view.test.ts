@@ -1,0 +1,192 @@
+import fc from "fast-check"
+import { describe, expect, it } from "vitest"
+import { defaultConfig, type PluginConfig } from "../../src/config/schema.ts"
+import type { ToolCall } from "../../src/engine/calls.ts"
+import { idHandle } from "../../src/engine/placeholders.ts"
+import { applyView, notePrunes, prunableTail, trackView, type View, viewCandidates, viewContext } from "../../src/engine/view.ts"
+import type { ToolIndex } from "../../src/services/ToolCache.ts"
+import { history, protectedPatterns } from "../support/generate.ts"
+import { fresh, type Msg, sessionID } from "../support/history.ts"
+import { indexViews, protect, worktree } from "./support.ts"
+
+/**
+ * The request path keeps a view between requests and extends it with each request's new calls. Whatever happens
+ * between requests (calls added, messages reverted, prunes applied by the request path or by the model's tools,
+ * restores), it must give exactly what a view built afresh from the same request gives.
+ */
+
+type Step =
+  | { readonly kind: "grow"; readonly messages: number }
+  | { readonly kind: "revert"; readonly messages: number }
+  | { readonly kind: "toolPrune"; readonly pick: number }
+  | { readonly kind: "restore"; readonly pick: number }
+
+const steps: fc.Arbitrary<Array<Step>> = fc.array(
+  fc.oneof(
+    { weight: 6, arbitrary: fc.record({ kind: fc.constant("grow" as const), messages: fc.integer({ min: 0, max: 3 }) }) },
+    { weight: 1, arbitrary: fc.record({ kind: fc.constant("revert" as const), messages: fc.integer({ min: 1, max: 2 }) }) },
+    { weight: 1, arbitrary: fc.record({ kind: fc.constant("toolPrune" as const), pick: fc.nat() }) },
+    { weight: 1, arbitrary: fc.record({ kind: fc.constant("restore" as const), pick: fc.nat() }) }
+  ),
+  { minLength: 1, maxLength: 30 }
+)
+
+const configs = fc.record({
+  patterns: fc.subarray([...protectedPatterns]),
+  turnProtection: fc.record({ enabled: fc.boolean(), turns: fc.integer({ min: 1, max: 3 }) }),
+  trigger: fc.constantFrom(0, 500, 40_000),
+  nudgeFrequency: fc.integer({ min: 1, max: 4 }),
+  nudgeMinTokens: fc.constantFrom(0, 200, 8000)
+})
+
+describe("the request path's incremental view", () => {
+  it("gives what a view built afresh gives, request after request", () => {
+    fc.assert(
+      fc.property(history(sessionID, { maxMessages: 30 }), steps, configs, (messages, plan, options) => {
+        const config: PluginConfig = {
+          ...defaultConfig,
+          protectedFilePatterns: options.patterns,
+          turnProtection: options.turnProtection,
+          strategies: {
+            ...defaultConfig.strategies,
+            staleOutputs: { ...defaultConfig.strategies.staleOutputs, trigger: options.trigger, keepRecent: 3, clearAtLeast: 300 }
+          },
+          tools: {
+            ...defaultConfig.tools,
+            settings: {
+              ...defaultConfig.tools.settings,
+              nudgeFrequency: options.nudgeFrequency,
+              nudgeMinTokens: options.nudgeMinTokens
+            }
+          }
+        }
+        // The views the requests send, in order, then indexed by one ToolCache as the transform does.
+        const views: Array<Array<Msg>> = []
+        let length = 1
+        for (const step of plan) {
+          if (step.kind === "grow") length = Math.min(messages.length, length + step.messages)
+          if (step.kind === "revert") length = Math.max(1, length - step.messages)
+          views.push(fresh(messages.slice(0, length)))
+        }
+        const indexes = indexViews(views)
+        const ids = new Map<string, number>()
+        const idOf = (call: ToolCall) => {
+          let id = ids.get(call.callID)
+          if (id === undefined) ids.set(call.callID, id = ids.size + 1)
+          return id
+        }
+        const pruned = new Map<string, { reason: string; tokens: number }>()
+        const restored = new Set<string>()
+        let revision = 0
+        let nudgeAfter = 0
+        let kept: View | undefined
+
+        plan.forEach((step, i) => {
+          const index: ToolIndex = indexes[i]!
+          const calls = index.calls
+          // The ToolCache's own map follows its latest pass; this request's calls are these.
+          const byCallId = new Map(calls.map((call) => [call.callID, call] as const))
+          if (step.kind === "toolPrune" && calls.length > 0) {
+            const call = calls[step.pick % calls.length]!
+            if (!pruned.has(call.callID)) pruned.set(call.callID, { reason: "discard", tokens: 5 })
+            nudgeAfter = ids.size
+            revision++
+          }
+          if (step.kind === "restore" && pruned.size > 0) {
+            const callID = [...pruned.keys()][step.pick % pruned.size]!
+            pruned.delete(callID)
+            restored.add(callID)
+            revision++
+          }
+          const protection = protect({ patterns: options.patterns, turnProtection: options.turnProtection, currentTurn: index.turns })
+          const input = (previous: View | undefined) =>
+            trackView(previous, {
+              calls,
+              pass: index.pass,
+              previousPass: index.previousPass,
+              appendOnly: index.appendOnly,
+              pruned,
+              revision,
+              nudgeAfter,
+              config,
+              protection,
+              handle: idHandle,
+              idOf
+            })
+          const incremental = input(kept)
+          const afresh = input(undefined)
+          kept = incremental
+
+          const query = { calls, pruned, restored, protection, currentTurn: index.turns }
+          const context = viewContext(incremental, index.textChars, 100)
+          expect(context).toBe(viewContext(afresh, index.textChars, 100))
+          const candidates = viewCandidates(incremental, { ...query, contextTokens: context })
+          expect(candidates).toEqual(viewCandidates(afresh, { ...query, contextTokens: context }))
+
+          // Prunes the request path applies itself (every candidate, as in immediate mode) keep the view current.
+          for (const { callID } of candidates) pruned.set(callID, { reason: "deduplication", tokens: 7 })
+          if (candidates.length > 0) revision++
+          notePrunes(
+            incremental,
+            candidates.map(({ callID }) => byCallId.get(callID)!),
+            pruned,
+            revision,
+            idOf
+          )
+          const rebuilt = input(undefined)
+          const tail = { calls, pruned, protection, idOf, nudgeAfter, lastMessage: views[i]!.length - 1 }
+          expect(prunableTail(incremental, tail)).toBe(prunableTail(rebuilt, tail))
+          expect(viewContext(incremental, index.textChars, 100)).toBe(viewContext(rebuilt, index.textChars, 100))
+          const sent = fresh(views[i]!)
+          const expected = fresh(views[i]!)
+          applyView(incremental, sent)
+          applyView(rebuilt, expected)
+          expect(sent).toEqual(expected)
+        })
+      }),
+      { numRuns: 150 }
+    )
+  })
+
+  it("reuses what it derived while the view only grows", () => {
+    const [first, second] = indexViews([
+      fresh(viewWith(["a"])),
+      fresh(viewWith(["a", "b"]))
+    ])
+    const input = (index: ToolIndex, previous: View | undefined) =>
+      trackView(previous, {
+        calls: index.calls,
+        pass: index.pass,
+        previousPass: index.previousPass,
+        appendOnly: index.appendOnly,
+        pruned: new Map(),
+        revision: 0,
+        nudgeAfter: 0,
+        config: defaultConfig,
+        protection: protect(),
+        handle: idHandle,
+        idOf: (call) => call.position + 1
+      })
+    const view = input(first!, undefined)
+    expect(second!.appendOnly).toBe(true)
+    expect(input(second!, view)).toBe(view)
+    expect(view.count).toBe(2)
+  })
+})
+
+/** A user message, then one assistant message per file, each reading it. */
+const viewWith = (files: ReadonlyArray<string>): Array<Msg> => [
+  { info: { id: "msg_u", sessionID, role: "user", time: { created: 1 } }, parts: [{ type: "text", text: "go" }] },
+  ...files.map((file, i) => ({
+    info: { id: `msg_a${i}`, sessionID, role: "assistant", time: { created: 2 + i } },
+    parts: [
+      { type: "step-start" },
+      {
+        type: "tool",
+        callID: `c_${file}`,
+        tool: "read",
+        state: { status: "completed", input: { filePath: `${worktree}/${file}.ts` }, output: "x".repeat(800) }
+      }
+    ]
+  }))
+]
