@@ -14,11 +14,11 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { setImmediate as tick } from "node:timers/promises"
-import { freezeShared, freshCopy } from "./copy.ts"
-import { CacheMeter, type Priced, unitTokens } from "./cost.ts"
+import { freezeShared, freshCopy } from "../src/analysis/copy.ts"
+import { CacheMeter, type Priced, unitTokens } from "../src/analysis/cost.ts"
 import { generate, type Msg, projectDir, sessionID } from "./generate.ts"
 import { systemPrompt } from "./prompt.ts"
-import { Sent } from "./sent.ts"
+import { Sent } from "../src/analysis/sent.ts"
 
 export interface ReplayOptions {
   readonly size: number

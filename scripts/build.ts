@@ -1,27 +1,48 @@
 /// <reference types="bun-types" />
-// Bundles the plugin into dist/ with Bun (the runtime OpenCode loads plugins in).
+// Bundles the plugin into dist/ with Bun (the runtime OpenCode loads plugins in), and the offline analyser for Node.
 // One bundle keeps start-up fast: importing Effect unbundled costs 0.35-1.2 s, bundled 30-50 ms.
 // `splitting` keeps the lazily imported tokenizer in its own chunk so it loads on first use only.
 import { rm } from "node:fs/promises"
+import type { BunPlugin } from "bun"
 
 const outdir = new URL("../dist/", import.meta.url).pathname
 await rm(outdir, { recursive: true, force: true })
 
-const result = await Bun.build({
-  entrypoints: [new URL("../src/plugin.ts", import.meta.url).pathname],
-  outdir,
-  target: "bun",
-  format: "esm",
-  splitting: true,
-  minify: { syntax: true, whitespace: true, identifiers: false },
-  sourcemap: "linked",
-  naming: { entry: "[name].js", chunk: "chunk-[hash].js" }
-})
+/**
+ * `jsonc-parser` has no `exports`; for Node, Bun picks its `main`, a UMD build whose `require("./impl/format")` does
+ * not survive bundling. Its ESM build (`module`) bundles cleanly: use that.
+ */
+const jsoncEsm: BunPlugin = {
+  name: "jsonc-parser-esm",
+  setup(build) {
+    const esm = new URL("../node_modules/jsonc-parser/lib/esm/main.js", import.meta.url).pathname
+    build.onResolve({ filter: /^jsonc-parser$/ }, () => ({ path: esm }))
+  }
+}
 
-if (!result.success) {
-  for (const log of result.logs) console.error(log)
-  process.exit(1)
+const build = async (entry: string, target: "bun" | "node") => {
+  const result = await Bun.build({
+    entrypoints: [new URL(entry, import.meta.url).pathname],
+    outdir,
+    target,
+    plugins: target === "node" ? [jsoncEsm] : [],
+    format: "esm",
+    splitting: true,
+    minify: { syntax: true, whitespace: true, identifiers: false },
+    // The analyser never prints a stack trace, so it ships without maps (they would double the package).
+    sourcemap: target === "bun" ? "linked" : "none",
+    naming: { entry: "[name].js", chunk: "chunk-[hash].js" }
+  })
+  if (!result.success) {
+    for (const log of result.logs) console.error(log)
+    process.exit(1)
+  }
+  for (const output of result.outputs) {
+    console.log(`${output.path.slice(outdir.length)}  ${(output.size / 1024).toFixed(0)} KiB`)
+  }
 }
-for (const output of result.outputs) {
-  console.log(`${output.path.slice(outdir.length)}  ${(output.size / 1024).toFixed(0)} KiB`)
-}
+
+// The plugin, for OpenCode's Bun.
+await build("../src/plugin.ts", "bun")
+// The offline analyser (`bin` dcp-analyse), for whatever Node runs `npx`: bundled, it runs on Node 20 as well.
+await build("../src/analyse.ts", "node")

@@ -25,9 +25,10 @@ export interface Breakdown {
 
 const barWidth = 24
 
-const bar = (share: number): string => {
-  const full = Math.round(share * barWidth)
-  return `${"█".repeat(full)}${"░".repeat(barWidth - full)}`
+/** A horizontal bar, `share` (0 to 1) of it filled. */
+export const bar = (share: number, width = barWidth): string => {
+  const full = Math.max(0, Math.min(width, Math.round(share * width)))
+  return `${"█".repeat(full)}${"░".repeat(width - full)}`
 }
 
 const thousands = (n: number) => n.toLocaleString("en-US")

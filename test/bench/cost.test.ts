@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest"
-import { CacheMeter, commonPrefix, readPrice, unitTokens, Units, writePrice } from "../../bench/cost.ts"
+import { CacheMeter, commonPrefix, readPrice, unitTokens, Units, writePrice } from "../../src/analysis/cost.ts"
 
 const text = (value: string, id = value) => ({ id, type: "text", text: value })
 const tool = (output: string, input: Record<string, unknown> = { filePath: "/p/a.ts" }) => ({

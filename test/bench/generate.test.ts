@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest"
-import { freezeShared, freshCopy } from "../../bench/copy.ts"
+import { freezeShared, freshCopy } from "../../src/analysis/copy.ts"
 import { generate } from "../../bench/generate.ts"
 
 describe("generate", () => {

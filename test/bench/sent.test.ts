@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest"
-import { freezeShared, freshCopy } from "../../bench/copy.ts"
+import { freezeShared, freshCopy } from "../../src/analysis/copy.ts"
 import { generate, type Msg } from "../../bench/generate.ts"
-import { Sent } from "../../bench/sent.ts"
+import { Sent } from "../../src/analysis/sent.ts"
 
 const session = generate({ seed: 9, toolCalls: 20 })
 freezeShared(session.messages)
@@ -56,5 +56,19 @@ describe("Sent", () => {
     // A definition, a system section, the appended message's boundary and its text.
     expect([...sent.added.values()].reduce((a, b) => a + b, 0)).toBe(4)
     expect(units.length).toBeGreaterThan(4)
+  })
+})
+
+describe("Sent after a compaction", () => {
+  it("finds stored messages by ID when a request sends them out of order", () => {
+    const sent = new Sent(session.messages, system)
+    const all = freshCopy(session.messages, session.messages.length)
+    const inOrder = [...sent.request([], system, all)]
+    // What OpenCode sends after a compaction: the newest messages first, then a tail of older ones.
+    const half = Math.floor(all.length / 2)
+    const reordered = [...all.slice(half), ...all.slice(0, half)]
+    const units = [...sent.request([], system, freshCopy(reordered, reordered.length))]
+    expect(units.toSorted((a, b) => a - b)).toEqual(inOrder.toSorted((a, b) => a - b))
+    expect(sent.added.size).toBe(0)
   })
 })

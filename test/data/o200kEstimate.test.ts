@@ -15,6 +15,7 @@ const corpus: ReadonlyArray<readonly [string, string]> = [
   ["TypeScript source with tables", file("src/data/o200kEstimate.ts")],
   ["JSON schema", file("schema/dcp.schema.json")],
   ["Markdown", file("BENCHMARKS.md")],
+  ["an OpenCode export", file("examples/session.json")],
   [
     "French prose",
     "Le greffon remplace les sorties d'outils périmées par de courts espaces réservés avant chaque requête, " +

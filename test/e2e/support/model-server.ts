@@ -38,7 +38,7 @@ export interface ModelServer {
   readonly close: () => Promise<void>
 }
 
-export const startModelServer = async (smallModel = "fake-small"): Promise<ModelServer> => {
+export const startModelServer = async (smallModel = "fake-small", smallReply = "Scripted session"): Promise<ModelServer> => {
   const requests: Array<RecordedRequest> = []
   let queue: Array<Reply> = []
   let callCounter = 0
@@ -55,7 +55,7 @@ export const startModelServer = async (smallModel = "fake-small"): Promise<Model
     const body = JSON.parse(Buffer.concat(chunks).toString("utf8")) as RecordedRequest
     requests.push(body)
     const reply: Reply = body.model === smallModel
-      ? { text: "Scripted session" }
+      ? { text: smallReply }
       : queue.shift() ?? { text: "Done." }
     const stream = body.stream === true
     const toolCalls = (reply.toolCalls ?? []).map((call) => ({

@@ -1,12 +1,18 @@
 /**
- * The fresh copy of the history OpenCode hands the transform on every request. OpenCode rebuilds it from storage;
+ * The fresh copy of the history OpenCode hands the transform on every request (the analyser's replay and the
+ * benchmark's both make one per request). OpenCode rebuilds it from storage;
  * here every request gets new message, info, parts-array, part, state and input objects (everything the plugin
  * can reach to change what is sent), while strings and deeper objects (time, tokens, metadata, model, path,
  * nested input values) are shared. `freezeShared` makes the shared parts read-only, so a plugin that mutated them in
  * place would fail loudly (and be reported) instead of corrupting the stored history. A request then costs about
  * nine new objects per message, not a copy of tens of megabytes of text.
  */
-import type { Msg } from "./generate.ts"
+
+/** A stored message as OpenCode hands it to plugins: `info` and `parts`, everything else left as it came. */
+export interface Msg {
+  info: Record<string, any>
+  parts: Array<Record<string, any>>
+}
 
 const deepFreeze = (value: unknown): void => {
   if (typeof value === "object" && value !== null && !Object.isFrozen(value)) {

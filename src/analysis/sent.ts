@@ -1,8 +1,8 @@
 /**
  * What each request sent, as a sequence of unit IDs (see cost.ts), computed after the plugin's transform.
  */
+import type { Msg } from "./copy.ts"
 import { Units } from "./cost.ts"
-import type { Msg } from "./generate.ts"
 
 const sameValue = (a: unknown, b: unknown): boolean => {
   if (a === b) return true
@@ -82,16 +82,17 @@ class PartTable {
 }
 
 /**
- * What one request sent, as unit IDs. A part that still sends what the stored part at its position sends reuses
- * that part's unit; a part the plugin changed, and that sends what was sent at its position last time, reuses that
+ * What one request sent, as unit IDs. A part that still sends what the stored part at its position (in the stored
+ * message of the same ID) sends reuses that part's unit; a part the plugin changed, and that sends what was sent at its position last time, reuses that
  * unit (both cheap, and by far the common cases); anything else (newly changed, or added by the plugin) is
  * interned by content.
  */
 export class Sent {
   readonly units = new Units()
   private buffer = new Int32Array(4096)
-  private readonly storedIds: ReadonlySet<unknown>
   private readonly messageIds: ReadonlyArray<unknown>
+  /** Stored message ID -> its position in the stored history. */
+  private readonly positions: ReadonlyMap<unknown, number>
   private readonly partBase: Array<number> = []
   private readonly stored: PartTable
   private readonly changed: PartTable
@@ -103,7 +104,7 @@ export class Sent {
 
   constructor(stored: ReadonlyArray<Msg>, baseSystem: ReadonlyArray<string>) {
     this.messageIds = stored.map((message) => message.info.id)
-    this.storedIds = new Set(this.messageIds)
+    this.positions = new Map(this.messageIds.map((id, m) => [id, m] as const))
     const parts = stored.reduce((sum, message) => sum + message.parts.length, 0)
     this.stored = new PartTable(parts)
     this.changed = new PartTable(parts)
@@ -151,14 +152,15 @@ export class Sent {
     for (let m = 0; m < messages.length; m++) {
       const message = messages[m]!
       const id = message.info?.id
-      const aligned = this.messageIds[m] === id
-      const synthetic = !aligned && !this.storedIds.has(id)
+      // Usually the message at the same position; after a compaction OpenCode sends stored messages out of order.
+      const at = this.messageIds[m] === id ? m : this.positions.get(id)
+      const synthetic = at === undefined
       n = this.push(n, this.units.message(String(message.info?.role)), synthetic)
-      const base = this.partBase[m]!
+      const base = at === undefined ? 0 : this.partBase[at]!
+      const end = at === undefined ? 0 : this.partBase[at + 1] ?? this.stored.ids.length
       for (let p = 0; p < message.parts.length; p++) {
         const part = message.parts[p]!
-        const inStored = aligned && base + p < (this.partBase[m + 1] ?? this.stored.ids.length)
-        const unit = inStored ? this.unitOf(part, base + p) : this.units.part(part)
+        const unit = base + p < end ? this.unitOf(part, base + p) : this.units.part(part)
         if (unit >= 0) n = this.push(n, unit, synthetic)
       }
     }

@@ -1,5 +1,6 @@
 /**
- * What each request sends, in tokens, and what it costs with a prompt cache.
+ * What each request sends, in tokens, and what it costs with a prompt cache: the one cost model of the offline
+ * analyser (`dcp-analyse`, `npm start`) and of the benchmark (`npm run bench`).
  *
  * A request is a sequence of units: the tool definitions the plugin adds, each system prompt string, then for
  * every message a boundary unit (role framing) followed by one unit per part the provider is sent (text,

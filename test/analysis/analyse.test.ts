@@ -1,0 +1,314 @@
+import { spawn } from "node:child_process"
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import type { Analysis } from "../../src/analysis/replay.ts"
+
+/**
+ * The analyser as a user runs it: `node src/analyse.ts` (what `npm start` and the `dcp-analyse` bin run), in a
+ * child process with its own HOME, so the developer's own config files never change the figures.
+ */
+
+const repo = new URL("../../", import.meta.url).pathname
+const cli = join(repo, "src", "analyse.ts")
+
+let home: string
+let work: string
+
+interface Finished {
+  readonly code: number | null
+  readonly stdout: string
+  readonly stderr: string
+}
+
+const analyse = (args: ReadonlyArray<string>, options: { readonly input?: string; readonly env?: Record<string, string> } = {}) =>
+  new Promise<Finished>((resolve, reject) => {
+    const child = spawn(process.execPath, [cli, ...args], {
+      cwd: work,
+      env: { PATH: process.env.PATH ?? "", HOME: home, ...options.env },
+      stdio: ["pipe", "pipe", "pipe"]
+    })
+    let stdout = ""
+    let stderr = ""
+    child.stdout.on("data", (chunk) => (stdout += chunk))
+    child.stderr.on("data", (chunk) => (stderr += chunk))
+    child.on("error", reject)
+    child.on("close", (code) => resolve({ code, stdout, stderr }))
+    child.stdin.end(options.input ?? "")
+  })
+
+/** A short session: a file read twice, then an answer. */
+const smallExport = (extraParts: Array<unknown> = []) => {
+  const content = Array.from({ length: 80 }, (_, i) => `${i + 1}: export const value${i} = "line ${i} of the file"`).join("\n")
+  const read = (callID: string, at: number) => ({
+    type: "tool",
+    callID,
+    tool: "read",
+    state: { status: "completed", input: { filePath: "/p/src/a.ts" }, output: content, time: { start: at, end: at + 5 } }
+  })
+  const info = (id: string, role: string, created: number) => ({
+    id,
+    sessionID: "ses_small",
+    role,
+    time: { created },
+    ...(role === "user" ? { agent: "build", model: { providerID: "p", modelID: "m" } } : { providerID: "p", modelID: "m" })
+  })
+  return JSON.stringify({
+    info: { id: "ses_small", title: "Small", directory: "/p" },
+    messages: [
+      { info: info("m1", "user", 1_000), parts: [{ type: "text", text: "read a.ts twice" }, ...extraParts] },
+      { info: info("m2", "assistant", 2_000), parts: [{ type: "step-start" }, read("c1", 2_100), ...extraParts] },
+      { info: info("m3", "assistant", 3_000), parts: [{ type: "step-start" }, read("c2", 3_100)] },
+      { info: info("m4", "assistant", 4_000), parts: [{ type: "step-start" }, { type: "text", text: "Done." }] }
+    ]
+  })
+}
+
+/** One line on stderr, naming the analyser, no stack trace, nothing on stdout, the given exit code. */
+const expectOneLineError = (result: Finished, code: number, pattern: RegExp) => {
+  expect(result.code).toBe(code)
+  expect(result.stdout).toBe("")
+  const lines = result.stderr.split("\n").filter((line) => line !== "")
+  expect(lines).toHaveLength(1)
+  expect(lines[0]).toMatch(/^dcp-analyse: /)
+  expect(lines[0]).toMatch(pattern)
+  expect(result.stderr).not.toMatch(/^\s+at /m)
+}
+
+beforeAll(async () => {
+  home = await mkdtemp(join(tmpdir(), "dcp-analyse-home-"))
+  work = await mkdtemp(join(tmpdir(), "dcp-analyse-work-"))
+})
+
+afterAll(async () => {
+  await rm(home, { recursive: true, force: true })
+  await rm(work, { recursive: true, force: true })
+})
+
+describe("the bundled example (npm start)", () => {
+  // Figures of examples/session.json under the built-in defaults. What is sent without the plugin depends on the
+  // export alone and is exact. What the plugin decides (calls pruned by each strategy) is exact too: it moves only
+  // when the plugin's behaviour does; then check the change is intended and update from `npm start -- --json`.
+  // Token figures that go through the plugin's own estimates (a prune's saving, the "~N tokens" in placeholders) are
+  // checked to within 1%.
+  const near = (actual: number, expected: number) => expect(Math.abs(actual - expected)).toBeLessThanOrEqual(expected * 0.01)
+  const number = (text: string) => Number(text.replaceAll(",", ""))
+  const row = (report: string, pattern: RegExp): Array<number> => {
+    const match = pattern.exec(report)
+    expect(match, String(pattern)).not.toBeNull()
+    return match!.slice(1).map(number)
+  }
+
+  it("prints the report: final request chart, prunes by strategy, tokens and cost with and without the plugin", async () => {
+    const result = await analyse(["--example"])
+    expect(result.stderr).toBe("")
+    expect(result.code).toBe(0)
+    const report = result.stdout
+    expect(report).toContain('"Due dates for todos" · OpenCode 1.18.33')
+    expect(report).toContain("5 user turns, 71 model requests, 72 tool calls (3 failed) over 55 min; 3 pauses")
+    expect(report).toContain("Config: built-in defaults; cache.mode auto;")
+    expect(report).toMatch(/^ {2}System +[█░]{24} +3% +808$/m)
+    near(row(report, /^ {2}Tools \(72\) +[█░]{24} +\d+% +([\d,]+)$/m)[0]!, 22_687)
+    near(row(report, /^ {2}Total +([\d,]+)$/m)[0]!, 25_144)
+    expect(report).toMatch(/^ {2}Without the plugin: 58,946 tokens \(\d+\.\d% smaller with it; 41 calls pruned\)\.$/m)
+    const strategies = [
+      ["deduplication", "duplicate", 16, 15_868],
+      ["supersedeWrites", "superseded write", 15, 734],
+      ["purgeErrors", "failed call input", 1, 169],
+      ["staleOutputs", "stale output", 9, 18_006],
+      ["Total", "", 41, 34_777]
+    ] as const
+    for (const [reason, name, calls, tokens] of strategies) {
+      const label = name === "" ? reason : `${reason} +\\(${name}\\)`
+      const [pruned, saved] = row(report, new RegExp(`^ {2}${label} +(\\d+) +([\\d,]+)$`, "m"))
+      expect(pruned).toBe(calls)
+      near(saved!, tokens)
+    }
+    const [sentWithout, sentWith] = row(report, /^ {2}Tokens sent +([\d,]+) +([\d,]+) +-\d+\.\d%$/m)
+    expect(sentWithout).toBe(2_380_739)
+    near(sentWith!, 1_912_842)
+    const [costWithout, costWith] = row(report, /^ {2}Cache-priced cost +([\d,]+) +([\d,]+) +-\d+\.\d%$/m)
+    expect(costWithout).toBe(452_788)
+    near(costWith!, 384_602)
+    expect(report).toContain("estimates (o200k tokenizer)")
+    for (const line of report.split("\n")) expect([...line].length).toBeLessThanOrEqual(80)
+  })
+
+  it("--json prints the same analysis as JSON", async () => {
+    const result = await analyse(["--example", "--json"])
+    expect(result.code).toBe(0)
+    const json = JSON.parse(result.stdout) as Analysis & { costModel: Record<string, unknown> }
+    expect(Object.keys(json)).toEqual([
+      "session",
+      "skippedParts",
+      "config",
+      "finalRequest",
+      "pruned",
+      "prunedTotal",
+      "modelCalls",
+      "sent",
+      "reported",
+      "notes",
+      "pluginLog",
+      "costModel"
+    ])
+    expect(json.session).toMatchObject({
+      title: "Due dates for todos",
+      directory: "/home/dev/todo-api",
+      version: "1.18.33",
+      messages: 76,
+      userTurns: 5,
+      requests: 71,
+      toolCalls: 72,
+      failedCalls: 3,
+      pausesOverTtl: 3,
+      subAgent: false,
+      model: { providerID: "fake", modelID: "fake-model" }
+    })
+    expect(json.skippedParts).toEqual({ total: 0, byType: {} })
+    expect(json.config).toEqual({
+      files: [],
+      explicit: false,
+      problems: [],
+      enabled: true,
+      cacheMode: "auto",
+      contextWindow: 200_000,
+      switchedOff: []
+    })
+    expect(json.pruned.map(({ calls, enabled, name, reason }) => ({ reason, name, calls, enabled }))).toEqual([
+      { reason: "deduplication", name: "duplicate", calls: 16, enabled: true },
+      { reason: "supersedeWrites", name: "superseded write", calls: 15, enabled: true },
+      { reason: "purgeErrors", name: "failed call input", calls: 1, enabled: true },
+      { reason: "staleOutputs", name: "stale output", calls: 9, enabled: true }
+    ])
+    expect(json.prunedTotal.calls).toBe(41)
+    near(json.prunedTotal.tokens, 34_777)
+    expect(json.prunedTotal.tokens).toBe(json.pruned.reduce((sum, entry) => sum + entry.tokens, 0))
+    expect(json.finalRequest.request).toBe(71)
+    expect(json.finalRequest.prunedCalls).toBe(41)
+    expect(json.finalRequest.withoutPlugin).toEqual({
+      system: 808,
+      user: 155,
+      assistant: 760,
+      tools: 57_223,
+      toolCalls: 72,
+      plugin: 0,
+      total: 58_946
+    })
+    const final = json.finalRequest.withPlugin
+    expect(final.system + final.user + final.assistant + final.tools + final.plugin).toBe(final.total)
+    near(final.total, 25_144)
+    expect(json.sent.withoutPlugin).toEqual({
+      requests: 71,
+      tokens: 2_380_739,
+      cachedTokens: 2_194_031,
+      cost: 452_788.1,
+      costNoCache: 2_380_739
+    })
+    near(json.sent.withPlugin.tokens, 1_912_842)
+    near(json.sent.withPlugin.cost, 384_601.5)
+    // cost = 0.1 x cached + 1.25 x the rest
+    const { cachedTokens, cost, tokens } = json.sent.withPlugin
+    expect(cost).toBeCloseTo(0.1 * cachedTokens + 1.25 * (tokens - cachedTokens), 1)
+    expect(json.sent.systemPromptTokens).toBe(808)
+    expect(json.reported).toEqual({ requests: 71, input: json.reported.input, cacheRead: 0, cacheWrite: 0 })
+    expect(json.modelCalls).toEqual({ replayed: 0, accepted: 0, rejected: 0 })
+    expect(json.notes).toBe(3)
+    expect(json.pluginLog).toEqual([])
+    expect(json.costModel).toEqual({ tokenizer: "o200k", readPrice: 0.1, writePrice: 1.25, ttlSeconds: 300, estimated: true })
+  })
+
+  it("nothing is written under HOME: state and config live in a temporary directory", async () => {
+    expect(await readdir(home)).toEqual([])
+  })
+})
+
+describe("config", () => {
+  it("reads the user's global dcp.jsonc, and leaves it as it was", async () => {
+    const dir = join(home, ".config", "opencode")
+    await mkdir(dir, { recursive: true })
+    const text = `{\n  // no deduplication here\n  "strategies": { "deduplication": { "enabled": false } },\n}\n`
+    await writeFile(join(dir, "dcp.jsonc"), text)
+    try {
+      const json = JSON.parse((await analyse(["--example", "--json"])).stdout) as Analysis
+      expect(json.config.files).toEqual([join(dir, "dcp.jsonc")])
+      expect(json.config.switchedOff).toEqual(["deduplication"])
+      expect(json.pruned[0]).toMatchObject({ reason: "deduplication", calls: 0, enabled: false })
+      expect(await readFile(join(dir, "dcp.jsonc"), "utf8")).toBe(text)
+      expect(await readdir(dir)).toEqual(["dcp.jsonc"])
+    } finally {
+      await rm(join(home, ".config"), { recursive: true, force: true })
+    }
+  })
+
+  it("--config replaces the user's files; its problems are reported with its name", async () => {
+    const file = join(work, "mine.jsonc")
+    await writeFile(file, `{ "cache": { "mode": "immediate" }, "strategies": { "purgeErrors": { "turns": "four" } } }`)
+    const json = JSON.parse((await analyse(["--example", "--json", "--config", file])).stdout) as Analysis
+    expect(json.config).toMatchObject({ files: [file], explicit: true, cacheMode: "immediate" })
+    expect(json.config.problems).toHaveLength(1)
+    expect(json.config.problems[0]).toContain(file)
+    expect(json.config.problems[0]).toContain("strategies.purgeErrors.turns")
+  })
+
+  it("a --config file that does not exist is a one-line error", async () => {
+    expectOneLineError(await analyse(["--example", "--config", join(work, "none.jsonc")]), 1, /cannot read the --config file .*none\.jsonc: no such file$/)
+  })
+})
+
+describe.concurrent("input", () => {
+  it("reads an export from standard input", async () => {
+    const result = await analyse(["--json"], { input: smallExport() })
+    expect(result.code).toBe(0)
+    const json = JSON.parse(result.stdout) as Analysis
+    expect(json.session).toMatchObject({ id: "ses_small", requests: 3, toolCalls: 2 })
+  })
+
+  it("parts of unknown types are skipped with a count, not fatal", async () => {
+    const file = join(work, "unknown-parts.json")
+    await writeFile(file, smallExport([{ type: "hologram" }, { type: "vibe-check", level: 3 }]))
+    const result = await analyse([file])
+    expect(result.code).toBe(0)
+    expect(result.stderr).toBe("")
+    expect(result.stdout).toContain("Skipped 4 parts of unknown types (hologram 2, vibe-check 2).")
+    const json = JSON.parse((await analyse([file, "--json"])).stdout) as Analysis
+    expect(json.skippedParts).toEqual({ total: 4, byType: { hologram: 2, "vibe-check": 2 } })
+  })
+
+  it("a missing file", async () => {
+    expectOneLineError(await analyse(["nowhere.json"]), 1, /^dcp-analyse: cannot read nowhere\.json: no such file$/)
+  })
+
+  it("a file that is not JSON", async () => {
+    await writeFile(join(work, "notes.txt"), "these are my notes\nnot an export\n")
+    expectOneLineError(await analyse(["notes.txt"]), 1, /^dcp-analyse: notes\.txt is not JSON \(/)
+  })
+
+  it("JSON that is not an export", async () => {
+    await writeFile(join(work, "package.json"), JSON.stringify({ name: "x", version: "1.0.0" }))
+    expectOneLineError(await analyse(["package.json"]), 1, /^dcp-analyse: package\.json is not an OpenCode export: info is missing$/)
+  })
+
+  it("an export with no messages", async () => {
+    await writeFile(join(work, "empty.json"), JSON.stringify({ info: { id: "ses_empty" }, messages: [] }))
+    expectOneLineError(await analyse(["empty.json"]), 1, /^dcp-analyse: empty\.json is an export of session ses_empty with no messages/)
+  })
+
+  it("an export cut short (piped from opencode export)", async () => {
+    expectOneLineError(await analyse([], { input: smallExport().slice(0, 300) }), 1, /standard input is not complete JSON: it stops after 300 bytes/)
+  })
+
+  it("usage mistakes exit with 2", async () => {
+    expectOneLineError(await analyse(["--frobnicate"]), 2, /unknown option --frobnicate/)
+    expectOneLineError(await analyse(["a.json", "b.json"]), 2, /give one export file/)
+    expectOneLineError(await analyse(["--example", "--context-window", "lots"]), 2, /--context-window wants a positive whole number/)
+  })
+
+  it("--help prints the usage", async () => {
+    const result = await analyse(["--help"])
+    expect(result.code).toBe(0)
+    expect(result.stdout).toMatch(/^Usage: dcp-analyse \[options\] \[file\]/)
+    expect(result.stdout).toContain("Runs on Node.js 20 or newer.")
+  })
+})
