@@ -167,11 +167,19 @@ export const startOpenCode = async (options: OpenCodeOptions): Promise<OpenCode>
     await stop()
     throw error
   })
-  const api = async <T>(method: string, path: string, body?: unknown) => {
-    const response = await fetch(`${url}${path}`, {
+  const send = (method: string, path: string, body: unknown) =>
+    fetch(`${url}${path}`, {
       method,
       headers: { "content-type": "application/json", "x-opencode-directory": project },
       ...(body === undefined ? {} : { body: JSON.stringify(body) })
+    })
+  const api = async <T>(method: string, path: string, body?: unknown) => {
+    const response = await send(method, path, body).catch((error: unknown) => {
+      // Every server of a test file listens on 4096 when it is free, and fetch keeps connections alive per origin: the
+      // first request to a new server can go out on a pooled connection to the one stopped before it, which the
+      // kernel resets before anything is sent. A reset on connect is safe to send again.
+      if ((error as { cause?: { code?: string } }).cause?.code !== "ECONNRESET") throw error
+      return send(method, path, body)
     })
     const text = await response.text()
     let data: unknown = text

@@ -19,11 +19,16 @@ const disabled = process.env.DCP_E2E_DISABLED === "1"
 // Automatic prunes are applied at once, so that a short script shows them; the default (`"auto"`) batches them
 // until they are worth a prompt-cache rebuild: the scenarios of settings.e2e.test.ts set it back in their project
 // config.
-const globalConfig = { ...(disabled ? { enabled: false } : {}), cache: { mode: "immediate" } }
+export const globalConfig = { ...(disabled ? { enabled: false } : {}), cache: { mode: "immediate" } }
 
 export interface ScenarioOptions {
   /** Project files, path relative to the project -> content. */
   readonly files?: Readonly<Record<string, string>>
+  /**
+   * No global dcp.jsonc, as on a machine where the plugin never ran (the scenario's settings, `enabled: false`
+   * under DCP_E2E_DISABLED included, then belong in the project's `.opencode/dcp.jsonc`).
+   */
+  readonly freshHome?: boolean
 }
 
 export interface StoredPart {
@@ -92,7 +97,7 @@ export const startScenario = async (options: ScenarioOptions = {}): Promise<Scen
       modelUrl: model.url,
       configTemplate: inject("opencodeConfigTemplate"),
       projectFiles: options.files ?? {},
-      globalFiles: { "dcp.jsonc": `${JSON.stringify(globalConfig, null, 2)}\n` }
+      globalFiles: options.freshHome === true ? {} : { "dcp.jsonc": `${JSON.stringify(globalConfig, null, 2)}\n` }
     })
   let opencode: OpenCode
   try {
