@@ -87,9 +87,9 @@ export const PluginConfigFile = Schema.Struct({
     }),
     staleOutputs: section("Mask old tool outputs once the context is large, keeping the most recent ones.", {
       enabled: setting(Schema.Boolean, true, "Mask stale tool outputs."),
-      trigger: setting(Tokens, 40000, "Start masking once the context holds this many tokens."),
-      keepRecent: setting(Tokens, 20, "The most recent tool outputs that are never masked."),
-      clearAtLeast: setting(Tokens, 10000, "Mask in batches of at least this many tokens."),
+      trigger: setting(Tokens, 20000, "Start masking once the context holds this many tokens."),
+      keepRecent: setting(Tokens, 10, "The most recent tool outputs that are never masked."),
+      clearAtLeast: setting(Tokens, 5000, "Mask in batches of at least this many tokens."),
       protectedTools: protectedTools("masking")
     })
   }),
@@ -99,7 +99,7 @@ export const PluginConfigFile = Schema.Struct({
       "auto",
       "\"auto\": apply prunes in batches when worth it; \"immediate\": apply each prune at once."
     ),
-    minPruneTokens: setting(Tokens, 8000, "Apply pending prunes once they would save at least this many tokens per request."),
+    minPruneTokens: setting(Tokens, 12000, "Apply pending prunes once they would save at least this many tokens per request."),
     pressure: setting(Share, 0.8, "Apply pending prunes at once when the context fills this share of the model's window."),
     ttlSeconds: setting(Seconds, 300, "After this many seconds without a request the cache is cold: pending prunes apply.")
   })

@@ -108,16 +108,16 @@ describe("the bundled example (npm start)", () => {
     expect(report).toContain('"Due dates for todos" · OpenCode 1.18.33')
     expect(report).toContain("5 user turns, 71 model requests, 72 tool calls (3 failed) over 55 min; 3 pauses")
     expect(report).toContain("Config: built-in defaults; cache.mode auto;")
-    expect(report).toMatch(/^ {2}System +[█░]{24} +3% +808$/m)
-    near(row(report, /^ {2}Tools \(72\) +[█░]{24} +\d+% +([\d,]+)$/m)[0]!, 22_687)
-    near(row(report, /^ {2}Total +([\d,]+)$/m)[0]!, 25_144)
-    expect(report).toMatch(/^ {2}Without the plugin: 58,946 tokens \(\d+\.\d% smaller with it; 41 calls pruned\)\.$/m)
+    expect(report).toMatch(/^ {2}System +[█░]{24} +6% +808$/m)
+    near(row(report, /^ {2}Tools \(72\) +[█░]{24} +\d+% +([\d,]+)$/m)[0]!, 11_629)
+    near(row(report, /^ {2}Total +([\d,]+)$/m)[0]!, 14_006)
+    expect(report).toMatch(/^ {2}Without the plugin: 58,946 tokens \(\d+\.\d% smaller with it; 47 calls pruned\)\.$/m)
     const strategies = [
-      ["deduplication", "duplicate", 16, 15_868],
+      ["deduplication", "duplicate", 13, 13_057],
       ["supersedeWrites", "superseded write", 15, 734],
       ["purgeErrors", "failed call input", 1, 169],
-      ["staleOutputs", "stale output", 9, 18_006],
-      ["Total", "", 41, 34_777]
+      ["staleOutputs", "stale output", 18, 32_362],
+      ["Total", "", 47, 46_322]
     ] as const
     for (const [reason, name, calls, tokens] of strategies) {
       const label = name === "" ? reason : `${reason} +\\(${name}\\)`
@@ -127,10 +127,10 @@ describe("the bundled example (npm start)", () => {
     }
     const [sentWithout, sentWith] = row(report, /^ {2}Tokens sent +([\d,]+) +([\d,]+) +-\d+\.\d%$/m)
     expect(sentWithout).toBe(2_380_739)
-    near(sentWith!, 1_912_842)
+    near(sentWith!, 1_034_908)
     const [costWithout, costWith] = row(report, /^ {2}Cache-priced cost +([\d,]+) +([\d,]+) +-\d+\.\d%$/m)
     expect(costWithout).toBe(452_788)
-    near(costWith!, 384_602)
+    near(costWith!, 245_321)
     expect(report).toContain("estimates (o200k tokenizer)")
     for (const line of report.split("\n")) expect([...line].length).toBeLessThanOrEqual(80)
   })
@@ -177,16 +177,16 @@ describe("the bundled example (npm start)", () => {
       switchedOff: []
     })
     expect(json.pruned.map(({ calls, enabled, name, reason }) => ({ reason, name, calls, enabled }))).toEqual([
-      { reason: "deduplication", name: "duplicate", calls: 16, enabled: true },
+      { reason: "deduplication", name: "duplicate", calls: 13, enabled: true },
       { reason: "supersedeWrites", name: "superseded write", calls: 15, enabled: true },
       { reason: "purgeErrors", name: "failed call input", calls: 1, enabled: true },
-      { reason: "staleOutputs", name: "stale output", calls: 9, enabled: true }
+      { reason: "staleOutputs", name: "stale output", calls: 18, enabled: true }
     ])
-    expect(json.prunedTotal.calls).toBe(41)
-    near(json.prunedTotal.tokens, 34_777)
+    expect(json.prunedTotal.calls).toBe(47)
+    near(json.prunedTotal.tokens, 46_322)
     expect(json.prunedTotal.tokens).toBe(json.pruned.reduce((sum, entry) => sum + entry.tokens, 0))
     expect(json.finalRequest.request).toBe(71)
-    expect(json.finalRequest.prunedCalls).toBe(41)
+    expect(json.finalRequest.prunedCalls).toBe(47)
     expect(json.finalRequest.withoutPlugin).toEqual({
       system: 808,
       user: 155,
@@ -198,7 +198,7 @@ describe("the bundled example (npm start)", () => {
     })
     const final = json.finalRequest.withPlugin
     expect(final.system + final.user + final.assistant + final.tools + final.plugin).toBe(final.total)
-    near(final.total, 25_144)
+    near(final.total, 14_006)
     expect(json.sent.withoutPlugin).toEqual({
       requests: 71,
       tokens: 2_380_739,
@@ -206,15 +206,15 @@ describe("the bundled example (npm start)", () => {
       cost: 452_788.1,
       costNoCache: 2_380_739
     })
-    near(json.sent.withPlugin.tokens, 1_912_842)
-    near(json.sent.withPlugin.cost, 384_601.5)
+    near(json.sent.withPlugin.tokens, 1_034_908)
+    near(json.sent.withPlugin.cost, 245_321.5)
     // cost = 0.1 x cached + 1.25 x the rest
     const { cachedTokens, cost, tokens } = json.sent.withPlugin
     expect(cost).toBeCloseTo(0.1 * cachedTokens + 1.25 * (tokens - cachedTokens), 1)
     expect(json.sent.systemPromptTokens).toBe(808)
     expect(json.reported).toEqual({ requests: 71, input: json.reported.input, cacheRead: 0, cacheWrite: 0 })
     expect(json.modelCalls).toEqual({ replayed: 0, accepted: 0, rejected: 0 })
-    expect(json.notes).toBe(3)
+    expect(json.notes).toBe(4)
     expect(json.pluginLog).toEqual([])
     expect(json.costModel).toEqual({ tokenizer: "o200k", readPrice: 0.1, writePrice: 1.25, ttlSeconds: 300, estimated: true })
   })

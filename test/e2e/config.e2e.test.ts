@@ -1,7 +1,10 @@
+import { readFile } from "node:fs/promises"
+import { join } from "node:path"
+import { type ParseError, parse } from "jsonc-parser"
 import { describe, expect, it } from "vitest"
 import { call, done, placeholder, read, sourceFile } from "./support/fixtures.ts"
 import { argumentsOf, requestAfter, requestText, resultOf } from "./support/requests.ts"
-import { useScenario } from "./support/scenario.ts"
+import { globalConfig, useScenario } from "./support/scenario.ts"
 import { waitFor } from "./support/wait.ts"
 
 describe("purge errors with strategies.purgeErrors.turns = 1 in the project config", () => {
@@ -63,5 +66,35 @@ describe("an invalid project config", () => {
     } finally {
       events.close()
     }
+  })
+})
+
+describe("a fresh HOME (no global dcp.jsonc)", () => {
+  const scenario = useScenario({
+    freshHome: true,
+    files: {
+      "src/a.ts": sourceFile("alpha"),
+      ".opencode/dcp.jsonc": `${JSON.stringify(globalConfig)}\n`
+    }
+  })
+
+  it("the plugin writes the commented default global config when OpenCode loads it, and prunes", async () => {
+    const s = scenario()
+    const session = await s.newSession()
+    s.model.script([read(s, "src/a.ts", "fresh_1"), read(s, "src/a.ts", "fresh_2"), done])
+    await s.prompt(session, "read a.ts twice")
+
+    const file = join(s.root, "home", ".config", "opencode", "dcp.jsonc")
+    const text = await waitFor("the default global config", 10_000, () => readFile(file, "utf8").catch(() => undefined))
+    // Every default is there as a commented-out line to edit, so the file changes nothing until the user edits it.
+    expect(text).toContain('// "enabled": true,')
+    expect(text).toContain('// "minPruneTokens": 12000,')
+    const errors: Array<ParseError> = []
+    const written = parse(text, errors, { allowTrailingComma: true }) as Record<string, unknown>
+    expect(errors).toEqual([])
+    expect(written.$schema).toMatch(/dcp\.schema\.json$/)
+    expect(resultOf(requestAfter(s.requests(), "fresh_2"), "fresh_1")).toMatch(
+      placeholder("[pruned duplicate: read src/a.ts, ~N tokens; id 1]")
+    )
   })
 })

@@ -20,7 +20,7 @@ const alphaEnd = 'alpha59 = "alpha line 59"'
 
 /**
  * Reads a.ts twice in a row: the first read is a duplicate of ~800 tokens, far below the default
- * `cache.minPruneTokens` (8000), with the previous request a moment ago (a warm cache under the default TTL).
+ * `cache.minPruneTokens` (12000), with the previous request a moment ago (a warm cache under the default TTL).
  */
 const readTwice = async (s: Scenario, session: string, prefix: string) => {
   s.model.script([read(s, "src/a.ts", `${prefix}_1`), read(s, "src/a.ts", `${prefix}_2`), done])
