@@ -15,7 +15,8 @@ export const userMessage = Effect.fn("hooks.userMessage")(function*(sessionID: s
 
 /**
  * `experimental.session.compacting`: the next transform for this session is OpenCode's summariser's. The findings
- * the model distilled with `extract` are handed to the summariser, so they survive the compaction.
+ * the model distilled with `extract` are handed to the summariser, so they survive the compaction. They are kept
+ * until OpenCode reports the compaction done (`session.compacted`): one that fails hands them to the next.
  */
 export const compacting = Effect.fn("hooks.compacting")(function*(sessionID: string, context: Array<string>) {
   const store = yield* SessionStore
@@ -26,14 +27,13 @@ export const compacting = Effect.fn("hooks.compacting")(function*(sessionID: str
       const handover = findingsForSummary(state.findings)
       if (handover === undefined) return
       context.push(handover)
-      state.findings = []
-      state.dirty = true
     }))
 })
 
 /**
- * `event`: a session deleted in OpenCode takes its state file with it; a session that went idle gets the note
- * about what was pruned during its last run (sending it earlier would start an extra model turn).
+ * `event`: a session deleted in OpenCode takes its state file with it; a finished compaction has the findings it
+ * was handed in its summary; a session that went idle gets the note about what was pruned during its last run
+ * (sending it earlier would start an extra model turn).
  */
 export const event = Effect.fn("hooks.event")(function*(event: unknown) {
   if (!Predicate.isObject(event) || !Predicate.isObject(event.properties)) return
@@ -46,6 +46,16 @@ export const event = Effect.fn("hooks.event")(function*(event: unknown) {
     const cache = yield* ToolCache
     yield* cache.forget(sessionID)
     yield* store.forget(sessionID)
+    return
+  }
+  if (event.type === "session.compacted" && typeof properties.sessionID === "string") {
+    const store = yield* SessionStore
+    yield* store.use(properties.sessionID, (state) =>
+      Effect.sync(() => {
+        if (state.findings.length === 0) return
+        state.findings = []
+        state.dirty = true
+      }))
     return
   }
   const idle = event.type === "session.idle" ||

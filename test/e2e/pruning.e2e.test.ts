@@ -1,3 +1,5 @@
+import { readFile } from "node:fs/promises"
+import { join } from "node:path"
 import { describe, expect, it } from "vitest"
 import { call, done, placeholder, read, sourceFile } from "./support/fixtures.ts"
 import {
@@ -14,6 +16,7 @@ import {
 import { dcp, notes, tokenFigure } from "./support/commands.ts"
 import { type RecordedRequest, reportedPromptTokens } from "./support/model-server.ts"
 import { type Scenario, useScenario } from "./support/scenario.ts"
+import { waitFor } from "./support/wait.ts"
 
 // The default configuration (with prunes applied at once, see scenario.ts). Each test runs in its own session of one
 // shared `opencode serve`, so stable IDs start at 1 in each.
@@ -128,6 +131,25 @@ describe("the plugin in a main session", () => {
     const note = await s.waitForNote(session, "extracted")
     expect(note).toMatch(/\b1 {2}read src\/a\.ts {2}discarded\b/)
     expect(note).toMatch(/\b2 {2}read src\/b\.ts {2}extracted\b/)
+  })
+
+  it("compaction: OpenCode's summariser receives the extracted findings, which are dropped once it is done", async () => {
+    const s = scenario()
+    const session = await s.newSession()
+    const finding = "FINDING_MARKER_c7d1 gamma exports gamma0 to gamma59"
+    s.model.script([read(s, "src/c.ts", "cp_1"), call("extract", { ids: ["1"], distillation: [finding] }, "cp_2"), done])
+    await s.prompt(session, "read c.ts and keep what matters")
+    const stateFile = join(s.opencode().env.XDG_DATA_HOME!, "opencode", "storage", "plugin", "dcp", `${session}.json`)
+    const findings = async () => (JSON.parse(await readFile(stateFile, "utf8")) as { findings: Array<unknown> }).findings
+    await waitFor("the finding in the state file", 10_000, async () => (await findings().catch(() => [])).length === 1)
+
+    const before = s.requests().length
+    s.model.script([{ text: "Summary: c.ts was read." }])
+    const compacted = await s.opencode().api("POST", `/session/${session}/summarize`, { providerID: "fake", modelID: "fake-model" })
+    expect(compacted.status).toBe(200)
+    const summariser = s.requests().slice(before)
+    expect(summariser.some((request) => requestText(request).includes(`(read 1) ${finding}`))).toBe(true)
+    await waitFor("the findings dropped after session.compacted", 10_000, async () => (await findings()).length === 0)
   })
 })
 

@@ -3,7 +3,7 @@ import type { ToolContext } from "@opencode-ai/plugin/tool"
 import { Effect } from "effect"
 import { describe, expect, it } from "vitest"
 import { findingsForSummary } from "../../src/engine/prompts.ts"
-import { compacting } from "../../src/hooks/session.ts"
+import { compacting, event } from "../../src/hooks/session.ts"
 import { extract } from "../../src/hooks/tools.ts"
 import { Persistence } from "../../src/services/Persistence.ts"
 import { emptySessionFile } from "../../src/state/schema.ts"
@@ -45,6 +45,12 @@ const compact = (id: string = sessionID) =>
     return context
   })
 
+/** OpenCode's report that the compaction finished: the summary is stored. */
+const compacted = (id: string = sessionID) => event({ type: "session.compacted", properties: { sessionID: id } })
+
+/** A compaction that OpenCode completes: the compacting hook, then `session.compacted`. */
+const compactFully = (id: string = sessionID) => Effect.tap(compact(id), () => compacted(id))
+
 effectDescribe("compaction hands extracted findings to the summariser", () => {
   effectIt.effect("pushes the findings into the compacting hook's context", () =>
     Effect.gen(function*() {
@@ -56,7 +62,18 @@ effectDescribe("compaction hands extracted findings to the summariser", () => {
       ])!])
     }).pipe(Effect.scoped))
 
-  effectIt.effect("pushes them once: the next compaction gets nothing", () =>
+  effectIt.effect("pushes them once: after a completed compaction the next one gets nothing", () =>
+    Effect.gen(function*() {
+      const root = yield* tempDir
+      const [first, second] = yield* extracted.pipe(
+        Effect.andThen(Effect.all([compactFully(), compact()])),
+        Effect.provide(pipelineUnder(root))
+      )
+      assert.strictEqual(first.length, 1)
+      assert.deepStrictEqual(second, [])
+    }).pipe(Effect.scoped))
+
+  effectIt.effect("a compaction that never completed hands the same findings to the next one", () =>
     Effect.gen(function*() {
       const root = yield* tempDir
       const [first, second] = yield* extracted.pipe(
@@ -64,18 +81,30 @@ effectDescribe("compaction hands extracted findings to the summariser", () => {
         Effect.provide(pipelineUnder(root))
       )
       assert.strictEqual(first.length, 1)
-      assert.deepStrictEqual(second, [])
+      assert.deepStrictEqual(second, first)
     }).pipe(Effect.scoped))
 
-  effectIt.effect("clears the session's findings", () =>
+  effectIt.effect("session.compacted clears the session's findings; the compacting hook alone keeps them", () =>
+    Effect.gen(function*() {
+      const root = yield* tempDir
+      yield* Effect.gen(function*() {
+        yield* extracted
+        yield* compact()
+        assert.strictEqual((yield* stateOf(sessionID)).findings.length, 2)
+        yield* compacted()
+        assert.deepStrictEqual((yield* stateOf(sessionID)).findings, [])
+      }).pipe(Effect.provide(pipelineUnder(root)))
+    }).pipe(Effect.scoped))
+
+  effectIt.effect("session.compacted of another session leaves this one's findings", () =>
     Effect.gen(function*() {
       const root = yield* tempDir
       const state = yield* extracted.pipe(
-        Effect.andThen(compact()),
+        Effect.andThen(compacted("ses_other000000000000000001")),
         Effect.andThen(stateOf(sessionID)),
         Effect.provide(pipelineUnder(root))
       )
-      assert.deepStrictEqual(state.findings, [])
+      assert.strictEqual(state.findings.length, 2)
     }).pipe(Effect.scoped))
 
   effectIt.effect("keeps what the context already held and appends after it", () =>
@@ -113,7 +142,7 @@ effectDescribe("compaction hands extracted findings to the summariser", () => {
   effectIt.effect("findings handed over are not handed over again after a restart", () =>
     Effect.gen(function*() {
       const root = yield* tempDir
-      yield* extracted.pipe(Effect.andThen(compact()), Effect.provide(pipelineUnder(root)))
+      yield* extracted.pipe(Effect.andThen(compactFully()), Effect.provide(pipelineUnder(root)))
       const context = yield* compact().pipe(Effect.provide(pipelineUnder(root)))
       assert.deepStrictEqual(context, [])
     }).pipe(Effect.scoped))
