@@ -22,7 +22,7 @@ export interface ScheduleInput {
   /** The model's context window, when known. */
   readonly contextLimit: number | undefined
   readonly pressure: number
-  /** Seconds since the session's previous request, undefined when none was seen by this process. */
+  /** Seconds since the session's previous request (this process's, else the history's), undefined when unknown. */
   readonly idleSeconds: number | undefined
   readonly ttlSeconds: number
   readonly billedPerRequest: boolean

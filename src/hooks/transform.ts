@@ -16,7 +16,7 @@ import {
   viewCandidates,
   viewContext
 } from "../engine/view.ts"
-import { findSessionId } from "../host/messages.ts"
+import { findSessionId, latestRequestAt } from "../host/messages.ts"
 import { Config } from "../services/Config.ts"
 import { Ledger, type Prune } from "../services/Ledger.ts"
 import { Logger } from "../services/Logger.ts"
@@ -138,7 +138,11 @@ const transformSession = Effect.fnUntraced(function*(state: SessionState, sessio
     pendingTokens += saving
     if (call.position < first) first = call.position
   }
-  const trigger = yield* scheduler.decide(state, { pendingTokens, contextTokens })
+  const trigger = yield* scheduler.decide(state, {
+    pendingTokens,
+    contextTokens,
+    historyRequestAt: state.lastRequestAt === undefined ? latestRequestAt(messages) : undefined
+  })
   if (trigger !== undefined) {
     const recorded = yield* ledger.record(state, pending, handle, {
       minSaving: 1,

@@ -81,3 +81,19 @@ export const isTypedByUser = (message: unknown): boolean =>
   partsOf(message).some((part) =>
     Predicate.isObject(part) && part.type === "text" && part.synthetic !== true && part.ignored !== true
   )
+
+/**
+ * When the latest model request in the history was sent: its assistant message's creation time. For a session this
+ * process has not sent a request of yet (after OpenCode restarts), the provider's cache is as warm as that request
+ * left it.
+ */
+export const latestRequestAt = (messages: ReadonlyArray<unknown>): number | undefined => {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const message = messages[i]
+    if (roleOf(message) !== "assistant") continue
+    const time = (message as { info: { time?: unknown } }).info.time
+    const created = Predicate.isObject(time) ? time.created : undefined
+    return typeof created === "number" && Number.isFinite(created) ? created : undefined
+  }
+  return undefined
+}

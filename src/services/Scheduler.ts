@@ -8,10 +8,13 @@ import { Config } from "./Config.ts"
  * `cache.*` (see src/engine/schedule.ts for why they wait). Prunes the model or the user asks for never wait.
  */
 export class Scheduler extends Context.Service<Scheduler, {
-  /** Records the request (its time) and returns why pending prunes apply to it, or undefined to keep them. */
+  /**
+   * Records the request (its time) and returns why pending prunes apply to it, or undefined to keep them.
+   * `historyRequestAt`: when the history's latest request was sent, for a session this process has no request of.
+   */
   readonly decide: (
     state: SessionState,
-    request: { readonly pendingTokens: number; readonly contextTokens: number }
+    request: { readonly pendingTokens: number; readonly contextTokens: number; readonly historyRequestAt?: number }
   ) => Effect.Effect<Trigger | undefined>
 }>()("opencode-context-pruner/Scheduler") {
   static readonly layer = Layer.effect(
@@ -22,7 +25,9 @@ export class Scheduler extends Context.Service<Scheduler, {
       return Scheduler.of({
         decide: (state, request) =>
           Effect.map(Clock.currentTimeMillis, (now) => {
-            const idleSeconds = state.lastRequestAt === undefined ? undefined : (now - state.lastRequestAt) / 1000
+            const last = state.lastRequestAt ?? request.historyRequestAt
+            // A history stamped ahead of this clock (another machine, a skewed clock) counts as just sent.
+            const idleSeconds = last === undefined ? undefined : Math.max(0, now - last) / 1000
             state.lastRequestAt = now
             return scheduleTrigger({
               mode: cache.mode,

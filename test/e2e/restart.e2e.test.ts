@@ -1,42 +1,86 @@
-import { expect, it } from "vitest"
+import { setTimeout as sleep } from "node:timers/promises"
+import { describe, expect, it } from "vitest"
 import { call, done, placeholder, read, sourceFile } from "./support/fixtures.ts"
 import { lastMessageText, requestAfter, resultOf } from "./support/requests.ts"
-import { useScenario } from "./support/scenario.ts"
+import { globalConfig, type Scenario, useScenario } from "./support/scenario.ts"
 
-const scenario = useScenario({
-  files: { "src/a.ts": sourceFile("alpha"), "src/b.ts": sourceFile("beta"), "src/c.ts": sourceFile("gamma") }
+const files = { "src/a.ts": sourceFile("alpha"), "src/b.ts": sourceFile("beta"), "src/c.ts": sourceFile("gamma") }
+
+describe("a restart of OpenCode", () => {
+  const scenario = useScenario({ files })
+
+  it("pruned state and stable IDs survive it", async () => {
+    const s = scenario()
+    const session = await s.newSession()
+    // A discard is the model's decision: a fresh process could not derive it again from the history.
+    s.model.script([
+      read(s, "src/a.ts", "rs_1"),
+      read(s, "src/b.ts", "rs_2"),
+      read(s, "src/b.ts", "rs_3"),
+      call("discard", { ids: ["noise", "1"] }, "rs_4"),
+      done
+    ])
+    await s.prompt(session, "read a.ts, b.ts twice, then discard a.ts")
+    const before = requestAfter(s.requests(), "rs_4")
+    const discarded = resultOf(before, "rs_1")
+    const duplicate = resultOf(before, "rs_2")
+    expect(discarded).toMatch(placeholder("[pruned: read src/a.ts, ~N tokens; id 1]"))
+    expect(duplicate).toMatch(placeholder("[pruned duplicate: read src/b.ts, ~N tokens; id 2]"))
+    // The run is over once its note is stored: that is when a user could quit.
+    await s.waitForNote(session, "discarded")
+
+    await s.restart()
+    s.model.script([read(s, "src/c.ts", "rs_5"), done])
+    await s.prompt(session, "now read c.ts")
+
+    const after = requestAfter(s.requests(), "rs_5")
+    expect(resultOf(after, "rs_1")).toBe(discarded)
+    expect(resultOf(after, "rs_2")).toBe(duplicate)
+    expect(resultOf(after, "rs_3")).toContain("beta line 59")
+    const list = lastMessageText(after)
+    expect(list).toMatch(/^3: read, src\/b\.ts/m)
+    expect(list).toMatch(/^5: read, src\/c\.ts/m)
+    expect(list).not.toMatch(/^[124]: /m)
+  })
 })
 
-it("pruned state and stable IDs survive a restart of OpenCode", async () => {
-  const s = scenario()
+/**
+ * A small duplicate found on a warm cache waits (auto mode, far below `cache.minPruneTokens`). After a restart the
+ * plugin has not sent a request of the session yet: whether the cache is still warm comes from the time of the
+ * history's latest request, so the duplicate still waits within `cache.ttlSeconds` and is applied after it.
+ */
+const pendingDuplicateThenRestart = async (s: Scenario, pause: number) => {
   const session = await s.newSession()
-  // A discard is the model's decision: a fresh process could not derive it again from the history.
-  s.model.script([
-    read(s, "src/a.ts", "rs_1"),
-    read(s, "src/b.ts", "rs_2"),
-    read(s, "src/b.ts", "rs_3"),
-    call("discard", { ids: ["noise", "1"] }, "rs_4"),
-    done
-  ])
-  await s.prompt(session, "read a.ts, b.ts twice, then discard a.ts")
-  const before = requestAfter(s.requests(), "rs_4")
-  const discarded = resultOf(before, "rs_1")
-  const duplicate = resultOf(before, "rs_2")
-  expect(discarded).toMatch(placeholder("[pruned: read src/a.ts, ~N tokens; id 1]"))
-  expect(duplicate).toMatch(placeholder("[pruned duplicate: read src/b.ts, ~N tokens; id 2]"))
-  // The run is over once its note is stored: that is when a user could quit.
-  await s.waitForNote(session, "discarded")
-
+  s.model.script([read(s, "src/a.ts", "ttl_1"), read(s, "src/a.ts", "ttl_2"), done])
+  await s.prompt(session, "read a.ts twice")
+  expect(resultOf(requestAfter(s.requests(), "ttl_2"), "ttl_1")).toContain('alpha59 = "alpha line 59"')
+  await s.waitIdle(session)
   await s.restart()
-  s.model.script([read(s, "src/c.ts", "rs_5"), done])
-  await s.prompt(session, "now read c.ts")
+  await sleep(pause)
+  s.model.script([done])
+  await s.prompt(session, "thanks")
+  return resultOf(s.requests().at(-1)!, "ttl_1")
+}
 
-  const after = requestAfter(s.requests(), "rs_5")
-  expect(resultOf(after, "rs_1")).toBe(discarded)
-  expect(resultOf(after, "rs_2")).toBe(duplicate)
-  expect(resultOf(after, "rs_3")).toContain("beta line 59")
-  const list = lastMessageText(after)
-  expect(list).toMatch(/^3: read, src\/b\.ts/m)
-  expect(list).toMatch(/^5: read, src\/c\.ts/m)
-  expect(list).not.toMatch(/^[124]: /m)
+const autoWithTtl = (ttlSeconds: number) => ({
+  ...files,
+  ".opencode/dcp.jsonc": `${JSON.stringify({ ...globalConfig, cache: { mode: "auto", ttlSeconds } })}\n`
+})
+
+describe("a restart within cache.ttlSeconds (60) of the session's latest request", () => {
+  const scenario = useScenario({ files: autoWithTtl(60) })
+
+  it("keeps a pending prune waiting: the provider's cache is still warm", async () => {
+    expect(await pendingDuplicateThenRestart(scenario(), 0)).toContain('alpha59 = "alpha line 59"')
+  })
+})
+
+describe("a restart longer than cache.ttlSeconds (1) after the session's latest request", () => {
+  const scenario = useScenario({ files: autoWithTtl(1) })
+
+  it("applies the pending prune on the first request: the cache has expired", async () => {
+    expect(await pendingDuplicateThenRestart(scenario(), 1500)).toMatch(
+      placeholder("[pruned duplicate: read src/a.ts, ~N tokens; id 1]")
+    )
+  })
 })

@@ -16,13 +16,42 @@ const freshState = (): SessionState => fromFile(emptySessionFile("ses_scheduler"
 /** A small saving on a small context: nothing but the cache's temperature or the mode can make it apply. */
 const small = { pendingTokens: 100, contextTokens: 1000 }
 
-const decide = (state: SessionState, request: { pendingTokens: number; contextTokens: number } = small) =>
-  Scheduler.use((scheduler) => scheduler.decide(state, request))
+const decide = (
+  state: SessionState,
+  request: { pendingTokens: number; contextTokens: number; historyRequestAt?: number } = small
+) => Scheduler.use((scheduler) => scheduler.decide(state, request))
 
 describe("Scheduler", () => {
   it.effect("the first request of a session in this process applies pending prunes as cold", () =>
     Effect.gen(function*() {
       assert.strictEqual(yield* decide(freshState()), "cold")
+    }).pipe(Effect.provide(schedulerWith())))
+
+  it.effect("the first request in this process, within ttlSeconds of the history's latest request, finds the cache warm", () =>
+    Effect.gen(function*() {
+      yield* TestClock.adjust("10 minutes")
+      const historyRequestAt = 10 * 60_000 - 60_000
+      assert.isUndefined(yield* decide(freshState(), { ...small, historyRequestAt }))
+    }).pipe(Effect.provide(schedulerWith())))
+
+  it.effect("the first request in this process, longer than ttlSeconds after the history's latest request, is cold", () =>
+    Effect.gen(function*() {
+      yield* TestClock.adjust("10 minutes")
+      assert.strictEqual(yield* decide(freshState(), { ...small, historyRequestAt: 0 }), "cold")
+    }).pipe(Effect.provide(schedulerWith())))
+
+  it.effect("a history stamped ahead of the clock counts as just sent", () =>
+    Effect.gen(function*() {
+      assert.isUndefined(yield* decide(freshState(), { ...small, historyRequestAt: 60_000 }))
+    }).pipe(Effect.provide(schedulerWith())))
+
+  it.effect("this process's own previous request wins over the history's", () =>
+    Effect.gen(function*() {
+      const state = freshState()
+      yield* decide(state)
+      yield* TestClock.adjust("10 minutes")
+      const historyRequestAt = 10 * 60_000 - 60_000
+      assert.strictEqual(yield* decide(state, { ...small, historyRequestAt }), "cold")
     }).pipe(Effect.provide(schedulerWith())))
 
   it.effect("a request a minute after the previous one keeps a small saving pending", () =>

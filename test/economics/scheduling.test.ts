@@ -4,7 +4,7 @@ import { TestClock } from "effect/testing"
 import { assistant, fresh, type Msg, sessionID, toolPart, user } from "../support/history.ts"
 import { tempDir } from "../support/layers.ts"
 import { send, stateOf, withoutTail } from "../pipeline/helpers.ts"
-import { autoUnder, content, modelRequest, placeholderPattern, read } from "./support.ts"
+import { autoUnder, content, modelRequest, muchLater, placeholderPattern, read } from "./support.ts"
 
 /**
  * Request 1 reads a.ts and b.ts; request 2 reads a.ts again (c3 makes c1 a duplicate); request 3 reads b.ts again
@@ -75,14 +75,26 @@ describe("scheduling through the transform: no trigger", () => {
 })
 
 describe("scheduling through the transform: triggers", () => {
-  it.effect("the first request this process sees applies what is pending (the cache is cold)", () =>
+  it.effect("the first request this process sees, longer than ttlSeconds after the history's latest, applies what is pending", () =>
     Effect.gen(function*() {
       const root = yield* tempDir
-      const [sent, state] = yield* Effect.all([send(fresh(second)), stateOf(sessionID)]).pipe(
-        Effect.provide(autoUnder(root))
-      )
+      const [sent, state] = yield* Effect.gen(function*() {
+        yield* muchLater
+        return [yield* send(fresh(second)), yield* stateOf(sessionID)] as const
+      }).pipe(Effect.provide(autoUnder(root)))
       assert.match(outputOf(sent, "c1"), placeholderPattern)
       assert.deepStrictEqual(state.stats.applications, { count: 1, cold: 1, rebuiltTokens: 0 })
+    }).pipe(Effect.scoped))
+
+  it.effect("the first request this process sees, a minute after the history's latest, keeps what is pending (OpenCode restarted, the cache is warm)", () =>
+    Effect.gen(function*() {
+      const root = yield* tempDir
+      const [sent, state] = yield* Effect.gen(function*() {
+        yield* TestClock.adjust("1 minute")
+        return [yield* send(fresh(second)), yield* stateOf(sessionID)] as const
+      }).pipe(Effect.provide(autoUnder(root)))
+      assert.strictEqual(outputOf(sent, "c1"), content(a))
+      assert.deepStrictEqual(state.stats.applications, { count: 0, cold: 0, rebuiltTokens: 0 })
     }).pipe(Effect.scoped))
 
   it.effect("after an idle gap longer than ttlSeconds the pending duplicate is applied", () =>
@@ -192,6 +204,7 @@ describe("scheduling through the transform: triggers", () => {
     Effect.gen(function*() {
       const root = yield* tempDir
       const state = yield* Effect.gen(function*() {
+        yield* muchLater
         yield* send(fresh(second))
         yield* TestClock.adjust("1 minute")
         yield* send(fresh(third))

@@ -15,7 +15,7 @@ import type { LifetimeFile, SessionStats } from "../../src/state/schema.ts"
 import { assistant, fresh, type Msg, sessionID, user } from "../support/history.ts"
 import { tempDir } from "../support/layers.ts"
 import { send } from "../pipeline/helpers.ts"
-import { autoUnder, read } from "./support.ts"
+import { autoUnder, muchLater, read } from "./support.ts"
 
 const noStats: SessionStats = {
   calls: 0,
@@ -125,6 +125,7 @@ effectDescribe("/dcp stats", () => {
     Effect.gen(function*() {
       const root = yield* tempDir
       const note = yield* Effect.gen(function*() {
+        yield* muchLater
         yield* send(fresh(stored))
         yield* dcp(sessionID, "stats")
         return yield* lastNote
@@ -165,6 +166,7 @@ effectDescribe("/dcp stats", () => {
     Effect.gen(function*() {
       const root = yield* tempDir
       const note = yield* Effect.gen(function*() {
+        yield* muchLater
         yield* send(fresh(stored))
         yield* dcp(sessionID, "stats")
         return yield* lastNote
@@ -190,6 +192,7 @@ effectDescribe("/dcp stats without the stored session", () => {
     Effect.gen(function*() {
       const root = yield* tempDir
       const note = yield* Effect.gen(function*() {
+        yield* muchLater
         yield* send(fresh(stored))
         yield* dcp(sessionID, "stats")
         return yield* lastNote

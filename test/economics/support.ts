@@ -3,6 +3,7 @@
  * characters a token), and the plugin under a test root in the cache's `auto` mode, which the pipeline tests
  * otherwise replace with `immediate`.
  */
+import { TestClock } from "effect/testing"
 import { system } from "../../src/hooks/system.ts"
 import { sessionID, tool } from "../support/history.ts"
 import { pipelineUnder, type PluginUnderOptions } from "../pipeline/helpers.ts"
@@ -36,3 +37,10 @@ export const modelRequest = (providerID: string, context: number) =>
 
 /** The text a prune leaves in place of an output: `[pruned...: ...; recall N]`. */
 export const placeholderPattern = /^\[pruned[^\]]*; (?:recall|id) \d+\]$/
+
+/**
+ * Test histories are stamped at the epoch, where the test clock starts: a session's first request then looks like one
+ * sent right after the history's latest request (a warm cache). This moves the clock past the cache TTL, as when
+ * OpenCode is started again long after the session's last request.
+ */
+export const muchLater = TestClock.adjust("10 minutes")
