@@ -3,6 +3,10 @@ import type { ToolCall } from "./calls.ts"
 /** Text is estimated at four characters a token: counting it exactly on every request would cost more than it tells. */
 const charsPerToken = 4
 
+/** A request's size from its parts: the system prompt, its text (by length), and the tool calls' tokens left in it. */
+export const contextTokens = (systemTokens: number, textChars: number, callTokens: number): number =>
+  Math.max(0, systemTokens + Math.ceil(textChars / charsPerToken) + callTokens)
+
 /**
  * The size of what this request sends, estimated from counts already made: the system prompt, text by length,
  * and every tool call's counted input and output, less what applied prunes take out.
@@ -13,11 +17,11 @@ export const estimateContext = (input: {
   readonly systemTokens: number
   readonly pruned: ReadonlyMap<string, { readonly tokens: number }>
 }): number => {
-  let tokens = input.systemTokens + Math.ceil(input.textChars / charsPerToken)
+  let callTokens = 0
   for (const call of input.calls) {
-    tokens += call.totalTokens - (input.pruned.get(call.callID)?.tokens ?? 0)
+    callTokens += call.totalTokens - (input.pruned.get(call.callID)?.tokens ?? 0)
   }
-  return Math.max(0, tokens)
+  return contextTokens(input.systemTokens, input.textChars, callTokens)
 }
 
 /**

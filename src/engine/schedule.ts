@@ -28,11 +28,15 @@ export interface ScheduleInput {
   readonly billedPerRequest: boolean
 }
 
+/** Whether the provider's cache has expired: no request for longer than its TTL, or none known. */
+export const cacheExpired = (idleSeconds: number | undefined, ttlSeconds: number): boolean =>
+  idleSeconds === undefined || idleSeconds > ttlSeconds
+
 /** The reason to apply pending prunes now, or undefined to keep them pending. */
 export const scheduleTrigger = (input: ScheduleInput): Trigger | undefined => {
   if (input.pendingTokens <= 0) return undefined
   if (input.mode === "immediate" || input.billedPerRequest) return "immediate"
-  if (input.idleSeconds === undefined || input.idleSeconds > input.ttlSeconds) return "cold"
+  if (cacheExpired(input.idleSeconds, input.ttlSeconds)) return "cold"
   if (input.contextLimit !== undefined && input.contextTokens >= input.pressure * input.contextLimit) return "pressure"
   if (input.pendingTokens >= input.minPruneTokens) return "batch"
   return undefined

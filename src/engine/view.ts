@@ -2,6 +2,7 @@ import type { PluginConfig } from "../config/schema.ts"
 import { applyRendered, type Rendered, render } from "./apply.ts"
 import { addToRules, candidatesFrom, emptyRules, type Rules } from "./automatic.ts"
 import type { ToolCall } from "./calls.ts"
+import { contextTokens } from "./context.ts"
 import { nudgeDue } from "./listing.ts"
 import { type Handle, targetOf, targetTokens } from "./placeholders.ts"
 import type { Protection } from "./protection.ts"
@@ -151,9 +152,7 @@ export const viewCandidates = (
 
 /** The size of this request, estimated from the counts its view holds, less applied prunes. */
 export const viewContext = (view: View, textChars: number, systemTokens: number): number =>
-  Math.max(0, systemTokens + Math.ceil(textChars / charsPerToken) + view.tokens - view.prunedTokens)
-
-const charsPerToken = 4
+  contextTokens(systemTokens, textChars, view.tokens - view.prunedTokens)
 
 /** Puts every applied prune's placeholder into `messages`. */
 export const applyView = (view: View, messages: ReadonlyArray<unknown>): void => {

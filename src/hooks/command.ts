@@ -12,6 +12,7 @@ import { Host } from "../services/Host.ts"
 import { Ledger } from "../services/Ledger.ts"
 import { Notifier } from "../services/Notifier.ts"
 import { Paths } from "../services/Paths.ts"
+import { Scheduler } from "../services/Scheduler.ts"
 import { SessionStore } from "../services/SessionStore.ts"
 import { Tokenizer } from "../services/Tokenizer.ts"
 import { ToolCache } from "../services/ToolCache.ts"
@@ -119,8 +120,7 @@ const sweep = Effect.fnUntraced(function*(state: SessionState, count: number | u
     protection: protectionFor(config, worktree, index),
     protectedTools: config.commands.protectedTools
   })
-  const now = yield* Clock.currentTimeMillis
-  const cold = state.lastRequestAt === undefined || now - state.lastRequestAt > config.cache.ttlSeconds * 1000
+  const cold = yield* Scheduler.use((scheduler) => scheduler.expired(state))
   const recorded = yield* ledger.record(
     state,
     selected.map((call) => ({ call, reason: "sweep" as const, id: stableId(state, call.callID) })),

@@ -1,5 +1,5 @@
 import { Clock, Context, Effect, Layer } from "effect"
-import { billedPerRequest, scheduleTrigger, type Trigger } from "../engine/schedule.ts"
+import { billedPerRequest, cacheExpired, scheduleTrigger, type Trigger } from "../engine/schedule.ts"
 import type { SessionState } from "../state/session.ts"
 import { Config } from "./Config.ts"
 
@@ -16,18 +16,24 @@ export class Scheduler extends Context.Service<Scheduler, {
     state: SessionState,
     request: { readonly pendingTokens: number; readonly contextTokens: number; readonly historyRequestAt?: number }
   ) => Effect.Effect<Trigger | undefined>
+  /** Whether the provider's cache has expired by now, for prunes the user asks for between requests. */
+  readonly expired: (state: SessionState) => Effect.Effect<boolean>
 }>()("opencode-context-pruner/Scheduler") {
   static readonly layer = Layer.effect(
     Scheduler,
     Effect.gen(function*() {
       const { current } = yield* Config
       const cache = current.cache
+      // A history stamped ahead of this clock (another machine, a skewed clock) counts as just sent.
+      const idleSeconds = (now: number, last: number | undefined) =>
+        last === undefined ? undefined : Math.max(0, now - last) / 1000
       return Scheduler.of({
+        expired: (state) =>
+          Effect.map(Clock.currentTimeMillis, (now) =>
+            cacheExpired(idleSeconds(now, state.lastRequestAt), cache.ttlSeconds)),
         decide: (state, request) =>
           Effect.map(Clock.currentTimeMillis, (now) => {
-            const last = state.lastRequestAt ?? request.historyRequestAt
-            // A history stamped ahead of this clock (another machine, a skewed clock) counts as just sent.
-            const idleSeconds = last === undefined ? undefined : Math.max(0, now - last) / 1000
+            const idle = idleSeconds(now, state.lastRequestAt ?? request.historyRequestAt)
             state.lastRequestAt = now
             return scheduleTrigger({
               mode: cache.mode,
@@ -36,7 +42,7 @@ export class Scheduler extends Context.Service<Scheduler, {
               contextTokens: request.contextTokens,
               contextLimit: state.model?.contextLimit,
               pressure: cache.pressure,
-              idleSeconds,
+              idleSeconds: idle,
               ttlSeconds: cache.ttlSeconds,
               billedPerRequest: state.model !== undefined && billedPerRequest.has(state.model.providerID)
             })
