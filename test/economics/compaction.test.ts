@@ -1,5 +1,4 @@
 import { assert, describe as effectDescribe, it as effectIt } from "@effect/vitest"
-import type { ToolContext } from "@opencode-ai/plugin/tool"
 import { Effect } from "effect"
 import { describe, expect, it } from "vitest"
 import { findingsForSummary } from "../../src/engine/prompts.ts"
@@ -9,6 +8,7 @@ import { Persistence } from "../../src/services/Persistence.ts"
 import { emptySessionFile } from "../../src/state/schema.ts"
 import { assistant, fresh, type Msg, sessionID, user } from "../support/history.ts"
 import { tempDir } from "../support/layers.ts"
+import { toolContext } from "../support/plugin.ts"
 import { hooksUnder, pipelineUnder, send, stateOf } from "../pipeline/helpers.ts"
 import { read } from "./support.ts"
 
@@ -161,17 +161,6 @@ effectDescribe("compaction hands extracted findings to the summariser", () => {
 })
 
 effectDescribe("compaction through the plugin's hooks", () => {
-  const toolContext = (): ToolContext => ({
-    sessionID,
-    messageID: "msg_tool",
-    agent: "build",
-    directory: "/project",
-    worktree: "/project",
-    abort: new AbortController().signal,
-    metadata: () => undefined,
-    ask: async () => undefined
-  })
-
   effectIt.effect("experimental.session.compacting receives the findings in output.context", () =>
     Effect.gen(function*() {
       const root = yield* tempDir

@@ -1,5 +1,4 @@
 import { assert, describe as effectDescribe, it as effectIt } from "@effect/vitest"
-import type { ToolContext } from "@opencode-ai/plugin/tool"
 import { Effect, Result } from "effect"
 import { describe, expect, it } from "vitest"
 import { formatRecall, originalContent, storedToolParts } from "../../src/engine/recall.ts"
@@ -7,6 +6,7 @@ import { validateRecall } from "../../src/engine/validate.ts"
 import { discard, recall } from "../../src/hooks/tools.ts"
 import { assistant, fresh, type Msg, sessionID, text, tool, toolPart, user } from "../support/history.ts"
 import { tempDir } from "../support/layers.ts"
+import { toolContext } from "../support/plugin.ts"
 import { hooksUnder, pipelineUnder, send, stateOf } from "../pipeline/helpers.ts"
 import { content, read } from "./support.ts"
 
@@ -282,17 +282,6 @@ effectDescribe("placeholders name the way back", () => {
       assert.match(toolPart(sent, "w1").state.input.content, /; id 2\]$/)
       assert.match(toolPart(sent, "e1").state.input.command, /; id 3\]$/)
     }).pipe(Effect.scoped))
-})
-
-const toolContext = (): ToolContext => ({
-  sessionID,
-  messageID: "msg_tool",
-  agent: "build",
-  directory: "/project",
-  worktree: "/project",
-  abort: new AbortController().signal,
-  metadata: () => undefined,
-  ask: async () => undefined
 })
 
 effectDescribe("the recall tool in the plugin's hooks", () => {

@@ -120,44 +120,50 @@ const lastNote = Effect.gen(function*() {
   return (yield* Ref.get(recorder.notes)).at(-1)?.text ?? ""
 })
 
+/** What `/dcp stats` prints after `requests` ran. */
+const statsAfter = <E, R>(requests: Effect.Effect<unknown, E, R>) =>
+  Effect.gen(function*() {
+    yield* requests
+    yield* dcp(sessionID, "stats")
+    return yield* lastNote
+  })
+
+/** The plugin in auto mode (`cache` keys on top), over a host whose stored session is `stored`. */
+const withStored = (root: string, cache: object = {}) =>
+  autoUnder(root, cache, {}, { host: { messages: { [sessionID]: stored } } })
+
+/** Long after the history's latest request, the whole session in one request: its duplicate applies, cold. */
+const coldRequest = Effect.gen(function*() {
+  yield* muchLater
+  yield* send(fresh(stored))
+})
+
+/** Part of the session, then all of it a minute later: the duplicate is found on a warm cache. */
+const warmRequests = Effect.gen(function*() {
+  yield* send(fresh(stored.slice(0, 2)))
+  yield* TestClock.adjust("1 minute")
+  yield* send(fresh(stored))
+})
+
 effectDescribe("/dcp stats", () => {
   effectIt.effect("shows the prompt-cache line once a prune was applied", () =>
     Effect.gen(function*() {
       const root = yield* tempDir
-      const note = yield* Effect.gen(function*() {
-        yield* muchLater
-        yield* send(fresh(stored))
-        yield* dcp(sessionID, "stats")
-        return yield* lastNote
-      }).pipe(Effect.provide(autoUnder(root, {}, {}, { host: { messages: { [sessionID]: stored } } })))
+      const note = yield* statsAfter(coldRequest).pipe(Effect.provide(withStored(root)))
       assert.include(note, "  prompt cache: prunes reached the model 1 time (1 with the cache already expired); no cache was rebuilt for them.")
     }).pipe(Effect.scoped))
 
   effectIt.effect("counts a warm application's rebuilt cache", () =>
     Effect.gen(function*() {
       const root = yield* tempDir
-      const note = yield* Effect.gen(function*() {
-        yield* send(fresh(stored.slice(0, 2)))
-        yield* TestClock.adjust("1 minute")
-        yield* send(fresh(stored))
-        yield* dcp(sessionID, "stats")
-        return yield* lastNote
-      }).pipe(
-        Effect.provide(autoUnder(root, { minPruneTokens: 1000 }, {}, { host: { messages: { [sessionID]: stored } } }))
-      )
+      const note = yield* statsAfter(warmRequests).pipe(Effect.provide(withStored(root, { minPruneTokens: 1000 })))
       assert.match(note, /prompt cache: prunes reached the model 1 time \(0 with the cache already expired\); about ~[\d.]+k? cached tokens were rebuilt for them \(estimated\)\./)
     }).pipe(Effect.scoped))
 
   effectIt.effect("has no prompt-cache line while prunes are only pending", () =>
     Effect.gen(function*() {
       const root = yield* tempDir
-      const note = yield* Effect.gen(function*() {
-        yield* send(fresh(stored.slice(0, 2)))
-        yield* TestClock.adjust("1 minute")
-        yield* send(fresh(stored))
-        yield* dcp(sessionID, "stats")
-        return yield* lastNote
-      }).pipe(Effect.provide(autoUnder(root, {}, {}, { host: { messages: { [sessionID]: stored } } })))
+      const note = yield* statsAfter(warmRequests).pipe(Effect.provide(withStored(root)))
       assert.notInclude(note, "prompt cache:")
       assert.include(note, "This session: 0 calls pruned")
     }).pipe(Effect.scoped))
@@ -165,12 +171,7 @@ effectDescribe("/dcp stats", () => {
   effectIt.effect("shows the provider line computed from the stored session's assistant tokens", () =>
     Effect.gen(function*() {
       const root = yield* tempDir
-      const note = yield* Effect.gen(function*() {
-        yield* muchLater
-        yield* send(fresh(stored))
-        yield* dcp(sessionID, "stats")
-        return yield* lastNote
-      }).pipe(Effect.provide(autoUnder(root, {}, {}, { host: { messages: { [sessionID]: stored } } })))
+      const note = yield* statsAfter(coldRequest).pipe(Effect.provide(withStored(root)))
       assert.include(note, "  provider: 2 requests, ~2.8k tokens read from cache, ~2.6k written to it, ~3.2k uncached (as reported).")
     }).pipe(Effect.scoped))
 })
@@ -191,12 +192,9 @@ effectDescribe("/dcp stats without the stored session", () => {
   effectIt.effect("still shows the session's and the lifetime statistics, without the provider line", () =>
     Effect.gen(function*() {
       const root = yield* tempDir
-      const note = yield* Effect.gen(function*() {
-        yield* muchLater
-        yield* send(fresh(stored))
-        yield* dcp(sessionID, "stats")
-        return yield* lastNote
-      }).pipe(Effect.provide(compose({ paths: Paths.layerUnder(root), host: hostWithoutMessages, tokenizer: Tokenizer.layerEstimate })))
+      const note = yield* statsAfter(coldRequest).pipe(
+        Effect.provide(compose({ paths: Paths.layerUnder(root), host: hostWithoutMessages, tokenizer: Tokenizer.layerEstimate }))
+      )
       assert.match(note, /^This session: 1 call pruned/)
       assert.include(note, "prompt cache: prunes reached the model 1 time")
       assert.notInclude(note, "provider:")

@@ -1,9 +1,9 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Deferred, Effect, Fiber, FileSystem, Layer, Path } from "effect"
+import { Deferred, Effect, Fiber, FileSystem, Layer } from "effect"
 import { NodeFileSystem } from "@effect/platform-node"
 import { emptyLifetime, lifetimeFileName, Persistence } from "../../src/services/Persistence.ts"
 import { type LifetimeDelta, sessionIdProblem } from "../../src/state/schema.ts"
-import { listTree, persistenceUnder, platform, sampleSession, tempRoot, withCapturedLogs } from "./support.ts"
+import { listTree, onDisk, persistenceUnder, platform, sampleSession, tempRoot, withCapturedLogs } from "./support.ts"
 import { spawnLifetimeWorker } from "./workers.ts"
 
 const delta = (overrides: Partial<LifetimeDelta> = {}): LifetimeDelta => ({
@@ -13,14 +13,6 @@ const delta = (overrides: Partial<LifetimeDelta> = {}): LifetimeDelta => ({
   byReason: { deduplication: { calls: 2, tokens: 300 } },
   ...overrides
 })
-
-const onDisk = <A, E>(
-  body: (dirs: { root: string; stateDir: string }) => Effect.Effect<A, E, Persistence | FileSystem.FileSystem | Path.Path>
-) =>
-  Effect.gen(function*() {
-    const dirs = yield* tempRoot
-    return yield* body(dirs).pipe(Effect.provide(persistenceUnder(dirs.root)))
-  }).pipe(Effect.provide(platform))
 
 describe("Persistence.layer: lifetime statistics", () => {
   it.effect("lifetime is zero before anything was recorded, and reading it creates no file", () =>

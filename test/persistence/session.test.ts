@@ -1,11 +1,12 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Deferred, Effect, Fiber, FileSystem, Option, Path, Schema } from "effect"
+import { Deferred, Effect, Fiber, FileSystem, Option, Schema } from "effect"
 import { TestClock } from "effect/testing"
 import { Persistence } from "../../src/services/Persistence.ts"
 import { SessionFile } from "../../src/state/schema.ts"
 import {
   hostileSessionIds,
   listTree,
+  onDisk,
   persistenceUnder,
   platform,
   renameFails,
@@ -17,15 +18,6 @@ import {
 } from "./support.ts"
 
 const sessionID = "ses_4f1c2b3a9ffeXYZabc123"
-
-/** A test body run against the live layer over a fresh temporary root. */
-const onDisk = <A, E>(
-  body: (dirs: { root: string; stateDir: string }) => Effect.Effect<A, E, Persistence | FileSystem.FileSystem | Path.Path>
-) =>
-  Effect.gen(function*() {
-    const dirs = yield* tempRoot
-    return yield* body(dirs).pipe(Effect.provide(persistenceUnder(dirs.root)))
-  }).pipe(Effect.provide(platform))
 
 describe("Persistence.layer: session round trip", () => {
   it.effect("save then load returns the same value", () =>

@@ -22,6 +22,15 @@ export const tempRoot = Effect.gen(function*() {
   return { root, stateDir: path.join(root, "data", "opencode", "storage", "plugin", "dcp") }
 })
 
+/** A test body run against the live layer over a fresh temporary root. */
+export const onDisk = <A, E>(
+  body: (dirs: { root: string; stateDir: string }) => Effect.Effect<A, E, Persistence | FileSystem.FileSystem | Path.Path>
+) =>
+  Effect.gen(function*() {
+    const dirs = yield* tempRoot
+    return yield* body(dirs).pipe(Effect.provide(persistenceUnder(dirs.root)))
+  }).pipe(Effect.provide(platform))
+
 /** Every file and directory under `dir`, relative to it, sorted. */
 export const listTree = (dir: string) =>
   Effect.gen(function*() {

@@ -1,31 +1,20 @@
 import type { Hooks } from "@opencode-ai/plugin"
-import type { ToolContext } from "@opencode-ai/plugin/tool"
-import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises"
-import { tmpdir } from "node:os"
+import { mkdir, readFile, writeFile } from "node:fs/promises"
 import { join } from "node:path"
-import { afterEach, beforeEach, describe, expect, it } from "vitest"
-import plugin from "../../src/plugin.ts"
+import { beforeEach, describe, expect, it } from "vitest"
 import { assistant, fresh, type Msg, sessionID, tool, toolPart, user } from "../support/history.ts"
 import { type FakeClient, fakeClient } from "../support/fakeClient.ts"
+import { loadPlugin, toolContext, useIsolatedHome } from "../support/plugin.ts"
 
 /** The pruning tools as OpenCode calls them: through the object the real plugin factory returns. */
 
+const rootOf = useIsolatedHome("dcp-factory-")
 let root: string
-const saved = { ...process.env }
 
 beforeEach(async () => {
-  root = await mkdtemp(join(tmpdir(), "dcp-factory-"))
-  process.env.HOME = join(root, "home")
-  process.env.XDG_CONFIG_HOME = join(root, "config")
-  process.env.XDG_DATA_HOME = join(root, "data")
-  delete process.env.OPENCODE_CONFIG_DIR
+  root = rootOf()
   await mkdir(join(root, "project", ".opencode"), { recursive: true })
   await writeFile(join(root, "project", ".opencode", "dcp.jsonc"), `{ "protectedFilePatterns": ["**/secret/**"], "cache": { "mode": "immediate" } }`)
-})
-
-afterEach(async () => {
-  process.env = { ...saved }
-  await rm(root, { recursive: true, force: true })
 })
 
 const big = (label: string) => Array.from({ length: 150 }, (_, i) => `${label} ${i}: some content here`).join("\n")
@@ -40,28 +29,11 @@ const history = (): Array<Msg> => [
 ]
 
 const load = async (client: FakeClient) => {
-  const hooks = await plugin({
-    client: client as never,
-    directory: join(root, "project"),
-    worktree: join(root, "project"),
-    project: {} as never,
-    experimental_workspace: { register: () => undefined },
-    serverUrl: new URL("http://localhost:4096"),
-    $: {} as never
-  })
+  const hooks = await loadPlugin(root, client)
   return hooks as Required<Pick<Hooks, "tool" | "event" | "dispose" | "experimental.chat.messages.transform" | "chat.message">>
 }
 
-const context = (): ToolContext => ({
-  sessionID,
-  messageID: "msg_tool",
-  agent: "build",
-  directory: join(root, "project"),
-  worktree: join(root, "project"),
-  abort: new AbortController().signal,
-  metadata: () => undefined,
-  ask: async () => undefined
-})
+const context = () => toolContext(join(root, "project"))
 
 const transform = async (hooks: Awaited<ReturnType<typeof load>>, messages: Array<Msg>) => {
   await hooks["experimental.chat.messages.transform"]({} as never, { messages: messages as never })

@@ -1,37 +1,17 @@
-import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises"
-import { tmpdir } from "node:os"
+import { mkdir, readdir, readFile, writeFile } from "node:fs/promises"
 import { join } from "node:path"
-import { afterEach, beforeEach, describe, expect, it } from "vitest"
-import plugin from "../../src/plugin.ts"
+import { beforeEach, describe, expect, it } from "vitest"
 import { assistant, fresh, sessionID, tool, user } from "../support/history.ts"
 import { fakeClient } from "../support/fakeClient.ts"
+import { loadPlugin, useIsolatedHome } from "../support/plugin.ts"
 
+const rootOf = useIsolatedHome("dcp-plugin-")
 let root: string
-const saved = { ...process.env }
-
-beforeEach(async () => {
-  root = await mkdtemp(join(tmpdir(), "dcp-plugin-"))
-  process.env.HOME = join(root, "home")
-  process.env.XDG_CONFIG_HOME = join(root, "config")
-  process.env.XDG_DATA_HOME = join(root, "data")
-  delete process.env.OPENCODE_CONFIG_DIR
+beforeEach(() => {
+  root = rootOf()
 })
 
-afterEach(async () => {
-  process.env = { ...saved }
-  await rm(root, { recursive: true, force: true })
-})
-
-const load = (client = fakeClient()) =>
-  plugin({
-    client: client as never,
-    directory: join(root, "project"),
-    worktree: join(root, "project"),
-    project: {} as never,
-    experimental_workspace: { register: () => undefined },
-    serverUrl: new URL("http://localhost:4096"),
-    $: {} as never
-  })
+const load = (client = fakeClient()) => loadPlugin(root, client)
 
 const history = () => [
   user("read the file twice"),
