@@ -15,21 +15,18 @@
  *
  * Each replay runs in its own process (peak RSS is per process); results come back as JSON files under .bench/.
  */
-import { spawn } from "node:child_process"
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { cpus, loadavg, totalmem } from "node:os"
 import { join } from "node:path"
-import { fileURLToPath } from "node:url"
 import { parseArgs } from "node:util"
 import type { Priced } from "../src/analysis/cost.ts"
 import { sizes as allSizes } from "./generate.ts"
 import { formatSummary, summarize } from "./profile.ts"
+import { root, run, work } from "./process.ts"
 import type { ReplayOptions, ReplayResult } from "./replay.ts"
 
 type Mode = "auto" | "immediate"
 
-const root = fileURLToPath(new URL("..", import.meta.url))
-const work = join(root, ".bench")
 const bun = join(root, "node_modules", ".bin", "bun")
 
 const { values: args } = parseArgs({
@@ -69,23 +66,6 @@ if (sizes.some((n) => !Number.isInteger(n) || n <= 0) || modes.some((m) => m !==
 }
 
 // ---- processes --------------------------------------------------------------------------------------------
-
-interface Finished {
-  readonly code: number | null
-  readonly stdout: string
-  readonly stderr: string
-}
-
-const run = (command: string, argv: ReadonlyArray<string>, env: NodeJS.ProcessEnv = process.env): Promise<Finished> =>
-  new Promise((resolve, reject) => {
-    const child = spawn(command, argv, { cwd: root, env, stdio: ["ignore", "pipe", "pipe"] })
-    let stdout = ""
-    let stderr = ""
-    child.stdout.on("data", (chunk) => (stdout += chunk))
-    child.stderr.on("data", (chunk) => (stderr += chunk))
-    child.on("error", reject)
-    child.on("close", (code) => resolve({ code, stdout, stderr }))
-  })
 
 const mustRun = async (what: string, command: string, argv: ReadonlyArray<string>, env?: NodeJS.ProcessEnv) => {
   const result = await run(command, argv, env)

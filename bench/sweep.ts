@@ -8,16 +8,13 @@
  *   npm run bench:sweep -- --sizes 100,300 --seed 3
  *   npm run bench:sweep -- --settings '[["mine", {"cache": {"minPruneTokens": 12000}}]]'   other settings
  */
-import { spawn } from "node:child_process"
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
-import { fileURLToPath } from "node:url"
 import { parseArgs } from "node:util"
 import type { Priced } from "../src/analysis/cost.ts"
+import { root, run, work } from "./process.ts"
 import type { ReplayResult } from "./replay.ts"
 
-const root = fileURLToPath(new URL("..", import.meta.url))
-const work = join(root, ".bench")
 
 const { values: args } = parseArgs({
   options: {
@@ -52,21 +49,17 @@ const settings: ReadonlyArray<readonly [string, Record<string, unknown>]> = args
   ? oneChange
   : JSON.parse(args.settings)
 
-const run = (argv: ReadonlyArray<string>): Promise<string> =>
-  new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, argv, { cwd: root, stdio: ["ignore", "pipe", "pipe"] })
-    let stdout = ""
-    let stderr = ""
-    child.stdout.on("data", (chunk) => (stdout += chunk))
-    child.stderr.on("data", (chunk) => (stderr += chunk))
-    child.on("error", reject)
-    child.on("close", (code) => (code === 0 ? resolve(stdout) : reject(new Error(`${argv.join(" ")}: exit ${code}\n${stderr}`))))
-  })
+/** Runs a script under this Node; its standard output, or an error with its standard error. */
+const node = async (argv: ReadonlyArray<string>): Promise<string> => {
+  const { code, stderr, stdout } = await run(process.execPath, argv)
+  if (code !== 0) throw new Error(`${argv.join(" ")}: exit ${code}\n${stderr}`)
+  return stdout
+}
 
 const replayed = async (size: number, plugin: "noop" | "real", config: Record<string, unknown>): Promise<Priced> => {
   const out = join(work, `sweep-${process.pid}.json`)
   const options = { size, seed, plugin, harness: join(root, "bench", "harness.ts"), config, accounting: true, out }
-  await run([join(root, "bench", "replay.ts"), JSON.stringify(options)])
+  await node([join(root, "bench", "replay.ts"), JSON.stringify(options)])
   const result = JSON.parse(readFileSync(out, "utf8")) as ReplayResult
   rmSync(out)
   return result.accounting!.priced
@@ -76,7 +69,7 @@ const replayed = async (size: number, plugin: "noop" | "real", config: Record<st
 const example = async (config: Record<string, unknown>, dir: string): Promise<readonly [Priced, Priced]> => {
   const file = join(dir, "dcp.json")
   writeFileSync(file, JSON.stringify(config))
-  const json = JSON.parse(await run([join(root, "src", "analyse.ts"), "--example", "--config", file, "--json"])) as {
+  const json = JSON.parse(await node([join(root, "src", "analyse.ts"), "--example", "--config", file, "--json"])) as {
     sent: { withoutPlugin: Priced; withPlugin: Priced }
   }
   return [json.sent.withoutPlugin, json.sent.withPlugin]
