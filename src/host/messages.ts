@@ -34,8 +34,6 @@ export const isToolPart = (part: unknown): part is { type: "tool"; callID: strin
   Predicate.isObject(part) && part.type === "tool" && typeof part.callID === "string" &&
   Predicate.isObject(part.state)
 
-export const isStepStart = (part: unknown): boolean => Predicate.isObject(part) && part.type === "step-start"
-
 export const roleOf = (message: unknown): "user" | "assistant" | undefined => {
   if (!Predicate.isObject(message) || !Predicate.isObject(message.info)) return undefined
   const role = message.info.role
