@@ -37,4 +37,5 @@ persistence in src/db (Postgres through a thin query builder), background jobs i
 - Log with the shared logger (src/lib/logger.ts), never console.log.
 - Prefer small pure functions; no classes for stateless code.`
 
-export const systemPrompt: ReadonlyArray<string> = [instructions, environment]
+/** One string, as OpenCode hands it to plugins. */
+export const systemPrompt: ReadonlyArray<string> = [`${instructions}\n${environment}`]

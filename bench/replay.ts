@@ -1,11 +1,11 @@
 /**
- * One replay of a generated session, in its own process (so its peak RSS is its own): every model request the
- * session made, in order, the way OpenCode calls the plugin. For each request a fresh copy of the history so far
- * goes through `experimental.chat.messages.transform`, then the system prompt through
- * `experimental.chat.system.transform`; `chat.message` announces each user turn and `session.idle` ends it.
+ * One replay of a generated session, in its own process (so its peak RSS is its own), through the shared driver
+ * (src/analysis/drive.ts): every model request the session made, in order, the way OpenCode calls the plugin, with
+ * OpenCode's compaction at overflow, priced under Anthropic's and OpenAI's prompt-cache rules.
  *
  * `plugin: "real"` drives the real hooks (makeHooks over the composed production graph with a recording test host
- * and the production tokenizer); `plugin: "noop"` runs the same loop with hooks that do nothing.
+ * and the production tokenizer); `"none"` is OpenCode without a plugin, `"prune"` OpenCode with its own
+ * `compaction.prune: true`: the baselines a user really has.
  *
  * Usage (normally started by bench/run.ts): node bench/replay.ts '<ReplayOptions as JSON>'
  */
@@ -14,21 +14,26 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { setImmediate as tick } from "node:timers/promises"
-import { freezeShared, freshCopy } from "../src/analysis/copy.ts"
-import { CacheMeter, type Priced, unitTokens } from "../src/analysis/cost.ts"
-import { generate, type Msg, projectDir, sessionID } from "./generate.ts"
+import { freezeShared } from "../src/analysis/copy.ts"
+import type { Priced } from "../src/analysis/cost.ts"
+import { drive, type DrivenPlugin, type DriveModel } from "../src/analysis/drive.ts"
+import { hostToolDefinitions } from "../src/analysis/prompt.ts"
+import { profiles } from "../src/pricing/profiles.ts"
+import { generate, projectDir, sessionID } from "./generate.ts"
 import { systemPrompt } from "./prompt.ts"
-import { Sent } from "../src/analysis/sent.ts"
+
+export type Baseline = "none" | "prune"
 
 export interface ReplayOptions {
   readonly size: number
   readonly seed: number
-  readonly plugin: "noop" | "real"
+  /** The real plugin, or no plugin with OpenCode's own behaviour: `none` (its defaults) or `prune` (`compaction.prune`). */
+  readonly plugin: "real" | Baseline
   /** Module exporting what bench/harness.ts exports (its Bun bundle, or the source file itself). */
   readonly harness: string
   /** Written to `<tempRoot>/config/opencode/dcp.jsonc`, the global config file the plugin reads. */
   readonly config: Record<string, unknown>
-  /** Count tokens and cache cost of what was sent. */
+  /** Count tokens exactly (o200k) for the cost figures; off, four characters a token (for CPU profiles). */
   readonly accounting: boolean
   /**
    * The plugin's token counter: the production layer (default: estimates on the request path), o200k for every count
@@ -41,7 +46,7 @@ export interface ReplayOptions {
 
 export interface ReplayResult {
   readonly size: number
-  readonly plugin: "noop" | "real"
+  readonly plugin: ReplayOptions["plugin"]
   readonly requests: number
   readonly toolCalls: number
   readonly errors: number
@@ -55,11 +60,10 @@ export interface ReplayResult {
   readonly transformMs: ReadonlyArray<number>
   readonly systemMs: ReadonlyArray<number>
   /**
-   * Where the rest of the replay's wall time went, ms: generating the session, fresh copies, unit accounting, the
-   * session.idle hook, the pause after each request (the plugin's background work: state written behind), forced
-   * collections, counting tokens at the end.
+   * Where the rest of the replay's wall time went, ms: generating the session, fresh copies, pricing, the session.idle
+   * hook, the pause after each request (the plugin's background work: state written behind), forced collections.
    */
-  readonly phasesMs: Readonly<Record<"generate" | "copy" | "accounting" | "idle" | "background" | "gc" | "tokenize", number>>
+  readonly phasesMs: Readonly<Record<"generate" | "copy" | "accounting" | "idle" | "background" | "gc", number>>
   readonly rssBeforeReplayMB: number
   /** VmHWM at the end of the replay, before any accounting. */
   readonly peakRssMB: number
@@ -70,33 +74,25 @@ export interface ReplayResult {
   readonly prunedBy: Record<string, number> | undefined
   readonly notes: number | undefined
   readonly toasts: ReadonlyArray<string>
-  readonly accounting: Accounting | undefined
+  readonly accounting: Accounting
 }
 
 export interface Accounting {
-  readonly priced: Priced
+  /** Per pricing profile (anthropic, openai). */
+  readonly priced: Readonly<Record<string, Priced>>
   /** Tokens of what the plugin added (tool definitions, system section, synthetic messages), summed over requests. */
   readonly addedTokens: number
   /** Tokens of the session's last request. */
   readonly lastContextTokens: number
-  /** Requests larger than the model's context window (estimated from characters). */
+  /** Requests larger than the model's usable window (its context less OpenCode's output reserve). */
   readonly requestsOverWindow: number
+  /** Compactions OpenCode made at overflow (each one a summary request). */
+  readonly compactions: number
+  /** Outputs OpenCode's own `compaction.prune` cleared. */
+  readonly openCodePruned: number
 }
 
-const model = {
-  id: "claude-sonnet-4-5",
-  providerID: "anthropic",
-  name: "Claude Sonnet 4.5",
-  limit: { context: 200_000, output: 64_000 }
-}
-
-interface Hooks {
-  readonly "experimental.chat.messages.transform"?: (input: unknown, output: { messages: Array<unknown> }) => Promise<void>
-  readonly "experimental.chat.system.transform"?: (input: unknown, output: { system: Array<string> }) => Promise<void>
-  readonly "chat.message"?: (input: unknown, output: unknown) => Promise<void>
-  readonly event?: (input: unknown) => Promise<void>
-  readonly tool?: Record<string, { description: string; args: Record<string, unknown> }>
-}
+const model: DriveModel = { providerID: "anthropic", modelID: "claude-sonnet-4-5", context: 200_000, output: 64_000 }
 
 interface Inspected {
   readonly pruned: number | undefined
@@ -105,24 +101,14 @@ interface Inspected {
   readonly toasts: Array<string>
 }
 
-interface Plugin {
-  readonly hooks: Hooks
-  /** Sets the time the plugin reads from its Clock: the replayed request's `time.created`, not the wall clock. */
-  readonly setTime: (ms: number) => void
-  readonly toolDefinitions: ReadonlyArray<readonly [string, string]>
+interface Plugin extends DrivenPlugin {
   readonly inspect: () => Promise<Inspected>
   readonly dispose: () => Promise<void>
 }
 
-const noopPlugin = (): Plugin => ({
+const noPlugin = (): Plugin => ({
+  hooks: undefined,
   setTime: () => {},
-  hooks: {
-    "experimental.chat.messages.transform": async () => {},
-    "experimental.chat.system.transform": async () => {},
-    "chat.message": async () => {},
-    event: async () => {}
-  },
-  toolDefinitions: [],
   inspect: async () => ({ pruned: undefined, prunedBy: undefined, notes: undefined, toasts: [] }),
   dispose: async () => {}
 })
@@ -164,11 +150,6 @@ const realPlugin = async (
       : h.Tokenizer.layer
   }).pipe(h.Layer.provideMerge(h.Layer.succeed(h.Clock.Clock, replayed))))
   const current = await runtime.runPromise(h.Config.use((c: { current: unknown }) => h.Effect.succeed(c.current)))
-  const hooks: Hooks = h.makeHooks(runtime, current)
-  const schema = h.tool.schema
-  const toolDefinitions = Object.entries(hooks.tool ?? {}).map(([name, def]) =>
-    [name, JSON.stringify({ description: def.description, input_schema: schema.toJSONSchema(schema.object(def.args)) })] as const
-  )
   const attempt = async <A>(program: unknown): Promise<A | undefined> => {
     try {
       return await runtime.runPromise(program)
@@ -177,11 +158,10 @@ const realPlugin = async (
     }
   }
   return {
-    hooks,
+    hooks: h.makeHooks(runtime, current),
     setTime: (ms) => {
       time.now = ms
     },
-    toolDefinitions,
     inspect: async () => {
       const reasons = await attempt<Array<string>>(h.SessionStore.use((store: any) =>
         store.use(sessionID, (state: any) => h.Effect.sync(() => [...state.pruned.values()].map((r: any) => String(r.reason))))
@@ -231,22 +211,17 @@ export const replay = async (options: ReplayOptions): Promise<ReplayResult> => {
   const setupStart = performance.now()
   const plugin = options.plugin === "real"
     ? await realPlugin(options.harness, options.config, options.tokenizer ?? "default")
-    : noopPlugin()
+    : noPlugin()
   const setupMs = performance.now() - setupStart
-  const { hooks } = plugin
+  let count = (text: string) => Math.ceil(text.length / 4)
+  if (options.accounting) {
+    const { countTokens } = await import("gpt-tokenizer/encoding/o200k_base")
+    const plain = { disallowedSpecial: new Set<string>() }
+    count = (text) => countTokens(text, plain)
+  }
 
-  const sent = new Sent(session.messages, systemPrompt)
-  const meter = new CacheMeter()
-  const contextChars: Array<number> = []
-  const transformMs: Array<number> = []
-  const systemMs: Array<number> = []
-  let copyMs = 0
-  let accountingMs = 0
-  let idleMs = 0
   let backgroundMs = 0
   let gcMs = 0
-  let coldRequests = 0
-  let previousTime: number | undefined
   let liveHeapMB = 0
   const sample = () => {
     const start = performance.now()
@@ -256,87 +231,47 @@ export const replay = async (options: ReplayOptions): Promise<ReplayResult> => {
   sample()
   const rssBeforeReplayMB = process.memoryUsage().rss / 1024 / 1024
 
-  for (const [k, request] of session.requests.entries()) {
-    plugin.setTime(request.time)
-    if (request.user !== undefined) {
-      await hooks["chat.message"]?.(
-        { sessionID, agent: "build", model: { providerID: model.providerID, modelID: model.id }, messageID: request.user.info.id },
-        { message: request.user.info, parts: request.user.parts }
-      )
+  const driven = await drive({
+    sessionID,
+    messages: session.messages,
+    plugin,
+    system: systemPrompt,
+    hostTools: hostToolDefinitions,
+    model,
+    profiles: [profiles.anthropic, profiles.openai],
+    count,
+    compactAtOverflow: true,
+    openCodePrune: options.plugin === "prune",
+    directory: projectDir,
+    between: async (request) => {
+      // Between requests OpenCode waits for the model; background work (state written behind) runs then.
+      const start = performance.now()
+      await tick()
+      backgroundMs += performance.now() - start
+      if (request % collectEvery === 0) sample()
     }
-    const copyStart = performance.now()
-    const output = { messages: freshCopy(session.messages, request.upTo) as Array<unknown> }
-    const system = { system: [...systemPrompt] }
-    copyMs += performance.now() - copyStart
-
-    const t0 = performance.now()
-    await hooks["experimental.chat.messages.transform"]?.({}, output)
-    const t1 = performance.now()
-    await hooks["experimental.chat.system.transform"]?.({ sessionID, model }, system)
-    const t2 = performance.now()
-    transformMs.push(t1 - t0)
-    systemMs.push(t2 - t1)
-
-    if (previousTime !== undefined && request.time - previousTime > 300_000) coldRequests++
-    previousTime = request.time
-    const t3 = performance.now()
-    if (options.accounting) {
-      meter.record(sent.request(plugin.toolDefinitions, system.system, output.messages as Array<Msg>), request.time)
-      contextChars.push(sent.chars)
-    }
-    const t4 = performance.now()
-    accountingMs += t4 - t3
-    if (request.endsTurn) await hooks.event?.({ event: { type: "session.idle", properties: { sessionID } } })
-    const t5 = performance.now()
-    idleMs += t5 - t4
-    // Between requests OpenCode waits for the model; background work (state written behind) runs then.
-    await tick()
-    backgroundMs += performance.now() - t5
-    if ((k + 1) % collectEvery === 0) sample()
-  }
+  })
   sample()
   const peak = peakRssMB()
   const inspected = await plugin.inspect()
   await plugin.dispose()
 
-  let accounting: ReplayResult["accounting"]
-  const tokenizeStart = performance.now()
-  if (options.accounting) {
-    const { countTokens } = await import("gpt-tokenizer/encoding/o200k_base")
-    const plain = { disallowedSpecial: new Set<string>() }
-    const tokensOf = unitTokens(sent.units, (text) => countTokens(text, plain))
-    const priced = meter.priced(tokensOf)
-    let addedTokens = 0
-    for (const [unit, times] of sent.added) addedTokens += tokensOf(unit) * times
-    const lastContextTokens = meter.last.reduce((sum, unit) => sum + tokensOf(unit), 0)
-    // Per-request context sizes from characters, at the session's own tokens-per-character rate.
-    const perChar = priced.tokens / contextChars.reduce((sum, chars) => sum + chars, 0)
-    const overWindow = contextChars.filter((chars) => chars * perChar > model.limit.context).length
-    accounting = { priced, addedTokens, lastContextTokens, requestsOverWindow: overWindow }
-  }
-  const phasesMs = {
-    generate: generateMs,
-    copy: copyMs,
-    accounting: accountingMs,
-    idle: idleMs,
-    background: backgroundMs,
-    gc: gcMs,
-    tokenize: performance.now() - tokenizeStart
-  }
-
+  let addedTokens = 0
+  for (const [block, times] of driven.builder.added) addedTokens += driven.tokensOf(block) * times
+  const usable = model.context - Math.min(model.output, 32_000)
   return {
     size: options.size,
     plugin: options.plugin,
-    requests: session.requests.length,
+    requests: driven.requests,
     toolCalls: session.stats.toolCalls,
     errors: session.stats.errors,
     turns: session.stats.turns,
-    coldRequests,
+    coldRequests: driven.pausesOverTtl,
     historyMB: session.stats.chars / 1e6,
     setupMs,
-    transformMs,
-    systemMs,
-    phasesMs,
+    transformMs: driven.transformMs,
+    systemMs: driven.systemMs,
+    phasesMs: { generate: generateMs, ...driven.phasesMs, background: backgroundMs, gc: gcMs },
     rssBeforeReplayMB,
     peakRssMB: peak,
     liveHeapMB,
@@ -344,7 +279,14 @@ export const replay = async (options: ReplayOptions): Promise<ReplayResult> => {
     prunedBy: inspected.prunedBy,
     notes: inspected.notes,
     toasts: inspected.toasts,
-    accounting
+    accounting: {
+      priced: driven.priced,
+      addedTokens,
+      lastContextTokens: driven.requestTokens.at(-1) ?? 0,
+      requestsOverWindow: driven.requestTokens.filter((tokens) => tokens >= usable).length,
+      compactions: driven.compactions,
+      openCodePruned: driven.openCodePruned
+    }
   }
 }
 

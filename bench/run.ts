@@ -46,6 +46,9 @@ const { values: args } = parseArgs({
   }
 })
 
+/** The pricing profiles reported, Anthropic's first (see src/pricing/profiles.ts). */
+const costProfiles = ["anthropic", "openai"] as const
+
 const tokenizerNote = {
   default: "",
   estimate: "; plugin tokenizer: 4 characters a token (diagnostic)",
@@ -158,7 +161,9 @@ const table = (header: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<
 
 interface SizeResult {
   readonly size: number
-  readonly noop: Replayed
+  /** OpenCode without a plugin (its defaults), and with its own `compaction.prune: true`. */
+  readonly none: Replayed
+  readonly prune: Replayed
   readonly plugin: Partial<Record<Mode, Replayed>>
 }
 
@@ -222,12 +227,13 @@ const main = async () => {
   if (!args["skip-measure"]) {
     for (const size of sizes) {
       const base = { size, seed, harness: bundled, accounting: true, tokenizer }
-      const noop = await replay({ ...base, plugin: "noop", config: {} }, { runtime, label: "no-op plugin" })
+      const none = await replay({ ...base, plugin: "none", config: {} }, { runtime, label: "no plugin" })
+      const prune = await replay({ ...base, plugin: "prune", config: {} }, { runtime, label: "OpenCode's compaction.prune" })
       const plugin: SizeResult["plugin"] = {}
       for (const mode of modes) {
         plugin[mode] = await replay({ ...base, plugin: "real", config: configFor(mode) }, { runtime, label: `plugin, ${mode}` })
       }
-      results.push({ size, noop, plugin })
+      results.push({ size, none, prune, plugin })
     }
   }
 
@@ -295,7 +301,7 @@ const format = (
     out.push("Sessions (seeded generator; one request per assistant message)")
     out.push(table(
       ["calls", "requests", "user turns", "errored calls", "pauses > 5 min", "tool output + text, MB"],
-      results.map(({ noop }) => [int(noop.toolCalls), int(noop.requests), int(noop.turns), int(noop.errors), int(noop.coldRequests), fmt(noop.historyMB, 1)])
+      results.map(({ none }) => [int(none.toolCalls), int(none.requests), int(none.turns), int(none.errors), int(none.coldRequests), fmt(none.historyMB, 1)])
     ))
     out.push("")
   }
@@ -303,42 +309,65 @@ const format = (
     if (results.length === 0) break
     out.push(`Latency (messages.transform, ms per request; the first request apart) and memory (MB), cache.mode ${mode}`)
     out.push(table(
-      ["calls", "requests", "median", "p95", "max", "first", "total s", "system median", "peak RSS plugin", "peak RSS no-op", "RSS diff", "live heap diff"],
-      results.map(({ noop, plugin, size }) => {
+      ["calls", "requests", "median", "p95", "max", "first", "total s", "system median", "peak RSS plugin", "peak RSS none", "RSS diff", "live heap diff"],
+      results.map(({ none, plugin, size }) => {
         const r = plugin[mode]!
         const l = latency(r.transformMs)
         const s = latency(r.systemMs)
         return [int(size), int(r.requests), fmt(l.median), fmt(l.p95), fmt(l.max), fmt(l.first), fmt(l.totalMs / 1000), fmt(s.median, 3),
-          fmt(r.peakRssMB, 0), fmt(noop.peakRssMB, 0), fmt(r.peakRssMB - noop.peakRssMB, 0), fmt(r.liveHeapMB - noop.liveHeapMB, 0)]
+          fmt(r.peakRssMB, 0), fmt(none.peakRssMB, 0), fmt(r.peakRssMB - none.peakRssMB, 0), fmt(r.liveHeapMB - none.liveHeapMB, 0)]
       })
     ))
     out.push("")
-    out.push(`Tokens sent and prompt-cache cost, cache.mode ${mode} (sums over all requests; no-cache cost = tokens; cache-priced cost = 0.1 x cached + 1.25 x uncached tokens)`)
+  }
+  for (const profile of costProfiles) {
+    if (results.length === 0) break
+    out.push(`Cost under ${profile === "anthropic" ? "Anthropic's prompt-cache rules (OpenCode's breakpoints)" : "OpenAI's prompt-cache rules"}, in uncached-input-token units, summed over all requests; ratios x the better baseline (none or OC prune)`)
     out.push(table(
-      ["calls", "tokens no-plugin", "tokens plugin", "ratio", "cost no-plugin", "cost plugin", "ratio", "cached % np/p", "pruned", "added tokens", "last context np/p", "over 200k np/p"],
-      results.map(({ noop, plugin, size }) => {
-        const n = noop.accounting!
-        const a = plugin[mode]!.accounting!
-        const cachedShare = (x: Priced) => fmt((100 * x.cachedTokens) / x.tokens, 0)
-        return [int(size), int(n.priced.tokens), int(a.priced.tokens), fmt(ratio(a.priced.tokens, n.priced.tokens), 3),
-          int(n.priced.cost), int(a.priced.cost), fmt(ratio(a.priced.cost, n.priced.cost), 3),
-          `${cachedShare(n.priced)}/${cachedShare(a.priced)}`, String(plugin[mode]!.pruned ?? "-"), int(a.addedTokens),
-          `${kilo(n.lastContextTokens)}/${kilo(a.lastContextTokens)}`, `${n.requestsOverWindow}/${a.requestsOverWindow}`]
+      ["calls", "no plugin", "OC prune", ...modes.flatMap((mode) => [`plugin ${mode}`, "ratio"]), "read % none/plugin"],
+      results.map(({ none, prune, plugin, size }) => {
+        const n = none.accounting.priced[profile]!
+        const o = prune.accounting.priced[profile]!
+        const best = Math.min(n.cost, o.cost)
+        const readShare = (x: Priced) => fmt((100 * x.readTokens) / x.tokens, 0)
+        const first = plugin[modes[0]!]!.accounting.priced[profile]!
+        return [int(size), int(n.cost), int(o.cost),
+          ...modes.flatMap((mode) => {
+            const p = plugin[mode]!.accounting.priced[profile]!
+            return [int(p.cost), fmt(ratio(p.cost, best), 3)]
+          }),
+          `${readShare(n)}/${readShare(first)}`]
       })
     ))
     out.push("")
   }
   if (results.length > 0) {
-    out.push("Where the replay time went (s): the plugin's hooks, its background work after each request (state written behind; plugin minus no-op), and the harness's own untimed work")
+    out.push("Tokens sent (all requests), compactions at overflow, and the last request")
     out.push(table(
-      ["calls", "mode", "transform", "system", "session.idle", "background", "copies", "accounting", "forced GC", "replay wall", "no-op wall"],
-      results.flatMap(({ noop, plugin, size }) =>
+      ["calls", "tokens none", "tokens OC prune", ...modes.map((mode) => `tokens ${mode}`), "compactions none/prune/plugin", "OC pruned", "pruned", "added tokens", "last context none/plugin", "over window none/plugin"],
+      results.map(({ none, prune, plugin, size }) => {
+        const first = plugin[modes[0]!]!
+        const tokens = (r: Replayed) => r.accounting.priced.anthropic!.tokens
+        return [int(size), int(tokens(none)), int(tokens(prune)), ...modes.map((mode) => int(tokens(plugin[mode]!))),
+          `${none.accounting.compactions}/${prune.accounting.compactions}/${first.accounting.compactions}`,
+          int(prune.accounting.openCodePruned), String(first.pruned ?? "-"), int(first.accounting.addedTokens),
+          `${kilo(none.accounting.lastContextTokens)}/${kilo(first.accounting.lastContextTokens)}`,
+          `${none.accounting.requestsOverWindow}/${first.accounting.requestsOverWindow}`]
+      })
+    ))
+    out.push("")
+  }
+  if (results.length > 0) {
+    out.push("Where the replay time went (s): the plugin's hooks, its background work after each request (state written behind; plugin minus no plugin), and the harness's own untimed work")
+    out.push(table(
+      ["calls", "mode", "transform", "system", "session.idle", "background", "copies", "accounting", "forced GC", "replay wall", "no-plugin wall"],
+      results.flatMap(({ none, plugin, size }) =>
         modes.map((mode) => {
           const r = plugin[mode]!
           const sum = (xs: ReadonlyArray<number>) => xs.reduce((a, b) => a + b, 0) / 1000
           return [int(size), mode, fmt(sum(r.transformMs)), fmt(sum(r.systemMs)), fmt(r.phasesMs.idle / 1000),
-            fmt((r.phasesMs.background - noop.phasesMs.background) / 1000), fmt(r.phasesMs.copy / 1000), fmt(r.phasesMs.accounting / 1000),
-            fmt(r.phasesMs.gc / 1000), fmt(r.wallMs / 1000, 1), fmt(noop.wallMs / 1000, 1)]
+            fmt((r.phasesMs.background - none.phasesMs.background) / 1000), fmt(r.phasesMs.copy / 1000), fmt(r.phasesMs.accounting / 1000),
+            fmt(r.phasesMs.gc / 1000), fmt(r.wallMs / 1000, 1), fmt(none.wallMs / 1000, 1)]
         })
       )
     ))
@@ -360,39 +389,38 @@ const format = (
 
   const at = (size: number) => results.find((r) => r.size === size)
   const auto = (size: number) => at(size)?.plugin.auto
-  const costRatio = (size: number, mode: Mode) => {
+  /** The plugin's Anthropic-priced cost, x no plugin or x the better of no plugin and OpenCode's compaction.prune. */
+  const costRatio = (size: number, mode: Mode, against: "none" | "best") => {
     const r = at(size)
-    const p = r?.plugin[mode]?.accounting?.priced
-    return r === undefined || p === undefined ? undefined : p.cost / r.noop.accounting!.priced.cost
+    const p = r?.plugin[mode]?.accounting.priced.anthropic
+    if (r === undefined || p === undefined) return undefined
+    const none = r.none.accounting.priced.anthropic!.cost
+    return p.cost / (against === "none" ? none : Math.min(none, r.prune.accounting.priced.anthropic!.cost))
   }
-  const tokenRatio = (size: number) => {
-    const r = at(size)
-    const p = r?.plugin.auto?.accounting?.priced
-    return r === undefined || p === undefined ? undefined : p.tokens / r.noop.accounting!.priced.tokens
-  }
-  const worst = results.length === 0 || !modes.includes("auto") ? undefined : Math.max(...results.map((r) => costRatio(r.size, "auto")!))
+  const worst = results.length === 0 || !modes.includes("auto") ? undefined : Math.max(...results.map((r) => costRatio(r.size, "auto", "best")!))
   const targets: Array<Target> = [
     { name: "median transform at 3,000 calls", value: auto(3000) && latency(auto(3000)!.transformMs).median, limit: 2, unit: " ms" },
     { name: "median transform at 5,000 calls", value: auto(5000) && latency(auto(5000)!.transformMs).median, limit: 5, unit: " ms" },
     { name: "whole-session transform at 3,000 calls", value: auto(3000) && latency(auto(3000)!.transformMs).totalMs / 1000, limit: 5, unit: " s" },
-    { name: "peak RSS over the no-op plugin at 3,000 calls", value: auto(3000) && auto(3000)!.peakRssMB - at(3000)!.noop.peakRssMB, limit: 60, unit: " MB", digits: 0 },
+    { name: "peak RSS over no plugin at 3,000 calls", value: auto(3000) && auto(3000)!.peakRssMB - at(3000)!.none.peakRssMB, limit: 60, unit: " MB", digits: 0 },
     { name: "bundled load (import + factory, Bun)", value: load && load.importMs + load.factoryMs, limit: 150, unit: " ms", digits: 0 },
-    { name: "cache-priced cost at 1,000 calls (auto), x no plugin", value: costRatio(1000, "auto"), limit: 0.7, unit: "x", digits: 3 },
-    { name: "cache-priced cost at 3,000 calls (auto), x no plugin", value: costRatio(3000, "auto"), limit: 0.7, unit: "x", digits: 3 },
-    { name: "tokens sent at 1,000 calls (auto), x no plugin", value: tokenRatio(1000), limit: 0.6, unit: "x", digits: 3 },
-    { name: "tokens sent at 3,000 calls (auto), x no plugin", value: tokenRatio(3000), limit: 0.6, unit: "x", digits: 3 },
-    { name: "highest cache-priced cost ratio over all sizes (auto)", value: worst, limit: 1, unit: "x", digits: 3 }
+    ...sizes.filter((size) => size >= 1000).map((size): Target => ({
+      name: `Anthropic-priced cost at ${int(size)} calls (auto), x the better baseline`,
+      value: costRatio(size, "auto", "best"),
+      limit: 0.6,
+      unit: "x",
+      digits: 3
+    })),
+    { name: "highest Anthropic-priced cost ratio over all sizes (auto), x the better baseline", value: worst, limit: 1, unit: "x", digits: 3 }
   ]
   out.push("Targets")
   out.push(...targets.map(verdict))
   if (modes.includes("auto") && modes.includes("immediate")) {
     for (const { size } of results) {
-      const a = costRatio(size, "auto")!
-      const i = costRatio(size, "immediate")!
-      out.push(verdict({ name: `auto cheaper than immediate at ${int(size)} calls (cost ratio immediate - auto)`, value: i - a, limit: 0, unit: "", kind: "min", digits: 4 }))
+      const a = costRatio(size, "auto", "none")!
+      const i = costRatio(size, "immediate", "none")!
+      out.push(verdict({ name: `auto cheaper than immediate at ${int(size)} calls (Anthropic cost ratio immediate - auto)`, value: i - a, limit: 0, unit: "", kind: "min", digits: 4 }))
     }
-    const worstImmediate = Math.max(...results.map((r) => costRatio(r.size, "immediate")!))
-    out.push(`(info)   highest cache-priced cost ratio over all sizes (immediate): ${fmt(worstImmediate, 3)}x`)
   } else {
     out.push("[n/a]    auto cheaper than immediate: run both modes (default) to compare")
   }

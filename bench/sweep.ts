@@ -56,13 +56,13 @@ const node = async (argv: ReadonlyArray<string>): Promise<string> => {
   return stdout
 }
 
-const replayed = async (size: number, plugin: "noop" | "real", config: Record<string, unknown>): Promise<Priced> => {
+const replayed = async (size: number, plugin: "none" | "real", config: Record<string, unknown>): Promise<Priced> => {
   const out = join(work, `sweep-${process.pid}.json`)
   const options = { size, seed, plugin, harness: join(root, "bench", "harness.ts"), config, accounting: true, out }
   await node([join(root, "bench", "replay.ts"), JSON.stringify(options)])
   const result = JSON.parse(readFileSync(out, "utf8")) as ReplayResult
   rmSync(out)
-  return result.accounting!.priced
+  return result.accounting.priced.anthropic!
 }
 
 /** The recorded example through the offline analyser: [without plugin, with plugin]. */
@@ -70,9 +70,9 @@ const example = async (config: Record<string, unknown>, dir: string): Promise<re
   const file = join(dir, "dcp.json")
   writeFileSync(file, JSON.stringify(config))
   const json = JSON.parse(await node([join(root, "src", "analyse.ts"), "--example", "--config", file, "--json"])) as {
-    sent: { withoutPlugin: Priced; withPlugin: Priced }
+    sent: { withoutPlugin: { priced: { anthropic: Priced } }; withPlugin: { priced: { anthropic: Priced } } }
   }
-  return [json.sent.withoutPlugin, json.sent.withPlugin]
+  return [json.sent.withoutPlugin.priced.anthropic, json.sent.withPlugin.priced.anthropic]
 }
 
 const ratio = (a: number, b: number) => (a / b).toFixed(3)
@@ -81,7 +81,7 @@ const main = async () => {
   mkdirSync(work, { recursive: true })
   const dir = mkdtempSync(join(work, "sweep-"))
   const columns = [...sizes.map((n) => `${n.toLocaleString("en-US")} calls`), "example (72 calls)"]
-  const baselines = await Promise.all(sizes.map((size) => replayed(size, "noop", {})))
+  const baselines = await Promise.all(sizes.map((size) => replayed(size, "none", {})))
   const rows: Array<Array<string>> = []
   for (const [name, config] of settings) {
     process.stderr.write(`${name} ...\n`)

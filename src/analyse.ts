@@ -9,7 +9,7 @@ import { Cause, Effect, Exit, Fiber, FileSystem, Layer, Schema } from "effect"
 import { fileURLToPath } from "node:url"
 import { parseArgs } from "node:util"
 import { formatJson, formatReport } from "./analysis/report.ts"
-import { replay } from "./analysis/replay.ts"
+import { replay, type RunName } from "./analysis/replay.ts"
 import { decodeExport } from "./analysis/session.ts"
 
 const name = "dcp-analyse"
@@ -73,13 +73,13 @@ const progress = () => {
   let shown = 0
   let visible = false
   return {
-    update: (phase: "replaying" | "counting", done: number, total: number) => {
+    update: (run: RunName, done: number, total: number) => {
       const now = Date.now()
       if (now - start < 500 || now - shown < 100) return
       shown = now
       visible = true
-      const what = phase === "replaying" ? "replaying request" : "counting tokens of text"
-      process.stderr.write(`\r\x1b[K${name}: ${what} ${done.toLocaleString("en-US")} of ${total.toLocaleString("en-US")}`)
+      const what = run === "withPlugin" ? "with the plugin" : run === "withOpenCodePrune" ? "with OpenCode's pruning" : "without the plugin"
+      process.stderr.write(`\r\x1b[K${name}: replaying request ${done.toLocaleString("en-US")} of ${total.toLocaleString("en-US")} ${what}`)
     },
     clear: () => {
       if (visible) process.stderr.write("\r\x1b[K")

@@ -1,219 +1,169 @@
 /**
- * What each request sends, in tokens, and what it costs with a prompt cache: the one cost model of the offline
- * analyser (`dcp-analyse`, `npm start`) and of the benchmark (`npm run bench`).
+ * What a session's requests cost under a provider's prompt-cache rules (src/pricing/profiles.ts): the one cost model
+ * of the offline analyser (`dcp-analyse`, `npm start`), the benchmark (`npm run bench`) and the end-to-end tests,
+ * which price the bodies the real OpenCode sends. A request is its wire form (wire.ts): blocks in prefix order and
+ * the positions of OpenCode's cache breakpoints.
  *
- * A request is a sequence of units: the tool definitions the plugin adds, each system prompt string, then for
- * every message a boundary unit (role framing) followed by one unit per part the provider is sent (text,
- * reasoning, tool call with its input and its output or error). Step-start/step-finish parts send nothing.
- * Units are interned by content (equal content, equal unit ID), so comparing two requests is comparing integer
- * arrays, and tokens are counted once per distinct string at the end.
+ * - `anthropic`: an entry is written at each breakpoint whose prefix holds at least `minTokens`; a request reads the
+ *   longest live entry whose prefix ends at one of its breakpoints or up to `lookbackBlocks` content blocks before
+ *   one; an entry lives `ttlSeconds` from its last use (a read, or a breakpoint of a later request that ends on it).
+ *   Tokens up to the read are read, from there to the last breakpoint written, the rest sent uncached.
+ * - `openai`: a request reads its longest common prefix with the previous request, sent at most `ttlSeconds` before,
+ *   from `minTokens` on in 128-token steps.
+ * - `per-request`, `none`: nothing is cached; the cost of a per-request provider is the number of requests.
  *
- * Cache model: a request reads from the cache its longest common prefix of units with the previous request,
- * unless more than the TTL passed since that request (then nothing is read). Price: 0.1 per cached token read,
- * 1.25 per other token (written to the cache); without a cache every token costs 1.
+ * Costs are in units of one uncached input token. Each position of a request gets a 53-bit hash of the prefix ending
+ * there (two 32-bit multiplicative hashes chained block by block), so two requests share an entry only when every
+ * block up to it is the same; with a few thousand live entries, a false match is vanishingly rare.
  */
+import type { PricingProfile } from "../pricing/profiles.ts"
+import type { Blocks, Wire } from "./wire.ts"
 
-export const ttlMs = 300_000
-export const readPrice = 0.1
-export const writePrice = 1.25
-/** Framing tokens: a message's role header, a tool call's id/name wrapper. Small constants; they only shift totals. */
-export const messageOverhead = 4
-export const toolOverhead = 8
-
-export interface Unit {
-  /** IDs of the strings the unit sends (see `Units.strings`). */
-  readonly strings: ReadonlyArray<number>
-  readonly overhead: number
-  /** Characters of those strings: a cheap size known before anything is tokenized. */
-  readonly chars: number
+export interface Priced {
+  readonly profile: PricingProfile["name"]
+  readonly requests: number
+  /** Input tokens sent, over all requests. */
+  readonly tokens: number
+  /** Of those, read from the cache. */
+  readonly readTokens: number
+  /** Of those, written to the cache (Anthropic). */
+  readonly writeTokens: number
+  /** In units of an uncached input token; for a per-request provider, the number of requests. */
+  readonly cost: number
 }
 
-export class Units {
-  readonly strings: Array<string> = []
-  readonly units: Array<Unit> = []
-  /** `units[i].chars`, as a flat array: read for every unit of every request. */
-  readonly chars: Array<number> = []
-  private readonly stringIds = new Map<string, number>()
-  private readonly unitIds = new Map<string, number>()
-  private readonly roles = new Map<string, number>()
-
-  string(text: string): number {
-    let id = this.stringIds.get(text)
-    if (id === undefined) {
-      id = this.strings.length
-      this.strings.push(text)
-      this.stringIds.set(text, id)
-    }
-    return id
-  }
-
-  private unit(key: string, strings: ReadonlyArray<number>, overhead: number): number {
-    let id = this.unitIds.get(key)
-    if (id === undefined) {
-      id = this.units.length
-      let chars = 0
-      for (const string of strings) chars += this.strings[string]!.length
-      this.units.push({ strings, overhead, chars })
-      this.chars.push(chars)
-      this.unitIds.set(key, id)
-    }
-    return id
-  }
-
-  message(role: string): number {
-    let id = this.roles.get(role)
-    if (id === undefined) {
-      id = this.unit(`m\u0001${role}`, [], messageOverhead)
-      this.roles.set(role, id)
-    }
-    return id
-  }
-
-  system(text: string): number {
-    const id = this.string(text)
-    return this.unit(`s\u0001${id}`, [id], 0)
-  }
-
-  toolDefinition(name: string, definition: string): number {
-    const ids = [this.string(name), this.string(definition)]
-    return this.unit(`d\u0001${ids.join(",")}`, ids, toolOverhead)
-  }
-
-  /** The unit a part sends, or -1 for parts that send nothing. */
-  part(part: Record<string, any>): number {
-    const type = part.type
-    if ((type === "text" || type === "reasoning") && typeof part.text === "string") {
-      if (part.ignored === true) return -1
-      const id = this.string(part.text)
-      return this.unit(`${type}\u0001${id}`, [id], 0)
-    }
-    if (type !== "tool" || typeof part.state !== "object" || part.state === null) return -1
-    const state = part.state
-    const ids: Array<number> = [this.string(String(part.tool))]
-    const input = typeof state.input === "object" && state.input !== null ? state.input : {}
-    for (const key of Object.keys(input)) {
-      const value = input[key]
-      if (value === undefined) continue
-      ids.push(this.string(key), this.string(typeof value === "string" ? value : JSON.stringify(value)))
-    }
-    const result = state.status === "completed"
-      ? state.output
-      : state.status === "error"
-      ? state.error
-      : "[Tool execution was interrupted]"
-    ids.push(this.string(typeof result === "string" ? result : JSON.stringify(result ?? "")))
-    return this.unit(`t\u0001${state.status}\u0001${ids.join(",")}`, ids, toolOverhead)
-  }
+/** One request's share, for tests and diagnostics. */
+export interface RequestCost {
+  readonly tokens: number
+  readonly readTokens: number
+  readonly writeTokens: number
+  readonly cost: number
 }
+
+const openAiStep = 128
 
 /** Length of the longest common prefix. */
-export const commonPrefix = (a: ArrayLike<number>, b: ArrayLike<number>): number => {
-  const n = Math.min(a.length, b.length)
+export const commonPrefix = (a: ArrayLike<number>, b: ArrayLike<number>, length = Math.min(a.length, b.length)): number => {
   let i = 0
-  while (i < n && a[i] === b[i]) i++
+  while (i < length && a[i] === b[i]) i++
   return i
 }
 
-export interface Priced {
-  readonly requests: number
-  /** Sum over requests of the tokens sent. */
-  readonly tokens: number
-  /** Of those, read from the cache. */
-  readonly cachedTokens: number
-  /** readPrice x cached + writePrice x the rest. */
-  readonly cost: number
-  /** Every token at 1. */
-  readonly costNoCache: number
-}
+export class CostMeter {
+  readonly profile: PricingProfile
+  private readonly tokensOf: (block: number) => number
+  private readonly boundary: (block: number) => boolean
+  private previous = new Int32Array(0)
+  private previousLength = 0
+  private previousTime = -Infinity
+  /** Per position of the previous request: the hashes of the prefix ending there, and the tokens up to and including it. */
+  private hashA = new Int32Array(0)
+  private hashB = new Int32Array(0)
+  private cumulative = new Float64Array(0)
+  /** Anthropic: prefix hash -> when the entry expires. */
+  private readonly entries = new Map<number, number>()
+  private totals = { requests: 0, tokens: 0, readTokens: 0, writeTokens: 0, cost: 0 }
 
-/**
- * Accumulates requests as unit sequences; tokens are only needed at the end, per unit, so a session of thousands of
- * requests keeps two counters per distinct unit instead of every request.
- */
-export class CacheMeter {
-  private previous = new Int32Array(1024)
-  private previousLength = -1
-  private previousTime = 0
-  private cached = new Int32Array(1024)
-  private uncached = new Int32Array(1024)
-  private readonly ttl: number
-  requests = 0
-
-  constructor(ttl: number = ttlMs) {
-    this.ttl = ttl
+  constructor(profile: PricingProfile, blocks: Blocks, tokensOf: (block: number) => number) {
+    this.profile = profile
+    this.tokensOf = tokensOf
+    this.boundary = (block) => blocks.blocks[block]!.boundary
   }
 
-  /** The units of the latest request. */
-  get last(): ReadonlyArray<number> {
-    return Array.from(this.previous.subarray(0, Math.max(0, this.previousLength)))
+  private prefixAt(position: number): number {
+    return (this.hashA[position]! >>> 0) * 2_097_152 + (this.hashB[position]! & 0x1fffff)
   }
 
-  /** Records one request sent at `time` (ms); returns how many of its leading units hit the cache. */
-  record(units: ArrayLike<number>, time: number): number {
-    const warm = this.previousLength >= 0 && time - this.previousTime <= this.ttl
-    const hit = warm ? commonPrefix(this.previous.subarray(0, this.previousLength), units) : 0
-    let largest = 0
-    for (let i = 0; i < units.length; i++) largest = Math.max(largest, units[i]!)
-    if (largest >= this.cached.length) {
-      const size = Math.max(largest + 1, this.cached.length * 2)
-      this.cached = grow(this.cached, size)
-      this.uncached = grow(this.uncached, size)
-    }
-    for (let i = 0; i < hit; i++) this.cached[units[i]!]!++
-    for (let i = hit; i < units.length; i++) this.uncached[units[i]!]!++
-    if (units.length > this.previous.length) this.previous = new Int32Array(Math.max(units.length, this.previous.length * 2))
-    for (let i = 0; i < units.length; i++) this.previous[i] = units[i]!
-    this.previousLength = units.length
-    this.previousTime = time
-    this.requests++
-    return hit
-  }
-
-  priced(tokensOf: (unit: number) => number): Priced {
-    let tokens = 0
-    let cachedTokens = 0
-    for (let unit = 0; unit < this.cached.length; unit++) {
-      const hits = this.cached[unit]!
-      const misses = this.uncached[unit]!
-      if (hits === 0 && misses === 0) continue
-      const n = tokensOf(unit)
-      tokens += n * (hits + misses)
-      cachedTokens += n * hits
-    }
-    return {
-      requests: this.requests,
-      tokens,
-      cachedTokens,
-      cost: readPrice * cachedTokens + writePrice * (tokens - cachedTokens),
-      costNoCache: tokens
-    }
-  }
-}
-
-const grow = (array: Int32Array, size: number): Int32Array<ArrayBuffer> => {
-  const out = new Int32Array(size)
-  out.set(array)
-  return out
-}
-
-/** Token count of each unit, counting every distinct string once with `count`. */
-export const unitTokens = (units: Units, count: (text: string) => number): ((unit: number) => number) => {
-  const stringTokens = new Map<number, number>()
-  const memo = new Map<number, number>()
-  return (unit) => {
-    const known = memo.get(unit)
-    if (known !== undefined) return known
-    const { overhead, strings } = units.units[unit]!
-    let n = overhead
-    for (const id of strings) {
-      let tokens = stringTokens.get(id)
-      if (tokens === undefined) {
-        tokens = count(units.strings[id]!)
-        stringTokens.set(id, tokens)
+  /** Records one request sent at `time` (ms) and returns what it cost. */
+  record(wire: Wire, time: number): RequestCost {
+    const { blocks } = wire
+    const n = blocks.length
+    const shared = commonPrefix(this.previous, blocks, Math.min(this.previousLength, n))
+    if (this.cumulative.length < n) {
+      const size = Math.max(n, this.cumulative.length * 2)
+      const grow = <A extends Int32Array | Float64Array>(array: A, make: (size: number) => A): A => {
+        const out = make(size)
+        out.set(array.subarray(0, shared))
+        return out
       }
-      n += tokens
+      this.hashA = grow(this.hashA, (size) => new Int32Array(size))
+      this.hashB = grow(this.hashB, (size) => new Int32Array(size))
+      this.cumulative = grow(this.cumulative, (size) => new Float64Array(size))
     }
-    memo.set(unit, n)
-    return n
+    for (let i = shared; i < n; i++) {
+      const block = blocks[i]!
+      const a = i === 0 ? 0x811c9dc5 : this.hashA[i - 1]!
+      const b = i === 0 ? 0x2545f491 : this.hashB[i - 1]!
+      this.hashA[i] = Math.imul(a ^ block, 0x01000193) ^ (a >>> 15)
+      this.hashB[i] = Math.imul(b + block, 0x5bd1e995) ^ (b >>> 13)
+      this.cumulative[i] = (i === 0 ? 0 : this.cumulative[i - 1]!) + this.tokensOf(block)
+    }
+    const tokens = n === 0 ? 0 : this.cumulative[n - 1]!
+    const cost = this.profile.kind === "anthropic"
+      ? this.anthropic(wire, time, tokens)
+      : this.profile.kind === "openai"
+      ? this.openAi(shared, time, tokens)
+      : { tokens, readTokens: 0, writeTokens: 0, cost: this.profile.kind === "per-request" ? 1 : tokens }
+    if (this.previous.length < n) this.previous = new Int32Array(Math.max(n, this.previous.length * 2))
+    this.previous.set(blocks)
+    this.previousLength = n
+    this.previousTime = time
+    const totals = this.totals
+    totals.requests++
+    totals.tokens += cost.tokens
+    totals.readTokens += cost.readTokens
+    totals.writeTokens += cost.writeTokens
+    totals.cost += cost.cost
+    return cost
+  }
+
+  private anthropic(wire: Wire, time: number, tokens: number): RequestCost {
+    const { read, write, minTokens, lookbackBlocks, ttlSeconds } = this.profile
+    const { blocks, breakpoints } = wire
+    const alive = (position: number) => (this.entries.get(this.prefixAt(position)) ?? -Infinity) >= time
+    let hit = -1
+    for (const breakpoint of breakpoints) {
+      let content = 0
+      for (let j = breakpoint; j >= 0 && j > hit && content <= lookbackBlocks; j--) {
+        if (alive(j)) {
+          hit = j
+          break
+        }
+        if (!this.boundary(blocks[j]!)) content++
+      }
+    }
+    const expires = time + ttlSeconds * 1000
+    const readTokens = hit < 0 ? 0 : this.cumulative[hit]!
+    if (hit >= 0) this.entries.set(this.prefixAt(hit), expires)
+    let written = readTokens
+    for (const breakpoint of breakpoints) {
+      const upTo = this.cumulative[breakpoint]!
+      if (upTo < minTokens) continue
+      // An entry at or before the read is reused (its life extended); one after it is written.
+      if (breakpoint > hit || alive(breakpoint)) this.entries.set(this.prefixAt(breakpoint), expires)
+      if (upTo > written) written = upTo
+    }
+    const writeTokens = written - readTokens
+    if (this.totals.requests % 512 === 511) {
+      for (const [id, until] of this.entries) if (until < time) this.entries.delete(id)
+    }
+    return { tokens, readTokens, writeTokens, cost: read * readTokens + write * writeTokens + (tokens - written) }
+  }
+
+  private openAi(shared: number, time: number, tokens: number): RequestCost {
+    const { read, minTokens, ttlSeconds } = this.profile
+    const warm = time - this.previousTime <= ttlSeconds * 1000
+    const common = warm && shared > 0 ? this.cumulative[shared - 1]! : 0
+    const readTokens = common < minTokens ? 0 : minTokens + Math.floor((common - minTokens) / openAiStep) * openAiStep
+    return { tokens, readTokens, writeTokens: 0, cost: read * readTokens + (tokens - readTokens) }
+  }
+
+  /** Tokens of the latest request. */
+  get lastTokens(): number {
+    return this.previousLength === 0 ? 0 : this.cumulative[this.previousLength - 1]!
+  }
+
+  priced(): Priced {
+    return { profile: this.profile.name, ...this.totals }
   }
 }

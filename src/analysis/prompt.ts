@@ -49,7 +49,37 @@ export const environmentBlock = (directory: string, startedAt: number): string =
   Today's date: ${new Date(startedAt).toDateString()}
 </env>`
 
+/** OpenCode hands the system prompt to plugins as one string: its instructions, then the environment. */
 export const standInSystemPrompt = (directory: string, startedAt: number): ReadonlyArray<string> => [
-  instructions,
-  environmentBlock(directory, startedAt)
+  `${instructions}\n${environmentBlock(directory, startedAt)}`
 ]
+
+/**
+ * OpenCode 1.18.33's built-in tools and the size of each one's definition (name, description, JSON Schema of the
+ * arguments) in o200k tokens, measured on a request body of the real OpenCode: about 5,000 tokens in all, sent first
+ * in every request, with and without the plugin.
+ */
+const hostToolSizes: ReadonlyArray<readonly [string, number]> = [
+  ["bash", 1252],
+  ["edit", 432],
+  ["glob", 242],
+  ["grep", 280],
+  ["question", 329],
+  ["read", 415],
+  ["skill", 144],
+  ["task", 825],
+  ["todowrite", 614],
+  ["webfetch", 294],
+  ["write", 224]
+]
+
+/**
+ * Stand-ins for those definitions: the real names, and descriptions of about the real size made of this file's own
+ * instructions (an export does not contain the definitions; only their size and stability matter to the cost).
+ */
+export const hostToolDefinitions: ReadonlyArray<readonly [string, string]> = hostToolSizes.map(([name, tokens]) => {
+  const words = instructions.split(/\s+/)
+  // o200k counts English prose at about 1.3 tokens a word.
+  const description = Array.from({ length: Math.round(tokens / 1.3) }, (_, i) => words[i % words.length]).join(" ")
+  return [name, JSON.stringify({ description, input_schema: { type: "object", properties: {} } })] as const
+})

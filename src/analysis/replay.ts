@@ -1,4 +1,4 @@
-import { type Hooks, tool } from "@opencode-ai/plugin"
+import type { Hooks } from "@opencode-ai/plugin"
 import { homedir } from "node:os"
 import { Clock, Effect, FileSystem, Layer, ManagedRuntime, Option, Path, Predicate, Schema } from "effect"
 import { reportedCacheUsage } from "../commands/breakdown.ts"
@@ -6,18 +6,18 @@ import type { PluginConfig } from "../config/schema.ts"
 import { reasonName } from "../engine/notes.ts"
 import type { Reason } from "../engine/strategies/candidate.ts"
 import { makeHooks } from "../hooks/index.ts"
-import { visibleHistory } from "../host/view.ts"
 import { compose, type Services } from "../layers/main.ts"
+import { type PricingName, type PricingProfile, profileFor, profiles } from "../pricing/profiles.ts"
 import { Config } from "../services/Config.ts"
 import { Host, type Note, type Toast } from "../services/Host.ts"
 import { Paths } from "../services/Paths.ts"
 import { SessionStore } from "../services/SessionStore.ts"
-import { Tokenizer } from "../services/Tokenizer.ts"
-import { freshCopy, type Msg } from "./copy.ts"
-import { CacheMeter, type Priced, ttlMs, unitTokens, type Units } from "./cost.ts"
-import { standInSystemPrompt } from "./prompt.ts"
-import { Sent } from "./sent.ts"
+import type { Msg } from "./copy.ts"
+import type { Priced } from "./cost.ts"
+import { drive, type Driven, type DrivenPlugin, type DriveModel } from "./drive.ts"
+import { hostToolDefinitions, standInSystemPrompt } from "./prompt.ts"
 import type { Session } from "./session.ts"
+import type { Blocks } from "./wire.ts"
 
 /**
  * Replays an exported session request by request through the plugin's production graph and hooks, the way
@@ -37,15 +37,28 @@ export interface ReplayOptions {
   readonly env: Readonly<Record<string, string | undefined>>
   /** The model's context window, which the export does not record. */
   readonly contextWindow: number
-  /** Called as the replay goes: after every request, then while the distinct texts sent are counted. */
-  readonly onProgress?: ((phase: "replaying" | "counting", done: number, total: number) => void) | undefined
+  /** Called as the replay goes: after every request of each of the three runs (see `Analysis.sent`). */
+  readonly onProgress?: ((run: RunName, done: number, total: number) => void) | undefined
 }
+
+/** The three replays of a session: OpenCode alone, OpenCode with its own `compaction.prune`, and with the plugin. */
+export type RunName = "withoutPlugin" | "withOpenCodePrune" | "withPlugin"
 
 /** A `--config` file that cannot be read, and other input problems found while setting up. */
 export class BadConfig extends Schema.TaggedError<BadConfig>()("BadConfig", { message: Schema.String }) {}
 
 /** A hook or the plugin's runtime failed outside the plugin's own fail-open handling: a bug, reported in one line. */
 export class ReplayFailed extends Schema.TaggedError<ReplayFailed>()("ReplayFailed", { message: Schema.String }) {}
+
+/** One replay of the session, priced. */
+export interface Run {
+  /** By pricing profile name. */
+  readonly priced: Readonly<Record<string, Priced>>
+  /** Compactions OpenCode would have made when a request reached the window (each one a summary request). */
+  readonly compactions: number
+  /** Outputs OpenCode's own `compaction.prune` cleared. */
+  readonly openCodePruned: number
+}
 
 export interface Tally {
   readonly calls: number
@@ -54,7 +67,7 @@ export interface Tally {
 
 /** Tokens of one request by kind of content. */
 export interface Composition {
-  /** OpenCode's system prompt (the stand-in). */
+  /** OpenCode's system prompt and tool definitions (stand-ins). */
   readonly system: number
   readonly user: number
   readonly assistant: number
@@ -119,12 +132,18 @@ export interface Analysis {
   readonly modelCalls: { readonly replayed: number; readonly accepted: number; readonly rejected: number }
   readonly sent: {
     readonly requests: number
-    readonly withoutPlugin: Priced
-    readonly withPlugin: Priced
+    /** The pricing profiles the runs are priced under, Anthropic's first. */
+    readonly profiles: ReadonlyArray<PricingName>
+    /** The one the session's provider bills by. */
+    readonly sessionProfile: PricingName
+    readonly withoutPlugin: Run
+    readonly withOpenCodePrune: Run
+    readonly withPlugin: Run
     /** Tokens of what the plugin adds (tool definitions, system section, appended messages), over all requests. */
     readonly addedTokens: number
-    /** Tokens of the stand-in system prompt, sent with every request both ways. */
+    /** Tokens of the stand-ins for OpenCode's system prompt and tool definitions, sent with every request in every run. */
     readonly systemPromptTokens: number
+    readonly hostToolTokens: number
   }
   /** What the provider reported for the recorded session, as it was really sent. */
   readonly reported: { readonly requests: number; readonly input: number; readonly cacheRead: number; readonly cacheWrite: number }
@@ -249,8 +268,6 @@ const worktreeOf = (session: Session): string | undefined => {
   return session.info.directory
 }
 
-const isSummary = (info: Msg["info"]): boolean => info.role === "assistant" && info.summary === true
-
 /**
  * A user message someone typed. Not: notes (ignored text, such as the plugin's own prune notes), OpenCode's own
  * messages (synthetic text, such as "continue" after a compaction), and compaction requests.
@@ -259,11 +276,11 @@ const isPrompt = (message: Msg): boolean =>
   !message.parts.some((part) => part.type === "compaction") &&
   message.parts.some((part) => part.type === "file" || (part.type === "text" && part.ignored !== true && part.synthetic !== true))
 
-/** Tokens of one request by kind of content, from the units the cost model counted. */
+/** Tokens of one request by kind of content, from the blocks the cost model counted. */
 const composition = (
-  units: Units,
-  tokensOf: (unit: number) => number,
-  base: { readonly system: ReadonlySet<string>; readonly messageIds: ReadonlySet<unknown> },
+  blocks: Blocks,
+  tokensOf: (block: number) => number,
+  base: { readonly system: ReadonlySet<string>; readonly tools: ReadonlySet<string>; readonly messageIds: ReadonlySet<unknown> },
   request: {
     readonly definitions: ReadonlyArray<readonly [string, string]>
     readonly system: ReadonlyArray<string>
@@ -276,24 +293,28 @@ const composition = (
   let tools = 0
   let toolCalls = 0
   let plugin = 0
-  for (const [name, definition] of request.definitions) plugin += tokensOf(units.toolDefinition(name, definition))
+  for (const [name, definition] of request.definitions) {
+    const tokens = tokensOf(blocks.toolDefinition(name, definition))
+    if (base.tools.has(name)) system += tokens
+    else plugin += tokens
+  }
   for (const text of request.system) {
-    const tokens = tokensOf(units.system(text))
+    const tokens = tokensOf(blocks.system(text)) + tokensOf(blocks.boundary("system"))
     if (base.system.has(text)) system += tokens
     else plugin += tokens
   }
   for (const message of request.messages) {
     const role = String(message.info?.role)
     const added = !base.messageIds.has(message.info?.id)
-    let own = tokensOf(units.message(role))
+    let own = tokensOf(blocks.boundary(role))
     for (const part of message.parts) {
-      const unit = units.part(part)
-      if (unit < 0) continue
-      if (part.type === "tool" && !added) {
-        tools += tokensOf(unit)
+      const { content, result } = blocks.part(role, part)
+      const tokens = (content < 0 ? 0 : tokensOf(content)) + (result < 0 ? 0 : tokensOf(result))
+      if (part.type === "tool" && !added && tokens > 0) {
+        tools += tokens
         toolCalls++
       } else {
-        own += tokensOf(unit)
+        own += tokens
       }
     }
     if (added) plugin += own
@@ -304,11 +325,19 @@ const composition = (
 }
 
 /** Costs to the cent of a token: the sums of 0.1 x and 1.25 x carry float noise otherwise. */
-const rounded = (priced: Priced): Priced => ({ ...priced, cost: Math.round(priced.cost * 100) / 100 })
+const rounded = (priced: Readonly<Record<string, Priced>>): Record<string, Priced> =>
+  Object.fromEntries(Object.entries(priced).map(([name, p]) => [name, { ...p, cost: Math.round(p.cost * 100) / 100 }]))
+
+const runOf = (driven: Driven): Run => ({
+  priced: rounded(driven.priced),
+  compactions: driven.compactions,
+  openCodePruned: driven.openCodePruned
+})
 
 const failed = (what: string) => (cause: unknown) =>
   new ReplayFailed({ message: `${what}: ${cause instanceof Error ? cause.message : String(cause)}` })
 
+/** Where the user's config lives, set up under a temporary root; the plugin's production graph over it. */
 export const replay = Effect.fn("analysis.replay")(function*(session: Session, options: ReplayOptions) {
   const fs = yield* FileSystem.FileSystem
   const path = yield* Path.Path
@@ -338,107 +367,63 @@ export const replay = Effect.fn("analysis.replay")(function*(session: Session, o
   )
   const run = <A>(what: string, program: Effect.Effect<A, unknown, Services>) =>
     Effect.tryPromise({ try: () => runtime.runPromise(program), catch: failed(what) })
-  const call = (what: string, hook: () => Promise<unknown> | undefined) =>
-    Effect.tryPromise({ try: async () => void (await hook()), catch: failed(what) })
 
   const config = yield* run("loading the config", Config.use((config) => Effect.succeed(config)))
   const current = config.current
   const hooks: Hooks | undefined = current.enabled ? makeHooks(runtime, current) : undefined
-  const definitions = Object.entries(hooks?.tool ?? {}).map(([name, definition]) =>
-    [
-      name,
-      JSON.stringify({
-        description: definition.description,
-        input_schema: tool.schema.toJSONSchema(tool.schema.object(definition.args))
-      })
-    ] as const
-  )
 
-  const base = standInSystemPrompt(session.info.directory ?? setup.projectDir, time.now)
-  const sent = new Sent(messages, base)
-  const without = new CacheMeter(ttlMs)
-  const withPlugin = new CacheMeter(ttlMs)
-  const requests = infos.filter((info) => info.role === "assistant").length
-  const modelCalls = { replayed: 0, accepted: 0, rejected: 0 }
-  let scanned = 0
-  let done = 0
-  let turnOpen = false
-  let previousRequest: number | undefined
-  let pausesOverTtl = 0
-  let last: { readonly index: number; readonly visible: Array<Msg>; readonly messages: Array<Msg>; readonly system: Array<string> } | undefined
-  const idle = call("session.idle", () => hooks?.event?.({ event: { type: "session.idle", properties: { sessionID } } } as never))
-
-  for (let k = 0; k < messages.length; k++) {
-    const message = messages[k]!
-    const info = infos[k]!
-    if (info.role === "user") {
-      if (turnOpen) yield* idle
-      turnOpen = false
-      time.now = Math.max(time.now, info.time.created)
-      if (isPrompt(message)) {
-        yield* call("chat.message", () =>
-          hooks?.["chat.message"]?.(
-            { sessionID, agent: info.agent, model: info.model, messageID: info.id },
-            { message: message.info, parts: message.parts } as never
-          ))
-      }
-      continue
-    }
-    turnOpen = true
-
-    // The model's own prunes ran between the previous request and this one: replay them through the plugin's tools.
-    for (; scanned < k; scanned++) {
-      for (const part of messages[scanned]!.parts) {
-        const definition = part.type === "tool" && part.state?.status === "completed" ? hooks?.tool?.[part.tool] : undefined
-        if (definition === undefined || (part.tool !== "discard" && part.tool !== "extract")) continue
-        modelCalls.replayed++
-        const args = tool.schema.object(definition.args).safeParse(part.state.input ?? {})
-        const end = part.state.time?.end
-        if (typeof end === "number") time.now = Math.max(time.now, end)
-        const context = {
-          sessionID,
-          messageID: String(messages[scanned]!.info.id),
-          agent: info.agent ?? "build",
-          directory: setup.projectDir,
-          worktree: paths.worktree,
-          abort: new AbortController().signal,
-          metadata: () => {},
-          ask: async () => {}
-        }
-        const accepted = args.success
-          ? yield* Effect.promise(() => definition.execute(args.data, context).then(() => true, () => false))
-          : false
-        if (accepted) modelCalls.accepted++
-        else modelCalls.rejected++
-      }
-    }
-
-    time.now = Math.max(time.now, info.time.created)
-    if (previousRequest !== undefined && time.now - previousRequest > ttlMs) pausesOverTtl++
-    previousRequest = time.now
-    const visible = visibleHistory(messages.slice(0, k))
-    const summary = isSummary(message.info)
-    if (summary) {
-      yield* call("session.compacting", () =>
-        hooks?.["experimental.session.compacting"]?.({ sessionID }, { context: [], prompt: undefined }))
-    }
-    without.record(sent.request([], base, visible), time.now)
-
-    const output = { messages: freshCopy(visible, visible.length) }
-    const system = { system: [...base] }
-    if (!summary) {
-      const model = { id: info.modelID, providerID: info.providerID, limit: { context: options.contextWindow } }
-      yield* call("system.transform", () =>
-        hooks?.["experimental.chat.system.transform"]?.({ sessionID, model } as never, system))
-    }
-    yield* call("messages.transform", () => hooks?.["experimental.chat.messages.transform"]?.({} as never, output as never))
-    // The summariser's request carries no tools and is the plugin's to leave alone.
-    withPlugin.record(sent.request(summary ? [] : definitions, system.system, output.messages), time.now)
-    if (!summary) last = { index: done + 1, visible, messages: output.messages, system: system.system }
-    done++
-    options.onProgress?.("replaying", done, requests)
+  const assistants = infos.filter((info) => info.role === "assistant")
+  const lastModel = assistants.at(-1)
+  const model: DriveModel = {
+    providerID: lastModel?.providerID ?? "anthropic",
+    modelID: lastModel?.modelID ?? "unknown",
+    context: options.contextWindow,
+    output: 32_000
   }
-  if (turnOpen) yield* idle
+  const sessionProfile = profileFor(model)
+  const priced: Array<PricingProfile> = [profiles.anthropic, profiles.openai]
+  if (!priced.includes(sessionProfile)) priced.push(sessionProfile)
+  const { countTokens } = yield* Effect.promise(() => import("gpt-tokenizer/encoding/o200k_base"))
+  const plain = { disallowedSpecial: new Set<string>() }
+  // One count per distinct text across the three runs.
+  const counted = new Map<string, number>()
+  const count = (text: string) => {
+    let tokens = counted.get(text)
+    if (tokens === undefined) {
+      tokens = countTokens(text, plain)
+      counted.set(text, tokens)
+    }
+    return tokens
+  }
+  const base = standInSystemPrompt(session.info.directory ?? setup.projectDir, time.now)
+  const alone: DrivenPlugin = { hooks: undefined, setTime: () => {} }
+  const driveWith = (name: RunName, plugin: DrivenPlugin, openCodePrune: boolean) =>
+    Effect.tryPromise({
+      try: () =>
+        drive({
+          sessionID,
+          messages,
+          plugin,
+          system: base,
+          hostTools: hostToolDefinitions,
+          model,
+          profiles: priced,
+          count,
+          compactAtOverflow: true,
+          openCodePrune,
+          directory: setup.projectDir,
+          onProgress: (done, total) => options.onProgress?.(name, done, total)
+        }),
+      catch: failed(`replaying the session (${name})`)
+    })
+  const withoutPlugin = yield* driveWith("withoutPlugin", alone, false)
+  const withOpenCodePrune = yield* driveWith("withOpenCodePrune", alone, true)
+  const withPlugin = yield* driveWith("withPlugin", {
+    hooks,
+    setTime: (ms) => {
+      time.now = ms
+    }
+  }, false)
 
   const state = yield* run(
     "reading the session state",
@@ -454,38 +439,28 @@ export const replay = Effect.fn("analysis.replay")(function*(session: Session, o
       )
     )
   )
-
-  const strings = sent.units.strings
-  const counts = yield* run(
-    "counting tokens",
-    Tokenizer.use((tokenizer) =>
-      Effect.forEach(strings, (text, i) =>
-        Effect.map(tokenizer.count(text), (count) => {
-          if (i % 200 === 0) options.onProgress?.("counting", i, strings.length)
-          return count
-        }))
-    )
-  )
-  const tokensByText = new Map(strings.map((text, i) => [text, counts[i]!] as const))
-  const tokensOf = unitTokens(sent.units, (text) => tokensByText.get(text) ?? 0)
   let addedTokens = 0
-  for (const [unit, times] of sent.added) addedTokens += tokensOf(unit) * times
+  for (const [block, times] of withPlugin.builder.added) addedTokens += withPlugin.tokensOf(block) * times
   // Disposing ends the plugin's background work and flushes its batched log lines into `recorded`.
   yield* runtime.disposeEffect
 
-  const stored = { system: new Set(base), messageIds: new Set(messages.map((message) => message.info.id)) }
-  const finalRequest = last === undefined
-    ? undefined
-    : {
-      request: last.index,
-      withPlugin: composition(sent.units, tokensOf, stored, { definitions, system: last.system, messages: last.messages }),
-      withoutPlugin: composition(sent.units, tokensOf, stored, { definitions: [], system: base, messages: last.visible }),
-      prunedCalls: last.visible.flatMap((m) => m.parts).filter((part) =>
-        part.type === "tool" && typeof part.callID === "string" && state.pruned.has(part.callID)
-      ).length
-    }
-  if (finalRequest === undefined) {
+  const last = withPlugin.last
+  if (last === undefined) {
     return yield* new ReplayFailed({ message: "the session has no request other than the compaction summariser's" })
+  }
+  const stored = {
+    system: new Set(base),
+    tools: new Set(hostToolDefinitions.map(([name]) => name)),
+    messageIds: new Set(messages.map((message) => message.info.id))
+  }
+  const { builder, tokensOf } = withPlugin
+  const finalRequest = {
+    request: last.index + 1,
+    withPlugin: composition(builder.blocks, tokensOf, stored, last),
+    withoutPlugin: composition(builder.blocks, tokensOf, stored, { definitions: hostToolDefinitions, system: base, messages: last.visible }),
+    prunedCalls: last.visible.flatMap((m) => m.parts).filter((part) =>
+      part.type === "tool" && typeof part.callID === "string" && state.pruned.has(part.callID)
+    ).length
   }
 
   const known = new Set<string>(reasons)
@@ -511,7 +486,6 @@ export const replay = Effect.fn("analysis.replay")(function*(session: Session, o
     return file.startsWith(root) ? [] : [file]
   })
   const rename = (text: string) => [...origins].reduce((out, [copy, origin]) => out.split(copy).join(origin), text)
-  const assistants = infos.filter((info) => info.role === "assistant")
   return {
     session: {
       id: sessionID,
@@ -521,13 +495,13 @@ export const replay = Effect.fn("analysis.replay")(function*(session: Session, o
       subAgent: state.subAgent,
       messages: messages.length,
       userTurns: messages.filter((message, i) => infos[i]!.role === "user" && isPrompt(message)).length,
-      requests,
+      requests: withoutPlugin.requests,
       toolCalls: tools.length,
       failedCalls: tools.filter((part) => part.state?.status === "error").length,
       startedAt: infos[0]!.time.created,
       endedAt: Math.max(...infos.map((info) => info.time.created)),
-      pausesOverTtl,
-      model: { providerID: assistants.at(-1)?.providerID, modelID: assistants.at(-1)?.modelID }
+      pausesOverTtl: withoutPlugin.pausesOverTtl,
+      model: { providerID: lastModel?.providerID, modelID: lastModel?.modelID }
     },
     skippedParts: {
       total: Object.values(session.skipped).reduce((sum, n) => sum + n, 0),
@@ -545,13 +519,17 @@ export const replay = Effect.fn("analysis.replay")(function*(session: Session, o
     finalRequest,
     pruned,
     prunedTotal: { calls: state.calls, tokens: state.tokens },
-    modelCalls,
+    modelCalls: withPlugin.modelCalls,
     sent: {
-      requests,
-      withoutPlugin: rounded(without.priced(tokensOf)),
-      withPlugin: rounded(withPlugin.priced(tokensOf)),
+      requests: withoutPlugin.requests,
+      profiles: priced.map((profile) => profile.name),
+      sessionProfile: sessionProfile.name,
+      withoutPlugin: runOf(withoutPlugin),
+      withOpenCodePrune: runOf(withOpenCodePrune),
+      withPlugin: runOf(withPlugin),
       addedTokens,
-      systemPromptTokens: base.reduce((sum, text) => sum + tokensOf(sent.units.system(text)), 0)
+      systemPromptTokens: base.reduce((sum, text) => sum + count(text), 0),
+      hostToolTokens: hostToolDefinitions.reduce((sum, [name, definition]) => sum + count(name) + count(definition), 0)
     },
     reported: { requests: reported.requests, input: reported.uncached, cacheRead: reported.read, cacheWrite: reported.write },
     notes: recorded.notes.length,

@@ -1,5 +1,5 @@
 import { bar } from "../commands/format.ts"
-import { readPrice, ttlMs, writePrice } from "./cost.ts"
+import { type PricingName, profiles } from "../pricing/profiles.ts"
 import type { Analysis, Composition } from "./replay.ts"
 
 /** The analysis as text for a terminal: at most 80 columns, numbers with thousands separators, estimates said so. */
@@ -77,7 +77,7 @@ export const formatReport = (a: Analysis): string => {
     ...wrap(
       `${plural(s.userTurns, "user turn")}, ${plural(s.requests, "model request")}, ${plural(s.toolCalls, "tool call")} ` +
         `(${n(s.failedCalls)} failed) over ${duration(s.endedAt - s.startedAt)}; ` +
-        `${plural(s.pausesOverTtl, "pause")} longer than the ${ttlMs / 60_000}-min prompt-cache TTL.`
+        `${plural(s.pausesOverTtl, "pause")} longer than the ${profiles.anthropic.ttlSeconds / 60}-min prompt-cache TTL.`
     )
   )
   const model = s.model.modelID === undefined ? "" : `model ${s.model.providerID ?? "?"}/${s.model.modelID}, `
@@ -128,27 +128,56 @@ export const formatReport = (a: Analysis): string => {
   }
 
   out.push("")
-  const w = a.sent.withoutPlugin
-  const p = a.sent.withPlugin
+  const sent = a.sent
+  const w = sent.withoutPlugin.priced
+  const o = sent.withOpenCodePrune.priced
+  const p = sent.withPlugin.priced
+  const first = sent.profiles[0]!
+  const rows2: Array<Array<string>> = [
+    [`Whole session (${plural(sent.requests, "request")})`, "no plugin", "OC prune", "plugin", "change"],
+    ["  Tokens sent", n(w[first]!.tokens), n(o[first]!.tokens), n(p[first]!.tokens), change(w[first]!.tokens, p[first]!.tokens)]
+  ]
+  for (const name of sent.profiles) {
+    const mark = name === sent.sessionProfile ? "*" : ""
+    rows2.push([`  Cost, ${profileLabel[name]}${mark}`, n(w[name]!.cost), n(o[name]!.cost), n(p[name]!.cost), change(w[name]!.cost, p[name]!.cost)])
+  }
+  rows2.push([
+    "  Read from the cache (Anthropic)",
+    percent(share(w[first]!.readTokens, w[first]!.tokens)),
+    percent(share(o[first]!.readTokens, o[first]!.tokens)),
+    percent(share(p[first]!.readTokens, p[first]!.tokens)),
+    ""
+  ])
+  const compactions = [sent.withoutPlugin, sent.withOpenCodePrune, sent.withPlugin].map((run) => run.compactions)
+  if (compactions.some((count) => count > 0)) rows2.push(["  Compactions at overflow", ...compactions.map(n), ""])
+  out.push(...table(rows2, ["l", "r", "r", "r", "r"]))
+  const better = Math.min(w[first]!.cost, o[first]!.cost)
   out.push(
-    ...table([
-      [`Whole session (${plural(a.sent.requests, "request")})`, "without plugin", "with plugin", "change"],
-      ["  Tokens sent", n(w.tokens), n(p.tokens), change(w.tokens, p.tokens)],
-      ["  Read from the prompt cache", percent(w.tokens === 0 ? 0 : w.cachedTokens / w.tokens), percent(p.tokens === 0 ? 0 : p.cachedTokens / p.tokens), ""],
-      ["  Cache-priced cost", n(w.cost), n(p.cost), change(w.cost, p.cost)]
-    ], ["l", "r", "r", "r"])
+    ...wrap(
+      `With the plugin, under Anthropic's rules, the session costs ${ratio(p[first]!.cost, w[first]!.cost)} of what it ` +
+        `costs without it and ${ratio(p[first]!.cost, better)} of the better of OpenCode's own options ` +
+        `(${sent.withOpenCodePrune.openCodePruned === 0 ? "its compaction.prune cleared nothing here" : `its compaction.prune cleared ${plural(sent.withOpenCodePrune.openCodePruned, "output")}`}). ` +
+        `* the pricing this session's provider (${s.model.providerID ?? "unknown"}) bills by.`
+    )
   )
 
   out.push("")
   out.push(
     ...wrap(
-      `All token figures are estimates (o200k tokenizer) of what each request sends: the exported messages, a ` +
-        `stand-in for OpenCode's system prompt (${n(a.sent.systemPromptTokens)} tokens, the same both ways) and, with ` +
-        `the plugin, what it adds (${n(a.sent.addedTokens)} tokens over the session: tool definitions, system section, ` +
-        `lists). OpenCode's own tool definitions are not in an export and are left out. Cost is in token units: ` +
-        `${readPrice} per token read from the prompt cache, ${writePrice} per other token; a request reads from the ` +
-        `cache its longest common prefix with the previous request, if sent within ${ttlMs / 1000} s of it (by the ` +
-        `messages' timestamps).`
+      `All token figures are estimates (o200k tokenizer) of what each request sends, converted to what OpenCode 1.18 ` +
+        `puts on the wire: the exported messages, stand-ins for OpenCode's system prompt ` +
+        `(${n(sent.systemPromptTokens)} tokens) and built-in tool definitions (${n(sent.hostToolTokens)} tokens), the ` +
+        `same in every run, and, with the plugin, what it adds (${n(sent.addedTokens)} tokens over the session: tool ` +
+        `definitions, system section, notes to the model). Cost is in units of one uncached input token. ` +
+        `Anthropic: cache breakpoints where OpenCode places them (its first 2 system messages and last 2 other ` +
+        `messages); an entry is written only at a breakpoint (at ${profiles.anthropic.write}), found by a later ` +
+        `request up to ${profiles.anthropic.lookbackBlocks} blocks before one of its breakpoints (read at ` +
+        `${profiles.anthropic.read}), from ${n(profiles.anthropic.minTokens)} tokens, for ${profiles.anthropic.ttlSeconds / 60} ` +
+        `minutes after its last use. OpenAI: a request reads its common prefix with the previous one, sent within ` +
+        `${profiles.openai.ttlSeconds / 60} minutes, at ${profiles.openai.read}, from ${n(profiles.openai.minTokens)} ` +
+        `tokens in 128-token steps. Times are the messages' timestamps. "OC prune": OpenCode's own ` +
+        `compaction.prune. Compaction at overflow (a summary request, then the summary and recent messages) is ` +
+        `simulated in every run when a request reaches the window less OpenCode's output reserve.`
     )
   )
   const r = a.reported
@@ -169,15 +198,30 @@ export const formatReport = (a: Analysis): string => {
   return `${out.join("\n")}\n`
 }
 
-/** The same analysis as JSON, with the cost model's constants. */
+/** The same analysis as JSON, with the cost model's pricing profiles. */
 export const formatJson = (a: Analysis): string =>
   `${
     JSON.stringify(
       {
         ...a,
-        costModel: { tokenizer: "o200k", readPrice, writePrice, ttlSeconds: ttlMs / 1000, estimated: true }
+        costModel: {
+          tokenizer: "o200k",
+          estimated: true,
+          profiles: Object.fromEntries(a.sent.profiles.map((name) => [name, profiles[name]]))
+        }
       },
       null,
       2
     )
   }\n`
+
+const profileLabel: Readonly<Record<PricingName, string>> = {
+  anthropic: "Anthropic cache",
+  "anthropic-1h": "Anthropic cache, 1 h",
+  openai: "OpenAI cache",
+  "per-request": "per request",
+  none: "no cache"
+}
+
+const share = (part: number, whole: number) => (whole === 0 ? 0 : part / whole)
+const ratio = (value: number, of: number) => (of === 0 ? "n/a" : `${(value / of).toFixed(2)}x`)

@@ -4,6 +4,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { Analysis } from "../../src/analysis/replay.ts"
+import { profiles } from "../../src/pricing/profiles.ts"
 
 /**
  * The analyser as a user runs it: `node src/analyse.ts` (what `npm start` and the `dcp-analyse` bin run), in a
@@ -108,10 +109,10 @@ describe("the bundled example (npm start)", () => {
     expect(report).toContain('"Due dates for todos" · OpenCode 1.18.33')
     expect(report).toContain("5 user turns, 71 model requests, 72 tool calls (3 failed) over 55 min; 3 pauses")
     expect(report).toContain("Config: built-in defaults; cache.mode auto;")
-    expect(report).toMatch(/^ {2}System +[█░]{24} +6% +808$/m)
-    near(row(report, /^ {2}Tools \(72\) +[█░]{24} +\d+% +([\d,]+)$/m)[0]!, 11_629)
-    near(row(report, /^ {2}Total +([\d,]+)$/m)[0]!, 14_006)
-    expect(report).toMatch(/^ {2}Without the plugin: 58,946 tokens \(\d+\.\d% smaller with it; 47 calls pruned\)\.$/m)
+    expect(report).toMatch(/^ {2}System +[█░]{24} +\d+% +5,710$/m)
+    near(row(report, /^ {2}Tools \(72\) +[█░]{24} +\d+% +([\d,]+)$/m)[0]!, 12_205)
+    near(row(report, /^ {2}Total +([\d,]+)$/m)[0]!, 19_496)
+    expect(report).toMatch(/^ {2}Without the plugin: 64,424 tokens \(\d+\.\d% smaller with it; 47 calls pruned\)\.$/m)
     const strategies = [
       ["deduplication", "duplicate", 13, 13_057],
       ["supersedeWrites", "superseded write", 15, 734],
@@ -125,12 +126,15 @@ describe("the bundled example (npm start)", () => {
       expect(pruned).toBe(calls)
       near(saved!, tokens)
     }
-    const [sentWithout, sentWith] = row(report, /^ {2}Tokens sent +([\d,]+) +([\d,]+) +-\d+\.\d%$/m)
-    expect(sentWithout).toBe(2_380_739)
-    near(sentWith!, 1_034_908)
-    const [costWithout, costWith] = row(report, /^ {2}Cache-priced cost +([\d,]+) +([\d,]+) +-\d+\.\d%$/m)
-    expect(costWithout).toBe(452_788)
-    near(costWith!, 245_321)
+    const [sentWithout, sentPrune, sentWith] = row(report, /^ {2}Tokens sent +([\d,]+) +([\d,]+) +([\d,]+) +[-+]\d+\.\d%$/m)
+    expect(sentWithout).toBe(2_760_137)
+    expect(sentPrune).toBe(2_760_137)
+    near(sentWith!, 1_415_382)
+    const [costWithout, costPrune, costWith] = row(report, /^ {2}Cost, Anthropic cache +([\d,]+) +([\d,]+) +([\d,]+) +[-+]\d+\.\d%$/m)
+    expect(costWithout).toBe(516_355)
+    expect(costPrune).toBe(516_355)
+    near(costWith!, 864_240)
+    expect(report).toMatch(/^ {2}Cost, OpenAI cache\* +467,887 +467,887 +[\d,]+ +[-+]\d+\.\d%$/m)
     expect(report).toContain("estimates (o200k tokenizer)")
     for (const line of report.split("\n")) expect([...line].length).toBeLessThanOrEqual(80)
   })
@@ -188,35 +192,44 @@ describe("the bundled example (npm start)", () => {
     expect(json.finalRequest.request).toBe(71)
     expect(json.finalRequest.prunedCalls).toBe(47)
     expect(json.finalRequest.withoutPlugin).toEqual({
-      system: 808,
+      system: 5_710,
       user: 155,
       assistant: 760,
-      tools: 57_223,
+      tools: 57_799,
       toolCalls: 72,
       plugin: 0,
-      total: 58_946
+      total: 64_424
     })
     const final = json.finalRequest.withPlugin
     expect(final.system + final.user + final.assistant + final.tools + final.plugin).toBe(final.total)
-    near(final.total, 14_006)
+    near(final.total, 19_496)
+    expect(json.sent.profiles).toEqual(["anthropic", "openai"])
+    expect(json.sent.sessionProfile).toBe("openai")
     expect(json.sent.withoutPlugin).toEqual({
-      requests: 71,
-      tokens: 2_380_739,
-      cachedTokens: 2_194_031,
-      cost: 452_788.1,
-      costNoCache: 2_380_739
+      priced: {
+        anthropic: { profile: "anthropic", requests: 71, tokens: 2_760_137, readTokens: 2_551_145, writeTokens: 208_992, cost: 516_354.5 },
+        openai: { profile: "openai", requests: 71, tokens: 2_760_137, readTokens: 2_546_944, writeTokens: 0, cost: 467_887.4 }
+      },
+      compactions: 0,
+      openCodePruned: 0
     })
-    near(json.sent.withPlugin.tokens, 1_034_908)
-    near(json.sent.withPlugin.cost, 245_321.5)
-    // cost = 0.1 x cached + 1.25 x the rest
-    const { cachedTokens, cost, tokens } = json.sent.withPlugin
-    expect(cost).toBeCloseTo(0.1 * cachedTokens + 1.25 * (tokens - cachedTokens), 1)
+    const anthropic = json.sent.withPlugin.priced.anthropic!
+    near(anthropic.tokens, 1_415_382)
+    near(anthropic.cost, 864_239.6)
+    // cost = 0.1 x read + 1.25 x written + the rest
+    const { cost, readTokens, tokens, writeTokens } = anthropic
+    expect(cost).toBeCloseTo(0.1 * readTokens + 1.25 * writeTokens + (tokens - readTokens - writeTokens), 1)
     expect(json.sent.systemPromptTokens).toBe(808)
+    expect(json.sent.hostToolTokens).toBe(4_810)
     expect(json.reported).toEqual({ requests: 71, input: json.reported.input, cacheRead: 0, cacheWrite: 0 })
     expect(json.modelCalls).toEqual({ replayed: 0, accepted: 0, rejected: 0 })
     expect(json.notes).toBe(4)
     expect(json.pluginLog).toEqual([])
-    expect(json.costModel).toEqual({ tokenizer: "o200k", readPrice: 0.1, writePrice: 1.25, ttlSeconds: 300, estimated: true })
+    expect(json.costModel).toEqual({
+      tokenizer: "o200k",
+      estimated: true,
+      profiles: { anthropic: profiles.anthropic, openai: profiles.openai }
+    })
   })
 
   it("nothing is written under HOME: state and config live in a temporary directory", async () => {

@@ -81,7 +81,7 @@ it("the analyser replays a fresh export of the real OpenCode as the plugin ran i
   expect(analysis.finalRequest.prunedCalls).toBe(placeholders.length)
   // A session this short costs more with the plugin (its tool definitions and lists outweigh two placeholders).
   expect(analysis.sent.addedTokens).toBeGreaterThan(0)
-  expect(analysis.sent.withPlugin.requests).toBe(analysis.session.requests)
+  expect(analysis.sent.withPlugin.priced.anthropic!.requests).toBe(analysis.session.requests)
 })
 
 it("the bundled analyser (dist/analyse.js) runs on the example under Node 20 with the same figures", async () => {

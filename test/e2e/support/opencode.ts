@@ -20,6 +20,11 @@ export interface OpenCodeOptions {
   readonly configTemplate?: string
   /** Files in `~/.config/opencode`, relative path -> content, written after the template is copied. */
   readonly globalFiles?: Readonly<Record<string, string>>
+  /**
+   * The main model's ID (default `fake-model`). OpenCode writes prompt-cache markers into the body for a model whose
+   * ID names Claude (`claude-fake`), as it does for Anthropic's models.
+   */
+  readonly mainModel?: string
 }
 
 export interface OpenCode {
@@ -47,9 +52,9 @@ export const isolatedEnv = (root: string): Record<string, string> => ({
   OPENCODE_DISABLE_EXTERNAL_SKILLS: "1"
 })
 
-export const openCodeConfig = (plugin: string | undefined, modelUrl: string) => ({
+export const openCodeConfig = (plugin: string | undefined, modelUrl: string, mainModel = "fake-model") => ({
   $schema: "https://opencode.ai/config.json",
-  model: "fake/fake-model",
+  model: `fake/${mainModel}`,
   small_model: "fake/fake-small",
   permission: { "*": "allow" },
   autoupdate: false,
@@ -61,7 +66,7 @@ export const openCodeConfig = (plugin: string | undefined, modelUrl: string) => 
       name: "Fake",
       options: { baseURL: modelUrl, apiKey: "x" },
       models: {
-        "fake-model": { tool_call: true, limit: { context: 200000, output: 8192 } },
+        [mainModel]: { tool_call: true, limit: { context: 200000, output: 8192 } },
         "fake-small": { tool_call: false, limit: { context: 200000, output: 1024 } }
       }
     }
@@ -109,7 +114,7 @@ export const startOpenCode = async (options: OpenCodeOptions): Promise<OpenCode>
     await mkdir(join(globalConfig, file, ".."), { recursive: true })
     await writeFile(join(globalConfig, file), content)
   }
-  await writeFile(join(project, "opencode.json"), JSON.stringify(openCodeConfig(options.plugin, options.modelUrl), null, 2))
+  await writeFile(join(project, "opencode.json"), JSON.stringify(openCodeConfig(options.plugin, options.modelUrl, options.mainModel), null, 2))
   for (const [file, content] of Object.entries(options.projectFiles ?? {})) {
     await mkdir(join(project, file, ".."), { recursive: true })
     await writeFile(join(project, file), content)

@@ -1,0 +1,358 @@
+/**
+ * Drives a recorded or generated session through a plugin the way OpenCode 1.18 would have, request by request, and
+ * prices what each request sent under every given pricing profile: the one replay loop of the offline analyser
+ * (`dcp-analyse`) and the benchmark (`npm run bench`).
+ *
+ * A request is made for every assistant message: it sends what OpenCode sends before that message (its
+ * `visibleHistory`, so a recorded compaction is followed), after the plugin's `experimental.chat.messages.transform`
+ * and `experimental.chat.system.transform`. `chat.message` announces each prompt, `session.idle` ends each turn, and
+ * the model's own discard/extract calls are replayed through the plugin's tools before the next request, as they ran.
+ *
+ * What OpenCode does on its own, so that a plugin is compared with what a user has without it:
+ * - `compactAtOverflow`: when a request reaches the model's usable window (its context less the output reserve,
+ *   32,000 tokens at most), OpenCode compacts before the next one: a summary request (its own system prompt, no
+ *   tools, the history as it stands, unmodified by plugins), then requests send the summary, the most recent
+ *   messages that fit in 15,000 tokens, and what follows. Simulated here with a summary of `summaryTokens`.
+ * - `openCodePrune` (`compaction.prune: true`): at the end of each turn, outputs of completed calls older than the
+ *   last two turns and the newest 40,000 tokens of tool output are cleared, once at least 20,000 tokens can go; a
+ *   cleared output is sent as `[Old tool result content cleared]` from then on.
+ */
+import type { Hooks } from "@opencode-ai/plugin"
+import { tool } from "@opencode-ai/plugin"
+import { visibleHistory } from "../host/view.ts"
+import type { PricingProfile } from "../pricing/profiles.ts"
+import { freshCopy, type Msg } from "./copy.ts"
+import { CostMeter, type Priced } from "./cost.ts"
+import { blockTokens, WireBuilder } from "./wire.ts"
+
+export interface DriveModel {
+  readonly providerID: string
+  readonly modelID: string
+  readonly context: number
+  readonly output: number
+}
+
+export interface DrivenPlugin {
+  /** Undefined: no plugin. */
+  readonly hooks: Hooks | undefined
+  /** The time the plugin reads from its clock (ms): set to each request's time before its hooks run. */
+  readonly setTime: (ms: number) => void
+}
+
+export interface DriveOptions {
+  readonly sessionID: string
+  /** The stored history, oldest first. */
+  readonly messages: ReadonlyArray<Msg>
+  readonly plugin: DrivenPlugin
+  /** OpenCode's system prompt, as it hands it to plugins (one string). */
+  readonly system: ReadonlyArray<string>
+  /** OpenCode's own tool definitions (name, JSON), sent first in every request. */
+  readonly hostTools: ReadonlyArray<readonly [string, string]>
+  readonly model: DriveModel
+  readonly profiles: ReadonlyArray<PricingProfile>
+  /** Exact token count of a text, used for every priced figure. */
+  readonly count: (text: string) => number
+  readonly compactAtOverflow?: boolean
+  readonly openCodePrune?: boolean
+  readonly summaryTokens?: number
+  /** The project directory, for the context handed to the plugin's tools. */
+  readonly directory?: string
+  /** Called after each request (the benchmark lets background work run and samples memory there). */
+  readonly between?: (request: number) => Promise<void>
+  readonly onProgress?: (done: number, total: number) => void
+}
+
+/** The latest request that was not a summary request, as sent. */
+export interface SentRequest {
+  readonly definitions: ReadonlyArray<readonly [string, string]>
+  readonly system: ReadonlyArray<string>
+  readonly messages: ReadonlyArray<Msg>
+  /** What OpenCode would have sent for it without any plugin: its visible history, untransformed. */
+  readonly visible: ReadonlyArray<Msg>
+  readonly index: number
+}
+
+export interface Driven {
+  readonly requests: number
+  readonly priced: Readonly<Record<string, Priced>>
+  /** Tokens of each request, in order (summary requests included). */
+  readonly requestTokens: ReadonlyArray<number>
+  /** Compactions OpenCode would have made at overflow, and the summary requests they cost. */
+  readonly compactions: number
+  /** Outputs OpenCode's own pruning cleared. */
+  readonly openCodePruned: number
+  /** Requests sent more than the first profile's TTL after the previous one (the cache had expired). */
+  readonly pausesOverTtl: number
+  readonly modelCalls: { readonly replayed: number; readonly accepted: number; readonly rejected: number }
+  readonly last: SentRequest | undefined
+  readonly builder: WireBuilder
+  readonly tokensOf: (block: number) => number
+  /** Wall time of each request's messages and system transforms, ms. */
+  readonly transformMs: ReadonlyArray<number>
+  readonly systemMs: ReadonlyArray<number>
+  readonly phasesMs: { copy: number; accounting: number; idle: number }
+}
+
+/** OpenCode's output reserve: the model's output limit, at most 32,000 tokens. */
+const outputReserve = (model: DriveModel) => Math.min(model.output, 32_000)
+const tailBudget = 15_000
+const pruneProtect = 40_000
+const pruneMinimum = 20_000
+const pruneProtectedTools: ReadonlySet<string> = new Set(["skill"])
+/** OpenCode's own estimate, four characters a token. */
+const estimate = (text: string) => Math.round(text.length / 4)
+
+const summarySystem = "You are a helpful assistant tasked with summarizing conversations for continuing them later."
+const summaryPrompt =
+  "Provide a detailed summary of the conversation so far, to continue it in a new session: what was done, what is being worked on, which files matter, and what comes next."
+
+const isSummary = (message: Msg) => message.info.role === "assistant" && message.info.summary === true
+
+/** A user message someone typed: not a note (ignored text), not OpenCode's own (synthetic), not a compaction request. */
+const isPrompt = (message: Msg): boolean =>
+  !message.parts.some((part) => part.type === "compaction") &&
+  message.parts.some((part) => part.type === "file" || (part.type === "text" && part.ignored !== true && part.synthetic !== true))
+
+/** What OpenCode sends for a message that fits in a compaction tail, by its estimate. */
+const messageSize = (message: Msg) => estimate(JSON.stringify(message.parts))
+
+export const drive = async (options: DriveOptions): Promise<Driven> => {
+  const { sessionID, messages: stored, plugin, model } = options
+  const hooks = plugin.hooks
+  const builder = new WireBuilder(stored, options.system)
+  const tokensOf = blockTokens(builder.blocks, options.count)
+  const meters = options.profiles.map((profile) => new CostMeter(profile, builder.blocks, tokensOf))
+  const ttl = (options.profiles[0]?.ttlSeconds ?? 300) * 1000
+  const definitions: Array<readonly [string, string]> = [...options.hostTools]
+  for (const [name, definition] of Object.entries(hooks?.tool ?? {})) {
+    definitions.push([
+      name,
+      JSON.stringify({ description: definition.description, input_schema: tool.schema.toJSONSchema(tool.schema.object(definition.args)) })
+    ])
+  }
+  const usable = model.context - outputReserve(model)
+  const summaryText = Array.from({ length: Math.round((options.summaryTokens ?? 2000) / 1.3) }, (_, i) =>
+    summaryPrompt.split(" ")[i % 24]).join(" ")
+
+  // The history as OpenCode stores it, with the compactions it would have made inserted where they happened.
+  const history: Array<Msg> = []
+  const cleared = new Map<string, number>()
+  const transformMs: Array<number> = []
+  const systemMs: Array<number> = []
+  const phasesMs = { copy: 0, accounting: 0, idle: 0 }
+  const requestTokens: Array<number> = []
+  const modelCalls = { replayed: 0, accepted: 0, rejected: 0 }
+  const requests = stored.filter((message) => message.info.role === "assistant").length
+  let time = stored[0]?.info.time?.created ?? 0
+  let previous: number | undefined
+  let pausesOverTtl = 0
+  let compactions = 0
+  let turnOpen = false
+  let scanned = 0
+  let done = 0
+  let overflow = false
+  let last: SentRequest | undefined
+
+  const setTime = (ms: number) => {
+    time = Math.max(time, ms)
+    plugin.setTime(time)
+  }
+  const record = (wire: ReturnType<WireBuilder["request"]>) => {
+    const start = performance.now()
+    let tokens = 0
+    for (const meter of meters) tokens = meter.record(wire, time).tokens
+    requestTokens.push(tokens)
+    phasesMs.accounting += performance.now() - start
+    return tokens
+  }
+  /** A fresh copy of what is sent, with OpenCode's own cleared outputs marked as it marks them. */
+  const copyOf = (visible: ReadonlyArray<Msg>): Array<Msg> => {
+    const start = performance.now()
+    const copy = freshCopy(visible, visible.length)
+    if (cleared.size > 0) {
+      for (const message of copy) {
+        for (const part of message.parts) {
+          const at = part.type === "tool" ? cleared.get(part.callID) : undefined
+          if (at !== undefined) part.state = { ...part.state, time: { ...part.state.time, compacted: at } }
+        }
+      }
+    }
+    phasesMs.copy += performance.now() - start
+    return copy
+  }
+  const idle = async () => {
+    const start = performance.now()
+    if (options.openCodePrune === true) openCodePrune(history, cleared, time)
+    await hooks?.event?.({ event: { type: "session.idle", properties: { sessionID } } } as never)
+    phasesMs.idle += performance.now() - start
+  }
+  const transform = async (copy: Array<Msg>, system: Array<string>, summary: boolean) => {
+    const t0 = performance.now()
+    await hooks?.["experimental.chat.messages.transform"]?.({} as never, { messages: copy } as never)
+    const t1 = performance.now()
+    if (!summary) {
+      const info = { id: model.modelID, providerID: model.providerID, limit: { context: model.context, output: model.output } }
+      await hooks?.["experimental.chat.system.transform"]?.({ sessionID, model: info } as never, { system })
+    }
+    transformMs.push(t1 - t0)
+    systemMs.push(performance.now() - t1)
+  }
+
+  /** OpenCode compacts: its summary request, then a compaction request and the summary in the history. */
+  const compact = async () => {
+    compactions++
+    const visible = visibleHistory(history)
+    await hooks?.["experimental.session.compacting"]?.({ sessionID } as never, { context: [], prompt: undefined } as never)
+    const request: Msg = {
+      info: { id: `msg_dcp_compaction_${compactions}`, sessionID, role: "user", time: { created: time } },
+      parts: [{ id: `prt_dcp_compaction_${compactions}`, type: "compaction", auto: true, tail_start_id: undefined as unknown }]
+    }
+    const summaryRequest = copyOf([...visible, request])
+    await transform(summaryRequest, [summarySystem], true)
+    const prompt: Msg = { info: { id: `msg_dcp_summary_prompt_${compactions}`, role: "user" }, parts: [{ type: "text", text: summaryPrompt }] }
+    builder.hostMessage(prompt.info.id)
+    record(builder.request([], [summarySystem], [...summaryRequest, prompt]))
+    // The tail: the newest messages that fit OpenCode's budget, starting at a user message when a turn fits whole.
+    let size = 0
+    let tail = visible.length
+    while (tail > 0 && size + messageSize(visible[tail - 1]!) <= tailBudget) size += messageSize(visible[--tail]!)
+    const tailStart = visible[tail]?.info.id
+    if (tailStart !== undefined) request.parts[0]!.tail_start_id = tailStart
+    const summary: Msg = {
+      info: {
+        id: `msg_dcp_summary_${compactions}`,
+        sessionID,
+        role: "assistant",
+        summary: true,
+        finish: "stop",
+        parentID: request.info.id,
+        time: { created: time, completed: time }
+      },
+      parts: [{ id: `prt_dcp_summary_${compactions}`, type: "text", text: summaryText }]
+    }
+    builder.hostMessage(request.info.id)
+    builder.hostMessage(summary.info.id)
+    history.push(request, summary)
+    await hooks?.event?.({ event: { type: "session.compacted", properties: { sessionID } } } as never)
+  }
+
+  for (let k = 0; k < stored.length; k++) {
+    const message = stored[k]!
+    const info = message.info
+    if (info.role === "user") {
+      if (turnOpen) await idle()
+      turnOpen = false
+      setTime(info.time?.created ?? time)
+      history.push(message)
+      if (isPrompt(message)) {
+        await hooks?.["chat.message"]?.(
+          { sessionID, agent: info.agent, model: info.model, messageID: info.id } as never,
+          { message: info, parts: message.parts } as never
+        )
+      }
+      continue
+    }
+    turnOpen = true
+    for (; scanned < k; scanned++) await replayModelCalls(stored[scanned]!)
+    setTime(info.time?.created ?? time)
+    if (previous !== undefined && time - previous > ttl) pausesOverTtl++
+    previous = time
+    if (overflow && options.compactAtOverflow === true && !isSummary(message)) {
+      overflow = false
+      await compact()
+    }
+    const summary = isSummary(message)
+    if (summary) {
+      await hooks?.["experimental.session.compacting"]?.({ sessionID } as never, { context: [], prompt: undefined } as never)
+    }
+    const visible = visibleHistory(history)
+    const copy = copyOf(visible)
+    const system = [...options.system]
+    await transform(copy, system, summary)
+    const sent = summary ? [] : rejoin(system, options.system[0])
+    const tokens = record(builder.request(summary ? [] : definitions, summary ? system : sent, copy))
+    if (!summary) {
+      last = { definitions, system: sent, messages: copy, visible, index: done }
+      overflow = tokens >= usable
+    }
+    history.push(message)
+    done++
+    options.onProgress?.(done, requests)
+    await options.between?.(done)
+  }
+  if (turnOpen) await idle()
+
+  async function replayModelCalls(message: Msg) {
+    for (const part of message.parts) {
+      const definition = part.type === "tool" && part.state?.status === "completed" ? hooks?.tool?.[part.tool] : undefined
+      if (definition === undefined || (part.tool !== "discard" && part.tool !== "extract")) continue
+      modelCalls.replayed++
+      const args = tool.schema.object(definition.args).safeParse(part.state.input ?? {})
+      const end = part.state.time?.end
+      if (typeof end === "number") setTime(end)
+      const context = {
+        sessionID,
+        messageID: String(message.info.id),
+        agent: message.info.agent ?? "build",
+        directory: options.directory ?? "/",
+        worktree: options.directory ?? "/",
+        abort: new AbortController().signal,
+        metadata: () => {},
+        ask: async () => {}
+      }
+      const accepted = args.success ? await definition.execute(args.data, context as never).then(() => true, () => false) : false
+      if (accepted) modelCalls.accepted++
+      else modelCalls.rejected++
+    }
+  }
+
+  const priced: Record<string, Priced> = {}
+  for (const meter of meters) priced[meter.profile.name] = meter.priced()
+  return {
+    requests: done,
+    priced,
+    requestTokens,
+    compactions,
+    openCodePruned: cleared.size,
+    pausesOverTtl,
+    modelCalls,
+    last,
+    builder,
+    tokensOf,
+    transformMs,
+    systemMs,
+    phasesMs
+  }
+}
+
+/**
+ * OpenCode keeps its system prompt in two parts for caching: when a plugin leaves more than two strings and the first
+ * unchanged, the rest are joined into the second.
+ */
+const rejoin = (system: ReadonlyArray<string>, header: string | undefined): Array<string> =>
+  system.length > 2 && system[0] === header ? [system[0]!, system.slice(1).join("\n")] : [...system]
+
+/** OpenCode's `compaction.prune`, run at the end of a turn on the stored history. */
+const openCodePrune = (history: ReadonlyArray<Msg>, cleared: Map<string, number>, time: number) => {
+  let total = 0
+  let pruned = 0
+  let users = 0
+  const found: Array<string> = []
+  scan: for (let m = history.length - 1; m >= 0; m--) {
+    const message = history[m]!
+    if (message.info.role === "user") users++
+    if (users < 2) continue
+    if (isSummary(message)) break
+    for (let p = message.parts.length - 1; p >= 0; p--) {
+      const part = message.parts[p]!
+      if (part.type !== "tool" || part.state?.status !== "completed" || pruneProtectedTools.has(part.tool)) continue
+      if (cleared.has(part.callID)) break scan
+      const tokens = estimate(typeof part.state.output === "string" ? part.state.output : "")
+      total += tokens
+      if (total <= pruneProtect) continue
+      pruned += tokens
+      found.push(part.callID)
+    }
+  }
+  if (pruned > pruneMinimum) for (const callID of found) cleared.set(callID, time)
+}
