@@ -22,7 +22,7 @@ import { tool } from "@opencode-ai/plugin"
 import { visibleHistory } from "../host/view.ts"
 import type { PricingProfile } from "../pricing/profiles.ts"
 import { freshCopy, type Msg } from "./copy.ts"
-import { CostMeter, type Priced } from "./cost.ts"
+import { CostMeter, type Priced, type RequestCost } from "./cost.ts"
 import { blockTokens, WireBuilder } from "./wire.ts"
 
 export interface DriveModel {
@@ -60,6 +60,8 @@ export interface DriveOptions {
   /** Called after each request (the benchmark lets background work run and samples memory there). */
   readonly between?: (request: number) => Promise<void>
   readonly onProgress?: (done: number, total: number) => void
+  /** Called with what each request cost under each profile (in `profiles` order); `summary`: a compaction's summary request. */
+  readonly onRequest?: (costs: ReadonlyArray<RequestCost>, summary: boolean) => void
 }
 
 /** The latest request that was not a summary request, as sent. */
@@ -119,7 +121,7 @@ const messageSize = (message: Msg) => estimate(JSON.stringify(message.parts))
 export const drive = async (options: DriveOptions): Promise<Driven> => {
   const { sessionID, messages: stored, plugin, model } = options
   const hooks = plugin.hooks
-  const builder = new WireBuilder(stored, options.system)
+  const builder = new WireBuilder(stored, options.system, options.hostTools.map(([name]) => name))
   const tokensOf = blockTokens(builder.blocks, options.count)
   const meters = options.profiles.map((profile) => new CostMeter(profile, builder.blocks, tokensOf))
   const ttl = (options.profiles[0]?.ttlSeconds ?? 300) * 1000
@@ -157,12 +159,13 @@ export const drive = async (options: DriveOptions): Promise<Driven> => {
     time = Math.max(time, ms)
     plugin.setTime(time)
   }
-  const record = (wire: ReturnType<WireBuilder["request"]>) => {
+  const record = (wire: ReturnType<WireBuilder["request"]>, summary = false) => {
     const start = performance.now()
-    let tokens = 0
-    for (const meter of meters) tokens = meter.record(wire, time).tokens
+    const costs = meters.map((meter) => meter.record(wire, time))
+    const tokens = costs[0]?.tokens ?? 0
     requestTokens.push(tokens)
     phasesMs.accounting += performance.now() - start
+    options.onRequest?.(costs, summary)
     return tokens
   }
   /** A fresh copy of what is sent, with OpenCode's own cleared outputs marked as it marks them. */
@@ -211,7 +214,7 @@ export const drive = async (options: DriveOptions): Promise<Driven> => {
     await transform(summaryRequest, [summarySystem], true)
     const prompt: Msg = { info: { id: `msg_dcp_summary_prompt_${compactions}`, role: "user" }, parts: [{ type: "text", text: summaryPrompt }] }
     builder.hostMessage(prompt.info.id)
-    record(builder.request([], [summarySystem], [...summaryRequest, prompt]))
+    record(builder.request([], [summarySystem], [...summaryRequest, prompt]), true)
     // The tail: the newest messages that fit OpenCode's budget, starting at a user message when a turn fits whole.
     let size = 0
     let tail = visible.length
@@ -270,7 +273,7 @@ export const drive = async (options: DriveOptions): Promise<Driven> => {
     const system = [...options.system]
     await transform(copy, system, summary)
     const sent = summary ? [] : rejoin(system, options.system[0])
-    const tokens = record(builder.request(summary ? [] : definitions, summary ? system : sent, copy))
+    const tokens = record(builder.request(summary ? [] : definitions, summary ? system : sent, copy), summary)
     if (!summary) {
       last = { definitions, system: sent, messages: copy, visible, index: done }
       overflow = tokens >= usable

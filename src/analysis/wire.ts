@@ -258,6 +258,7 @@ export class WireBuilder {
   private readonly stored: PartTable
   private readonly changed: PartTable
   private readonly baseSystem: ReadonlySet<string>
+  private readonly baseTools: ReadonlySet<string>
   /** Messages the host adds that are not in the stored history (the compactions a replay simulates). */
   private readonly host = new Set<unknown>()
   /** Blocks the plugin added (tool definitions, system section, synthetic messages), with how often they were sent. */
@@ -268,7 +269,8 @@ export class WireBuilder {
   private lasts: Array<number> = []
   private systems: Array<boolean> = []
 
-  constructor(stored: ReadonlyArray<Msg>, baseSystem: ReadonlyArray<string>) {
+  /** `baseSystem`, `baseTools`: OpenCode's own system prompt and tool names, which the plugin does not add. */
+  constructor(stored: ReadonlyArray<Msg>, baseSystem: ReadonlyArray<string>, baseTools: ReadonlyArray<string> = []) {
     this.messageIds = stored.map((message) => message.info.id)
     this.positions = new Map(this.messageIds.map((id, m) => [id, m] as const))
     const parts = stored.reduce((sum, message) => sum + message.parts.length, 0)
@@ -281,6 +283,7 @@ export class WireBuilder {
       for (const part of message.parts) this.stored.set(g++, part, this.blocks.part(role, part))
     }
     this.baseSystem = new Set(baseSystem)
+    this.baseTools = new Set(baseTools)
   }
 
   /** Marks a message the host sends that is not in the stored history: not counted as added by the plugin. */
@@ -326,7 +329,9 @@ export class WireBuilder {
     this.chars = 0
     this.lasts = []
     this.systems = []
-    for (const [name, definition] of definitions) this.push(this.blocks.toolDefinition(name, definition), true)
+    for (const [name, definition] of definitions) {
+      this.push(this.blocks.toolDefinition(name, definition), !this.baseTools.has(name))
+    }
     for (const text of system) this.message("system", [this.blocks.system(text)], !this.baseSystem.has(text))
     for (let m = 0; m < messages.length; m++) {
       const message = messages[m]!

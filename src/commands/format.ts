@@ -1,4 +1,5 @@
 import { formatTokens } from "../engine/placeholders.ts"
+import type { Waiting } from "../engine/schedule.ts"
 import type { LifetimeFile, SessionStats, Tally } from "../state/schema.ts"
 import type { CacheUsage } from "./breakdown.ts"
 import { subcommands } from "./parse.ts"
@@ -19,8 +20,35 @@ export interface Breakdown {
   readonly prunedCalls: number
   /** Tokens pruning takes out of every request: what the context would grow by without it. */
   readonly prunedTokens: number
-  /** Input tokens the provider reported for the latest request, when it reported any. */
+  /** Input tokens the provider reported for the latest request, when it reported any and nothing changed since. */
   readonly reported: number | undefined
+  /** Prunes made since the latest request (by the model or the user): the next request carries them. */
+  readonly pending: Tally
+  /** Automatic prunes waiting for the prompt cache, and why. */
+  readonly waiting: WaitingPrunes | undefined
+  readonly ttlSeconds: number
+  readonly pressure: number
+}
+
+export interface WaitingPrunes {
+  readonly calls: number
+  readonly tokens: number
+  readonly why: Waiting
+}
+
+const callCount = (n: number) => `${n} call${n === 1 ? "" : "s"}`
+
+/** Why automatic prunes wait, in two or three short lines. */
+const waitingLines = (waiting: WaitingPrunes, ttlSeconds: number, pressure: number, indent: string): Array<string> => {
+  const { paysBackAfter, horizon, reason } = waiting.why
+  const why = reason === "below-minimum"
+    ? "too few tokens to be worth a prompt-cache rebuild yet"
+    : `applying them now would pay for the prompt-cache rebuild after ~${Math.ceil(paysBackAfter)} more requests, ` +
+      `and this session's cache serves ~${Math.round(horizon)}`
+  return [
+    `${callCount(waiting.calls)}, ${formatTokens(waiting.tokens)} tokens: ${why}.`,
+    `${indent}They apply when the cache expires (${Math.round(ttlSeconds / 60)} min without a request), at a compaction, or at ${Math.round(pressure * 100)}% of the window.`
+  ]
 }
 
 const barWidth = 24
@@ -63,14 +91,30 @@ export const formatContext = (b: Breakdown): string => {
   const currentText = b.reported === undefined
     ? `${formatTokens(counted)} tokens (estimated)`
     : `${thousands(b.reported)} tokens (reported by the provider for the latest request)`
+  lines.push("", `Pruned:           ${callCount(b.prunedCalls)}, ${formatTokens(b.prunedTokens)} tokens (estimated)`)
+  if (b.pending.calls > 0) {
+    lines.push(`                  ${b.pending.calls} of them (${formatTokens(b.pending.tokens)}) go out with the next request.`)
+  }
+  if (b.waiting !== undefined) {
+    const [first, ...rest] = waitingLines(b.waiting, b.ttlSeconds, b.pressure, "                  ")
+    lines.push(`Waiting:          ${first}`, ...rest)
+  }
   lines.push(
-    "",
-    `Pruned:           ${b.prunedCalls} call${b.prunedCalls === 1 ? "" : "s"}, ${formatTokens(b.prunedTokens)} tokens (estimated)`,
-    `Current context:  ${currentText}`,
+    `${b.reported === undefined ? "Next request:   " : "Current context:"}  ${currentText}`,
     `Without pruning:  ${formatTokens(current + b.prunedTokens)} tokens (estimated)`
   )
   return lines.join("\n")
 }
+
+const profileNames: Readonly<Record<string, string>> = {
+  anthropic: "Anthropic prompt-cache pricing",
+  "anthropic-1h": "Anthropic 1-hour prompt-cache pricing",
+  openai: "prefix-cache pricing",
+  "per-request": "billed per request",
+  none: "no prompt cache"
+}
+
+const profileName = (name: string) => profileNames[name] ?? name
 
 const tallies = (record: Readonly<Record<string, Tally>>, name: (key: string) => string): string => {
   const entries = Object.entries(record).sort((a, b) => b[1].tokens - a[1].tokens)
@@ -94,10 +138,17 @@ export const formatStats = (input: {
   readonly reasonName: (reason: string) => string
   /** What the provider reported for this session, when the stored session could be read. */
   readonly cache?: CacheUsage | undefined
+  /** Prunes made since the latest request, which the next one carries. */
+  readonly pending?: Tally | undefined
+  readonly waiting?: WaitingPrunes | undefined
+  readonly ttlSeconds?: number | undefined
+  readonly pressure?: number | undefined
+  /** The pricing profile the cost figures follow. */
+  readonly profile?: string | undefined
 }): string => {
   const { lifetime, session } = input
   const lines = [
-    `This session: ${session.calls} call${session.calls === 1 ? "" : "s"} pruned, ${formatTokens(session.tokens)} tokens taken out of every later request.`
+    `This session: ${callCount(session.calls)} pruned in what reached the model, ${formatTokens(session.tokens)} tokens taken out of every later request.`
   ]
   if (session.calls > 0) {
     lines.push(`  by strategy: ${tallies(session.byReason, input.reasonName)}`)
@@ -109,12 +160,29 @@ export const formatStats = (input: {
       `  last prune:  ${ago(last.at, input.now)}, ${last.calls} call${last.calls === 1 ? "" : "s"} (${input.reasonName(last.reason)}), ${formatTokens(last.tokens)} tokens`
     )
   }
+  const pending = input.pending
+  if (pending !== undefined && pending.calls > 0) {
+    lines.push(`  next request: ${callCount(pending.calls)} more (${formatTokens(pending.tokens)} tokens), pruned since the latest request.`)
+  }
+  if (input.waiting !== undefined) {
+    const [first, ...rest] = waitingLines(input.waiting, input.ttlSeconds ?? 300, input.pressure ?? 0.8, "    ")
+    lines.push(`  waiting for the cache: ${first}`, ...rest)
+  }
   const applied = session.applications
   if (applied.count > 0) {
     const warm = applied.count - applied.cold
     lines.push(
       `  prompt cache: prunes reached the model ${applied.count} time${applied.count === 1 ? "" : "s"} (${applied.cold} with the cache already expired); ` +
         (warm === 0 ? "no cache was rebuilt for them." : `about ${formatTokens(applied.rebuiltTokens)} cached tokens were rebuilt for them (estimated).`)
+    )
+  }
+  const cost = session.cost
+  if (cost.requests > 0 && (cost.saved > 0 || cost.rebuilt > 0)) {
+    const net = cost.saved - cost.rebuilt
+    lines.push(
+      `  cost (${profileName(cost.profile)}, estimated, in input tokens): the pruned tokens would have cost ${formatTokens(Math.round(cost.saved))} ` +
+        `over ${cost.requests} request${cost.requests === 1 ? "" : "s"}; cache rebuilds cost ${formatTokens(Math.round(cost.rebuilt))}; ` +
+        (net >= 0 ? `net ${formatTokens(Math.round(net))} saved.` : `net ${formatTokens(Math.round(-net))} more than without pruning.`)
     )
   }
   if (input.cache !== undefined && input.cache.requests > 0) {

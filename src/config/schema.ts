@@ -1,4 +1,5 @@
 import { Effect, Schema } from "effect"
+import { pricingNames } from "../pricing/profiles.ts"
 
 /**
  * The plugin configuration: the single source of truth for keys, types, defaults and descriptions. The loader
@@ -73,6 +74,9 @@ export const PluginConfigFile = Schema.Struct({
     })
   }),
   strategies: section("Automatic pruning, applied without any model call.", {
+    repeats: section("Send a repeated output once: an unchanged re-read, a read-back of what was just written, the same command with the same output.", {
+      enabled: setting(Schema.Boolean, true, "Replace a repeat by a pointer to the earlier copy when it is first sent (no cache rebuild).")
+    }),
     deduplication: section("Keep only the newest of identical tool calls (same tool, same input).", {
       enabled: setting(Schema.Boolean, true, "Prune older duplicates."),
       protectedTools: protectedTools("deduplication")
@@ -93,13 +97,23 @@ export const PluginConfigFile = Schema.Struct({
       protectedTools: protectedTools("masking")
     })
   }),
-  cache: section("When automatic prunes reach what is sent: batched, so the provider's prompt cache is rarely rebuilt.", {
+  cache: section("When automatic prunes reach what is sent: only when that costs less than it saves under the provider's prompt cache.", {
     mode: setting(
       Schema.Literals(["auto", "immediate"]),
       "auto",
-      "\"auto\": apply prunes in batches when worth it; \"immediate\": apply each prune at once."
+      "\"auto\": apply prunes when they pay for the cache rebuild they cause; \"immediate\": apply each prune at once."
     ),
-    minPruneTokens: setting(Tokens, 12000, "Apply pending prunes once they would save at least this many tokens per request."),
+    pricing: setting(
+      Schema.Literals(["auto", ...pricingNames]),
+      "auto",
+      "How the provider bills input: \"auto\" (from the model), \"anthropic\", \"anthropic-1h\", \"openai\", \"per-request\", \"none\"."
+    ),
+    minPruneTokens: setting(Tokens, 2000, "Never apply a batch that saves fewer tokens per request than this while the cache is warm."),
+    horizon: setting(
+      Schema.Union([Schema.Literal("auto"), Tokens]),
+      "auto",
+      "Requests the cache is expected to serve: \"auto\" (the session's pace) or a number (0: never apply while it is warm)."
+    ),
     pressure: setting(Share, 0.8, "Apply pending prunes at once when the context fills this share of the model's window."),
     ttlSeconds: setting(Seconds, 300, "After this many seconds without a request the cache is cold: pending prunes apply.")
   })

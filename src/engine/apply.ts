@@ -1,17 +1,13 @@
 import { Predicate } from "effect"
+import type { CopyOf } from "../state/schema.ts"
 import type { ToolCall } from "./calls.ts"
 import { type Handle, inputPlaceholder, outputPlaceholder, type Target, targetOf } from "./placeholders.ts"
 import type { Reason } from "./strategies/candidate.ts"
 
-export interface AppliedPrune {
-  readonly call: ToolCall
-  readonly reason: Reason
-  readonly id: number
-}
-
 /** A prune's replacement texts for one call. */
 export interface Rendered {
   readonly reason: Reason
+  readonly of: CopyOf | undefined
   readonly id: number
   readonly handle: Handle
   readonly target: Target
@@ -23,15 +19,25 @@ export interface Rendered {
 const rendered = new WeakMap<ToolCall, Rendered>()
 
 /** The replacement texts of a prune, or undefined when it has nothing to replace. */
-export const render = (call: ToolCall, reason: Reason, id: number, handle: Handle): Rendered | undefined => {
+export const render = (
+  call: ToolCall,
+  prune: { readonly reason: string; readonly of?: CopyOf | undefined },
+  id: number,
+  handle: Handle
+): Rendered | undefined => {
+  const reason = prune.reason as Reason
+  const of = prune.of
   const known = rendered.get(call)
-  if (known !== undefined && known.reason === reason && known.id === id && known.handle === handle) return known
+  if (known !== undefined && known.reason === reason && known.id === id && known.handle === handle && known.of === of) {
+    return known
+  }
   const target = targetOf(call, reason)
   if (target === undefined) return undefined
   const fresh: Rendered = target.kind === "output"
-    ? { reason, id, handle, target, output: outputPlaceholder(call, reason, id, handle), inputs: [] }
+    ? { reason, of, id, handle, target, output: outputPlaceholder(call, reason, id, handle, of), inputs: [] }
     : {
       reason,
+      of,
       id,
       handle,
       target,
@@ -43,25 +49,11 @@ export const render = (call: ToolCall, reason: Reason, id: number, handle: Handl
 }
 
 /**
- * Replaces the pruned content of each call in `messages`, in place (OpenCode reads the array it passed in, and
- * builds every message, part and state object afresh for each request). Only `state.output` or some
- * `state.input` values change; the input object is copied first, because the index may hold the same object.
- * Returns how many parts were changed.
+ * Writes one call's replacement texts into its part in `messages`, in place (OpenCode reads the array it passed in,
+ * and builds every message, part and state object afresh for each request). Only `state.output` or some
+ * `state.input` values change; the input object is copied first, because the index may hold the same object. False
+ * when the part is not where the call says.
  */
-export const applyPrunes = (
-  messages: ReadonlyArray<unknown>,
-  prunes: Iterable<AppliedPrune>,
-  handle: Handle
-): number => {
-  let changed = 0
-  for (const { call, id, reason } of prunes) {
-    const texts = render(call, reason, id, handle)
-    if (texts !== undefined && applyRendered(messages, call, texts)) changed++
-  }
-  return changed
-}
-
-/** Writes one call's replacement texts into its part in `messages`; false when the part is not where the call says. */
 export const applyRendered = (messages: ReadonlyArray<unknown>, call: ToolCall, texts: Rendered): boolean => {
   const state = stateAt(messages, call)
   if (state === undefined) return false
@@ -83,4 +75,18 @@ const stateAt = (messages: ReadonlyArray<unknown>, call: ToolCall): Record<strin
   return Predicate.isObject(part) && part.callID === call.callID && Predicate.isObject(part.state)
     ? (part.state as Record<string, unknown>)
     : undefined
+}
+
+/** The ID a prunable call carries at the head of what it sends: the handle discard and extract take. */
+export const tagFor = (id: number): string => `[id ${id}]\n`
+
+/** Puts a call's tag at the head of its output (a failed call: of its error, what is sent in its place). */
+export const applyTag = (messages: ReadonlyArray<unknown>, call: ToolCall, tag: string): boolean => {
+  const state = stateAt(messages, call)
+  if (state === undefined) return false
+  const key = call.status === "error" ? "error" : "output"
+  const text = state[key]
+  if (typeof text !== "string" || text.startsWith(tag)) return false
+  state[key] = tag + text
+  return true
 }

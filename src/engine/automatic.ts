@@ -1,9 +1,11 @@
 import type { PluginConfig } from "../config/schema.ts"
 import type { ToolCall } from "./calls.ts"
+import { minTaggedTokens } from "./listing.ts"
 import type { Protection } from "./protection.ts"
 import type { Candidate } from "./strategies/candidate.ts"
 import { dedupPrunable, shadow, type Shadowing, shadowing } from "./strategies/deduplication.ts"
 import { isPurgeable, purgeDue, purgePrunable } from "./strategies/purgeErrors.ts"
+import { type Copy, repeat, type Repeating, repeating } from "./strategies/repeats.ts"
 import { isMaskable, staleAmong, stalePrunable } from "./strategies/staleOutputs.ts"
 import { supersede, supersedePrunable, type Superseding, superseding } from "./strategies/supersedeWrites.ts"
 
@@ -15,6 +17,7 @@ type Strategies = PluginConfig["strategies"]
  * restored are dropped from the lists as they are met (they never become candidates again while the view lasts).
  */
 export interface Rules {
+  readonly repeating: Repeating | undefined
   readonly shadowing: Shadowing | undefined
   readonly superseding: Superseding | undefined
   /** Failed calls with large inputs (purge-errors). */
@@ -22,6 +25,7 @@ export interface Rules {
   /** Calls with an output masking could replace (stale outputs). */
   readonly maskable: Array<number> | undefined
   readonly prunable: {
+    readonly repeat: (call: ToolCall) => boolean
     readonly dedup: (call: ToolCall) => boolean
     readonly supersede: (call: ToolCall) => boolean
     readonly purge: (call: ToolCall) => boolean
@@ -31,11 +35,13 @@ export interface Rules {
 
 /** Empty rule state for the enabled strategies. Protection's tool and file rules must not change while it is used. */
 export const emptyRules = (strategies: Strategies, protection: Protection): Rules => ({
+  repeating: strategies.repeats.enabled ? repeating() : undefined,
   shadowing: strategies.deduplication.enabled ? shadowing() : undefined,
   superseding: strategies.supersedeWrites.enabled ? superseding() : undefined,
   failed: strategies.purgeErrors.enabled ? [] : undefined,
   maskable: strategies.staleOutputs.enabled ? [] : undefined,
   prunable: {
+    repeat: (call) => call.outputTokens >= minTaggedTokens && dedupPrunable(protection, [])(call),
     dedup: dedupPrunable(protection, strategies.deduplication.protectedTools),
     supersede: supersedePrunable(protection),
     purge: purgePrunable(protection, strategies.purgeErrors.protectedTools),
@@ -43,13 +49,34 @@ export const emptyRules = (strategies: Strategies, protection: Protection): Rule
   }
 })
 
-/** Adds the call at `position`; positions must come in ascending order. */
-export const addToRules = (rules: Rules, calls: ReadonlyArray<ToolCall>, position: number): void => {
+export interface AddContext {
+  /** The call's output is sent for the first time in this request: a repeat of it can be pruned now, for free. */
+  readonly firstSend: boolean
+  /** The call is already pruned as a repeat. */
+  readonly repeated: boolean
+  /** Whether the call at a position is sent in full (not pruned). */
+  readonly sent: (position: number) => boolean
+  /** A call's output in the request being built. */
+  readonly outputOf: (call: ToolCall) => string | undefined
+}
+
+/**
+ * Adds the call at `position`; positions must come in ascending order. Returns the earlier copy the call repeats,
+ * when it is sent for the first time and is a repeat: the request path prunes it at once. A repeat never counts as a
+ * newer copy of what it repeats, so deduplication and supersede-writes keep the copy it points to.
+ */
+export const addToRules = (rules: Rules, calls: ReadonlyArray<ToolCall>, position: number, context: AddContext): Copy | undefined => {
   const call = calls[position]!
-  if (rules.shadowing !== undefined) shadow(rules.shadowing, calls, position, rules.prunable.dedup)
-  if (rules.superseding !== undefined) supersede(rules.superseding, calls, position, rules.prunable.supersede)
+  const copy = rules.repeating === undefined || context.repeated
+    ? undefined
+    : repeat(rules.repeating, calls, position, { ...context, prunable: rules.prunable.repeat })
+  if (copy === undefined && !context.repeated) {
+    if (rules.shadowing !== undefined) shadow(rules.shadowing, calls, position, rules.prunable.dedup)
+    if (rules.superseding !== undefined) supersede(rules.superseding, calls, position, rules.prunable.supersede)
+  }
   if (rules.failed !== undefined && isPurgeable(call, rules.prunable.purge)) rules.failed.push(position)
   if (rules.maskable !== undefined && isMaskable(call, rules.prunable.stale)) rules.maskable.push(position)
+  return copy
 }
 
 export interface CandidateInput {
@@ -134,6 +161,7 @@ const forgetGone = (
  */
 export const automaticCandidates = (input: CandidateInput): Array<Candidate> => {
   const rules = emptyRules(input.strategies, input.protection)
-  for (let i = 0; i < input.calls.length; i++) addToRules(rules, input.calls, i)
+  const context: AddContext = { firstSend: false, repeated: false, sent: () => true, outputOf: () => undefined }
+  for (let i = 0; i < input.calls.length; i++) addToRules(rules, input.calls, i, context)
   return candidatesFrom(rules, input)
 }

@@ -34,6 +34,8 @@ export interface ToolCall {
   partIndex: number
   /** The sync pass that last saw the call. */
   seen: number
+  /** The sync pass in which the call was first seen finished (completed or failed): its output's first send. */
+  finalPass: number | undefined
 }
 
 /**

@@ -14,6 +14,7 @@ export interface PrunedCall {
 export type NotificationMode = "off" | "minimal" | "detailed"
 
 const reasonNames: Readonly<Record<Reason, string>> = {
+  repeat: "repeat",
   deduplication: "duplicate",
   supersedeWrites: "superseded write",
   purgeErrors: "failed call input",

@@ -1,4 +1,5 @@
 import type { ToolCall } from "./calls.ts"
+import type { CopyOf } from "../state/schema.ts"
 import type { Reason } from "./strategies/candidate.ts"
 import { minInputTokens } from "./strategies/purgeErrors.ts"
 import { contentInputs } from "./strategies/supersedeWrites.ts"
@@ -49,15 +50,20 @@ export type Handle = (id: number) => string
 export const recallHandle: Handle = (id) => `recall ${id}`
 export const idHandle: Handle = (id) => `id ${id}`
 
-const label = (call: ToolCall) => (call.keyParameter === "" ? call.tool : `${call.tool} ${call.keyParameter}`)
-
 /**
- * Placeholders are built only from facts that never change for a call (tool, key argument, original size, stable
+ * The call itself still shows its tool and arguments, so a placeholder only says what became of the output, its size
+ * and how to get it back. Placeholders are built only from facts that never change for a call (tool, key argument, original size, stable
  * ID, reason), so the same prune produces the same bytes on every request and the prompt cache keeps matching.
  */
-export const outputPlaceholder = (call: ToolCall, reason: Reason, id: number, handle: Handle): string => {
+export const outputPlaceholder = (call: ToolCall, reason: Reason, id: number, handle: Handle, of?: CopyOf): string => {
+  const size = `${formatTokens(call.outputTokens)} tokens; ${handle(id)}`
+  if (reason === "repeat" && of !== undefined) {
+    if (of.kind === "written") return `[the same content as the earlier write of this file, ${size}]`
+    if (of.kind === "contained") return `[these lines are unchanged in the output of id ${of.id}, ${size}]`
+    return `[same output as id ${of.id}, ${size}]`
+  }
   const what = reason === "deduplication" ? "pruned duplicate" : reason === "extract" ? "pruned after extract" : "pruned"
-  return `[${what}: ${label(call)}, ${formatTokens(call.outputTokens)} tokens; ${handle(id)}]`
+  return `[${what}, ${size}]`
 }
 
 export const inputPlaceholder = (call: ToolCall, reason: Reason, key: string, id: number, handle: Handle): string => {

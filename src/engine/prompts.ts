@@ -11,30 +11,23 @@ export interface EnabledTools {
 
 export const systemSection = (tools: EnabledTools): string | undefined => {
   if (!tools.discard && !tools.extract) return undefined
-  const lines = [
+  const verbs = [tools.discard ? "`discard`" : undefined, tools.extract ? "`extract`" : undefined].filter((verb) => verb !== undefined)
+  return [
     "## Context pruning",
-    "To keep the context lean, stale tool output may be replaced by a placeholder such as `[pruned: read src/app.ts, ~4.2k tokens; " +
-      (tools.recall ? "recall 17]`. Call `recall` with that number if you need the original again." : "id 17]`. Read the file again if you need it."),
-    "The last message lists outputs you may remove as `id: tool, argument (tokens)` in a <prunable-tools> block."
-  ]
-  if (tools.discard) {
-    lines.push('- `discard`: drop outputs you no longer need. First id is the reason: "completion" (the task they served is done) or "noise" (irrelevant).')
-  }
-  if (tools.extract) {
-    lines.push("- `extract`: replace outputs with one short distilled finding each (paths, symbols, line numbers, errors, decisions you will need).")
-  }
-  lines.push("Prune in batches and only what you will not need for the next steps; it is rarely worth pruning small outputs.")
-  return lines.join("\n")
+    "Prunable tool outputs start with [id N]. Old ones may become placeholders like [pruned, ~4k tokens; " +
+      (tools.recall ? "recall 17]: `recall` gets them back." : "id 17]: read the file again if you need it."),
+    `With ${verbs.join(" or ")} you can drop large outputs you will not need again. Each prune makes the provider ` +
+      "re-read the conversation: prune rarely, in batches."
+  ].join("\n")
 }
 
 export const discardDescription =
-  'Remove tool outputs you no longer need from the context. `ids`: first the reason, "completion" or "noise", then the numeric ids from <prunable-tools>.'
+  'Drop tool outputs you no longer need. ids: "completion" (their task is done) or "noise" (irrelevant), then [id N] numbers.'
 
-export const recallDescription =
-  'Get back the original content of pruned tool calls. `ids`: the numbers after "recall" in placeholders, e.g. ["17"].'
+export const recallDescription = 'Get the original content of pruned tool calls back. ids: the numbers from "recall N" in placeholders.'
 
 export const extractDescription =
-  "Replace tool outputs with distilled findings you want to keep. `ids`: numeric ids from <prunable-tools>; `distillation`: one finding per id, in the same order."
+  "Replace tool outputs with short findings you keep (paths, symbols, lines, errors, decisions). ids: [id N] numbers; distillation: one finding per id."
 
 /** What the compaction summariser is asked to keep: the model's own distilled findings. */
 export const findingsForSummary = (

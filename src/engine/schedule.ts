@@ -1,46 +1,175 @@
+import type { PricingProfile } from "../pricing/profiles.ts"
+
 /**
- * When pending automatic prunes reach what is sent. A prune changes the history at the pruned call, so the
- * provider's prompt cache is rebuilt from there on (written at about 1.25x the price of input, while a cached
- * token costs about 0.1x). Applying every prune at once, as the predecessor did, made long sessions cost more
- * than no pruning at all. So prunes wait, and are applied together when that pays:
+ * When pending automatic prunes reach what is sent. Applying a prune changes the history at the pruned call, and the
+ * provider then writes its prompt cache again from the last entry it can still use: under Anthropic's rules with
+ * OpenCode's breakpoints, everything after the system prompt (src/pricing/profiles.ts). So a prune applied while the
+ * cache is warm costs a rebuild now and saves its tokens on every later request the cache lives for. Prunes wait
+ * until that pays, or until it is free:
  */
 export type Trigger =
-  /** `cache.mode: "immediate"`, or a provider that bills per request rather than per token. */
+  /** `cache.mode: "immediate"`, or a provider with no per-token cache cost (billed per request, or no cache). */
   | "immediate"
   /** The cache expired (no request for `ttlSeconds`): the whole prompt is written again anyway. */
   | "cold"
+  /** OpenCode compacted the session: what follows the summary is sent for the first time. */
+  | "compaction"
   /** The context fills `pressure` of the model's window: room matters more than the cache. */
   | "pressure"
-  /** The pending saving reached `minPruneTokens`: worth one rebuild. */
-  | "batch"
+  /** The pending saving over the cache's expected remaining life exceeds the rebuild. */
+  | "break-even"
+
+/**
+ * In a warm cache, pending prunes apply when both hold:
+ * - they pay for the rebuild within the requests the cache is expected to serve (the horizon, from the session's
+ *   pace): a session about to pause or end would not get the saving back;
+ * - keeping them out of the requests so far already cost as much as the rebuild (`waited`): the rule of renting skis
+ *   until the rent reaches the price of buying. Prunes found a few at a time are applied together, not each at the
+ *   price of a full rebuild, and whatever the future holds the choice costs at most twice what hindsight would.
+ * Chosen by measurement against both rules alone (BENCHMARKS.md, "How the scheduling rule was chosen").
+ */
+
+/** Why pending prunes wait, for `/dcp context` and `/dcp stats`. */
+export interface Waiting {
+  readonly reason: "warm-cache" | "below-minimum"
+  /** Later requests within the cache's life for applying now to pay back. */
+  readonly paysBackAfter: number
+  /** Later requests the cache is expected to live for (the horizon). */
+  readonly horizon: number
+}
+
+/**
+ * The session's pace: its requests so far, how many followed a pause longer than the cache TTL, and the requests
+ * since the latest such pause (this one included).
+ */
+export interface Pace {
+  readonly requests: number
+  readonly coldGaps: number
+  readonly run: number
+}
+
+export const paceAfter = (pace: Pace | undefined, cold: boolean): Pace => {
+  const before = pace ?? { requests: 0, coldGaps: 0, run: 0 }
+  return {
+    requests: before.requests + 1,
+    coldGaps: before.coldGaps + (cold && before.requests > 0 ? 1 : 0),
+    run: cold ? 1 : before.run + 1
+  }
+}
+
+/** The pace of a history from the times of its requests (ms, oldest first). */
+export const paceOf = (times: ReadonlyArray<number>, ttlSeconds: number): Pace | undefined => {
+  let pace: Pace | undefined
+  for (let i = 0; i < times.length; i++) pace = paceAfter(pace, i > 0 && times[i]! - times[i - 1]! > ttlSeconds * 1000)
+  return pace
+}
+
+/**
+ * How many more requests the prompt cache is expected to serve before it expires or the session ends: the length of
+ * the session's warm runs so far (requests between pauses longer than the TTL), on average, unless `cache.horizon`
+ * sets a number. Chosen by measurement (BENCHMARKS.md, "How the scheduling rule was chosen").
+ */
+export const horizon = (pace: Pace, configured: "auto" | number = "auto"): number =>
+  configured === "auto" ? Math.max(1, pace.requests / (pace.coldGaps + 1)) : configured
 
 export interface ScheduleInput {
   readonly mode: "auto" | "immediate"
+  readonly profile: PricingProfile
+  /** Tokens the pending prunes take out of every request. */
   readonly pendingTokens: number
+  /** The smallest batch applied in a warm cache. */
   readonly minPruneTokens: number
   readonly contextTokens: number
   /** The model's context window, when known. */
   readonly contextLimit: number | undefined
   readonly pressure: number
-  /** Seconds since the session's previous request (this process's, else the history's), undefined when unknown. */
-  readonly idleSeconds: number | undefined
-  readonly ttlSeconds: number
-  readonly billedPerRequest: boolean
+  /** Tokens the provider would write again if the pending prunes applied now (before they are taken out). */
+  readonly rebuildTokens: number
+  readonly cold: boolean
+  readonly compacted: boolean
+  readonly horizon: number
+  /** What keeping the pending prunes out of the previous requests cost: their read price, summed over requests. */
+  readonly waited: number
+}
+
+export interface Decision {
+  readonly trigger: Trigger | undefined
+  readonly waiting: Waiting | undefined
 }
 
 /** Whether the provider's cache has expired: no request for longer than its TTL, or none known. */
 export const cacheExpired = (idleSeconds: number | undefined, ttlSeconds: number): boolean =>
   idleSeconds === undefined || idleSeconds > ttlSeconds
 
-/** The reason to apply pending prunes now, or undefined to keep them pending. */
-export const scheduleTrigger = (input: ScheduleInput): Trigger | undefined => {
-  if (input.pendingTokens <= 0) return undefined
-  if (input.mode === "immediate" || input.billedPerRequest) return "immediate"
-  if (cacheExpired(input.idleSeconds, input.ttlSeconds)) return "cold"
-  if (input.contextLimit !== undefined && input.contextTokens >= input.pressure * input.contextLimit) return "pressure"
-  if (input.pendingTokens >= input.minPruneTokens) return "batch"
-  return undefined
+/** Later requests for a prune of `pruned` tokens to pay for rewriting `rebuild` tokens of cache now. */
+export const paysBackAfter = (profile: PricingProfile, pruned: number, rebuild: number): number => {
+  if (profile.kind !== "anthropic" && profile.kind !== "openai") return 0
+  const extra = Math.max(0, rebuild - pruned) * (profile.write - profile.read)
+  const perRequest = pruned * profile.read
+  return perRequest <= 0 ? Infinity : extra / perRequest
 }
 
-/** Providers whose price is per request: a smaller prompt saves nothing, so there is no reason to wait. */
-export const billedPerRequest: ReadonlySet<string> = new Set(["github-copilot"])
+export const schedule = (input: ScheduleInput): Decision => {
+  const idle = { trigger: undefined, waiting: undefined }
+  if (input.pendingTokens <= 0) return idle
+  const kind = input.profile.kind
+  if (input.mode === "immediate" || kind === "per-request" || kind === "none") return { trigger: "immediate", waiting: undefined }
+  if (input.cold) return { trigger: "cold", waiting: undefined }
+  if (input.compacted) return { trigger: "compaction", waiting: undefined }
+  if (input.contextLimit !== undefined && input.contextTokens >= input.pressure * input.contextLimit) {
+    return { trigger: "pressure", waiting: undefined }
+  }
+  const after = paysBackAfter(input.profile, input.pendingTokens, input.rebuildTokens)
+  const waiting = (reason: Waiting["reason"]): Decision => ({
+    trigger: undefined,
+    waiting: { reason, paysBackAfter: after, horizon: input.horizon }
+  })
+  if (input.pendingTokens < input.minPruneTokens) return waiting("below-minimum")
+  const rebuild = Math.max(0, input.rebuildTokens - input.pendingTokens) * (input.profile.write - input.profile.read)
+  return after <= input.horizon && input.waited >= rebuild
+    ? { trigger: "break-even", waiting: undefined }
+    : waiting("warm-cache")
+}
+
+/** Where the earliest change of a request sits, as far as the cost of rewriting the cache from there goes. */
+export interface ChangeAt {
+  /** Tokens from the changed call to the end of the request. */
+  readonly tokensAfter: number
+  /**
+   * Few enough wire blocks follow it that the next request still finds the cache entry an earlier request wrote just
+   * before it (Anthropic looks back `lookbackBlocks` content blocks from each breakpoint, and every request writes one
+   * at its end).
+   */
+  readonly nearEnd: boolean
+}
+
+/**
+ * The tokens a warm cache is written again from when calls change: under Anthropic's rules, everything after the
+ * system prompt, unless the change is near the end; under prefix caching, everything after the change.
+ */
+export const rebuildTokens = (
+  profile: PricingProfile,
+  input: { readonly contextTokens: number; readonly systemTokens: number; readonly change: ChangeAt }
+): number =>
+  profile.kind === "anthropic" && !input.change.nearEnd
+    ? Math.max(0, input.contextTokens - input.systemTokens)
+    : input.change.tokensAfter
+
+/**
+ * Content blocks the provider sees from message `from` to the end, the way OpenCode converts messages (a tool call
+ * and its result are two; text, reasoning and files one each), counted up to `limit` + 1.
+ */
+export const blocksFrom = (messages: ReadonlyArray<unknown>, from: number, limit: number): number => {
+  let blocks = 0
+  for (let m = messages.length - 1; m >= from && blocks <= limit; m--) {
+    const message = messages[m]
+    const parts = typeof message === "object" && message !== null && Array.isArray((message as { parts?: unknown }).parts)
+      ? (message as { parts: ReadonlyArray<{ readonly type?: unknown }> }).parts
+      : []
+    for (const part of parts) {
+      if (part?.type === "tool") blocks += 2
+      else if (part?.type === "text" || part?.type === "reasoning" || part?.type === "file") blocks++
+    }
+  }
+  return blocks
+}

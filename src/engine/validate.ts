@@ -30,7 +30,7 @@ export const validateDiscard = (
   context: ValidationContext
 ): Result.Result<Selection & { readonly reason: DiscardReason }, string> => {
   if (ids.length === 0) {
-    return Result.fail(`ids is empty. Pass the reason first, then the numeric ids from <prunable-tools>, e.g. ${example}.`)
+    return Result.fail(`ids is empty. Pass the reason first, then the numbers of the outputs' [id N] tags, e.g. ${example}.`)
   }
   const first = String(ids[0]).trim().toLowerCase()
   if (!reasons.includes(first as DiscardReason)) {
@@ -51,7 +51,7 @@ export const validateExtract = (
   context: ValidationContext
 ): Result.Result<Selection & { readonly findings: ReadonlyArray<string> }, string> => {
   if (ids.length === 0) {
-    return Result.fail('ids is empty. Pass the numeric ids from <prunable-tools>, e.g. ["12", "15"], with one distillation entry per id.')
+    return Result.fail('ids is empty. Pass the numbers of the outputs\' [id N] tags, e.g. ["12", "15"], with one distillation entry per id.')
   }
   const findings = distillation.map((entry) => (typeof entry === "string" ? entry.trim() : ""))
   if (findings.length !== ids.length) {
@@ -96,12 +96,12 @@ const checkIds = <A>(
 
 const selectCalls = (ids: ReadonlyArray<unknown>, context: ValidationContext): Result.Result<Selection, string> => {
   const { found, problems } = checkIds(ids, {
-    hint: 'use the numbers shown in <prunable-tools>, e.g. "12".',
+    hint: 'use the number of an output\'s [id N] tag, e.g. "12".',
     repeats: "error",
     check: (id) => {
       const call = context.byId.get(id)
       if (call === undefined) {
-        return `There is no tool call with id ${id} in this conversation; valid ids are listed in <prunable-tools>.`
+        return `There is no tool call with id ${id} in this conversation; use the number of an output's [id N] tag.`
       }
       return problemWith(id, call, context) ?? { id, call }
     }
@@ -124,7 +124,7 @@ const problemWith = (id: number, call: ToolCall, context: ValidationContext): st
     case "unfinished":
       return `${what} has not finished yet.`
     case "empty":
-      return `${what} has no output left to prune.`
+      return `${what} has no output worth pruning (nothing left, or too small).`
     case undefined:
       return undefined
   }

@@ -12,12 +12,13 @@ import { Host } from "../services/Host.ts"
 import { Ledger } from "../services/Ledger.ts"
 import { Notifier } from "../services/Notifier.ts"
 import { Paths } from "../services/Paths.ts"
+import { Pruner } from "../services/Pruner.ts"
 import { Scheduler } from "../services/Scheduler.ts"
 import { SessionStore } from "../services/SessionStore.ts"
 import { Tokenizer } from "../services/Tokenizer.ts"
 import { ToolCache } from "../services/ToolCache.ts"
-import { changed, type SessionState, stableId } from "../state/session.ts"
-import { handleFor, protectionFor, rebuildFor } from "./transform.ts"
+import { type SessionState, stableId } from "../state/session.ts"
+import { handleFor, protectionFor } from "./transform.ts"
 
 const subAgentReply =
   "This is a sub-agent session: context pruning leaves it untouched, so there is nothing to show or change here."
@@ -54,7 +55,7 @@ const run = Effect.fnUntraced(function*(command: DcpCommand, state: SessionState
     case "sweep":
       return yield* sweep(state, command.count)
     case "restore":
-      return restore(state, command.target)
+      return yield* restore(state, command.target)
   }
 })
 
@@ -69,7 +70,17 @@ const stats = Effect.fnUntraced(function*(state: SessionState) {
     Effect.catchTag("HostError", (error) =>
       Effect.as(Effect.logWarning("/dcp stats: the stored session could not be read", error), undefined))
   )
-  return formatStats({ session: state.stats, lifetime, now, cache, reasonName: (reason) => reasonName(reason as Reason) })
+  const scheduler = yield* Scheduler
+  return formatStats({
+    session: state.stats,
+    lifetime,
+    now,
+    cache,
+    reasonName: (reason) => reasonName(reason as Reason),
+    pending: pendingOf(state),
+    waiting: state.waiting,
+    profile: scheduler.profile(state).name
+  })
 })
 
 const context = Effect.fnUntraced(function*(state: SessionState) {
@@ -92,6 +103,7 @@ const context = Effect.fnUntraced(function*(state: SessionState) {
   }
   // The system prompt of the latest request, counted exactly when this process saw one.
   const system = state.systemTexts === undefined ? state.systemTokens ?? 0 : yield* sum(state.systemTexts)
+  const { current: config } = yield* Config
   return formatContext({
     system,
     user: yield* sum(contents.user),
@@ -100,13 +112,18 @@ const context = Effect.fnUntraced(function*(state: SessionState) {
     toolCalls: contents.tools.length,
     prunedCalls,
     prunedTokens,
-    reported: reportedContext(view)
+    // The provider's count describes the latest request: not the next one once prunes were made or undone since.
+    reported: state.revision === state.sentRevision ? reportedContext(view) : undefined,
+    pending: pendingOf(state),
+    waiting: state.waiting,
+    ttlSeconds: config.cache.ttlSeconds,
+    pressure: config.cache.pressure
   })
 })
 
 const sweep = Effect.fnUntraced(function*(state: SessionState, count: number | undefined) {
   const cache = yield* ToolCache
-  const ledger = yield* Ledger
+  const pruner = yield* Pruner
   const { current: config } = yield* Config
   const { worktree } = yield* Paths
   const latest = yield* cache.latest(state.sessionID)
@@ -120,12 +137,10 @@ const sweep = Effect.fnUntraced(function*(state: SessionState, count: number | u
     protection: protectionFor(config, worktree, index),
     protectedTools: config.commands.protectedTools
   })
-  const cold = yield* Scheduler.use((scheduler) => scheduler.expired(state))
-  const recorded = yield* ledger.record(
+  const recorded = yield* pruner.apply(
     state,
     selected.map((call) => ({ call, reason: "sweep" as const, id: stableId(state, call.callID) })),
-    handleFor(config),
-    { rebuild: rebuildFor(state, index, selected.map((call) => call.callID), cold) }
+    handleFor(config)
   )
   const scope = count === undefined ? "since your last message" : `among the last ${count}`
   if (recorded.length === 0) {
@@ -142,7 +157,8 @@ const sweep = Effect.fnUntraced(function*(state: SessionState, count: number | u
   ].join("\n")
 })
 
-const restore = (state: SessionState, target: "all" | number): string => {
+const restore = Effect.fnUntraced(function*(state: SessionState, target: "all" | number) {
+  const pruner = yield* Pruner
   const prunedIds = [...state.pruned.keys()].flatMap((callID) => {
     const id = state.ids.get(callID)
     return id === undefined ? [] : [[id, callID] as const]
@@ -155,13 +171,14 @@ const restore = (state: SessionState, target: "all" | number): string => {
       prunedIds.map(([id]) => id).join(", ")
     }.`
   }
-  let tokens = 0
-  for (const [, callID] of chosen) {
-    tokens += state.pruned.get(callID)?.tokens ?? 0
-    state.pruned.delete(callID)
-    state.restored.add(callID)
-  }
-  changed(state)
+  const tokens = pruner.restore(state, chosen.map(([, callID]) => callID))
   const what = target !== "all" ? `id ${target}` : chosen.length === 1 ? "the 1 pruned call" : `all ${chosen.length} pruned calls`
   return `Restored ${what}: ${formatTokens(tokens)} tokens are sent to the model again from the next request on.`
+})
+
+/** Prunes recorded but not yet sent to the model: the next request carries them. */
+const pendingOf = (state: SessionState): { readonly calls: number; readonly tokens: number } => {
+  let tokens = 0
+  for (const callID of state.undelivered) tokens += state.pruned.get(callID)?.tokens ?? 0
+  return { calls: state.undelivered.size, tokens }
 }

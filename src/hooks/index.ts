@@ -55,24 +55,21 @@ export const makeHooks = (runtime: Runtime, config: PluginConfig): Hooks => {
   if (config.tools.discard.enabled) {
     tools.discard = tool({
       description: discardDescription,
-      args: { ids: ids.describe('The reason ("completion" or "noise"), then numeric ids from <prunable-tools>.') },
+      args: { ids },
       execute: (args, context) => runTool("discard", discard(context.sessionID, args.ids))
     })
   }
   if (config.tools.recall.enabled) {
     tools.recall = tool({
       description: recallDescription,
-      args: { ids: ids.describe('Numbers from placeholders, e.g. "17" from "[pruned: ...; recall 17]".') },
+      args: { ids },
       execute: (args, context) => runTool("recall", recall(context.sessionID, args.ids), "nothing was recalled")
     })
   }
   if (config.tools.extract.enabled) {
     tools.extract = tool({
       description: extractDescription,
-      args: {
-        ids: ids.describe("Numeric ids from <prunable-tools>."),
-        distillation: tool.schema.array(tool.schema.string()).describe("One distilled finding per id, in the same order.")
-      },
+      args: { ids, distillation: tool.schema.array(tool.schema.string()) },
       execute: (args, context) => runTool("extract", extract(context.sessionID, args.ids, args.distillation))
     })
   }

@@ -4,6 +4,7 @@ import { isInternalAgent } from "../host/agents.ts"
 import { Config } from "../services/Config.ts"
 import { SessionStore } from "../services/SessionStore.ts"
 import { Tokenizer } from "../services/Tokenizer.ts"
+import type { SessionModel } from "../state/session.ts"
 
 /**
  * `experimental.chat.system.transform`: adds the short section that tells the model about its pruning tools, and
@@ -38,9 +39,16 @@ export const system = Effect.fn("hooks.system")(function*(
     }))
 })
 
-/** The provider and context window of the request's model, as far as the host says. */
-const modelOf = (model: unknown): { providerID: string; contextLimit: number | undefined } | undefined => {
+/** The provider, model and context window of the request's model, as far as the host says. */
+const modelOf = (model: unknown): SessionModel | undefined => {
   if (!Predicate.isObject(model) || typeof model.providerID !== "string") return undefined
   const limit = Predicate.isObject(model.limit) ? model.limit.context : undefined
-  return { providerID: model.providerID, contextLimit: typeof limit === "number" && limit > 0 ? limit : undefined }
+  const api = Predicate.isObject(model.api) ? model.api : {}
+  const id = typeof api.id === "string" ? api.id : typeof model.id === "string" ? model.id : ""
+  return {
+    providerID: model.providerID,
+    modelID: id,
+    npm: typeof api.npm === "string" ? api.npm : undefined,
+    contextLimit: typeof limit === "number" && limit > 0 ? limit : undefined
+  }
 }

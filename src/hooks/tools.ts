@@ -12,13 +12,12 @@ import {
 } from "../engine/validate.ts"
 import { Config } from "../services/Config.ts"
 import { Host } from "../services/Host.ts"
-import { Ledger } from "../services/Ledger.ts"
-import { Notifier } from "../services/Notifier.ts"
 import { Paths } from "../services/Paths.ts"
+import { Pruner } from "../services/Pruner.ts"
 import { SessionStore } from "../services/SessionStore.ts"
 import { type ToolIndex, ToolCache } from "../services/ToolCache.ts"
 import { changed, newestId, type SessionState, stableId } from "../state/session.ts"
-import { handleFor, protectionFor, rebuildFor } from "./transform.ts"
+import { handleFor, protectionFor } from "./transform.ts"
 
 /** A tool call the plugin refuses, with the message the model gets back. */
 export class ToolRejected extends Schema.TaggedError<ToolRejected>()("ToolRejected", {
@@ -28,7 +27,7 @@ export class ToolRejected extends Schema.TaggedError<ToolRejected>()("ToolReject
 /** `discard`: prunes the outputs of the given calls, for a reason ("completion" or "noise"). */
 export const discard = (sessionID: string, ids: ReadonlyArray<unknown>) =>
   prune(sessionID, "discard", (context) => validateDiscard(ids, context), (selection, pruned) =>
-    `Discarded ${describe(selection, pruned)} (${selection.reason}). From the next request on, placeholders replace them.`)
+    `Discarded ${describe(selection, pruned)} (${selection.reason}). From the next request on, placeholders replace them. ${carryOn}`)
 
 /** `extract`: prunes the outputs of the given calls; the distilled findings stay as this call's own arguments. */
 export const extract = (sessionID: string, ids: ReadonlyArray<unknown>, distillation: ReadonlyArray<unknown>) =>
@@ -37,7 +36,7 @@ export const extract = (sessionID: string, ids: ReadonlyArray<unknown>, distilla
     "extract",
     (context) => validateExtract(ids, distillation, context),
     (selection, pruned) =>
-      `Extracted ${describe(selection, pruned)}. Your distilled findings stay in the conversation as the arguments of this call.`,
+      `Extracted ${describe(selection, pruned)}. Your distilled findings stay in the conversation as the arguments of this call. ${carryOn}`,
     (state, selection) => {
       selection.calls.forEach(({ call, id }, i) => {
         state.findings.push({ id, tool: call.tool, text: selection.findings[i]! })
@@ -79,8 +78,7 @@ const prune = <S extends Selection>(
   Effect.gen(function*() {
     const store = yield* SessionStore
     const cache = yield* ToolCache
-    const ledger = yield* Ledger
-    const notifier = yield* Notifier
+    const pruner = yield* Pruner
     const { current: config } = yield* Config
     const { worktree } = yield* Paths
     return yield* store.use(sessionID, (state) =>
@@ -102,23 +100,20 @@ const prune = <S extends Selection>(
         if (Result.isFailure(selection)) return yield* new ToolRejected({ message: selection.failure })
         const chosen = selection.success
         const findings = "findings" in chosen ? (chosen.findings as ReadonlyArray<string>) : undefined
-        // The model's next request follows at once, on the cache its last one just used.
-        const rebuild = rebuildFor(state, index, chosen.calls.map(({ call }) => call.callID), false)
-        const recorded = yield* ledger.record(
+        const recorded = yield* pruner.apply(
           state,
           chosen.calls.map(({ call, id }, i) => ({ call, reason, id, distillation: findings?.[i] })),
-          handleFor(config),
-          { rebuild }
+          handleFor(config)
         )
         keep?.(state, chosen)
-        const newest = newestId(state)
-        state.cooldownAfter = newest
-        state.nudgeAfter = newest
+        state.nudgeAfter = newestId(state)
         changed(state)
-        yield* notifier.record(sessionID, recorded, { origin: state.origin, sessionTokens: state.stats.tokens })
         return reply(chosen, recorded.reduce((sum, entry) => sum + entry.tokens, 0))
       }))
   })
+
+/** What the model reads after a prune: back to its task, rather than on to more pruning. */
+const carryOn = "Carry on with your task."
 
 const byStableId = (state: SessionState, index: ToolIndex): Map<number, ToolCall> =>
   new Map(index.calls.map((call) => [stableId(state, call.callID), call]))

@@ -1,27 +1,18 @@
-import { Effect } from "effect"
+import { Effect, Predicate } from "effect"
 import type { PluginConfig } from "../config/schema.ts"
 import type { ToolCall } from "../engine/calls.ts"
-import { estimateContext, rebuildEstimate, rebuildFrom } from "../engine/context.ts"
 import { appendTail } from "../engine/inject.ts"
+import { nudge } from "../engine/listing.ts"
 import { type Handle, idHandle, recallHandle } from "../engine/placeholders.ts"
 import { makeProtection, type Protection } from "../engine/protection.ts"
-import { prunableBlock } from "../engine/prunable.ts"
-import {
-  applyView,
-  listsPrunable,
-  notePrunes,
-  prunableTail,
-  trackView,
-  type View,
-  viewCandidates,
-  viewContext
-} from "../engine/view.ts"
-import { findSessionId, latestRequestAt } from "../host/messages.ts"
+import { blocksFrom, type ChangeAt, paysBackAfter, rebuildTokens } from "../engine/schedule.ts"
+import { applyView, trackView, type View, viewCandidates, viewContext } from "../engine/view.ts"
+import { findSessionId, requestTimes } from "../host/messages.ts"
 import { Config } from "../services/Config.ts"
-import { Ledger, type Prune } from "../services/Ledger.ts"
+import { Ledger } from "../services/Ledger.ts"
 import { Logger } from "../services/Logger.ts"
-import { Notifier } from "../services/Notifier.ts"
 import { Paths } from "../services/Paths.ts"
+import { type Prune, Pruner } from "../services/Pruner.ts"
 import { Scheduler } from "../services/Scheduler.ts"
 import { SessionStore } from "../services/SessionStore.ts"
 import { type ToolIndex, ToolCache } from "../services/ToolCache.ts"
@@ -39,30 +30,6 @@ export const protectionFor = (config: PluginConfig, worktree: string, index: Too
     currentTurn: index.turns
   })
 
-/** The size of the session's latest request, estimated from the counts its index holds, less applied prunes. */
-export const contextOf = (state: SessionState, index: ToolIndex): number =>
-  estimateContext({
-    calls: index.calls,
-    textChars: index.textChars,
-    systemTokens: state.systemTokens ?? 0,
-    pruned: state.pruned
-  })
-
-/**
- * The prompt cache the provider rebuilds when the given calls are pruned before the next request: from the earliest
- * of them to the end, unless the cache has expired anyway. Prunes the model or the user asks for skip the scheduler,
- * but cost a rebuild all the same, so the ledger counts it for them too.
- */
-export const rebuildFor = (
-  state: SessionState,
-  index: ToolIndex,
-  callIDs: Iterable<string>,
-  cold: boolean
-): { readonly cold: boolean; readonly tokens: number } => ({
-  cold,
-  tokens: cold ? 0 : rebuildEstimate({ calls: index.calls, changed: new Set(callIDs), contextTokens: contextOf(state, index) })
-})
-
 /**
  * `experimental.chat.messages.transform`: runs before every model request on a fresh copy of the history, which
  * is mutated in place (OpenCode ignores a replaced array). Sub-agent sessions and OpenCode's compaction
@@ -77,10 +44,12 @@ export const transform = Effect.fn("hooks.transform")(function*(messages: Array<
 })
 
 /**
- * The transform of one session's request, under its lock. A generator function defined once: one created per
- * request (`Effect.gen(function*() {...})` in the callback above) gets its own hidden class in V8, which points back
- * at it from the old generation, so everything it references (the request's copy of the history, megabytes in a
- * long session) would survive young-generation collections and be promoted, until a full collection.
+ * The transform of one session's request, under its lock: index -> plan -> decide -> apply -> render. Every message
+ * is sent byte-identical to how the previous request sent it, except where a prune this request applies changes it;
+ * what changes per request goes into one trailing note. A generator function defined once: one created per request
+ * (`Effect.gen(function*() {...})` in the callback above) gets its own hidden class in V8, which points back at it
+ * from the old generation, so everything it references (the request's copy of the history, megabytes in a long
+ * session) would survive young-generation collections and be promoted, until a full collection.
  */
 const transformSession = Effect.fnUntraced(function*(state: SessionState, sessionID: string, messages: Array<unknown>) {
   if (state.isSubAgent) return
@@ -89,15 +58,16 @@ const transformSession = Effect.fnUntraced(function*(state: SessionState, sessio
     return
   }
   const cache = yield* ToolCache
-  const ledger = yield* Ledger
-  const notifier = yield* Notifier
+  const pruner = yield* Pruner
   const logger = yield* Logger
   const scheduler = yield* Scheduler
   const { current: config } = yield* Config
   const { worktree } = yield* Paths
   const handle = handleFor(config)
+
+  // index
   const index = yield* cache.sync(sessionID, messages)
-  followCompaction(state, index)
+  const compacted = followCompaction(state, index)
   const idOf = (call: ToolCall) => (call.id ??= stableId(state, call.callID))
   for (const call of index.changed) idOf(call)
   const protection = protectionFor(config, worktree, index)
@@ -113,90 +83,186 @@ const transformSession = Effect.fnUntraced(function*(state: SessionState, sessio
     config,
     protection,
     handle,
-    idOf
+    idOf,
+    outputOf: (call) => outputAt(messages, call)
   })
   state.view = view
 
+  // plan: a repeat is pruned at its first send, which costs no cache rebuild; automatic rules' prunes wait for the
+  // scheduler
+  if (view.copies.length > 0) {
+    yield* pruner.apply(
+      state,
+      view.copies.map(({ call, copy }): Prune => ({
+        call,
+        reason: "repeat",
+        id: idOf(call),
+        of: { id: idOf(calls[copy.source]!), kind: copy.kind }
+      })),
+      handle,
+      { minSaving: 1 }
+    )
+  }
+  const ledger = yield* Ledger
+  const pending = planAutomatic(state, view, index, protection, idOf, (call, reason, id) => ledger.saving(call, reason, id, handle))
+
+  // decide
+  const changeAt = (position: number) => changeOf(state, view, index, messages, position)
+  const decision = yield* scheduler.decide(state, {
+    pendingTokens: pending.tokens,
+    contextTokens: viewContext(view, index.textChars, state.systemTokens ?? 0),
+    change: changeAt(pending.first),
+    compacted,
+    history: () => requestTimes(messages)
+  })
+  state.waiting = decision.waiting === undefined
+    ? undefined
+    : { calls: pending.prunes.length, tokens: pending.tokens, why: decision.waiting }
+
+  // apply
+  if (decision.trigger !== undefined) yield* pruner.apply(state, pending.prunes, handle, { minSaving: 1 })
   const contextTokens = viewContext(view, index.textChars, state.systemTokens ?? 0)
-  const candidates = viewCandidates(view, {
+  yield* pruner.deliver(state, {
+    handle,
+    profile: decision.profile,
+    cold: decision.cold,
     calls,
+    contextTokens,
+    systemTokens: state.systemTokens ?? 0,
+    prunedTokens: view.prunedTokens,
+    changeAt
+  })
+
+  // render
+  const note = nudgeFor(state, view, index, protection, idOf, {
+    arrivedFrom: firstCallOfMessage(calls, messages.length - 1),
+    worth: (tokens) =>
+      paysBackAfter(decision.profile, tokens, rebuildTokens(decision.profile, {
+        contextTokens,
+        systemTokens: state.systemTokens ?? 0,
+        change: changeAt(0)
+      })) <= scheduler.horizon(state)
+  })
+  applyView(view, messages, calls, state.pruned, idOf)
+  if (note !== undefined) appendTail(messages, note)
+  state.sentRevision = state.revision
+  if (logger.debug) yield* logger.snapshot(sessionID, messages)
+})
+
+/** The automatic rules' prunes in this request, with the tokens they would save and the earliest one's position. */
+const planAutomatic = (
+  state: SessionState,
+  view: View,
+  index: ToolIndex,
+  protection: Protection,
+  idOf: (call: ToolCall) => number,
+  saving: (call: ToolCall, reason: Prune["reason"], id: number) => number
+) => {
+  const candidates = viewCandidates(view, {
+    calls: index.calls,
     pruned: state.pruned,
     restored: state.restored,
     protection,
     currentTurn: index.turns,
-    contextTokens
+    contextTokens: viewContext(view, index.textChars, state.systemTokens ?? 0)
   })
-  const pending: Array<Prune> = []
-  let pendingTokens = 0
-  let first = calls.length
+  const prunes: Array<Prune> = []
+  let tokens = 0
+  let first = index.calls.length
   for (const { callID, reason } of candidates) {
     const call = index.byCallId.get(callID)!
     const id = idOf(call)
-    const saving = ledger.saving(call, reason, id, handle)
-    if (saving < 1) continue
-    pending.push({ call, reason, id })
-    pendingTokens += saving
+    const tokensSaved = saving(call, reason, id)
+    if (tokensSaved < 1) continue
+    prunes.push({ call, reason, id })
+    tokens += tokensSaved
     if (call.position < first) first = call.position
   }
-  const trigger = yield* scheduler.decide(state, {
-    pendingTokens,
-    contextTokens,
-    historyRequestAt: state.lastRequestAt === undefined ? latestRequestAt(messages) : undefined
-  })
-  if (trigger !== undefined) {
-    const recorded = yield* ledger.record(state, pending, handle, {
-      minSaving: 1,
-      rebuild: { cold: trigger === "cold", tokens: pending.length === 0 ? 0 : rebuildFrom(first, calls.length, contextTokens) }
-    })
-    notePrunes(view, pending.map((prune) => prune.call), state.pruned, state.revision, idOf)
-    yield* notifier.record(sessionID, recorded, { origin: state.origin, sessionTokens: state.stats.tokens })
-  }
+  return { prunes, tokens, first }
+}
 
-  const tail = tailText(state, index, view, config, protection, idOf, messages.length - 1)
-  applyView(view, messages)
-  if (tail !== undefined) appendTail(messages, tail)
-  if (logger.debug) yield* logger.snapshot(sessionID, messages)
-})
-
-/** The `<prunable-tools>` block for this request, or undefined when the model has no pruning tool. */
-const tailText = (
+/** The nudge for this request, when one is due (see `nudge`). */
+const nudgeFor = (
   state: SessionState,
-  index: ToolIndex,
   view: View,
-  config: PluginConfig,
+  index: ToolIndex,
   protection: Protection,
   idOf: (call: ToolCall) => number,
-  lastMessage: number
+  options: { readonly arrivedFrom: number; readonly worth: (tokens: number) => boolean }
 ): string | undefined => {
-  if (!listsPrunable(config)) return undefined
-  if (state.cooldownAfter !== undefined) {
-    const after = state.cooldownAfter
-    const moved = index.calls.some((call) => idOf(call) > after && call.tool !== "discard" && call.tool !== "extract")
-    if (!moved) return prunableBlock({ listed: [], nudge: false, cooldown: true })
-    state.cooldownAfter = undefined
+  if (view.tagged.length === 0) return undefined
+  const settings = view.config.tools.settings
+  let arrived = 0
+  for (let i = options.arrivedFrom; i < index.calls.length; i++) {
+    const call = index.calls[i]!
+    if (call.status === "completed" && idOf(call) > state.nudgeAfter) arrived++
   }
-  return prunableTail(view, {
-    calls: index.calls,
-    pruned: state.pruned,
-    protection,
-    idOf,
-    nudgeAfter: state.nudgeAfter,
-    lastMessage
+  return nudge({
+    enabled: settings.nudgeEnabled,
+    frequency: settings.nudgeFrequency,
+    minTokens: settings.nudgeMinTokens,
+    resultsSince: view.resultsSince,
+    arrived,
+    prunable: () =>
+      view.tagged.flatMap((position, i) => {
+        const call = index.calls[position]!
+        return state.pruned.has(call.callID) || protection.recent(call) ? [] : [{ id: idOf(call), tokens: view.taggedTokens[i]! }]
+      }),
+    worth: options.worth
   })
+}
+
+/** How many content blocks before a breakpoint Anthropic still finds an entry, less a margin for the request's own newest blocks. */
+const nearBlocks = 16
+
+/** Where a change at the call at `position` sits (see `ChangeAt`); past the last call: nowhere. */
+const changeOf = (state: SessionState, view: View, index: ToolIndex, messages: ReadonlyArray<unknown>, position: number): ChangeAt => {
+  const calls = index.calls
+  if (position >= calls.length) return { tokensAfter: 0, nearEnd: true }
+  const nearEnd = blocksFrom(messages, calls[position]!.messageIndex, nearBlocks) <= nearBlocks
+  if (!nearEnd) {
+    const context = viewContext(view, index.textChars, state.systemTokens ?? 0)
+    return { tokensAfter: Math.round(context * (calls.length - position) / calls.length), nearEnd }
+  }
+  let tokensAfter = 0
+  for (let i = position; i < calls.length; i++) {
+    const call = calls[i]!
+    tokensAfter += call.totalTokens - (state.pruned.get(call.callID)?.tokens ?? 0)
+  }
+  return { tokensAfter, nearEnd }
+}
+
+/** Position of the first call in the message at `index` (the newest message); the call count if it has none. */
+const firstCallOfMessage = (calls: ReadonlyArray<ToolCall>, index: number): number => {
+  let k = calls.length
+  while (k > 0 && calls[k - 1]!.messageIndex >= index) k--
+  return k
+}
+
+/** A call's output as this request sends it (before the transform changes anything). */
+const outputAt = (messages: ReadonlyArray<unknown>, call: ToolCall): string | undefined => {
+  const message = messages[call.messageIndex]
+  const part = Predicate.isObject(message) && Array.isArray(message.parts) ? message.parts[call.partIndex] : undefined
+  const state = Predicate.isObject(part) && Predicate.isObject(part.state) ? part.state : undefined
+  return typeof state?.output === "string" ? state.output : undefined
 }
 
 /**
  * After a compaction OpenCode sends only the summary and what followed it (plus a tail of recent turns), so the
- * calls that vanished are forgotten. Numbering is not restarted: an ID, once given, is never given again.
+ * calls that vanished are forgotten. Numbering is not restarted: an ID, once given, is never given again. Returns
+ * whether this request is the first after a compaction.
  */
-const followCompaction = (state: SessionState, index: ToolIndex) => {
-  if (index.summaryId === undefined || index.summaryId === state.summaryId) return
+const followCompaction = (state: SessionState, index: ToolIndex): boolean => {
+  if (index.summaryId === undefined || index.summaryId === state.summaryId) return false
+  const first = state.summaryId !== undefined || state.pace !== undefined
   state.summaryId = index.summaryId
   for (const callID of state.ids.keys()) {
     if (!index.byCallId.has(callID)) {
       state.ids.delete(callID)
       state.pruned.delete(callID)
+      state.undelivered.delete(callID)
     }
   }
   changed(state)
+  return first
 }

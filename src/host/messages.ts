@@ -81,17 +81,17 @@ export const isTypedByUser = (message: unknown): boolean =>
   )
 
 /**
- * When the latest model request in the history was sent: its assistant message's creation time. For a session this
- * process has not sent a request of yet (after OpenCode restarts), the provider's cache is as warm as that request
- * left it.
+ * When the history's model requests were sent, oldest first: their assistant messages' creation times. For a session
+ * this process has not sent a request of yet (after OpenCode restarts), the provider's cache is as warm as the latest
+ * left it, and the session's pace so far is in their spacing.
  */
-export const latestRequestAt = (messages: ReadonlyArray<unknown>): number | undefined => {
-  for (let i = messages.length - 1; i >= 0; i--) {
-    const message = messages[i]
+export const requestTimes = (messages: ReadonlyArray<unknown>): Array<number> => {
+  const times: Array<number> = []
+  for (const message of messages) {
     if (roleOf(message) !== "assistant") continue
     const time = (message as { info: { time?: unknown } }).info.time
     const created = Predicate.isObject(time) ? time.created : undefined
-    return typeof created === "number" && Number.isFinite(created) ? created : undefined
+    if (typeof created === "number" && Number.isFinite(created)) times.push(created)
   }
-  return undefined
+  return times
 }

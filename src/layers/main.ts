@@ -7,6 +7,7 @@ import { Logger } from "../services/Logger.ts"
 import { Notifier } from "../services/Notifier.ts"
 import { Paths } from "../services/Paths.ts"
 import { Persistence } from "../services/Persistence.ts"
+import { Pruner } from "../services/Pruner.ts"
 import { Scheduler } from "../services/Scheduler.ts"
 import { SessionStore } from "../services/SessionStore.ts"
 import { Tokenizer } from "../services/Tokenizer.ts"
@@ -33,9 +34,10 @@ export const compose = <H = never>(leaves: Leaves<H>) => {
   const storage = Layer.mergeAll(leaves.persistence ?? Persistence.layer, leaves.tokenizer ?? Tokenizer.layer).pipe(
     Layer.provideMerge(logging)
   )
-  return Layer.mergeAll(SessionStore.layer, ToolCache.layer, Ledger.layer, Notifier.layer, Scheduler.layer).pipe(
+  const books = Layer.mergeAll(SessionStore.layer, ToolCache.layer, Ledger.layer, Notifier.layer, Scheduler.layer).pipe(
     Layer.provideMerge(storage)
   )
+  return Pruner.layer.pipe(Layer.provideMerge(books))
 }
 
 export type Services = Layer.Success<ReturnType<typeof compose<never>>>

@@ -11,42 +11,44 @@ import {
   targetTokens
 } from "../engine/placeholders.ts"
 import type { Reason } from "../engine/strategies/candidate.ts"
-import type { LifetimeDelta, LifetimeFile, Tally } from "../state/schema.ts"
+import type { PricingProfile } from "../pricing/profiles.ts"
+import type { CopyOf, LifetimeDelta, LifetimeFile, Tally } from "../state/schema.ts"
 import { changed, type SessionState } from "../state/session.ts"
 import { Persistence, type PersistenceError } from "./Persistence.ts"
 import { Tokenizer } from "./Tokenizer.ts"
 
-export interface RecordOptions {
-  readonly minSaving?: number
-  /** The prompt cache these prunes make the provider rebuild: none when it had expired anyway. */
-  readonly rebuild?: { readonly cold: boolean; readonly tokens: number }
+/** Prunes reaching the model together in one request, and what that request's cache rebuild cost. */
+export interface Application {
+  /** The cache had expired anyway (or the prunes were in content sent for the first time): nothing rebuilt. */
+  readonly cold: boolean
+  /** Tokens the provider had to write again (estimated). */
+  readonly rebuiltTokens: number
+  /** What that rebuild cost on top of reading them, in uncached-input-token units. */
+  readonly cost: number
 }
 
-export interface Prune {
-  readonly call: ToolCall
-  readonly reason: Reason
-  readonly id: number
-  readonly distillation?: string | undefined
+/** One request, for the cost ledger: the tokens pruning took out of it. */
+export interface Charge {
+  readonly profile: PricingProfile
+  readonly cold: boolean
+  /** Tokens the applied prunes take out of this request. */
+  readonly pruned: number
+  /** Of those, in content this request sends for the first time (repeats): it would have been written, not read. */
+  readonly fresh: number
 }
 
 /**
- * The books: which calls are pruned in a session, the tokens each prune takes out of every request (what was
- * removed minus the placeholder left in its place, counted once, from the cached counts), per reason and per
- * tool, and the same totals across all sessions on this machine.
+ * The books: the tokens each prune takes out of every request (what was removed minus the placeholder left in its
+ * place, counted once, from the cached counts), per reason and per tool, counted when the prune first reaches the
+ * model; the same totals across all sessions on this machine; and the cost effect under the provider's pricing.
  */
 export class Ledger extends Context.Service<Ledger, {
-  /**
-   * Records prunes in the session's state. Calls already pruned, with nothing to replace, or saving fewer than
-   * `minSaving` tokens (automatic rules never make a request bigger) are skipped.
-   */
-  readonly record: (
-    state: SessionState,
-    prunes: ReadonlyArray<Prune>,
-    handle: Handle,
-    options?: RecordOptions
-  ) => Effect.Effect<ReadonlyArray<PrunedCall>>
   /** Tokens a prune would take out of every request, net of its placeholder (estimated, like every count on the request path). */
-  readonly saving: (call: ToolCall, reason: Reason, id: number, handle: Handle) => number
+  readonly saving: (call: ToolCall, reason: Reason, id: number, handle: Handle, of?: CopyOf) => number
+  /** Counts prunes that reach the model in the request being sent. */
+  readonly deliver: (state: SessionState, calls: ReadonlyArray<PrunedCall>, application: Application) => Effect.Effect<void>
+  /** Counts what pruning saved on one request. */
+  readonly charge: (state: SessionState, request: Charge) => void
   /** Lifetime totals, including what is not yet written. */
   readonly lifetime: Effect.Effect<LifetimeFile, PersistenceError>
   readonly flush: Effect.Effect<void>
@@ -72,8 +74,8 @@ export class Ledger extends Context.Service<Ledger, {
         )
       }))
 
-      const placeholderTokens = (call: ToolCall, reason: Reason, target: Target, id: number, handle: Handle): number => {
-        if (target.kind === "output") return tokenizer.estimate(outputPlaceholder(call, reason, id, handle))
+      const placeholderTokens = (call: ToolCall, reason: Reason, target: Target, id: number, handle: Handle, of?: CopyOf) => {
+        if (target.kind === "output") return tokenizer.estimate(outputPlaceholder(call, reason, id, handle, of))
         let tokens = 0
         for (const key of target.keys) tokens += tokenizer.estimate(inputPlaceholder(call, reason, key, id, handle))
         return tokens
@@ -82,73 +84,74 @@ export class Ledger extends Context.Service<Ledger, {
       // A waiting prune is weighed on every request until it is applied; its saving never changes, so it is
       // computed once per call.
       const savings = new WeakMap<ToolCall, { reason: Reason; id: number; handle: Handle; tokens: number }>()
-      const saving = (call: ToolCall, reason: Reason, id: number, handle: Handle): number => {
+      const saving = (call: ToolCall, reason: Reason, id: number, handle: Handle, of?: CopyOf): number => {
         const known = savings.get(call)
         if (known !== undefined && known.reason === reason && known.id === id && known.handle === handle) {
           return known.tokens
         }
         const target = targetOf(call, reason)
         if (target === undefined) return 0
-        const tokens = Math.max(0, targetTokens(call, target) - placeholderTokens(call, reason, target, id, handle))
+        const tokens = Math.max(0, targetTokens(call, target) - placeholderTokens(call, reason, target, id, handle, of))
         savings.set(call, { reason, id, handle, tokens })
         return tokens
       }
 
-      const record = Effect.fnUntraced(function*(
+      const deliver = Effect.fnUntraced(function*(
         state: SessionState,
-        prunes: ReadonlyArray<Prune>,
-        handle: Handle,
-        options?: RecordOptions
+        calls: ReadonlyArray<PrunedCall>,
+        application: Application
       ) {
-        const minSaving = options?.minSaving ?? 0
+        if (calls.length === 0) return
         const at = yield* Clock.currentTimeMillis
-        const recorded: Array<PrunedCall> = []
         const firstInSession = state.stats.calls === 0 ? 1 : 0
+        const count = calls.length
+        const tokens = calls.reduce((sum, entry) => sum + entry.tokens, 0)
         const byReason: Record<string, Tally> = {}
-        for (const prune of prunes) {
-          if (state.pruned.has(prune.call.callID) || targetOf(prune.call, prune.reason) === undefined) continue
-          const tokens = saving(prune.call, prune.reason, prune.id, handle)
-          if (tokens < minSaving) continue
-          state.pruned.set(prune.call.callID, { reason: prune.reason, tokens, at })
-          byReason[prune.reason] = add(byReason[prune.reason], 1, tokens)
-          recorded.push({
-            id: prune.id,
-            tool: prune.call.tool,
-            keyParameter: prune.call.keyParameter,
-            reason: prune.reason,
-            tokens,
-            distillation: prune.distillation
-          })
-        }
-        if (recorded.length === 0) return recorded
-        const calls = recorded.length
-        const tokens = recorded.reduce((sum, entry) => sum + entry.tokens, 0)
+        for (const entry of calls) byReason[entry.reason] = add(byReason[entry.reason], 1, entry.tokens)
         const stats = state.stats
         const byTool = { ...stats.byTool }
-        for (const entry of recorded) byTool[entry.tool] = add(byTool[entry.tool], 1, entry.tokens)
+        for (const entry of calls) byTool[entry.tool] = add(byTool[entry.tool], 1, entry.tokens)
         const sessionByReason = { ...stats.byReason }
         for (const [reason, tally] of Object.entries(byReason)) {
           sessionByReason[reason] = add(sessionByReason[reason], tally.calls, tally.tokens)
         }
-        const reason = recorded[0]!.reason
-        const rebuild = options?.rebuild
         state.stats = {
-          calls: stats.calls + calls,
+          calls: stats.calls + count,
           tokens: stats.tokens + tokens,
           applications: {
             count: stats.applications.count + 1,
-            cold: stats.applications.cold + (rebuild?.cold === true ? 1 : 0),
-            rebuiltTokens: stats.applications.rebuiltTokens + (rebuild === undefined || rebuild.cold ? 0 : rebuild.tokens)
+            cold: stats.applications.cold + (application.cold ? 1 : 0),
+            rebuiltTokens: stats.applications.rebuiltTokens + (application.cold ? 0 : application.rebuiltTokens)
           },
+          cost: { ...stats.cost, rebuilt: stats.cost.rebuilt + (application.cold ? 0 : application.cost) },
           byReason: sessionByReason,
           byTool,
-          lastPrune: { at, reason, calls, tokens }
+          lastPrune: { at, reason: calls[0]!.reason, calls: count, tokens }
         }
         changed(state)
-        unsaved = merge(unsaved, { sessions: firstInSession, calls, tokens, byReason })
+        unsaved = merge(unsaved, { sessions: firstInSession, calls: count, tokens, byReason })
         yield* writer.request
-        return recorded
       })
+
+      const charge = (state: SessionState, request: Charge) => {
+        const { profile } = request
+        const price = (tokens: number, fresh: boolean) => {
+          if (profile.kind === "per-request") return 0
+          if (profile.kind === "none") return tokens
+          return tokens * (fresh || request.cold ? profile.write : profile.read)
+        }
+        const cost = state.stats.cost
+        state.stats = {
+          ...state.stats,
+          cost: {
+            profile: profile.name,
+            requests: cost.requests + 1,
+            saved: cost.saved + price(request.pruned - request.fresh, false) + price(request.fresh, true),
+            rebuilt: cost.rebuilt
+          }
+        }
+        state.dirty = true
+      }
 
       // Draining first: a delta being written is in neither memory nor the file until the write completes.
       const lifetime = Effect.map(Effect.andThen(writer.drain, persistence.lifetime), (stored) => {
@@ -167,7 +170,7 @@ export class Ledger extends Context.Service<Ledger, {
         }
       })
 
-      return Ledger.of({ record, saving, lifetime, flush: writer.drain })
+      return Ledger.of({ saving, deliver, charge, lifetime, flush: writer.drain })
     })
   )
 }

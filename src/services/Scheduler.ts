@@ -1,23 +1,50 @@
 import { Clock, Context, Effect, Layer } from "effect"
-import { billedPerRequest, cacheExpired, scheduleTrigger, type Trigger } from "../engine/schedule.ts"
+import {
+  cacheExpired,
+  type ChangeAt,
+  type Decision,
+  horizon,
+  paceAfter,
+  paceOf,
+  rebuildTokens,
+  schedule
+} from "../engine/schedule.ts"
+import { type PricingProfile, profileFor, profiles } from "../pricing/profiles.ts"
 import type { SessionState } from "../state/session.ts"
 import { Config } from "./Config.ts"
 
+/** One request, as far as the decision goes. */
+export interface Request {
+  /** Tokens the pending automatic prunes would take out of every request. */
+  readonly pendingTokens: number
+  readonly contextTokens: number
+  /** Where the earliest pending prune sits. */
+  readonly change: ChangeAt
+  /** OpenCode compacted the session since the previous request. */
+  readonly compacted: boolean
+  /** When the history's requests were sent (ms, oldest first), for a session this process has seen no request of. */
+  readonly history: () => ReadonlyArray<number>
+}
+
+export interface Scheduled extends Decision {
+  readonly cold: boolean
+  readonly profile: PricingProfile
+}
+
 /**
- * Decides, request by request, whether the automatic prunes found so far reach what is sent now, following
- * `cache.*` (see src/engine/schedule.ts for why they wait). Prunes the model or the user asks for never wait.
+ * Decides, request by request, whether the automatic prunes found so far reach what is sent now, under the pricing
+ * profile of the session's provider (see src/engine/schedule.ts for why they wait). Prunes the model or the user asks
+ * for never wait.
  */
 export class Scheduler extends Context.Service<Scheduler, {
-  /**
-   * Records the request (its time) and returns why pending prunes apply to it, or undefined to keep them.
-   * `historyRequestAt`: when the history's latest request was sent, for a session this process has no request of.
-   */
-  readonly decide: (
-    state: SessionState,
-    request: { readonly pendingTokens: number; readonly contextTokens: number; readonly historyRequestAt?: number }
-  ) => Effect.Effect<Trigger | undefined>
+  /** Records the request (its time, the session's pace) and returns whether pending prunes apply to it, and why not. */
+  readonly decide: (state: SessionState, request: Request) => Effect.Effect<Scheduled>
   /** Whether the provider's cache has expired by now, for prunes the user asks for between requests. */
   readonly expired: (state: SessionState) => Effect.Effect<boolean>
+  /** How the session's provider bills input: the configured profile, else the one its model calls for. */
+  readonly profile: (state: SessionState) => PricingProfile
+  /** Requests the prompt cache is expected to serve from now on. */
+  readonly horizon: (state: SessionState) => number
 }>()("opencode-context-pruner/Scheduler") {
   static readonly layer = Layer.effect(
     Scheduler,
@@ -27,27 +54,53 @@ export class Scheduler extends Context.Service<Scheduler, {
       // A history stamped ahead of this clock (another machine, a skewed clock) counts as just sent.
       const idleSeconds = (now: number, last: number | undefined) =>
         last === undefined ? undefined : Math.max(0, now - last) / 1000
+      const profile = (state: SessionState): PricingProfile => {
+        if (cache.pricing !== "auto") return profiles[cache.pricing]
+        const model = state.model
+        return model === undefined ? profiles.anthropic : profileFor(model)
+      }
       return Scheduler.of({
+        profile,
+        horizon: (state) => horizon(state.pace ?? { requests: 1, coldGaps: 0, run: 1 }, cache.horizon),
         expired: (state) =>
-          Effect.map(Clock.currentTimeMillis, (now) =>
-            cacheExpired(idleSeconds(now, state.lastRequestAt), cache.ttlSeconds)),
+          Effect.map(Clock.currentTimeMillis, (now) => cacheExpired(idleSeconds(now, state.lastRequestAt), cache.ttlSeconds)),
         decide: (state, request) =>
           Effect.map(Clock.currentTimeMillis, (now) => {
-            const idle = idleSeconds(now, state.lastRequestAt ?? request.historyRequestAt)
+            let last = state.lastRequestAt
+            if (state.pace === undefined) {
+              const times = request.history()
+              state.pace = paceOf(times, cache.ttlSeconds)
+              last = times.at(-1)
+            }
+            const cold = cacheExpired(idleSeconds(now, last), cache.ttlSeconds)
             state.lastRequestAt = now
-            return scheduleTrigger({
+            state.pace = paceAfter(state.pace, cold)
+            const pricing = profile(state)
+            const decision = schedule({
               mode: cache.mode,
+              profile: pricing,
               pendingTokens: request.pendingTokens,
               minPruneTokens: cache.minPruneTokens,
               contextTokens: request.contextTokens,
               contextLimit: state.model?.contextLimit,
               pressure: cache.pressure,
-              idleSeconds: idle,
-              ttlSeconds: cache.ttlSeconds,
-              billedPerRequest: state.model !== undefined && billedPerRequest.has(state.model.providerID)
+              rebuildTokens: rebuildTokens(pricing, {
+                contextTokens: request.contextTokens,
+                systemTokens: state.systemTokens ?? 0,
+                change: request.change
+              }),
+              cold,
+              compacted: request.compacted,
+              horizon: horizon(state.pace, cache.horizon),
+              waited: state.waited
             })
+            state.waited = decision.trigger === undefined && request.pendingTokens > 0
+              ? state.waited + request.pendingTokens * pricing.read
+              : 0
+            return { ...decision, cold, profile: pricing }
           })
       })
     })
   )
 }
+

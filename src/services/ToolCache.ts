@@ -128,6 +128,7 @@ export class ToolCache extends Context.Service<ToolCache, {
               const decoded = decodeToolPart(part)
               if (Option.isNone(decoded)) continue
               call = fromPart(decoded.value, known, worktree)
+              if (call.finalPass === undefined && isFinal(call.status)) call.finalPass = pass
               count(call, part)
               byCallId.set(call.callID, call)
               changed.push(call)
@@ -218,7 +219,8 @@ const fromPart = (part: ToolPartFields, previous: ToolCall | undefined, worktree
     position: previous?.position ?? 0,
     messageIndex: previous?.messageIndex ?? 0,
     partIndex: previous?.partIndex ?? 0,
-    seen: previous?.seen ?? 0
+    seen: previous?.seen ?? 0,
+    finalPass: previous?.finalPass
   }
 }
 

@@ -16,11 +16,23 @@ export const Tally = Schema.Struct({
 })
 export type Tally = typeof Tally.Type
 
-/** One applied prune: the reason (strategy or tool) and the tokens it removed from what is sent. */
+/** The earlier copy a repeated output points to: its stable ID, and how the repeat relates to it. */
+export const CopyOf = Schema.Struct({
+  id: Count,
+  /** `same`: the same call with the same output; `written`: a read of the content a write sent; `contained`: part of an earlier read. */
+  kind: Schema.Literals(["same", "written", "contained"])
+})
+export type CopyOf = typeof CopyOf.Type
+
+/** One prune: the reason (strategy or tool) and the tokens it removes from what is sent. */
 export const PruneRecord = Schema.Struct({
   reason: Schema.String,
   tokens: Count,
-  at: Schema.Number
+  at: Schema.Number,
+  /** Decided between requests (by the model's tools or the user's command) and not yet sent to the model. */
+  pending: Schema.optional(Schema.Boolean),
+  /** A repeat pruned at its first send: the earlier copy its placeholder names. */
+  of: Schema.optional(CopyOf)
 })
 export type PruneRecord = typeof PruneRecord.Type
 
@@ -33,10 +45,28 @@ export const Applications = Schema.Struct({
 })
 export type Applications = typeof Applications.Type
 
+/**
+ * The cost effect of pruning under the pricing profile of the session's provider (src/pricing/profiles.ts), in units
+ * of one uncached input token, summed over the requests this plugin transformed: what the pruned tokens would have
+ * cost (read from the cache, or written when new or after the cache expired), and what the prompt cache rebuilds
+ * that prunes caused cost on top. Estimates: the provider bills what it counts.
+ */
+export const CostLedger = Schema.Struct({
+  profile: Schema.String,
+  requests: Count,
+  saved: Schema.Finite.check(Schema.isGreaterThanOrEqualTo(0)),
+  rebuilt: Schema.Finite.check(Schema.isGreaterThanOrEqualTo(0))
+})
+export type CostLedger = typeof CostLedger.Type
+
+export const emptyCostLedger = (): CostLedger => ({ profile: "", requests: 0, saved: 0, rebuilt: 0 })
+
 export const SessionStats = Schema.Struct({
+  /** Calls and tokens pruned in what reached the model (a prune still pending is not counted until it is sent). */
   calls: Count,
   tokens: Count,
   applications: withDefault(Applications, () => ({ count: 0, cold: 0, rebuiltTokens: 0 })),
+  cost: withDefault(CostLedger, emptyCostLedger),
   byReason: withDefault(Schema.Record(Schema.String, Tally), () => ({})),
   byTool: withDefault(Schema.Record(Schema.String, Tally), () => ({})),
   lastPrune: Schema.optional(Schema.Struct({
@@ -66,13 +96,7 @@ export const SessionFile = Schema.Struct({
   ids: withDefault(Schema.Record(Schema.String, Count), () => ({})),
   /** callID -> the prune applied to it. */
   pruned: withDefault(Schema.Record(Schema.String, PruneRecord), () => ({})),
-  stats: withDefault(SessionStats, () => ({
-    calls: 0,
-    tokens: 0,
-    applications: { count: 0, cold: 0, rebuiltTokens: 0 },
-    byReason: {},
-    byTool: {}
-  })),
+  stats: withDefault(SessionStats, () => emptyStats()),
   /** The newest compaction summary message seen: history before it is no longer sent. */
   summaryId: Schema.optional(Schema.String),
   findings: withDefault(Schema.Array(Finding), () => []),
@@ -81,6 +105,15 @@ export const SessionFile = Schema.Struct({
 })
 export type SessionFile = typeof SessionFile.Type
 
+export const emptyStats = (): SessionStats => ({
+  calls: 0,
+  tokens: 0,
+  applications: { count: 0, cold: 0, rebuiltTokens: 0 },
+  cost: emptyCostLedger(),
+  byReason: {},
+  byTool: {}
+})
+
 export const emptySessionFile = (sessionID: string, now: number): SessionFile => ({
   version: 1,
   sessionID,
@@ -88,7 +121,7 @@ export const emptySessionFile = (sessionID: string, now: number): SessionFile =>
   nextId: 1,
   ids: {},
   pruned: {},
-  stats: { calls: 0, tokens: 0, applications: { count: 0, cold: 0, rebuiltTokens: 0 }, byReason: {}, byTool: {} },
+  stats: emptyStats(),
   findings: [],
   restored: []
 })

@@ -1,3 +1,4 @@
+import type { Pace, Waiting } from "../engine/schedule.ts"
 import type { View } from "../engine/view.ts"
 import type { NoteOrigin } from "../services/Host.ts"
 import type { Finding, PruneRecord, SessionFile, SessionStats } from "./schema.ts"
@@ -27,27 +28,40 @@ export interface SessionState {
   origin: NoteOrigin
   /** OpenCode announced a compaction: the next transform is its summariser's and is left alone. */
   compacting: boolean
-  /**
-   * Set by discard/extract to the highest ID the model could see then: until a newer call (other than those
-   * tools) appears, the model is asked to carry on rather than prune again.
-   */
-  cooldownAfter: number | undefined
+  /** Prunes recorded but not yet sent to the model (the model's and the user's, made between requests). */
+  readonly undelivered: Set<string>
   /** Highest ID at the last prune by the model: nudges count tool results after it. */
   nudgeAfter: number
   /** Tokens of the system prompt of the latest request, once seen (estimated), and its texts. */
   systemTokens: number | undefined
   systemTexts: ReadonlyArray<string> | undefined
-  /** The model of the latest request: its provider and context window decide when prunes are applied. */
-  model: { readonly providerID: string; readonly contextLimit: number | undefined } | undefined
+  /** The model of the latest request: its provider's pricing and its context window decide when prunes are applied. */
+  model: SessionModel | undefined
   /** When this process last saw a request for the session: an idle gap beyond the cache TTL means a cold cache. */
   lastRequestAt: number | undefined
+  /** The session's pace (requests, pauses longer than the TTL), from its history and then this process's requests. */
+  pace: Pace | undefined
+  /** What keeping the waiting prunes in the requests so far cost (their tokens at the read price, summed). */
+  waited: number
+  /** Automatic prunes found but waiting for the cache, as of the latest request, and why they wait. */
+  waiting: { readonly calls: number; readonly tokens: number; readonly why: Waiting } | undefined
   /**
    * Moves whenever prunes, restores or the nudge baseline change (`changed`): the request path's `view`, derived
    * from them, is rebuilt when it was made at another revision.
    */
   revision: number
+  /** The revision the latest request was sent at: a different one means prunes changed since. */
+  sentRevision: number
   /** What the request path derived from the session's latest view of tool calls (src/engine/view.ts). */
   view: View | undefined
+}
+
+export interface SessionModel {
+  readonly providerID: string
+  readonly modelID: string
+  /** The AI SDK package OpenCode uses for it. */
+  readonly npm: string | undefined
+  readonly contextLimit: number | undefined
 }
 
 export const fromFile = (file: SessionFile, isSubAgent: boolean): SessionState => ({
@@ -64,13 +78,17 @@ export const fromFile = (file: SessionFile, isSubAgent: boolean): SessionState =
   dirty: false,
   origin: {},
   compacting: false,
-  cooldownAfter: undefined,
+  undelivered: new Set(Object.entries(file.pruned).flatMap(([callID, record]) => (record.pending === true ? [callID] : []))),
   nudgeAfter: 0,
   systemTokens: undefined,
   systemTexts: undefined,
   model: undefined,
   lastRequestAt: undefined,
+  pace: undefined,
+  waited: 0,
+  waiting: undefined,
   revision: 0,
+  sentRevision: -1,
   view: undefined
 })
 

@@ -1,5 +1,6 @@
 /** Why a call was pruned: an automatic rule, the model's own tools, or the user's command. */
 export type Reason =
+  | "repeat"
   | "deduplication"
   | "supersedeWrites"
   | "purgeErrors"

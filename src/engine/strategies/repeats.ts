@@ -1,0 +1,148 @@
+import type { ToolCall } from "../calls.ts"
+import { contentInputs } from "./supersedeWrites.ts"
+
+/**
+ * Repeats, pruned at their first send. A call whose output the model already has in full earlier in the context is
+ * sent as a pointer to that copy instead: replacing content that was never sent costs no prompt-cache rebuild, so
+ * this is the one saving that is free under every provider's rules. Three kinds:
+ *
+ * - `same`: the same call (tool and input) returned the same output as an earlier call still sent in full: an
+ *   unchanged re-read, the same command with the same output;
+ * - `written`: a whole-file read returned exactly the content the latest write of that file sent, with no edit since;
+ * - `contained`: a partial read returned lines that appear, numbered the same, in the latest whole read of that file,
+ *   with no write or edit since.
+ *
+ * Outputs are compared exactly; nothing is guessed. Only completed calls with a text output take part.
+ */
+export type CopyKind = "same" | "written" | "contained"
+
+export interface Copy {
+  /** Position of the earlier copy in the view. */
+  readonly source: number
+  readonly kind: CopyKind
+}
+
+/** What the rule knows about a view, built call by call in view order. */
+export interface Repeating {
+  /** Signature -> position of the newest call with that signature whose output is sent in full. */
+  readonly newest: Map<string, number>
+  /** Absolute path -> the latest write of the file and the latest whole read, with no change to the file since. */
+  readonly files: Map<string, { write: number | undefined; read: number | undefined }>
+}
+
+export const repeating = (): Repeating => ({ newest: new Map(), files: new Map() })
+
+const changesFile = (tool: string) => tool in contentInputs
+
+const isWholeRead = (call: ToolCall) => call.tool === "read" && call.input.offset === undefined && call.input.limit === undefined
+
+const hasOutput = (call: ToolCall) => call.status === "completed" && call.hasTextOutput && !call.compacted
+
+/**
+ * A numbered listing's lines, as OpenCode's read tool (`12: text`) and `cat -n` (`    12\ttext`) print them: the
+ * numbers and texts of the lines in the order they appear.
+ */
+const numberedLine = /^(?: *(\d+)\t|(\d+): )(.*)$/
+
+const numberedLines = (output: string): { numbers: Array<number>; texts: Array<string>; first: number; last: number } => {
+  const numbers: Array<number> = []
+  const texts: Array<string> = []
+  let first = -1
+  let last = -1
+  let offset = 0
+  for (const line of output.split("\n")) {
+    const match = numberedLine.exec(line)
+    if (match !== null) {
+      const n = Number(match[1] ?? match[2])
+      if (numbers.length === 0 || n === numbers[numbers.length - 1]! + 1) {
+        if (numbers.length === 0) first = offset
+        numbers.push(n)
+        texts.push(match[3]!)
+        last = offset + line.length
+      } else if (numbers.length > 0) {
+        break
+      }
+    } else if (numbers.length > 0) {
+      break
+    }
+    offset += line.length + 1
+  }
+  return { numbers, texts, first, last }
+}
+
+/** Whether a whole-file read shows exactly `content`, line for line from line 1. */
+export const showsContent = (output: string, content: string): boolean => {
+  const lines = content.split("\n")
+  if (lines.length > 1 && lines[lines.length - 1] === "") lines.pop()
+  const { numbers, texts } = numberedLines(output)
+  if (numbers[0] !== 1 || texts.length !== lines.length) return false
+  for (let i = 0; i < lines.length; i++) if (texts[i] !== lines[i]) return false
+  return true
+}
+
+/** The numbered lines of a partial read, as one block of its output, when they all appear in `earlier` as they are. */
+export const containedIn = (output: string, earlier: string): boolean => {
+  const { first, last, numbers } = numberedLines(output)
+  return numbers.length > 0 && earlier.includes(output.slice(first, last))
+}
+
+/**
+ * Adds the call at `position` (positions come in ascending order) and returns the earlier copy it repeats, when it is
+ * sent for the first time (`firstSend`) and is a repeat. `sent(position)`: whether a call's output or content is
+ * sent in full (not pruned); `outputOf(call)`: a call's output in the request being built (the index keeps counts, not
+ * texts). A repeat does not become the newest copy: the earlier one stays the one to point to.
+ */
+export interface RepeatOptions {
+  readonly firstSend: boolean
+  readonly prunable: (call: ToolCall) => boolean
+  readonly sent: (position: number) => boolean
+  readonly outputOf: (call: ToolCall) => string | undefined
+}
+
+export const repeat = (
+  state: Repeating,
+  calls: ReadonlyArray<ToolCall>,
+  position: number,
+  options: RepeatOptions
+): Copy | undefined => {
+  const call = calls[position]!
+  const file = call.absolutePath
+  if (changesFile(call.tool)) {
+    if (file === undefined) return undefined
+    const content = call.tool === "write" && call.status === "completed" ? call.input.content : undefined
+    state.files.set(file, { write: typeof content === "string" ? position : undefined, read: undefined })
+    return undefined
+  }
+  if (!hasOutput(call) || !options.sent(position)) return undefined
+  const found = options.firstSend && options.prunable(call) ? copyOf(state, calls, call, options) : undefined
+  if (found !== undefined) return found
+  state.newest.set(call.signature, position)
+  if (file !== undefined && isWholeRead(call)) {
+    const entry = state.files.get(file)
+    state.files.set(file, { write: entry?.write, read: position })
+  }
+  return undefined
+}
+
+const copyOf = (state: Repeating, calls: ReadonlyArray<ToolCall>, call: ToolCall, options: RepeatOptions): Copy | undefined => {
+  const { outputOf, sent } = options
+  const output = outputOf(call)
+  if (output === undefined) return undefined
+  const same = state.newest.get(call.signature)
+  if (same !== undefined && sent(same) && calls[same]!.outputTokens === call.outputTokens && outputOf(calls[same]!) === output) {
+    return { source: same, kind: "same" }
+  }
+  if (call.tool !== "read" || call.absolutePath === undefined) return undefined
+  const file = state.files.get(call.absolutePath)
+  if (file === undefined) return undefined
+  if (isWholeRead(call)) {
+    const write = file.write
+    if (write === undefined || file.read !== undefined || !sent(write)) return undefined
+    const content = calls[write]!.input.content
+    return typeof content === "string" && showsContent(output, content) ? { source: write, kind: "written" } : undefined
+  }
+  const read = file.read
+  if (read === undefined || !sent(read)) return undefined
+  const earlier = outputOf(calls[read]!)
+  return earlier !== undefined && containedIn(output, earlier) ? { source: read, kind: "contained" } : undefined
+}

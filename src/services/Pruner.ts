@@ -1,0 +1,168 @@
+import { Clock, Context, Effect, Layer } from "effect"
+import type { ToolCall } from "../engine/calls.ts"
+import type { PrunedCall } from "../engine/notes.ts"
+import type { Handle } from "../engine/placeholders.ts"
+import { targetOf } from "../engine/placeholders.ts"
+import { type ChangeAt, rebuildTokens } from "../engine/schedule.ts"
+import type { Reason } from "../engine/strategies/candidate.ts"
+import { notePrunes } from "../engine/view.ts"
+import type { PricingProfile } from "../pricing/profiles.ts"
+import type { CopyOf } from "../state/schema.ts"
+import { changed, type SessionState } from "../state/session.ts"
+import { Ledger } from "./Ledger.ts"
+import { Notifier } from "./Notifier.ts"
+
+export interface Prune {
+  readonly call: ToolCall
+  readonly reason: Reason
+  readonly id: number
+  readonly distillation?: string | undefined
+  /** A repeat: the earlier copy its placeholder names. */
+  readonly of?: CopyOf | undefined
+}
+
+/** The request that carries prunes to the model, as far as delivering them goes. */
+export interface Delivery {
+  readonly handle: Handle
+  readonly profile: PricingProfile
+  readonly cold: boolean
+  /** The calls of the request, and its estimated size and system prompt size. */
+  readonly calls: ReadonlyArray<ToolCall>
+  readonly contextTokens: number
+  readonly systemTokens: number
+  /** Tokens the applied prunes take out of the request. */
+  readonly prunedTokens: number
+  /** Where a change at the call at a position sits, for the cost of the rebuild it causes. */
+  readonly changeAt: (position: number) => ChangeAt
+}
+
+/**
+ * The one way a prune happens. `apply` decides it: the session's state records it (pending until a request carries
+ * it), the request path's view renders it from then on. `deliver`, on every request, counts what reaches the model:
+ * the statistics, the lifetime totals, the note to the user, and what the rebuild of the provider's cache cost.
+ * `restore` undoes a prune: one never sent is forgotten as if it had not happened.
+ */
+export class Pruner extends Context.Service<Pruner, {
+  /**
+   * Records prunes. Calls already pruned, with nothing to replace, or saving fewer than `minSaving` tokens
+   * (automatic rules never make a request bigger) are skipped. Returns what was recorded.
+   */
+  readonly apply: (
+    state: SessionState,
+    prunes: ReadonlyArray<Prune>,
+    handle: Handle,
+    options?: { readonly minSaving?: number }
+  ) => Effect.Effect<ReadonlyArray<PrunedCall>>
+  /** The request being built carries every recorded prune of its calls: counts those sent for the first time. */
+  readonly deliver: (state: SessionState, request: Delivery) => Effect.Effect<void>
+  /** Undoes the prunes of these calls; returns the tokens they took out of every request. */
+  readonly restore: (state: SessionState, callIDs: ReadonlyArray<string>) => number
+}>()("opencode-context-pruner/Pruner") {
+  static readonly layer = Layer.effect(
+    Pruner,
+    Effect.gen(function*() {
+      const ledger = yield* Ledger
+      const notifier = yield* Notifier
+      // What each pending prune needs to be reported when it is delivered.
+      const details = new Map<string, PrunedCall>()
+
+      const apply = Effect.fnUntraced(function*(
+        state: SessionState,
+        prunes: ReadonlyArray<Prune>,
+        handle: Handle,
+        options?: { readonly minSaving?: number }
+      ) {
+        const minSaving = options?.minSaving ?? 0
+        const at = yield* Clock.currentTimeMillis
+        const recorded: Array<PrunedCall> = []
+        const calls: Array<ToolCall> = []
+        for (const prune of prunes) {
+          const { call, reason } = prune
+          if (state.pruned.has(call.callID) || targetOf(call, reason) === undefined) continue
+          const tokens = ledger.saving(call, reason, prune.id, handle, prune.of)
+          if (tokens < minSaving) continue
+          state.pruned.set(call.callID, { reason, tokens, at, pending: true, ...(prune.of === undefined ? {} : { of: prune.of }) })
+          state.undelivered.add(call.callID)
+          const entry: PrunedCall = {
+            id: prune.id,
+            tool: call.tool,
+            keyParameter: call.keyParameter,
+            reason,
+            tokens,
+            distillation: prune.distillation
+          }
+          details.set(call.callID, entry)
+          recorded.push(entry)
+          calls.push(call)
+        }
+        if (recorded.length === 0) return recorded
+        changed(state)
+        if (state.view !== undefined) {
+          const ids = new Map(calls.map((call, i) => [call, recorded[i]!.id] as const))
+          notePrunes(state.view, calls, state.pruned, state.revision, (call) => ids.get(call) ?? 0)
+        }
+        return recorded
+      })
+
+      const deliver = Effect.fnUntraced(function*(state: SessionState, request: Delivery) {
+        const delivered: Array<PrunedCall> = []
+        const notify: Array<PrunedCall> = []
+        let first = Infinity
+        let fresh = 0
+        if (state.undelivered.size > 0) {
+          for (const call of request.calls) {
+            if (!state.undelivered.has(call.callID)) continue
+            const record = state.pruned.get(call.callID)
+            state.undelivered.delete(call.callID)
+            if (record === undefined) continue
+            state.pruned.set(call.callID, { reason: record.reason, tokens: record.tokens, at: record.at, ...(record.of === undefined ? {} : { of: record.of }) })
+            const entry = details.get(call.callID) ?? {
+              id: state.ids.get(call.callID) ?? 0,
+              tool: call.tool,
+              keyParameter: call.keyParameter,
+              reason: record.reason as Reason,
+              tokens: record.tokens
+            }
+            details.delete(call.callID)
+            delivered.push(entry)
+            if (record.reason !== "sweep") notify.push(entry)
+            // A repeat is pruned in content sent for the first time: no cached prefix changes.
+            if (record.reason === "repeat") fresh += record.tokens
+            else if (call.position < first) first = call.position
+          }
+        }
+        ledger.charge(state, { profile: request.profile, cold: request.cold, pruned: request.prunedTokens, fresh })
+        if (delivered.length === 0) return
+        const rebuilt = first === Infinity || request.cold
+          ? 0
+          : rebuildTokens(request.profile, {
+            contextTokens: request.contextTokens,
+            systemTokens: request.systemTokens,
+            change: request.changeAt(first)
+          })
+        const { profile } = request
+        const extra = profile.kind === "anthropic" || profile.kind === "openai" ? rebuilt * (profile.write - profile.read) : 0
+        yield* ledger.deliver(state, delivered, { cold: rebuilt === 0, rebuiltTokens: rebuilt, cost: extra })
+        yield* notifier.record(state.sessionID, notify, { origin: state.origin, sessionTokens: state.stats.tokens })
+      })
+
+      const restore = (state: SessionState, callIDs: ReadonlyArray<string>) => {
+        let tokens = 0
+        for (const callID of callIDs) {
+          const record = state.pruned.get(callID)
+          if (record === undefined) continue
+          tokens += record.tokens
+          state.pruned.delete(callID)
+          details.delete(callID)
+          // One never sent is not counted anywhere; either way, automatic rules leave the call alone from now on.
+          state.undelivered.delete(callID)
+          state.restored.add(callID)
+        }
+        if (callIDs.length > 0) changed(state)
+        return tokens
+      }
+
+      return Pruner.of({ apply, deliver, restore })
+    })
+  )
+}
