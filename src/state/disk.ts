@@ -118,9 +118,8 @@ export const acquireFileLock = (
   options: LockOptions = defaultLockOptions
 ): Effect.Effect<void, LockTimeout | PlatformError, FileSystem.FileSystem | Scope.Scope> =>
   Effect.gen(function*() {
-    const fs = yield* FileSystem.FileSystem
     const token = yield* uniqueSuffix(owner)
-    const attempt = fs.writeFileString(lockFile, token, { flag: "wx", mode: fileMode }).pipe(
+    const attempt = createWithContent(lockFile, token).pipe(
       Effect.andThen(Effect.sync(() => void heldHere.add(token))),
       Effect.catchReason("PlatformError", "AlreadyExists", () =>
         breakIfStale(lockFile, owner, options.staleAfterMillis).pipe(Effect.andThen(Effect.fail(new LockBusy()))))
@@ -135,6 +134,27 @@ export const acquireFileLock = (
       }),
       Effect.catchTag("LockBusy", () =>
         Effect.fail(new LockTimeout({ lockFile, waitedMillis: options.timeoutMillis })))
+    )
+  })
+
+/**
+ * Creates `file` holding `token`, failing with AlreadyExists when it exists, in one step: the token is written to a
+ * temporary (named like an atomic write's, so a crash here leaves nothing the next start does not remove) and
+ * hard-linked into place. Created with "wx" and then written, a lock file is empty for a moment, and a holder killed
+ * in that moment would leave a lock naming no one, which only its age could break.
+ */
+const createWithContent = (file: string, token: string) =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const temporary = `${file}.${token}.tmp`
+    yield* fs.writeFileString(temporary, token, { flag: "wx", mode: fileMode })
+    yield* fs.link(temporary, file).pipe(
+      // A file system without hard links: fall back to the two-step creation.
+      Effect.catchIf(
+        (error) => error.reason._tag !== "AlreadyExists",
+        () => fs.writeFileString(file, token, { flag: "wx", mode: fileMode })
+      ),
+      Effect.ensuring(fs.remove(temporary, { force: true }).pipe(Effect.ignore))
     )
   })
 

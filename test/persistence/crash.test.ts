@@ -20,13 +20,18 @@ const temporariesOf = (stateDir: string, pid: number) =>
 
 const delta = { sessions: 0, calls: 2, tokens: 300, byReason: { deduplication: { calls: 2, tokens: 300 } } }
 
-/** The real file system, counting attempts to create `lockFile` (each waiter's poll is one). */
+/** The real file system, counting attempts to create `lockFile` (each waiter's poll is one), by link or by write. */
 const countingLockAttempts = (lockFile: string) =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
     let attempts = 0
     const layer = Layer.succeed(FileSystem.FileSystem, {
       ...fs,
+      link: (from, to) =>
+        Effect.suspend(() => {
+          if (to === lockFile) attempts++
+          return fs.link(from, to)
+        }),
       writeFileString: (file, data, options) =>
         Effect.suspend(() => {
           if (file === lockFile) attempts++
