@@ -11,8 +11,9 @@ import { spawnStalledWorker } from "./workers.ts"
  * written and flushed, not yet renamed) and then killed with SIGKILL, or left running.
  */
 
-/** One OpenCode start and stop over `root`: stopping waits for the start-up clean-up. */
-const startAndStop = (root: string) => Persistence.use((p) => p.lifetime).pipe(Effect.provide(persistenceUnder(root)))
+/** One OpenCode start and stop over `root` (its log lines kept out of the test output): stopping waits for the clean-up. */
+const startAndStop = (root: string) =>
+  withCapturedLogs(Persistence.use((p) => p.lifetime).pipe(Effect.provide(persistenceUnder(root))))
 
 /** The temporaries in `stateDir` whose names record process `pid`. */
 const temporariesOf = (stateDir: string, pid: number) =>
@@ -81,7 +82,9 @@ describe("Persistence.layer: temporaries of interrupted writes", () => {
       const left = (yield* listTree(stateDir)).filter((f) => f !== lifetimeFileName)
       yield* writer.kill
 
-      const removed = yield* Persistence.use((p) => p.leftoversRemoved).pipe(Effect.provide(persistenceUnder(root)))
+      const { result: removed } = yield* withCapturedLogs(
+        Persistence.use((p) => p.leftoversRemoved).pipe(Effect.provide(persistenceUnder(root)))
+      )
 
       assert.strictEqual(left.length, 2)
       assert.include(left, `${lifetimeFileName}.lock`)
