@@ -1,5 +1,6 @@
 import { Result, Schema, SchemaAST, SchemaIssue } from "effect"
 import * as Jsonc from "jsonc-parser"
+import { parseJsonc } from "./jsonc.ts"
 import { type PluginConfig, PluginConfigFile } from "./schema.ts"
 
 /** One thing wrong in a config file. `path` is empty when it concerns the whole file. */
@@ -22,10 +23,12 @@ export interface Loaded {
   readonly ignored: boolean
 }
 
-/** JSONC text (comments and trailing commas allowed) to the valid part of it, plus what was wrong. */
+/**
+ * JSONC text (comments and trailing commas allowed) to the valid part of it, plus what was wrong. Any text is safe
+ * here: nesting of any depth, and keys such as `__proto__`, which are reported as unknown like any other.
+ */
 export const parseConfig = (text: string): Loaded => {
-  const errors: Array<Jsonc.ParseError> = []
-  const value: unknown = Jsonc.parse(text, errors, { allowTrailingComma: true, allowEmptyContent: true })
+  const { value, errors } = parseJsonc(text)
   const first = errors[0]
   if (first !== undefined) {
     const { line, column } = position(text, first.offset)
@@ -116,7 +119,7 @@ const unknownKey = (path: ReadonlyArray<string>, known: ReadonlyArray<string>): 
   return {
     path: pathText(path),
     expected,
-    found: `unknown key "${key}"`,
+    found: `unknown key ${shownKey(key)}`,
     // A long list of valid keys repeated on every line would crowd a small toast.
     message: near !== undefined
       ? `${pathText(path)}: unknown key; did you mean "${near}"?`
@@ -135,7 +138,14 @@ const problem = (path: ReadonlyArray<string>, expected: string, found: string): 
 
 const pathText = (path: ReadonlyArray<string>): string =>
   path.reduce((text, key) =>
-    /^[A-Za-z_$][\w$-]*$/.test(key) ? (text === "" ? key : `${text}.${key}`) : `${text}[${JSON.stringify(key)}]`, "")
+    /^[A-Za-z_$][\w$-]*$/.test(key) && key.length <= maxKeyShown
+      ? (text === "" ? key : `${text}.${key}`)
+      : `${text}[${shownKey(key)}]`, "")
+
+/** A key as shown in a toast: a file may hold a key of any length. */
+const maxKeyShown = 60
+const shownKey = (key: string): string =>
+  key.length <= maxKeyShown ? JSON.stringify(key) : `${JSON.stringify(key.slice(0, maxKeyShown))}…`
 
 /**
  * What a leaf accepts, in words, read from the schema's AST. (Not from its JSON Schema form: that module costs
@@ -202,7 +212,9 @@ const describeValue = (value: unknown): string => {
 
 const suggest = (key: string, known: ReadonlyArray<string>): string | undefined => {
   const lower = key.toLowerCase()
-  const scored = known.map((k) => ({ k, d: distance(lower, k.toLowerCase()) }))
+  // Lengths more than 2 apart are more than 2 edits apart: a key of any length costs no more than a short one.
+  const scored = known.filter((k) => Math.abs(k.length - key.length) <= 2)
+    .map((k) => ({ k, d: distance(lower, k.toLowerCase()) }))
   const best = scored.reduce<{ k: string; d: number } | undefined>((a, b) => (a === undefined || b.d < a.d ? b : a), undefined)
   return best !== undefined && best.d <= Math.min(2, Math.floor(key.length / 3)) ? best.k : undefined
 }

@@ -13,9 +13,11 @@ import {
 import { Config } from "../services/Config.ts"
 import { Host } from "../services/Host.ts"
 import { Paths } from "../services/Paths.ts"
+import { InvalidSessionId } from "../services/Persistence.ts"
 import { Pruner } from "../services/Pruner.ts"
 import { SessionStore } from "../services/SessionStore.ts"
 import { type ToolIndex, ToolCache } from "../services/ToolCache.ts"
+import { sessionIdProblem } from "../state/schema.ts"
 import { changed, newestId, type SessionState, stableId } from "../state/session.ts"
 import { handleFor, protectionFor } from "./transform.ts"
 
@@ -23,6 +25,19 @@ import { handleFor, protectionFor } from "./transform.ts"
 export class ToolRejected extends Schema.TaggedError<ToolRejected>()("ToolRejected", {
   message: Schema.String
 }) {}
+
+/**
+ * The plugin keeps a session's state in a file named after its ID, so it refuses an ID that could not be a file
+ * name (the host never sends one; a broken or hostile caller might): said to the model as a refusal, not a failure.
+ */
+const refuseUnusableSession = (sessionID: string, nothingDone: string): Effect.Effect<void, ToolRejected> => {
+  const problem = sessionIdProblem(sessionID)
+  if (problem === undefined) return Effect.void
+  const { message } = new InvalidSessionId({ sessionID, problem })
+  return Effect.fail(
+    new ToolRejected({ message: `${nothingDone}\nThe context pruning plugin cannot work in this session. ${message}` })
+  )
+}
 
 /** `discard`: prunes the outputs of the given calls, for a reason ("completion" or "noise"). */
 export const discard = (sessionID: string, ids: ReadonlyArray<unknown>) =>
@@ -46,6 +61,7 @@ export const extract = (sessionID: string, ids: ReadonlyArray<unknown>, distilla
 
 /** `recall`: the original content of pruned calls, from the stored session (which pruning never changes). */
 export const recall = Effect.fn("tools.recall")(function*(sessionID: string, ids: ReadonlyArray<unknown>) {
+  yield* refuseUnusableSession(sessionID, "Nothing was recalled.")
   const store = yield* SessionStore
   const host = yield* Host
   const cache = yield* ToolCache
@@ -76,6 +92,7 @@ const prune = <S extends Selection>(
   keep?: (state: SessionState, selection: S) => void
 ) =>
   Effect.gen(function*() {
+    yield* refuseUnusableSession(sessionID, "Nothing was pruned.")
     const store = yield* SessionStore
     const cache = yield* ToolCache
     const pruner = yield* Pruner

@@ -84,7 +84,18 @@ const readSource = Effect.fn("Config.readSource")(function*(dir: string) {
   for (const name of candidates) {
     const file = path.join(dir, name)
     const text = yield* Effect.result(fs.readFileString(file))
-    if (Result.isSuccess(text)) return Option.some<Source>({ file, loaded: parseConfig(text.success) })
+    if (Result.isSuccess(text)) {
+      // parseConfig is meant to take any text; should some input still make it throw, the toast names the file.
+      const loaded = yield* Effect.try(() => parseConfig(text.success)).pipe(
+        Effect.catch((error) => {
+          const found = error.cause instanceof Error ? error.cause.message : String(error.cause)
+          return Effect.logError(`dcp: config file ${file} not loaded`, error.cause).pipe(
+            Effect.as(whole("a loadable file", found, `Could not load the file: ${found}.`))
+          )
+        })
+      )
+      return Option.some<Source>({ file, loaded })
+    }
     if (text.failure.reason._tag !== "NotFound") {
       const found = unreadable(text.failure)
       return Option.some<Source>({ file, loaded: whole("a readable file", found, `Could not read the file: ${found}.`) })

@@ -1,5 +1,6 @@
-import { Clock, Context, Effect, FileSystem, Layer, Option, Path, Ref, Result, Schema, Semaphore } from "effect"
-import { acquireFileLock, quarantine, readFileIfExists, writeFileAtomic } from "../state/disk.ts"
+import { Clock, Context, Effect, Fiber, FileSystem, Layer, Option, Path, Ref, Result, Schema, Semaphore } from "effect"
+import { acquireFileLock, quarantine, readFileIfExists, removeLeftovers, writeFileAtomic } from "../state/disk.ts"
+import { currentOwner } from "../state/owner.ts"
 import {
   type LifetimeDelta,
   LifetimeFile,
@@ -54,6 +55,11 @@ export class Persistence extends Context.Service<Persistence, {
   readonly lifetime: Effect.Effect<LifetimeFile, PersistenceError>
   /** Adds to the totals without losing a concurrent update from another OpenCode process; returns the new totals. */
   readonly addToLifetime: (delta: LifetimeDelta) => Effect.Effect<LifetimeFile, PersistenceError>
+  /**
+   * The clean-up run at start, in the background: temporaries and locks that crashed processes left in the state
+   * directory, removed. Waits for it to finish and returns the names removed.
+   */
+  readonly leftoversRemoved: Effect.Effect<ReadonlyArray<string>>
 }>()("opencode-context-pruner/Persistence") {
   static readonly layer = Layer.effect(
     Persistence,
@@ -66,6 +72,22 @@ export class Persistence extends Context.Service<Persistence, {
       const lockFile = `${lifetimeFile}.lock`
       // Fibers of this process queue here instead of polling the lock file against each other.
       const inProcess = yield* Semaphore.make(1)
+      const self = yield* currentOwner
+
+      // Off the start-up path: the state directory may hold thousands of session files. Disposing waits for it
+      // (milliseconds) rather than leaving the clean-up half done.
+      const sweep = yield* removeLeftovers(paths.stateDir, self).pipe(
+        Effect.tap((removed) =>
+          removed.length === 0
+            ? Effect.void
+            : Effect.logInfo(`Removed what crashed processes left in ${paths.stateDir}: ${removed.join(", ")}`)
+        ),
+        Effect.catch((error) =>
+          Effect.logWarning(`Could not clean up ${paths.stateDir}: ${error.message}`).pipe(Effect.as([]))
+        ),
+        Effect.forkScoped
+      )
+      yield* Effect.addFinalizer(() => Fiber.await(sweep))
 
       const fail = (operation: PersistenceError["operation"], file: string) => (cause: unknown) =>
         new PersistenceError({ operation, path: file, cause })
@@ -90,7 +112,7 @@ export class Persistence extends Context.Service<Persistence, {
 
       const write = (file: string, text: Effect.Effect<string, Schema.SchemaError>) =>
         text.pipe(
-          Effect.flatMap((content) => writeFileAtomic(file, content)),
+          Effect.flatMap((content) => writeFileAtomic(file, content, self)),
           Effect.mapError(fail("write", file))
         )
 
@@ -136,7 +158,7 @@ export class Persistence extends Context.Service<Persistence, {
             yield* fs.makeDirectory(paths.stateDir, { recursive: true, mode: 0o700 }).pipe(
               Effect.mapError(fail("write", paths.stateDir))
             )
-            yield* acquireFileLock(lockFile).pipe(Effect.mapError(fail("lock", lockFile)))
+            yield* acquireFileLock(lockFile, self).pipe(Effect.mapError(fail("lock", lockFile)))
             return yield* effect
           })
         ).pipe(inProcess.withPermit)
@@ -157,7 +179,7 @@ export class Persistence extends Context.Service<Persistence, {
         }))
       }, Effect.provideContext(platform))
 
-      return Persistence.of({ load, save, remove, lifetime, addToLifetime })
+      return Persistence.of({ load, save, remove, lifetime, addToLifetime, leftoversRemoved: Fiber.join(sweep) })
     })
   )
 
@@ -197,7 +219,8 @@ export class Persistence extends Context.Service<Persistence, {
         addToLifetime: Effect.fn("Persistence.addToLifetime")(function*(delta: LifetimeDelta) {
           const now = yield* Clock.currentTimeMillis
           return yield* Ref.updateAndGet(totals, (current) => addLifetimeDelta(current, delta, now))
-        })
+        }),
+        leftoversRemoved: Effect.succeed([])
       })
     })
   )

@@ -192,6 +192,40 @@ layer(Layer.mergeAll(NodeFileSystem.layer, NodePath.layer))("Config.layer", (it)
         }])
       }))
 
+    for (const where of ["global", "env", "project"] as const) {
+      it.effect(`__proto__ in the ${where} file is reported with the file and key, and changes nothing`, () =>
+        Effect.gen(function*() {
+          const prototype = Object.getOwnPropertyNames(Object.prototype)
+          const file = `${where}/dcp.jsonc` as const
+          const { config, at } = yield* build({
+            "global/dcp.jsonc": "{}",
+            [file]: `{ "__proto__": { "debug": true }, "cache": { "__proto__": { "mode": "immediate" } }, "pruneNotification": "off" }`
+          }, { env: true })
+          assert.deepStrictEqual(config.current, { ...defaultConfig, pruneNotification: "off" })
+          assert.deepStrictEqual((yield* config.takeReports).map((r) => [r.file, r.problems.map((p) => p.message)]), [
+            [at(file), [
+              "__proto__: unknown key",
+              "cache.__proto__: unknown key; expected one of mode, minPruneTokens, pressure, ttlSeconds"
+            ]]
+          ])
+          assert.deepStrictEqual(Object.getOwnPropertyNames(Object.prototype), prototype)
+          assert.isUndefined(({} as Record<string, unknown>).mode)
+        }))
+    }
+
+    it.effect("a file nested 100,000 levels deep is reported with its name and the key, and the rest applies", () =>
+      Effect.gen(function*() {
+        const deep = `{"a":`.repeat(100_000) + "1" + "}".repeat(100_000)
+        const { config, at } = yield* build({
+          "global/dcp.jsonc": `{ "pruneNotification": "minimal" }`,
+          "project/dcp.jsonc": `{ "tools": { "x": ${deep} }, "debug": true }`
+        })
+        assert.deepStrictEqual(config.current, { ...defaultConfig, pruneNotification: "minimal", debug: true })
+        assert.deepStrictEqual((yield* config.takeReports).map((r) => [r.file, r.ignored, r.problems.map((p) => p.path)]), [
+          [at("project/dcp.jsonc"), false, ["tools.x"]]
+        ])
+      }))
+
     it.effect("an unreadable global dcp.jsonc is reported and no default config is written over it", () =>
       Effect.gen(function*() {
         const fs = yield* FileSystem.FileSystem

@@ -257,6 +257,86 @@ describe("parseConfig: an unusable file is ignored whole", () => {
   })
 })
 
+describe("parseConfig: hostile input", () => {
+  /** Every own property of Object.prototype with its value: a snapshot to compare after parsing. */
+  const prototypeSnapshot = () =>
+    Object.getOwnPropertyNames(Object.prototype).map((name) => [name, Object.getOwnPropertyDescriptor(Object.prototype, name)])
+
+  const protoCases: ReadonlyArray<readonly [string, string, string]> = [
+    ["at the top level", `{ "__proto__": { "debug": true, "cache": { "mode": "immediate" } }, "enabled": false }`, "__proto__"],
+    ["in a section", `{ "cache": { "__proto__": { "mode": "immediate" } }, "enabled": false }`, "cache.__proto__"],
+    [
+      "in a nested section",
+      `{ "tools": { "settings": { "__proto__": { "nudgeFrequency": 3 } } }, "enabled": false }`,
+      "tools.settings.__proto__"
+    ],
+    ["nested in itself", `{ "__proto__": { "__proto__": { "polluted": true } }, "enabled": false }`, "__proto__"]
+  ]
+
+  for (const [where, text, path] of protoCases) {
+    it(`__proto__ ${where} is reported as an unknown key and changes no setting and no prototype`, () => {
+      const before = prototypeSnapshot()
+      const { config, loaded } = load(text)
+      assert.deepStrictEqual(onlyProblem(loaded).path, path)
+      assert.strictEqual(onlyProblem(loaded).found, `unknown key "__proto__"`)
+      assert.deepStrictEqual(config, { ...defaultConfig, enabled: false })
+      assert.strictEqual(Object.getPrototypeOf(loaded.partial), Object.prototype)
+      assert.strictEqual(Object.getPrototypeOf(config.cache), Object.prototype)
+      assert.deepStrictEqual(prototypeSnapshot(), before)
+      assert.isUndefined(({} as Record<string, unknown>).polluted)
+    })
+  }
+
+  /** 100,000 levels of objects (`open`/`close` `{"a":`/`}`) or lists (`[`/`]`) around `inner`. */
+  const deep = (open: string, close: string, inner = "1") => open.repeat(100_000) + inner + close.repeat(100_000)
+
+  const deepCases: ReadonlyArray<readonly [string, string, Pick<Problem, "path" | "expected" | "found">]> = [
+    ["as an unknown top-level key", `{ "x": ${deep(`{"a":`, "}")}, "debug": true }`, {
+      path: "x",
+      expected:
+        "one of $schema, enabled, debug, pruneNotification, commands, turnProtection, protectedFilePatterns, tools, strategies, cache",
+      found: `unknown key "x"`
+    }],
+    ["as an unknown key of a section", `{ "tools": { "x": ${deep(`{"a":`, "}")} }, "debug": true }`, {
+      path: "tools.x",
+      expected: "one of settings, discard, extract, recall",
+      found: `unknown key "x"`
+    }],
+    ["as the value of a setting", `{ "debug": true, "enabled": ${deep(`{"a":`, "}")} }`, {
+      path: "enabled",
+      expected: "true or false",
+      found: "an object"
+    }],
+    ["as lists in a list setting", `{ "debug": true, "protectedFilePatterns": ${deep("[", "]", "")} }`, {
+      path: "protectedFilePatterns",
+      expected: "a list of strings",
+      found: "a list at item 1"
+    }]
+  ]
+
+  for (const [where, text, problem] of deepCases) {
+    it(`100,000 levels of nesting ${where} are one problem at that key, and the rest of the file applies`, () => {
+      const { config, loaded } = load(text)
+      assert.isFalse(loaded.ignored)
+      assert.deepStrictEqual(onlyProblem(loaded), problem)
+      assert.deepStrictEqual(config, { ...defaultConfig, debug: true })
+    })
+  }
+
+  it("a file that is 100,000 levels of objects from the top is one unknown key", () => {
+    const { config, loaded } = load(deep(`{"a":`, "}"))
+    assert.strictEqual(onlyProblem(loaded).path, "a")
+    assert.deepStrictEqual(config, defaultConfig)
+  })
+
+  it("a key of any length is shown shortened", () => {
+    const key = "k".repeat(100_000)
+    const { loaded } = load(`{ "${key}": 1, "debug": true }`)
+    assert.isAtMost(loaded.problems[0]!.message.length, 100)
+    assert.match(loaded.problems[0]!.message, /^\["k{60}"…\]: unknown key$/)
+  })
+})
+
 describe("merge", () => {
   it("merges key by key at every depth", () => {
     const merged = merge(

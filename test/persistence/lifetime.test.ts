@@ -167,10 +167,10 @@ describe("Persistence.layer: the lifetime lock", () => {
       let attempts = 0
       const countingLockAttempts = Layer.succeed(FileSystem.FileSystem, {
         ...fs,
-        writeFileString: (file, data, options) =>
+        link: (from, to) =>
           Effect.suspend(() => {
-            if (file === lockFile && ++attempts === 3) Deferred.doneUnsafe(triedThrice, Effect.void)
-            return fs.writeFileString(file, data, options)
+            if (to === lockFile && ++attempts === 3) Deferred.doneUnsafe(triedThrice, Effect.void)
+            return fs.link(from, to)
           })
       })
       const update = yield* Persistence.use((p) => p.addToLifetime(delta())).pipe(

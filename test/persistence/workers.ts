@@ -2,27 +2,30 @@ import { spawn } from "node:child_process"
 import { fileURLToPath } from "node:url"
 import { Effect } from "effect"
 
-const workerScript = fileURLToPath(new URL("./lifetime-worker.ts", import.meta.url))
+const lifetimeWorker = fileURLToPath(new URL("./lifetime-worker.ts", import.meta.url))
+const stalledWorker = fileURLToPath(new URL("./stalled-worker.ts", import.meta.url))
 
 export interface WorkerExit {
   readonly code: number | null
+  readonly signal: NodeJS.Signals | null
   readonly stdout: string
   readonly stderr: string
 }
 
 /**
- * A child process running `lifetime-worker.ts` on the same Node binary as the tests. `ready` completes once its
- * layer is built, `go` releases it, `exit` completes when it has exited. Killed if the scope closes before that.
+ * A child process running `script` on the same Node binary as the tests. `ready` completes once it prints "ready",
+ * `go` writes a line to its stdin, `kill` sends SIGKILL (a crash: no finalizer runs), `exit` completes when it has
+ * exited and been reaped. Killed if the scope closes before that.
  */
-export const spawnLifetimeWorker = (root: string, count: number) =>
+const spawnWorker = (script: string, args: ReadonlyArray<string>) =>
   Effect.acquireRelease(
     Effect.sync(() => {
-      const child = spawn(process.execPath, [workerScript, root, String(count)], { stdio: ["pipe", "pipe", "pipe"] })
+      const child = spawn(process.execPath, [script, ...args], { stdio: ["pipe", "pipe", "pipe"] })
       let stdout = ""
       let stderr = ""
       const exit = new Promise<WorkerExit>((resolve) => {
-        child.on("close", (code) => resolve({ code, stdout, stderr }))
-        child.on("error", (error) => resolve({ code: null, stdout, stderr: `${stderr}${String(error)}` }))
+        child.on("close", (code, signal) => resolve({ code, signal, stdout, stderr }))
+        child.on("error", (error) => resolve({ code: null, signal: null, stdout, stderr: `${stderr}${String(error)}` }))
       })
       const ready = new Promise<void>((resolve, reject) => {
         child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
@@ -36,11 +39,25 @@ export const spawnLifetimeWorker = (root: string, count: number) =>
       })
       return { child, ready, exit }
     }),
-    ({ child }) => Effect.sync(() => child.exitCode === null && child.signalCode === null && child.kill())
+    ({ child }) => Effect.sync(() => child.exitCode === null && child.signalCode === null && child.kill("SIGKILL"))
   ).pipe(
     Effect.map(({ child, ready, exit }) => ({
+      pid: child.pid!,
       ready: Effect.promise(() => ready),
       go: Effect.sync(() => child.stdin.end("go\n")),
+      kill: Effect.sync(() => child.kill("SIGKILL")).pipe(Effect.andThen(Effect.promise(() => exit))),
+      /** Whether it is still running (it has not exited, or not yet been reaped). */
+      running: Effect.sync(() => child.exitCode === null && child.signalCode === null),
       exit: Effect.promise(() => exit)
     }))
   )
+
+/** An OpenCode process adding to the lifetime totals `count` times: see `lifetime-worker.ts`. */
+export const spawnLifetimeWorker = (root: string, count: number) => spawnWorker(lifetimeWorker, [root, String(count)])
+
+/**
+ * An OpenCode process stopped in the middle of an atomic write, its temporary written and flushed but not yet renamed:
+ * see `stalled-worker.ts`. `what` is "session" (a session file) or "lifetime" (lifetime totals, lock held).
+ */
+export const spawnStalledWorker = (root: string, what: "session" | "lifetime") =>
+  spawnWorker(stalledWorker, [root, what])

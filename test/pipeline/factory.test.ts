@@ -124,4 +124,26 @@ describe("pruning tools through the plugin factory", () => {
     )
     await hooks.dispose()
   })
+
+  const unusable = "../ses_1"
+  const refusal = `The context pruning plugin cannot work in this session. Invalid session ID "${unusable}": it contains a ` +
+    `character other than an ASCII letter, digit, "_" or "-". A session ID is 1 to 128 ASCII letters, digits, "_" or ` +
+    `"-", not starting with "-".`
+  type Loaded = Awaited<ReturnType<typeof load>>
+  const inUnusable = () => ({ ...context(), sessionID: unusable })
+  const calls: ReadonlyArray<readonly [string, (hooks: Loaded) => Promise<unknown>, string]> = [
+    ["discard", (hooks) => hooks.tool.discard!.execute({ ids: ["noise", "1"] }, inUnusable()), "Nothing was pruned."],
+    ["extract", (hooks) => hooks.tool.extract!.execute({ ids: ["1"], distillation: ["x"] }, inUnusable()), "Nothing was pruned."],
+    ["recall", (hooks) => hooks.tool.recall!.execute({ ids: ["1"] }, inUnusable()), "Nothing was recalled."]
+  ]
+
+  for (const [name, call, nothingDone] of calls) {
+    it(`${name} in a session whose ID the plugin cannot use says what is wrong with the ID`, async () => {
+      const client = fakeClient()
+      const hooks = await load(client)
+      await expect(call(hooks)).rejects.toThrow(new Error(`${nothingDone}\n${refusal}`))
+      expect(client.calls).toEqual([])
+      await hooks.dispose()
+    })
+  }
 })
