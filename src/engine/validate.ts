@@ -136,7 +136,7 @@ export const validateRecall = (
   context: { readonly callOf: (id: number) => string | undefined; readonly pruned: ReadonlyMap<string, unknown> }
 ): Result.Result<ReadonlyArray<{ readonly id: number; readonly callID: string }>, string> => {
   if (ids.length === 0) {
-    return Result.fail('ids is empty. Pass the numbers shown in placeholders, e.g. ["17"] for "[pruned: ...; recall 17]".')
+    return Result.fail('ids is empty. Pass the numbers shown in placeholders, e.g. ["17"] for "[pruned, ...; recall 17]".')
   }
   const { found, problems } = checkIds(ids, {
     hint: 'use the number after "recall" in a placeholder.',

@@ -60,19 +60,19 @@ export interface PricedModel {
 const names = (model: PricedModel) => [model.providerID, model.modelID].map((name) => name.toLowerCase())
 
 /**
- * The profile a provider bills by. Anthropic's rules exactly where OpenCode 1.18 writes cache breakpoints: a provider
- * or model whose name says Anthropic or Claude (direct, Bedrock, Vertex, OpenRouter), or the Anthropic SDK package.
- * GitHub Copilot bills per request; local servers bill nothing per token. Everyone else is priced as automatic prefix
+ * The profile a provider bills by. GitHub Copilot bills per request, whatever the model. Anthropic's rules exactly
+ * where OpenCode 1.18 writes cache breakpoints: a provider or model whose name says Anthropic or Claude (direct,
+ * Bedrock, Vertex, OpenRouter), or the Anthropic SDK package. Local servers bill nothing per token. Everyone else is priced as automatic prefix
  * caching (OpenAI, Gemini, DeepSeek, xAI and most others cache that way).
  */
 export const profileFor = (model: PricedModel): PricingProfile => {
   const [provider, id] = names(model)
+  if (provider!.includes("github-copilot")) return profiles["per-request"]
   if (
     model.npm === "@ai-sdk/anthropic" || [provider!, id!].some((name) => name.includes("anthropic") || name.includes("claude"))
   ) {
     return profiles.anthropic
   }
-  if (provider!.includes("github-copilot")) return profiles["per-request"]
   if (localProviders.has(provider!)) return profiles.none
   return profiles.openai
 }

@@ -33,7 +33,7 @@ describe("validateRecall", () => {
   })
 
   it("rejects an empty list, saying what to pass", () => {
-    expect(failure([])).toBe('ids is empty. Pass the numbers shown in placeholders, e.g. ["17"] for "[pruned: ...; recall 17]".')
+    expect(failure([])).toBe('ids is empty. Pass the numbers shown in placeholders, e.g. ["17"] for "[pruned, ...; recall 17]".')
   })
 
   it("rejects a non-numeric id", () => {
@@ -207,7 +207,7 @@ effectDescribe("recall", () => {
     afterOneRequest(Effect.gen(function*() {
       yield* recall(sessionID, ["1"])
       const next = yield* send(fresh(session))
-      assert.match(toolPart(next, "c1").state.output, /^\[pruned duplicate: read src\/a\.ts, .*; recall 1\]$/)
+      assert.match(toolPart(next, "c1").state.output, /^\[pruned duplicate, .*; recall 1\]$/)
     })))
 
   effectIt.effect("says so when the original is gone from the stored session", () =>
@@ -258,7 +258,7 @@ effectDescribe("recall", () => {
       const recallId = state.ids.rc1!
       yield* discard(sessionID, ["completion", String(recallId)])
       const next = yield* send(fresh(withRecall))
-      assert.match(toolPart(next, "rc1").state.output, new RegExp(`^\\[pruned: recall, ~[\\d.]+k? tokens; recall ${recallId}\\]$`))
+      assert.match(toolPart(next, "rc1").state.output, new RegExp(`^\\[pruned, ~[\\d.]+k? tokens; recall ${recallId}\\]$`))
     })))
 })
 

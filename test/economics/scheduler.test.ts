@@ -7,19 +7,24 @@ import { emptySessionFile } from "../../src/state/schema.ts"
 import { fromFile, type SessionState } from "../../src/state/session.ts"
 
 const cache = { mode: "auto", minPruneTokens: 5000, pressure: 0.5, ttlSeconds: 300 }
+const model = (providerID: string, contextLimit: number | undefined) => ({ providerID, modelID: "m", npm: undefined, contextLimit })
 
 const schedulerWith = (config: object = {}) =>
   Scheduler.layer.pipe(Layer.provide(Config.layerFrom({ cache: { ...cache, ...config } })))
 
 const freshState = (): SessionState => fromFile(emptySessionFile("ses_scheduler", 0), false)
 
-/** A small saving on a small context: nothing but the cache's temperature or the mode can make it apply. */
-const small = { pendingTokens: 100, contextTokens: 1000 }
+/** A small saving on a large context: nothing but the cache's temperature or the mode can make it apply. */
+const small = { pendingTokens: 100, contextTokens: 100_000, change: { tokensAfter: 100_000, nearEnd: false }, compacted: false }
 
+/** The trigger for a request; `history`: when the history's requests were sent, for a session new to this process. */
 const decide = (
   state: SessionState,
-  request: { pendingTokens: number; contextTokens: number; historyRequestAt?: number } = small
-) => Scheduler.use((scheduler) => scheduler.decide(state, request))
+  request: Partial<typeof small> = {},
+  history: ReadonlyArray<number> = []
+) => Scheduler.use((scheduler) => scheduler.decide(state, { ...small, ...request, history: () => history })).pipe(
+  Effect.map((decision) => decision.trigger)
+)
 
 describe("Scheduler", () => {
   it.effect("the first request of a session in this process applies pending prunes as cold", () =>
@@ -30,19 +35,18 @@ describe("Scheduler", () => {
   it.effect("the first request in this process, within ttlSeconds of the history's latest request, finds the cache warm", () =>
     Effect.gen(function*() {
       yield* TestClock.adjust("10 minutes")
-      const historyRequestAt = 10 * 60_000 - 60_000
-      assert.isUndefined(yield* decide(freshState(), { ...small, historyRequestAt }))
+      assert.isUndefined(yield* decide(freshState(), {}, [10 * 60_000 - 60_000]))
     }).pipe(Effect.provide(schedulerWith())))
 
   it.effect("the first request in this process, longer than ttlSeconds after the history's latest request, is cold", () =>
     Effect.gen(function*() {
       yield* TestClock.adjust("10 minutes")
-      assert.strictEqual(yield* decide(freshState(), { ...small, historyRequestAt: 0 }), "cold")
+      assert.strictEqual(yield* decide(freshState(), {}, [0]), "cold")
     }).pipe(Effect.provide(schedulerWith())))
 
   it.effect("a history stamped ahead of the clock counts as just sent", () =>
     Effect.gen(function*() {
-      assert.isUndefined(yield* decide(freshState(), { ...small, historyRequestAt: 60_000 }))
+      assert.isUndefined(yield* decide(freshState(), {}, [60_000]))
     }).pipe(Effect.provide(schedulerWith())))
 
   it.effect("this process's own previous request wins over the history's", () =>
@@ -50,8 +54,7 @@ describe("Scheduler", () => {
       const state = freshState()
       yield* decide(state)
       yield* TestClock.adjust("10 minutes")
-      const historyRequestAt = 10 * 60_000 - 60_000
-      assert.strictEqual(yield* decide(state, { ...small, historyRequestAt }), "cold")
+      assert.strictEqual(yield* decide(state, {}, [10 * 60_000 - 60_000]), "cold")
     }).pipe(Effect.provide(schedulerWith())))
 
   it.effect("a request a minute after the previous one keeps a small saving pending", () =>
@@ -91,42 +94,86 @@ describe("Scheduler", () => {
   it.effect("a request with nothing pending is still recorded, so the next one is not cold", () =>
     Effect.gen(function*() {
       const state = freshState()
-      assert.isUndefined(yield* decide(state, { pendingTokens: 0, contextTokens: 1000 }))
+      assert.isUndefined(yield* decide(state, { pendingTokens: 0 }))
       assert.strictEqual(state.lastRequestAt, 0)
       yield* TestClock.adjust("1 minute")
       assert.isUndefined(yield* decide(state))
     }).pipe(Effect.provide(schedulerWith())))
 
-  it.effect("a pending saving of minPruneTokens on a warm cache applies as a batch", () =>
+  it.effect("a batch of minPruneTokens whose rewrite costs nothing extra applies on a warm cache", () =>
     Effect.gen(function*() {
       const state = freshState()
       yield* decide(state)
       yield* TestClock.adjust("1 minute")
-      assert.strictEqual(yield* decide(state, { pendingTokens: 5000, contextTokens: 1000 }), "batch")
+      const change = { tokensAfter: 5000, nearEnd: true }
+      assert.strictEqual(yield* decide(state, { pendingTokens: 5000, contextTokens: 100_000, change }), "break-even")
     }).pipe(Effect.provide(schedulerWith())))
+
+  it.effect("a batch that does not pay back waits, and what waiting cost adds up until it equals the rebuild", () =>
+    Effect.gen(function*() {
+      const state = freshState()
+      // Rewriting 10k after a 5k prune costs 5k x 1.15 = 5750 extra; waiting costs 5k x 0.1 = 500 per request; the
+      // session's pace (one warm run so far) expects the cache to serve as many requests again as it has.
+      const request = { pendingTokens: 5000, contextTokens: 10_000, change: { tokensAfter: 10_000, nearEnd: false } }
+      const triggers: Array<string | undefined> = []
+      for (let i = 0; i < 14; i++) {
+        triggers.push(yield* decide(state, request))
+        yield* TestClock.adjust("1 minute")
+      }
+      // The first request is cold; then 12 requests wait (12 x 500 = 6000 >= 5750 after the 12th), the 13th applies.
+      assert.deepStrictEqual(triggers, ["cold", ...Array(12).fill(undefined), "break-even"])
+      assert.strictEqual(state.waited, 0)
+    }).pipe(Effect.provide(schedulerWith({ pressure: 1 }))))
+
+  it.effect("the session's pace comes from its history's requests the first time this process sees it", () =>
+    Effect.gen(function*() {
+      yield* TestClock.adjust("60 minutes")
+      const state = freshState()
+      const minute = 60_000
+      yield* decide(state, {}, [0, minute, 2 * minute, 30 * minute, 31 * minute, 59 * minute])
+      assert.deepStrictEqual(state.pace, { requests: 7, coldGaps: 2, run: 2 })
+      assert.strictEqual(yield* Scheduler.use((scheduler) => Effect.succeed(scheduler.horizon(state))), 7 / 3)
+    }).pipe(Effect.provide(schedulerWith())))
+
+  it.effect("the pricing follows the model, unless cache.pricing names one", () =>
+    Effect.gen(function*() {
+      const state = freshState()
+      const profile = () => Scheduler.use((scheduler) => Effect.succeed(scheduler.profile(state).name))
+      state.model = model("openai", 200_000)
+      assert.strictEqual(yield* profile(), "openai")
+      state.model = model("anthropic", 200_000)
+      assert.strictEqual(yield* profile(), "anthropic")
+    }).pipe(Effect.provide(schedulerWith())))
+
+  it.effect("cache.pricing overrides the model's", () =>
+    Effect.gen(function*() {
+      const state = freshState()
+      state.model = model("openai", 200_000)
+      assert.strictEqual(yield* Scheduler.use((scheduler) => Effect.succeed(scheduler.profile(state).name)), "anthropic-1h")
+    }).pipe(Effect.provide(schedulerWith({ pricing: "anthropic-1h" }))))
 
   it.effect("a context at the pressure share of the model's window applies on a warm cache", () =>
     Effect.gen(function*() {
       const state = freshState()
-      state.model = { providerID: "anthropic", contextLimit: 2000 }
+      state.model = model("anthropic", 200_000)
       yield* decide(state)
       yield* TestClock.adjust("1 minute")
-      assert.strictEqual(yield* decide(state, { pendingTokens: 100, contextTokens: 1000 }), "pressure")
+      assert.strictEqual(yield* decide(state), "pressure")
     }).pipe(Effect.provide(schedulerWith())))
 
   it.effect("a model without a known window is never under pressure", () =>
     Effect.gen(function*() {
       const state = freshState()
-      state.model = { providerID: "anthropic", contextLimit: undefined }
+      state.model = model("anthropic", undefined)
       yield* decide(state)
       yield* TestClock.adjust("1 minute")
-      assert.isUndefined(yield* decide(state, { pendingTokens: 100, contextTokens: 1_000_000 }))
+      assert.isUndefined(yield* decide(state, { contextTokens: 1_000_000 }))
     }).pipe(Effect.provide(schedulerWith())))
 
   it.effect("a github-copilot model applies at once on a warm cache", () =>
     Effect.gen(function*() {
       const state = freshState()
-      state.model = { providerID: "github-copilot", contextLimit: 128_000 }
+      state.model = model("github-copilot", 1_000_000)
       yield* decide(state)
       yield* TestClock.adjust("1 minute")
       assert.strictEqual(yield* decide(state), "immediate")

@@ -1,13 +1,12 @@
 import { assert, describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { type AppliedPrune, applyPrunes } from "../../src/engine/apply.ts"
 import { automaticCandidates } from "../../src/engine/automatic.ts"
 import { idHandle, recallHandle } from "../../src/engine/placeholders.ts"
 import type { Reason } from "../../src/engine/strategies/candidate.ts"
 import { Tokenizer } from "../../src/services/Tokenizer.ts"
 import { ToolCache, type ToolIndex } from "../../src/services/ToolCache.ts"
 import { assistant, fresh, lines, type Msg, sessionID, text, tool, toolPart, user } from "../support/history.ts"
-import { indexOf, protect, realIndexLayer, strategies, worktree } from "./support.ts"
+import { type AppliedPrune, applyPrunes, indexOf, protect, realIndexLayer, strategies, worktree } from "./support.ts"
 
 const file = `${worktree}/src/app.ts`
 const longCommand = `node -e '${"console.log(1);".repeat(40)}'`
@@ -67,7 +66,7 @@ describe("applyPrunes", () => {
     const { original, sent } = applied([["r1", "discard", 7]])
     const before = toolPart(original, "r1").state
     const after = toolPart(sent, "r1").state
-    expect(after.output).toBe("[pruned: read src/app.ts, ~1.8k tokens; id 7]")
+    expect(after.output).toBe("[pruned, ~1.8k tokens; id 7]")
     expect({ ...after, output: undefined }).toEqual({ ...before, output: undefined })
   })
 
@@ -78,7 +77,7 @@ describe("applyPrunes", () => {
     const given = toolPart(sent, "r1").state
     applyPrunes(sent, prunes(index, [["r1", "discard", 7]]), idHandle)
     expect(toolPart(sent, "r1").state).toBe(given)
-    expect(given.output).toMatch(/^\[pruned: /)
+    expect(given.output).toMatch(/^\[pruned, /)
     expect(toolPart(original, "r1").state.output).not.toMatch(/^\[pruned/)
   })
 
@@ -135,7 +134,7 @@ describe("applyPrunes", () => {
     const { sent } = applied([["f1", "discard", 6]])
     const state = toolPart(sent, "f1").state
     expect(state).not.toHaveProperty("attachments")
-    expect(state.output).toBe("[pruned: webfetch https://example.com/logo, ~4 tokens; id 6]")
+    expect(state.output).toBe("[pruned, ~4 tokens; id 6]")
   })
 
   it("never changes messages, parts, IDs, roles, tool names or call IDs", () => {
@@ -175,7 +174,7 @@ describe("applyPrunes", () => {
     const original = session()
     const sent = fresh(original)
     applyPrunes(sent, prunes(indexOf(original), [["r1", "discard", 7]]), recallHandle)
-    expect(toolPart(sent, "r1").state.output).toBe("[pruned: read src/app.ts, ~1.8k tokens; recall 7]")
+    expect(toolPart(sent, "r1").state.output).toBe("[pruned, ~1.8k tokens; recall 7]")
   })
 
   it("leaves a part alone when another call sits at the recorded position", () => {

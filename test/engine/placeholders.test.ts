@@ -30,22 +30,25 @@ describe("formatTokens", () => {
 })
 
 describe("outputPlaceholder", () => {
-  it("names the tool, the key argument, the original size and the stable ID", () => {
-    expect(outputPlaceholder(read(), "discard", 17, idHandle)).toBe("[pruned: read src/app.ts, ~4.2k tokens; id 17]")
+  it("gives the original size and the stable ID; the call itself still shows its tool and arguments", () => {
+    expect(outputPlaceholder(read(), "discard", 17, idHandle)).toBe("[pruned, ~4.2k tokens; id 17]")
   })
 
   it("points to the recall tool when that is the handle", () => {
-    expect(outputPlaceholder(read(), "discard", 17, recallHandle)).toBe("[pruned: read src/app.ts, ~4.2k tokens; recall 17]")
+    expect(outputPlaceholder(read(), "discard", 17, recallHandle)).toBe("[pruned, ~4.2k tokens; recall 17]")
   })
 
   it("says why when the reason matters to the model", () => {
-    expect(outputPlaceholder(read(), "deduplication", 3, idHandle)).toMatch(/^\[pruned duplicate: read src\/app\.ts,/)
-    expect(outputPlaceholder(read(), "extract", 3, idHandle)).toMatch(/^\[pruned after extract: read src\/app\.ts,/)
+    expect(outputPlaceholder(read(), "deduplication", 3, idHandle)).toBe("[pruned duplicate, ~4.2k tokens; id 3]")
+    expect(outputPlaceholder(read(), "extract", 3, idHandle)).toBe("[pruned after extract, ~4.2k tokens; id 3]")
   })
 
-  it("names a call without a key argument by its tool alone", () => {
-    const bare = call({ tool: "mystery", input: { n: 1 }, outputTokens: 300 })
-    expect(outputPlaceholder(bare, "discard", 4, idHandle)).toBe("[pruned: mystery, ~300 tokens; id 4]")
+  it("points a repeat to the earlier copy of what it sent", () => {
+    expect(outputPlaceholder(read(), "repeat", 9, recallHandle, { id: 4, kind: "same" })).toBe("[same output as id 4, ~4.2k tokens; recall 9]")
+    expect(outputPlaceholder(read(), "repeat", 9, recallHandle, { id: 4, kind: "contained" }))
+      .toBe("[these lines are unchanged in the output of id 4, ~4.2k tokens; recall 9]")
+    expect(outputPlaceholder(read(), "repeat", 9, recallHandle, { id: 4, kind: "written" }))
+      .toBe("[the same content as the earlier write of this file, ~4.2k tokens; recall 9]")
   })
 
   it("is byte-identical for the same call on every request", () => {

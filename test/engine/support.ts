@@ -6,7 +6,10 @@ import { posix } from "node:path"
 import { NodePath } from "@effect/platform-node"
 import { Effect, Layer } from "effect"
 import { defaultConfig, type PluginConfig } from "../../src/config/schema.ts"
+import { applyRendered, render } from "../../src/engine/apply.ts"
 import { filePathOf, keyParameterOf, signatureOf, type ToolCall } from "../../src/engine/calls.ts"
+import type { Handle } from "../../src/engine/placeholders.ts"
+import type { Reason } from "../../src/engine/strategies/candidate.ts"
 import { makeProtection, type Protection, type ProtectionOptions } from "../../src/engine/protection.ts"
 import type { ToolStatus } from "../../src/host/messages.ts"
 import { Paths } from "../../src/services/Paths.ts"
@@ -70,7 +73,8 @@ export const call = (spec: CallSpec): ToolCall => {
     position: spec.position ?? 0,
     messageIndex: spec.messageIndex ?? 0,
     partIndex: spec.partIndex ?? 0,
-    seen: 1
+    seen: 1,
+    finalPass: status === "completed" || status === "error" ? 1 : undefined
   }
 }
 
@@ -95,8 +99,29 @@ export const strategies = (
   deduplication: { ...defaultConfig.strategies.deduplication, ...overrides.deduplication },
   supersedeWrites: { ...defaultConfig.strategies.supersedeWrites, ...overrides.supersedeWrites },
   purgeErrors: { ...defaultConfig.strategies.purgeErrors, ...overrides.purgeErrors },
-  staleOutputs: { ...defaultConfig.strategies.staleOutputs, ...overrides.staleOutputs }
+  staleOutputs: { ...defaultConfig.strategies.staleOutputs, ...overrides.staleOutputs },
+  repeats: { ...defaultConfig.strategies.repeats, ...overrides.repeats }
 })
+
+/** A prune as the request path applies it. */
+export interface AppliedPrune {
+  readonly call: ToolCall
+  readonly reason: Reason
+  readonly id: number
+}
+
+/**
+ * Writes prunes into `messages` the way the request path's view does (`render`, then `applyRendered`); returns how
+ * many parts changed.
+ */
+export const applyPrunes = (messages: ReadonlyArray<unknown>, prunes: Iterable<AppliedPrune>, handle: Handle): number => {
+  let changed = 0
+  for (const { call, id, reason } of prunes) {
+    const texts = render(call, { reason }, id, handle)
+    if (texts !== undefined && applyRendered(messages, call, texts)) changed++
+  }
+  return changed
+}
 
 /** About four characters a token: predictable counts for the indexed histories. */
 export const quarterTokens = (text: string) => Math.ceil(text.length / 4)

@@ -119,7 +119,7 @@ describe("validateDiscard", () => {
   })
 
   it("rejects a call with no output left to prune", () => {
-    expect(failure(validateDiscard(["noise", "18"], context))).toContain("id 18 (mcp_image logo) has no output left to prune")
+    expect(failure(validateDiscard(["noise", "18"], context))).toContain("id 18 (mcp_image logo) has no output worth pruning")
   })
 
   it("prunes nothing when one id among valid ones is bad", () => {

@@ -3,7 +3,8 @@ import { describe, expect, it } from "vitest"
 import { defaultConfig, type PluginConfig } from "../../src/config/schema.ts"
 import type { ToolCall } from "../../src/engine/calls.ts"
 import { idHandle } from "../../src/engine/placeholders.ts"
-import { applyView, notePrunes, prunableTail, trackView, type View, viewCandidates, viewContext } from "../../src/engine/view.ts"
+import { applyView, notePrunes, trackView, type View, viewCandidates, viewContext } from "../../src/engine/view.ts"
+import type { PruneRecord } from "../../src/state/schema.ts"
 import type { ToolIndex } from "../../src/services/ToolCache.ts"
 import { history, protectedPatterns } from "../support/generate.ts"
 import { fresh, type Msg, sessionID } from "../support/history.ts"
@@ -75,7 +76,7 @@ describe("the request path's incremental view", () => {
           if (id === undefined) ids.set(call.callID, id = ids.size + 1)
           return id
         }
-        const pruned = new Map<string, { reason: string; tokens: number }>()
+        const pruned = new Map<string, PruneRecord>()
         const restored = new Set<string>()
         let revision = 0
         let nudgeAfter = 0
@@ -88,7 +89,7 @@ describe("the request path's incremental view", () => {
           const byCallId = new Map(calls.map((call) => [call.callID, call] as const))
           if (step.kind === "toolPrune" && calls.length > 0) {
             const call = calls[step.pick % calls.length]!
-            if (!pruned.has(call.callID)) pruned.set(call.callID, { reason: "discard", tokens: 5 })
+            if (!pruned.has(call.callID)) pruned.set(call.callID, { reason: "discard", tokens: 5, at: 0 })
             nudgeAfter = ids.size
             revision++
           }
@@ -111,11 +112,19 @@ describe("the request path's incremental view", () => {
               config,
               protection,
               handle: idHandle,
-              idOf
+              idOf,
+              outputOf: (call) => outputAt(views[i]!, call)
             })
           const incremental = input(kept)
-          const afresh = input(undefined)
           kept = incremental
+          // Repeats found at their first send are pruned at once, as the request path does.
+          for (const { call, copy } of incremental.copies) {
+            pruned.set(call.callID, { reason: "repeat", tokens: 3, at: 0, of: { id: idOf(calls[copy.source]!), kind: copy.kind } })
+          }
+          if (incremental.copies.length > 0) revision++
+          notePrunes(incremental, incremental.copies.map(({ call }) => call), pruned, revision, idOf)
+          const afresh = input(undefined)
+          expect(afresh.copies).toEqual([])
 
           const query = { calls, pruned, restored, protection, currentTurn: index.turns }
           const context = viewContext(incremental, index.textChars, 100)
@@ -124,7 +133,7 @@ describe("the request path's incremental view", () => {
           expect(candidates).toEqual(viewCandidates(afresh, { ...query, contextTokens: context }))
 
           // Prunes the request path applies itself (every candidate, as in immediate mode) keep the view current.
-          for (const { callID } of candidates) pruned.set(callID, { reason: "deduplication", tokens: 7 })
+          for (const { callID } of candidates) pruned.set(callID, { reason: "deduplication", tokens: 7, at: 0 })
           if (candidates.length > 0) revision++
           notePrunes(
             incremental,
@@ -134,13 +143,13 @@ describe("the request path's incremental view", () => {
             idOf
           )
           const rebuilt = input(undefined)
-          const tail = { calls, pruned, protection, idOf, nudgeAfter, lastMessage: views[i]!.length - 1 }
-          expect(prunableTail(incremental, tail)).toBe(prunableTail(rebuilt, tail))
+          expect(incremental.tagged).toEqual(rebuilt.tagged)
+          expect(incremental.resultsSince).toBe(rebuilt.resultsSince)
           expect(viewContext(incremental, index.textChars, 100)).toBe(viewContext(rebuilt, index.textChars, 100))
           const sent = fresh(views[i]!)
           const expected = fresh(views[i]!)
-          applyView(incremental, sent)
-          applyView(rebuilt, expected)
+          applyView(incremental, sent, calls, pruned, idOf)
+          applyView(rebuilt, expected, calls, pruned, idOf)
           expect(sent).toEqual(expected)
         })
       }),
@@ -165,7 +174,8 @@ describe("the request path's incremental view", () => {
         config: defaultConfig,
         protection: protect(),
         handle: idHandle,
-        idOf: (call) => call.position + 1
+        idOf: (call) => call.position + 1,
+        outputOf: () => undefined
       })
     const view = input(first!, undefined)
     expect(second!.appendOnly).toBe(true)
@@ -173,6 +183,11 @@ describe("the request path's incremental view", () => {
     expect(view.count).toBe(2)
   })
 })
+
+const outputAt = (messages: ReadonlyArray<Msg>, call: ToolCall): string | undefined => {
+  const output = messages[call.messageIndex]?.parts[call.partIndex]?.state?.output
+  return typeof output === "string" ? output : undefined
+}
 
 /** A user message, then one assistant message per file, each reading it. */
 const viewWith = (files: ReadonlyArray<string>): Array<Msg> => [

@@ -28,13 +28,29 @@ export const projectConfig = (root: string, config: unknown) =>
 
 /**
  * These tests are about what the pipeline prunes, not about when the cache scheduler lets automatic prunes reach
- * the request: unless a test says otherwise, prunes apply at once.
+ * the request: unless a test says otherwise, prunes apply at once. And the histories re-read files to make
+ * duplicates: repeats, pruned at their first send, are off unless a test is about them (test/pipeline/repeats.test.ts).
  */
-export const immediate = { cache: { mode: "immediate" } } as const
+export const immediate = { cache: { mode: "immediate" }, strategies: { repeats: { enabled: false } } } as const
 
-/** `pluginUnder(root)` with the project config `{ ...immediate, ...config }` written first. */
+/** `config` over `immediate`, key by key at every depth, as the plugin merges config files. */
+export const withImmediate = (config: object = {}): object => merged(immediate, config)
+
+const merged = (base: object, over: object): object => {
+  const out: Record<string, unknown> = { ...base }
+  for (const [key, value] of Object.entries(over)) {
+    const current = out[key]
+    out[key] = typeof value === "object" && value !== null && !Array.isArray(value) &&
+        typeof current === "object" && current !== null && !Array.isArray(current)
+      ? merged(current, value)
+      : value
+  }
+  return out
+}
+
+/** `pluginUnder(root)` with the project config `withImmediate(config)` written first. */
 export const pipelineUnder = (root: string, config: object = {}, options: PluginUnderOptions = {}) =>
-  Layer.unwrap(Effect.as(projectConfig(root, { ...immediate, ...config }), pluginUnder(root, options)))
+  Layer.unwrap(Effect.as(projectConfig(root, withImmediate(config)), pluginUnder(root, options)))
 
 /** One request through the transform program: mutates `messages` in place, as OpenCode expects, and returns it. */
 export const send = <T extends Array<unknown>>(messages: T) => Effect.as(transform(messages), messages)
@@ -77,13 +93,13 @@ export interface PluginUnderOptions {
 
 /**
  * The real hook functions (`makeHooks`) on a runtime over the production graph with a scripted host, as
- * `src/plugin.ts` builds them, with the project config `{ ...immediate, ...options.config }`. `run` executes a
+ * `src/plugin.ts` builds them, with the project config `withImmediate(options.config)`. `run` executes a
  * program on the same runtime (to inspect services); `call` awaits a hook. The runtime is disposed when the scope
  * closes.
  */
 export const hooksUnder = (root: string, options: PluginUnderOptions = {}) =>
   Effect.gen(function*() {
-    yield* projectConfig(root, { ...immediate, ...options.config })
+    yield* projectConfig(root, withImmediate(options.config))
     const runtime = yield* Effect.acquireRelease(
       Effect.sync(() => ManagedRuntime.make(pluginUnder(root, options))),
       (runtime) => Effect.promise(() => runtime.dispose())

@@ -53,8 +53,8 @@ describe("discard", () => {
     withPlugin(Effect.gen(function*() {
       const reply = yield* discard(sessionID, ["noise", "1", "2"])
       const next = yield* send(fresh([...history, pruningCall("discard", "d1", { ids: ["noise", "1", "2"] }, reply)]))
-      assert.match(toolPart(next, "c1").state.output, /^\[pruned: read src\/a\.ts, ~[\d.]+k? tokens; (?:id|recall) 1\]$/)
-      assert.match(toolPart(next, "c2").state.output, /^\[pruned: grep TODO, ~[\d.]+k? tokens; (?:id|recall) 2\]$/)
+      assert.match(toolPart(next, "c1").state.output, /^\[pruned, ~[\d.]+k? tokens; (?:id|recall) 1\]$/)
+      assert.match(toolPart(next, "c2").state.output, /^\[pruned, ~[\d.]+k? tokens; (?:id|recall) 2\]$/)
       assert.strictEqual(toolPart(next, "c5").state.output, big("test"))
     })))
 
