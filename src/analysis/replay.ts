@@ -12,6 +12,7 @@ import { Config } from "../services/Config.ts"
 import { Host, type Note, type Toast } from "../services/Host.ts"
 import { Paths } from "../services/Paths.ts"
 import { SessionStore } from "../services/SessionStore.ts"
+import { replayedClock } from "./clock.ts"
 import type { Msg } from "./copy.ts"
 import type { Priced } from "./cost.ts"
 import { drive, type Driven, type DrivenPlugin, type DriveModel } from "./drive.ts"
@@ -195,17 +196,6 @@ const recordingHost = (session: Session, recorded: Recorded) =>
       log: (level, message) => Effect.sync(() => void recorded.logs.push(`${level}: ${message}`))
     })
   )
-
-/** Effect's clock with "now" set by the replay; sleeping and monotonic time stay real. */
-const replayedClock = (real: Clock.Clock, time: { now: number }): Clock.Clock => ({
-  currentTimeMillisUnsafe: () => time.now,
-  currentTimeMillis: Effect.sync(() => time.now),
-  currentTimeNanosUnsafe: () => BigInt(time.now) * 1_000_000n,
-  currentTimeNanos: Effect.sync(() => BigInt(time.now) * 1_000_000n),
-  monotonicTimeNanosUnsafe: () => real.monotonicTimeNanosUnsafe(),
-  monotonicTimeNanos: real.monotonicTimeNanos,
-  sleep: (duration) => real.sleep(duration)
-})
 
 const configNames = ["dcp.jsonc", "dcp.json"] as const
 
