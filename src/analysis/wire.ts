@@ -31,6 +31,9 @@ export const clearedResult = "[Old tool result content cleared]"
 export const compactionPrompt = "What did we do so far?"
 
 export interface Block {
+  readonly kind: "definition" | "system" | "boundary" | "text" | "reasoning" | "file" | "call" | "result"
+  /** The role of the message it is in (a boundary: of the message it starts). */
+  readonly role: string
   /** IDs of the strings the block sends (see `Blocks.strings`). */
   readonly strings: ReadonlyArray<number>
   readonly overhead: number
@@ -65,13 +68,19 @@ export class Blocks {
     return id
   }
 
-  private block(key: string, strings: ReadonlyArray<number>, overhead: number, boundary = false): number {
+  private block(
+    kind: Block["kind"],
+    role: string,
+    key: string,
+    strings: ReadonlyArray<number>,
+    overhead: number
+  ): number {
     let id = this.blockIds.get(key)
     if (id === undefined) {
       id = this.blocks.length
       let chars = 0
       for (const string of strings) chars += this.strings[string]!.length
-      this.blocks.push({ strings, overhead, chars, boundary })
+      this.blocks.push({ kind, role, strings, overhead, chars, boundary: kind === "boundary" })
       this.blockIds.set(key, id)
     }
     return id
@@ -80,7 +89,7 @@ export class Blocks {
   boundary(role: string): number {
     let id = this.boundaries.get(role)
     if (id === undefined) {
-      id = this.block(`m\u0001${role}`, [], messageOverhead, true)
+      id = this.block("boundary", role, `m\u0001${role}`, [], messageOverhead)
       this.boundaries.set(role, id)
     }
     return id
@@ -88,17 +97,17 @@ export class Blocks {
 
   system(text: string): number {
     const id = this.string(text)
-    return this.block(`s\u0001${id}`, [id], 0)
+    return this.block("system", "system", `s\u0001${id}`, [id], 0)
   }
 
   toolDefinition(name: string, definition: string): number {
     const ids = [this.string(name), this.string(definition)]
-    return this.block(`d\u0001${ids.join(",")}`, ids, toolOverhead)
+    return this.block("definition", "", `d\u0001${ids.join(",")}`, ids, toolOverhead)
   }
 
   text(role: string, text: string): number {
     const id = this.string(text)
-    return this.block(`x\u0001${role}\u0001${id}`, [id], 0)
+    return this.block("text", role, `x\u0001${role}\u0001${id}`, [id], 0)
   }
 
   /** What a stored part sends in a message of `role`. */
@@ -112,12 +121,12 @@ export class Blocks {
       const signed = part.metadata?.anthropic?.signature != null
       if (role !== "assistant" || !signed || typeof part.text !== "string") return none
       const id = this.string(part.text)
-      return { content: this.block(`r\u0001${id}`, [id], 0), result: -1 }
+      return { content: this.block("reasoning", role, `r\u0001${id}`, [id], 0), result: -1 }
     }
     if (type === "file") {
       if (part.mime === "text/plain" || part.mime === "application/x-directory") return none
       const id = this.string(String(part.url ?? part.filename ?? ""))
-      return { content: this.block(`f\u0001${id}`, [id], 0), result: -1 }
+      return { content: this.block("file", role, `f\u0001${id}`, [id], 0), result: -1 }
     }
     if (type === "compaction") return { content: this.text("user", compactionPrompt), result: -1 }
     if (type !== "tool" || role !== "assistant" || typeof part.state !== "object" || part.state === null) return none
@@ -136,8 +145,8 @@ export class Blocks {
       : interruptedResult
     const resultId = this.string(typeof result === "string" ? result : JSON.stringify(result ?? ""))
     return {
-      content: this.block(`c\u0001${call.join(",")}`, call, toolOverhead),
-      result: this.block(`o\u0001${state.status}\u0001${resultId}`, [resultId], toolOverhead)
+      content: this.block("call", "assistant", `c\u0001${call.join(",")}`, call, toolOverhead),
+      result: this.block("result", "tool", `o\u0001${state.status}\u0001${resultId}`, [resultId], toolOverhead)
     }
   }
 }

@@ -32,6 +32,8 @@ export const reportedPromptTokens = (body: RecordedRequest): number =>
 export interface ModelServer {
   readonly url: string
   readonly requests: Array<RecordedRequest>
+  /** When each request arrived (ms), in the order of `requests`. */
+  readonly times: Array<number>
   /** Requests for the main model only, in order. */
   readonly main: () => ReadonlyArray<RecordedRequest>
   readonly script: (replies: ReadonlyArray<Reply>) => void
@@ -40,6 +42,7 @@ export interface ModelServer {
 
 export const startModelServer = async (smallModel = "fake-small", smallReply = "Scripted session"): Promise<ModelServer> => {
   const requests: Array<RecordedRequest> = []
+  const times: Array<number> = []
   let queue: Array<Reply> = []
   let callCounter = 0
   const server: Server = createServer((req, res) => {
@@ -54,6 +57,7 @@ export const startModelServer = async (smallModel = "fake-small", smallReply = "
     }
     const body = JSON.parse(Buffer.concat(chunks).toString("utf8")) as RecordedRequest
     requests.push(body)
+    times.push(Date.now())
     const reply: Reply = body.model === smallModel
       ? { text: smallReply }
       : queue.shift() ?? { text: "Done." }
@@ -101,6 +105,7 @@ export const startModelServer = async (smallModel = "fake-small", smallReply = "
   return {
     url: `http://127.0.0.1:${port}/v1`,
     requests,
+    times,
     main: () => requests.filter((request) => request.model !== smallModel),
     script: (replies) => {
       queue = [...replies]

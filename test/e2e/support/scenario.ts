@@ -29,6 +29,10 @@ export interface ScenarioOptions {
    * under DCP_E2E_DISABLED included, then belong in the project's `.opencode/dcp.jsonc`).
    */
   readonly freshHome?: boolean
+  /** The main model's ID (default `fake-model`); `claude-fake` makes OpenCode write prompt-cache markers. */
+  readonly mainModel?: string
+  /** The global dcp.jsonc (default: `globalConfig`, prunes applied at once). */
+  readonly globalConfig?: object
 }
 
 export interface StoredPart {
@@ -97,7 +101,10 @@ export const startScenario = async (options: ScenarioOptions = {}): Promise<Scen
       modelUrl: model.url,
       configTemplate: inject("opencodeConfigTemplate"),
       projectFiles: options.files ?? {},
-      globalFiles: options.freshHome === true ? {} : { "dcp.jsonc": `${JSON.stringify(globalConfig, null, 2)}\n` }
+      globalFiles: options.freshHome === true
+        ? {}
+        : { "dcp.jsonc": `${JSON.stringify(options.globalConfig ?? globalConfig, null, 2)}\n` },
+      mainModel: options.mainModel
     })
   let opencode: OpenCode
   try {
@@ -135,12 +142,16 @@ export const startScenario = async (options: ScenarioOptions = {}): Promise<Scen
     },
     prompt: async (sessionID, text) => {
       await call("POST", `/session/${sessionID}/message`, {
-        model: { providerID: "fake", modelID: "fake-model" },
+        model: { providerID: "fake", modelID: options.mainModel ?? "fake-model" },
         parts: [{ type: "text", text }]
       })
     },
     command: (sessionID, command, args) =>
-      opencode.api("POST", `/session/${sessionID}/command`, { command, arguments: args, model: "fake/fake-model" }),
+      opencode.api("POST", `/session/${sessionID}/command`, {
+        command,
+        arguments: args,
+        model: `fake/${options.mainModel ?? "fake-model"}`
+      }),
     waitIdle: async (sessionID) => {
       await waitFor(`session ${sessionID} to be idle`, 20_000, async () => {
         const statuses = await call<Record<string, { type?: string } | undefined>>("GET", "/session/status")

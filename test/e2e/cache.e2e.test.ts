@@ -1,0 +1,206 @@
+import { readFile } from "node:fs/promises"
+import { join } from "node:path"
+import { setTimeout as sleep } from "node:timers/promises"
+import { describe, expect, it } from "vitest"
+import type { Msg } from "../../src/analysis/copy.ts"
+import { Blocks, type Wire, WireBuilder } from "../../src/analysis/wire.ts"
+import { profiles } from "../../src/pricing/profiles.ts"
+import { call, done, read, sourceFile } from "./support/fixtures.ts"
+import type { RecordedRequest, Reply } from "./support/model-server.ts"
+import { contentText, messageText, resultOf } from "./support/requests.ts"
+import { type Scenario, useScenario } from "./support/scenario.ts"
+import { breakpointShape, priceBodies, wireOfBody } from "./support/wire.ts"
+
+/**
+ * The prompt cache on the real wire. OpenCode writes Anthropic cache breakpoints into the request body for a model
+ * whose ID names Claude, so the scripted server records exactly what a provider would price. The same scripted
+ * 25-request coding session runs without the plugin and with it (default settings), and the bodies are priced by
+ * Anthropic's rules with OpenCode's own markers. Time is scaled down: the cache lives `ttl` seconds, and the session
+ * pauses longer than that before its third prompt.
+ */
+
+const ttl = 12
+const pricing = { ...profiles.anthropic, ttlSeconds: ttl }
+const files = {
+  "src/app.ts": sourceFile("app", 400),
+  "src/util.ts": sourceFile("util", 300),
+  "src/big.ts": sourceFile("big", 800)
+}
+
+interface Run {
+  readonly bodies: ReadonlyArray<RecordedRequest>
+  readonly times: ReadonlyArray<number>
+  /** Requests sent before the pause. */
+  readonly beforePause: number
+  readonly messages: ReadonlyArray<Msg>
+}
+
+const prompts = (s: Scenario): ReadonlyArray<ReadonlyArray<Reply>> => [
+  [
+    read(s, "src/app.ts", "r1"),
+    read(s, "src/util.ts", "r2"),
+    call("grep", { pattern: "export const app1", path: s.path("src") }, "g1"),
+    call("bash", { command: "ls src", description: "list" }, "b1"),
+    read(s, "src/app.ts", "r3"),
+    call("bash", { command: "ls src", description: "list" }, "b2"),
+    read(s, "src/big.ts", "r4"),
+    call("read", { filePath: s.path("src/app.ts"), offset: 100, limit: 40 }, "r5"),
+    read(s, "src/big.ts", "r6"),
+    done
+  ],
+  [
+    call("edit", { filePath: s.path("src/app.ts"), oldString: 'export const app7 = "app line 7"', newString: "export const app7 = 7" }, "e1"),
+    read(s, "src/app.ts", "r7"),
+    call("write", { filePath: s.path("src/new.ts"), content: sourceFile("fresh", 120) }, "w1"),
+    read(s, "src/new.ts", "r8"),
+    call("bash", { command: "wc -l src/util.ts", description: "count" }, "b3"),
+    read(s, "src/util.ts", "r9"),
+    call("bash", { command: "echo tests pass", description: "test" }, "b4"),
+    done
+  ],
+  [
+    read(s, "src/big.ts", "r10"),
+    call("grep", { pattern: "export const util2", path: s.path("src") }, "g2"),
+    read(s, "src/util.ts", "r11"),
+    call("bash", { command: "ls src", description: "list" }, "b5"),
+    read(s, "src/app.ts", "r12"),
+    call("edit", { filePath: s.path("src/app.ts"), oldString: 'export const app9 = "app line 9"', newString: "export const app9 = 9" }, "e2"),
+    done
+  ]
+]
+
+/** Runs the scripted session in a new session of `s`, pausing longer than the cache TTL before the last prompt. */
+const runSession = async (s: Scenario): Promise<Run> => {
+  const session = await s.newSession()
+  const script = prompts(s)
+  let beforePause = 0
+  for (const [i, replies] of script.entries()) {
+    if (i === script.length - 1) {
+      beforePause = s.requests().length
+      await sleep((ttl + 2) * 1000)
+    }
+    s.model.script(replies)
+    await s.prompt(session, `step ${i + 1}`)
+  }
+  const main = s.model.main()
+  const bodies = s.requests()
+  const times = bodies.map((body) => s.model.times[s.model.requests.indexOf(body)]!)
+  expect(bodies.length).toBe(main.length)
+  return { bodies, times, beforePause, messages: (await s.messages(session)) as unknown as ReadonlyArray<Msg> }
+}
+
+const cost = (run: Run, upTo = run.bodies.length) =>
+  priceBodies(pricing, run.bodies.slice(0, upTo), run.times.slice(0, upTo)).reduce((sum, entry) => sum + entry.cost, 0)
+
+/** What the plugin may change in text it sent before: nothing but a placeholder, once a prune applies. */
+const isPlaceholder = (text: string) => /\[[^\]]*~[\d.]+[kM]? tokens; (?:recall|id) \d+\]/.test(text)
+
+const unmarked = (message: unknown) => JSON.stringify(message, (key, value) => (key === "cache_control" ? undefined : value))
+
+const isNote = (message: RecordedRequest["messages"][number]) =>
+  message.role === "user" && contentText(message.content).startsWith("[Context note")
+
+let without: Run | undefined
+let withPlugin: Run | undefined
+
+describe("without the plugin", () => {
+  const scenario = useScenario({ files, mainModel: "claude-fake", globalConfig: { enabled: false } })
+
+  it("runs the scripted session; OpenCode marks its cache breakpoints in every body", async () => {
+    without = await runSession(scenario())
+    expect(without.bodies).toHaveLength(25)
+    for (const body of without.bodies) expect(JSON.stringify(body.messages)).toContain('"cache_control"')
+  })
+
+  it("the cost model converts stored messages the way OpenCode does: the same blocks and breakpoints as each body", () => {
+    const run = without!
+    const blocks = new Blocks()
+    const assistants = run.messages.flatMap((message, i) => (message.info.role === "assistant" ? [i] : []))
+    // Each request carries the history before the assistant message it produced.
+    run.bodies.forEach((body, k) => {
+      const system = body.messages.filter((message) => message.role === "system").map((message) => contentText(message.content))
+      const builder = new WireBuilder(run.messages, system)
+      const converted = builder.request([], system, run.messages.slice(0, assistants[k]))
+      const shape = breakpointShape(builder.blocks, withoutTextOnlyAssistantMarks(builder.blocks, converted))
+      expect(shape, `request ${k}`).toEqual(breakpointShape(blocks, wireOfBody(blocks, body)))
+    })
+  })
+})
+
+/**
+ * The scripted provider goes through the AI SDK's OpenAI-compatible package, which drops the breakpoint OpenCode puts
+ * on an assistant message that holds only text (Anthropic's own package keeps it). So does the conversion, for this
+ * comparison only.
+ */
+const withoutTextOnlyAssistantMarks = (blocks: Blocks, wire: Wire): Wire => ({
+  blocks: wire.blocks,
+  breakpoints: wire.breakpoints.filter((position) => {
+    let start = position
+    while (start > 0 && !blocks.blocks[wire.blocks[start]!]!.boundary) start--
+    const boundary = blocks.blocks[wire.blocks[start]!]!
+    if (boundary.role !== "assistant") return true
+    for (let i = start + 1; i <= position; i++) if (blocks.blocks[wire.blocks[i]!]!.kind !== "text") return true
+    return false
+  })
+})
+
+describe("with the plugin", () => {
+  const scenario = useScenario({ files, mainModel: "claude-fake", globalConfig: { cache: { ttlSeconds: ttl } } })
+
+  it("runs the scripted session with its tools and system section", async () => {
+    withPlugin = await runSession(scenario())
+    expect(withPlugin.bodies).toHaveLength(25)
+    const first = withPlugin.bodies[0]!
+    expect(first.tools?.map((tool) => tool.function.name)).toEqual(expect.arrayContaining(["discard", "extract", "recall"]))
+    expect(first.messages.some((message) => message.role === "system" && contentText(message.content).includes("## Context pruning"))).toBe(true)
+  })
+
+  it("sends every message a request sent again byte-identical, except where a prune now applies", () => {
+    const bodies = withPlugin!.bodies
+    for (let k = 1; k < bodies.length; k++) {
+      const before = bodies[k - 1]!.messages.filter((message) => !isNote(message))
+      const after = bodies[k]!.messages
+      for (let m = 0; m < before.length; m++) {
+        // OpenCode's breakpoints move with the end of the request: they are markers, not content.
+        const a = unmarked(before[m])
+        const b = unmarked(after[m])
+        if (a === b) continue
+        // A prune changes a tool result, or the content input of a call, to a placeholder: the rest stays.
+        expect(isPlaceholder(messageText(after[m]!)), `request ${k}, message ${m}:\n${a.slice(0, 400)}\n${b.slice(0, 400)}`).toBe(true)
+        expect(before[m]!.role).toBe(after[m]!.role)
+      }
+    }
+  })
+
+  it("prunes repeats at their first send: the re-reads, the lines read again, the read-back of a write", () => {
+    // The last request before the pause: after it, the cold cache lets waiting prunes apply as well.
+    const last = withPlugin!.bodies[withPlugin!.beforePause - 1]!
+    expect(resultOf(last, "r3")).toMatch(/^\[same output as id \d+, ~[\d.]+k tokens; recall \d+\]$/)
+    expect(resultOf(last, "r6")).toMatch(/^\[same output as id \d+/)
+    expect(resultOf(last, "r5")).toMatch(/^\[these lines are unchanged in the output of id \d+/)
+    expect(resultOf(last, "r8")).toMatch(/^\[the same content as the earlier write of this file/)
+    expect(resultOf(last, "r2")).toMatch(/^\[id \d+\]\n/)
+  })
+})
+
+describe("the cost, priced by Anthropic's rules with OpenCode's own breakpoints", () => {
+  it("is no more with the plugin than without it while the cache stays warm", async () => {
+    const plain = cost(without!, without!.beforePause)
+    const pruned = cost(withPlugin!, withPlugin!.beforePause)
+    await report(plain, pruned, "before the pause")
+    expect(pruned).toBeLessThanOrEqual(plain)
+  })
+
+  it("is less with the plugin over the whole session, a pause longer than the TTL included", async () => {
+    const plain = cost(without!)
+    const pruned = cost(withPlugin!)
+    await report(plain, pruned, "whole session")
+    expect(pruned).toBeLessThan(plain)
+  })
+})
+
+/** Prints the figures, so a run's log shows them. */
+const report = async (plain: number, pruned: number, what: string) => {
+  const version = JSON.parse(await readFile(join(new URL("../../", import.meta.url).pathname, "package.json"), "utf8")).version
+  console.log(`cache cost (${what}, plugin ${version}): without ${plain.toFixed(0)}, with ${pruned.toFixed(0)} = ${(pruned / plain).toFixed(3)}x`)
+}

@@ -1,0 +1,68 @@
+import { countTokens } from "gpt-tokenizer/encoding/o200k_base"
+import { CostMeter, type RequestCost } from "../../../src/analysis/cost.ts"
+import { Blocks, blockTokens, type Wire } from "../../../src/analysis/wire.ts"
+import type { PricingProfile } from "../../../src/pricing/profiles.ts"
+import type { RecordedRequest } from "./model-server.ts"
+
+/**
+ * A request body the real OpenCode sent, as the provider's prompt cache sees it: its tool definitions, then every
+ * message's content blocks (a tool call and a tool result are one block each), with the breakpoints OpenCode itself
+ * wrote (`cache_control` on a message, a content part or a tool call: OpenCode does this for a model whose ID names
+ * Claude). What the cost model prices, straight from the wire.
+ */
+export const wireOfBody = (blocks: Blocks, body: RecordedRequest): Wire => {
+  const out: Array<number> = []
+  const breakpoints: Array<number> = []
+  const push = (block: number, marked: boolean) => {
+    out.push(block)
+    if (marked) breakpoints.push(out.length - 1)
+  }
+  for (const tool of body.tools ?? []) push(blocks.toolDefinition(tool.function.name, JSON.stringify(tool.function)), false)
+  for (const message of body.messages) {
+    const start = out.length
+    out.push(blocks.boundary(message.role))
+    const content = message.content
+    if (typeof content === "string") {
+      if (content !== "") push(blocks.text(message.role, content), false)
+    } else if (Array.isArray(content)) {
+      for (const part of content as Array<{ text?: unknown; cache_control?: unknown }>) {
+        push(blocks.text(message.role, typeof part.text === "string" ? part.text : JSON.stringify(part)), part.cache_control !== undefined)
+      }
+    }
+    const calls = Array.isArray(message.tool_calls)
+      ? (message.tool_calls as Array<{ function: { name: string; arguments: string }; cache_control?: unknown }>)
+      : []
+    for (const call of calls) push(blocks.text("call", `${call.function.name}\u0000${call.function.arguments}`), call.cache_control !== undefined)
+    if ((message as { cache_control?: unknown }).cache_control !== undefined && out.length - 1 > start) {
+      if (breakpoints.at(-1) !== out.length - 1) breakpoints.push(out.length - 1)
+    }
+  }
+  return { blocks: Int32Array.from(out), breakpoints }
+}
+
+/** What each recorded request cost under `profile`, sent at the given times (ms). */
+export const priceBodies = (
+  profile: PricingProfile,
+  bodies: ReadonlyArray<RecordedRequest>,
+  times: ReadonlyArray<number>
+): Array<RequestCost> => {
+  const blocks = new Blocks()
+  const plain = { disallowedSpecial: new Set<string>() }
+  const meter = new CostMeter(profile, blocks, blockTokens(blocks, (text) => countTokens(text, plain)))
+  return bodies.map((body, i) => meter.record(wireOfBody(blocks, body), times[i]!))
+}
+
+/** Whether each content block of a wire carries a breakpoint, message boundaries and tool definitions left out. */
+export const breakpointShape = (blocks: Blocks, wire: Wire): Array<boolean> => {
+  const marked = new Set(wire.breakpoints)
+  const shape: Array<boolean> = []
+  let inMessages = false
+  wire.blocks.forEach((block, position) => {
+    if (blocks.blocks[block]!.boundary) {
+      inMessages = true
+      return
+    }
+    if (inMessages) shape.push(marked.has(position))
+  })
+  return shape
+}
