@@ -5,9 +5,9 @@ import { addToRules, candidatesFrom, emptyRules, type Rules } from "./automatic.
 import type { ToolCall } from "./calls.ts"
 import { contextTokens } from "./context.ts"
 import { taggable } from "./listing.ts"
-import type { Handle } from "./placeholders.ts"
+import { type Handle, targetOf } from "./placeholders.ts"
 import type { Protection } from "./protection.ts"
-import type { Candidate } from "./strategies/candidate.ts"
+import type { Candidate, Reason } from "./strategies/candidate.ts"
 import type { Copy } from "./strategies/repeats.ts"
 
 /**
@@ -158,14 +158,15 @@ export const viewContext = (view: View, textChars: number, systemTokens: number)
   contextTokens(systemTokens, textChars, view.tokens - view.prunedTokens)
 
 /**
- * Writes what the view sends into `messages`: every applied prune's placeholder, and every other tagged call's ID at
- * the head of its output.
+ * Writes what the view sends into `messages`: every applied prune's placeholder, and every tagged call's ID at the
+ * head of its output, unless a prune replaced that output (a prune of inputs, such as a failed call's, leaves the
+ * output and its tag as they were sent).
  */
 export const applyView = (
   view: View,
   messages: ReadonlyArray<unknown>,
   calls: ReadonlyArray<ToolCall>,
-  pruned: ReadonlyMap<string, unknown>,
+  pruned: ReadonlyMap<string, { readonly reason: string }>,
   idOf: (call: ToolCall) => number
 ): void => {
   for (let i = 0; i < view.applied.length; i++) {
@@ -174,6 +175,9 @@ export const applyView = (
   }
   for (const position of view.tagged) {
     const call = calls[position]!
-    if (!pruned.has(call.callID)) applyTag(messages, call, tagFor(idOf(call)))
+    const record = pruned.get(call.callID)
+    if (record === undefined || targetOf(call, record.reason as Reason)?.kind !== "output") {
+      applyTag(messages, call, tagFor(idOf(call)))
+    }
   }
 }

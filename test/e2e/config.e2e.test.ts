@@ -61,7 +61,7 @@ describe("an invalid project config", () => {
         ))
       expect(String(toast.properties.message)).toContain(".opencode/dcp.jsonc")
       expect(resultOf(requestAfter(s.requests(), "bad_2"), "bad_1")).toMatch(
-        placeholder("[pruned duplicate: read src/a.ts, ~N tokens; id 1]")
+        placeholder("[pruned duplicate, ~N tokens; id 1]")
       )
     } finally {
       events.close()
@@ -88,13 +88,13 @@ describe("a fresh HOME (no global dcp.jsonc)", () => {
     const text = await waitFor("the default global config", 10_000, () => readFile(file, "utf8").catch(() => undefined))
     // Every default is there as a commented-out line to edit, so the file changes nothing until the user edits it.
     expect(text).toContain('// "enabled": true,')
-    expect(text).toContain('// "minPruneTokens": 12000,')
+    expect(text).toContain('// "minPruneTokens": 2000,')
     const errors: Array<ParseError> = []
     const written = parse(text, errors, { allowTrailingComma: true }) as Record<string, unknown>
     expect(errors).toEqual([])
     expect(written.$schema).toMatch(/dcp\.schema\.json$/)
     expect(resultOf(requestAfter(s.requests(), "fresh_2"), "fresh_1")).toMatch(
-      placeholder("[pruned duplicate: read src/a.ts, ~N tokens; id 1]")
+      placeholder("[pruned duplicate, ~N tokens; id 1]")
     )
   })
 })

@@ -29,8 +29,6 @@ const scenario = useScenario({
   }
 })
 
-const block = /^<prunable-tools>\n[\s\S]*\n<\/prunable-tools>$/
-
 describe("the plugin in a main session", () => {
   it("loads: discard and extract are offered, the system section is sent", async () => {
     const s = scenario()
@@ -50,7 +48,7 @@ describe("the plugin in a main session", () => {
     await s.prompt(session, "read a.ts twice")
 
     const request = requestAfter(s.requests(), "dup_2")
-    expect(resultOf(request, "dup_1")).toMatch(placeholder("[pruned duplicate: read src/a.ts, ~N tokens; id 1]"))
+    expect(resultOf(request, "dup_1")).toMatch(placeholder("[pruned duplicate, ~N tokens; id 1]"))
     expect(resultOf(request, "dup_2")).toContain('alpha59 = "alpha line 59"')
     expect(await s.waitForNote(session, "duplicate")).toMatch(/\b1 {2}read src\/a\.ts {2}duplicate\b/)
   })
@@ -77,7 +75,7 @@ describe("the plugin in a main session", () => {
     )
   })
 
-  it("the <prunable-tools> block is the last message of every request, listing calls by stable ID", async () => {
+  it("prunable outputs carry their stable ID from their first send, and nothing is added after the last message", async () => {
     const s = scenario()
     const session = await s.newSession()
     s.model.script([read(s, "src/a.ts", "tail_1"), read(s, "src/b.ts", "tail_2"), done])
@@ -87,14 +85,16 @@ describe("the plugin in a main session", () => {
     expect(requests.length).toBe(3)
     for (const request of requests) {
       expect(systemText(request)).toContain("## Context pruning")
-      expect(lastMessageText(request).trim()).toMatch(block)
+      expect(lastMessageText(request)).not.toContain("Context note")
     }
-    const last = lastMessageText(requestAfter(requests, "tail_2"))
-    expect(last).toMatch(/^1: read, src\/a\.ts\b/m)
-    expect(last).toMatch(/^2: read, src\/b\.ts\b/m)
+    expect(resultOf(requestAfter(requests, "tail_1"), "tail_1")).toMatch(/^\[id 1\]\n<path>/)
+    const last = requestAfter(requests, "tail_2")
+    expect(resultOf(last, "tail_1")).toMatch(/^\[id 1\]\n<path>/)
+    expect(resultOf(last, "tail_2")).toMatch(/^\[id 2\]\n<path>/)
+    expect(lastMessageText(last)).toContain("beta line 59")
   })
 
-  it("discard and extract called by the model: outputs pruned, distillation kept, cooldown, one note", async () => {
+  it("discard and extract called by the model: outputs pruned, distillation kept, back to the task, one note", async () => {
     const s = scenario()
     const session = await s.newSession()
     const finding = "FINDING_MARKER_b52e beta exports beta0 to beta59"
@@ -111,22 +111,18 @@ describe("the plugin in a main session", () => {
 
     const afterDiscard = requestAfter(requests, "dx_3")
     expect(resultOf(afterDiscard, "dx_3")).toContain("Discarded 1 output")
-    expect(resultOf(afterDiscard, "dx_1")).toMatch(placeholder("[pruned: read src/a.ts, ~N tokens; id 1]"))
-    expect(resultOf(afterDiscard, "dx_2")).toContain("beta line 59")
-    expect(lastMessageText(afterDiscard)).toContain("Context was just pruned")
-
-    // After the next tool call the list is back, without the discarded call.
-    const listedAgain = lastMessageText(requestAfter(requests, "dx_4"))
-    expect(listedAgain).toMatch(/^2: read, src\/b\.ts/m)
-    expect(listedAgain).toMatch(/^4: read, src\/c\.ts/m)
-    expect(listedAgain).not.toMatch(/^1: /m)
+    expect(resultOf(afterDiscard, "dx_1")).toMatch(placeholder("[pruned, ~N tokens; id 1]"))
+    expect(resultOf(afterDiscard, "dx_2")).toMatch(/^\[id 2\]\n[\s\S]*beta line 59/)
+    expect(resultOf(afterDiscard, "dx_3")).toContain("Carry on with your task.")
+    expect(lastMessageText(afterDiscard)).toContain("Carry on with your task.")
+    expect(resultOf(requestAfter(requests, "dx_4"), "dx_4")).toMatch(/^\[id 4\]\n/)
 
     const afterExtract = requestAfter(requests, "dx_5")
     expect(resultOf(afterExtract, "dx_5")).toContain("Extracted 1 output")
-    expect(resultOf(afterExtract, "dx_2")).toMatch(placeholder("[pruned after extract: read src/b.ts, ~N tokens; id 2]"))
+    expect(resultOf(afterExtract, "dx_2")).toMatch(placeholder("[pruned after extract, ~N tokens; id 2]"))
     expect(argumentsOf(afterExtract, "dx_5")?.distillation).toEqual([finding])
     expect(occurrences(requestText(afterExtract), "beta line 59")).toBe(0)
-    expect(lastMessageText(afterExtract)).toContain("Context was just pruned")
+    expect(resultOf(afterExtract, "dx_5")).toContain("Carry on with your task.")
 
     const note = await s.waitForNote(session, "extracted")
     expect(note).toMatch(/\b1 {2}read src\/a\.ts {2}discarded\b/)
@@ -197,7 +193,7 @@ describe("/dcp commands and recall", () => {
     const session = await s.newSession()
     s.model.script([read(s, "src/a.ts", "ctx_1"), read(s, "src/a.ts", "ctx_2"), read(s, "src/b.ts", "ctx_3"), done])
     await s.prompt(session, "read a.ts twice, then b.ts")
-    expect(resultOf(s.requests().at(-1)!, "ctx_1")).toMatch(placeholder("[pruned duplicate: read src/a.ts, ~N tokens; id 1]"))
+    expect(resultOf(s.requests().at(-1)!, "ctx_1")).toMatch(placeholder("[pruned duplicate, ~N tokens; id 1]"))
     await s.waitForNote(session, "duplicate")
 
     const note = await dcp(s, session, "context")
@@ -230,7 +226,7 @@ describe("/dcp commands and recall", () => {
     const first = await s.newSession()
     s.model.script([read(s, "src/a.ts", "st_1"), read(s, "src/a.ts", "st_2"), done])
     await s.prompt(first, "read a.ts twice")
-    expect(resultOf(s.requests().at(-1)!, "st_1")).toMatch(placeholder("[pruned duplicate: read src/a.ts, ~N tokens; id 1]"))
+    expect(resultOf(s.requests().at(-1)!, "st_1")).toMatch(placeholder("[pruned duplicate, ~N tokens; id 1]"))
     await s.waitForNote(first, "duplicate")
     const second = await s.newSession()
     s.model.script([
@@ -244,7 +240,7 @@ describe("/dcp commands and recall", () => {
     await s.waitForNote(second, "discarded")
 
     const stats = await dcp(s, second, "stats")
-    expect(stats).toMatch(/^This session: 2 calls pruned, ~[\d.]+k? tokens taken out of every later request\.$/m)
+    expect(stats).toMatch(/^This session: 2 calls pruned in what reached the model, ~[\d.]+k? tokens taken out of every later request\.$/m)
     expect(stats).toMatch(/^ {2}by strategy: .*\bduplicate 1 \(~[\d.]+k?\)/m)
     expect(stats).toMatch(/^ {2}by strategy: .*\bdiscarded 1 \(~[\d.]+k?\)/m)
     expect(stats).toMatch(/^ {2}by tool: +read 2 \(~[\d.]+k?\)$/m)
@@ -258,7 +254,7 @@ describe("/dcp commands and recall", () => {
     expect(stats.slice(stats.indexOf("All sessions:"))).toMatch(/\n {2}by strategy: .*\bduplicate \d+ \(/)
 
     const firstStats = await dcp(s, first, "stats")
-    expect(firstStats).toMatch(/^This session: 1 call pruned, /m)
+    expect(firstStats).toMatch(/^This session: 1 call pruned in what reached the model, /m)
     expect(firstStats).toMatch(/^ {2}by strategy: duplicate 1 \(~[\d.]+k?\)$/m)
     // The lifetime totals are the same from either session.
     expect(firstStats.slice(firstStats.indexOf("All sessions:"))).toBe(stats.slice(stats.indexOf("All sessions:")))
@@ -283,7 +279,7 @@ describe("/dcp commands and recall", () => {
       for (const [callID, line] of Object.entries(full) as Array<[keyof typeof full, string]>) {
         const id = callID.slice(3)
         if (swept.includes(callID)) {
-          expect(resultOf(request, callID)).toMatch(placeholder(`[pruned: read ${files[callID]}, ~N tokens; id ${id}]`))
+          expect(resultOf(request, callID)).toMatch(placeholder(`[pruned, ~N tokens; id ${id}]`))
         } else {
           expect(resultOf(request, callID)).toContain(line)
         }
@@ -329,9 +325,9 @@ describe("/dcp commands and recall", () => {
     ])
     await s.prompt(session, "read a.ts twice, b.ts and c.ts, then discard b.ts and c.ts")
     const before = s.requests().at(-1)!
-    expect(resultOf(before, "rs_1")).toMatch(placeholder("[pruned duplicate: read src/a.ts, ~N tokens; id 1]"))
-    expect(resultOf(before, "rs_3")).toMatch(placeholder("[pruned: read src/b.ts, ~N tokens; id 3]"))
-    expect(resultOf(before, "rs_4")).toMatch(placeholder("[pruned: read src/c.ts, ~N tokens; id 4]"))
+    expect(resultOf(before, "rs_1")).toMatch(placeholder("[pruned duplicate, ~N tokens; id 1]"))
+    expect(resultOf(before, "rs_3")).toMatch(placeholder("[pruned, ~N tokens; id 3]"))
+    expect(resultOf(before, "rs_4")).toMatch(placeholder("[pruned, ~N tokens; id 4]"))
     await s.waitForNote(session, "discarded")
     const next = async (text: string) => {
       const mark = s.requests().length
@@ -350,8 +346,8 @@ describe("/dcp commands and recall", () => {
     const afterOne = await next("go on")
     expect(resultOf(afterOne, "rs_1")).toContain(alphaEnd)
     expect(occurrences(requestText(afterOne), alphaEnd)).toBe(2)
-    expect(resultOf(afterOne, "rs_3")).toMatch(placeholder("[pruned: read src/b.ts, ~N tokens; id 3]"))
-    expect(resultOf(afterOne, "rs_4")).toMatch(placeholder("[pruned: read src/c.ts, ~N tokens; id 4]"))
+    expect(resultOf(afterOne, "rs_3")).toMatch(placeholder("[pruned, ~N tokens; id 3]"))
+    expect(resultOf(afterOne, "rs_4")).toMatch(placeholder("[pruned, ~N tokens; id 4]"))
 
     expect(await dcp(s, session, "restore all")).toMatch(
       /^Restored all 2 pruned calls: ~[\d.]+k? tokens are sent to the model again from the next request on\.$/
@@ -380,11 +376,12 @@ describe("/dcp commands and recall", () => {
 
     const afterRecall = requestAfter(requests, "rc_3")
     // The placeholder names the recall handle; recalling does not un-prune the call.
-    expect(resultOf(afterRecall, "rc_1")).toMatch(/^\[pruned duplicate: read src\/a\.ts, ~[\d.]+k? tokens; recall 1\]$/)
+    expect(resultOf(afterRecall, "rc_1")).toMatch(/^\[pruned duplicate, ~[\d.]+k? tokens; recall 1\]$/)
     const original = await storedState(s, session, "rc_1")
     expect(original).toMatchObject({ status: "completed", output: expect.stringContaining(alphaEnd) })
+    // What recall brings back is an output like any other: it carries its own ID.
     expect(resultOf(afterRecall, "rc_3")).toBe(
-      `Original content of id 1 (read src/a.ts), as sent before it was pruned:\n${(original as { output: string }).output}`
+      `[id 3]\nOriginal content of id 1 (read src/a.ts), as sent before it was pruned:\n${(original as { output: string }).output}`
     )
 
     const refused = resultOf(requestAfter(requests, "rc_4"), "rc_4")

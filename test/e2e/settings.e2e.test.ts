@@ -13,14 +13,15 @@ const files = (dcpConfig: unknown) => ({
   "src/a.ts": sourceFile("alpha"),
   "src/b.ts": sourceFile("beta"),
   "src/c.ts": sourceFile("gamma"),
+  "src/big.ts": sourceFile("big", 400),
   ".opencode/dcp.jsonc": `${JSON.stringify(dcpConfig, null, 2)}\n`
 })
 
 const alphaEnd = 'alpha59 = "alpha line 59"'
 
 /**
- * Reads a.ts twice in a row: the first read is a duplicate of ~800 tokens, far below the default
- * `cache.minPruneTokens` (12000), with the previous request a moment ago (a warm cache under the default TTL).
+ * Reads a.ts twice in a row: the first read is a duplicate of ~800 tokens, worth far less than the prompt-cache
+ * rebuild applying it would cost, with the previous request a moment ago (a warm cache under the default TTL).
  */
 const readTwice = async (s: Scenario, session: string, prefix: string) => {
   s.model.script([read(s, "src/a.ts", `${prefix}_1`), read(s, "src/a.ts", `${prefix}_2`), done])
@@ -40,7 +41,7 @@ describe('commands.enabled: false and cache.mode "auto" (the default) in the pro
     // The plugin is loaded: its tools are offered and work.
     expect(toolNames(s.requests()[0]!)).toEqual(expect.arrayContaining(["discard", "extract", "recall"]))
     expect(resultOf(requestAfter(s.requests(), "off_2"), "off_1")).toMatch(
-      placeholder("[pruned: read src/a.ts, ~N tokens; id 1]")
+      placeholder("[pruned, ~N tokens; id 1]")
     )
     await s.waitForNote(session, "discarded")
 
@@ -91,10 +92,10 @@ describe('commands.enabled: false and cache.mode "auto" (the default) in the pro
     }
     // The model's prunes do not wait.
     const afterDiscard = requestAfter(requests, "auto_5")
-    expect(resultOf(afterDiscard, "auto_3")).toMatch(placeholder("[pruned: read src/b.ts, ~N tokens; id 3]"))
+    expect(resultOf(afterDiscard, "auto_3")).toMatch(placeholder("[pruned, ~N tokens; id 3]"))
     expect(resultOf(afterDiscard, "auto_4")).toContain("gamma line 59")
     expect(resultOf(requestAfter(requests, "auto_6"), "auto_4")).toMatch(
-      placeholder("[pruned after extract: read src/c.ts, ~N tokens; id 4]")
+      placeholder("[pruned after extract, ~N tokens; id 4]")
     )
     const note = await s.waitForNote(session, "extracted")
     expect(note).toMatch(/\b3 {2}read src\/b\.ts {2}discarded\b/)
@@ -102,17 +103,27 @@ describe('commands.enabled: false and cache.mode "auto" (the default) in the pro
   })
 })
 
-describe("cache.minPruneTokens: 10 in auto mode", () => {
-  const scenario = useScenario({ files: files({ cache: { mode: "auto", minPruneTokens: 10 } }) })
+describe("cache.horizon: 1000 in auto mode", () => {
+  const scenario = useScenario({ files: files({ cache: { mode: "auto", horizon: 1000 } }) })
 
-  it("the same small duplicate is worth a rebuild, and is pruned on the next request", async () => {
+  it("a duplicate waits until keeping it has cost as much as its rebuild, then applies on the warm cache", async () => {
     const s = scenario()
     const session = await s.newSession()
-    const request = await readTwice(s, session, "batch")
-    expect(resultOf(request, "batch_1")).toMatch(placeholder("[pruned duplicate: read src/a.ts, ~N tokens; id 1]"))
-    expect(resultOf(request, "batch_2")).toContain(alphaEnd)
+    // big.ts read twice: ~5k tokens pending. Applying costs rewriting the ~5k after it at 1.15 more than reading it;
+    // waiting costs 0.1 x 5k a request: about a dozen requests, made here by small commands.
+    const padding = Array.from({ length: 16 }, (_, i) => call("bash", { command: `echo ${i}`, description: "echo" }, `pad_${i}`))
+    s.model.script([read(s, "src/big.ts", "wait_1"), read(s, "src/big.ts", "wait_2"), ...padding, done])
+    await s.prompt(session, "read big.ts twice, then echo")
+    const requests = s.requests()
+    const applied = requests.findIndex((request) => resultOf(request, "wait_1")?.startsWith("[pruned duplicate") === true)
+    const found = requests.findIndex((request) => resultOf(request, "wait_2") !== undefined)
+    expect(found).toBeGreaterThan(0)
+    // Waited on the warm cache for several requests, then applied and kept applied.
+    expect(applied - found).toBeGreaterThanOrEqual(8)
+    for (const request of requests.slice(applied)) {
+      expect(resultOf(request, "wait_1")).toMatch(placeholder("[pruned duplicate, ~N tokens; id 1]"))
+    }
     await s.waitForNote(session, "duplicate")
-    // Applied on a warm cache: the rebuild is counted.
     expect(await dcp(s, session, "stats")).toMatch(
       /^ {2}prompt cache: prunes reached the model 1 time \(0 with the cache already expired\); about ~[\d.]+k? cached tokens were rebuilt for them \(estimated\)\.$/m
     )
@@ -126,7 +137,7 @@ describe("cache.ttlSeconds: 0 in auto mode", () => {
     const s = scenario()
     const session = await s.newSession()
     const request = await readTwice(s, session, "cold")
-    expect(resultOf(request, "cold_1")).toMatch(placeholder("[pruned duplicate: read src/a.ts, ~N tokens; id 1]"))
+    expect(resultOf(request, "cold_1")).toMatch(placeholder("[pruned duplicate, ~N tokens; id 1]"))
     await s.waitForNote(session, "duplicate")
     expect(await dcp(s, session, "stats")).toMatch(
       /^ {2}prompt cache: prunes reached the model 1 time \(1 with the cache already expired\); no cache was rebuilt for them\.$/m

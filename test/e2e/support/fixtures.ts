@@ -16,7 +16,7 @@ export const read = (scenario: Scenario, file: string, id: string): Reply =>
 export const done: Reply = { text: "Done." }
 
 /**
- * Matches a placeholder written as it reads, e.g. `[pruned: read src/a.ts, ~N tokens; id 1]`: `~N` stands for any
+ * Matches a placeholder written as it reads, e.g. `[pruned, ~N tokens; id 1]`: `~N` stands for any
  * token count, and `id 1` also matches `recall 1` (the handle placeholders use when the recall tool is on).
  */
 export const placeholder = (text: string): RegExp => {

@@ -16,10 +16,14 @@ const plugin = `file://${repo.replace(/\/$/, "")}`
  */
 const disabled = process.env.DCP_E2E_DISABLED === "1"
 
-// Automatic prunes are applied at once, so that a short script shows them; the default (`"auto"`) batches them
-// until they are worth a prompt-cache rebuild: the scenarios of settings.e2e.test.ts set it back in their project
-// config.
-export const globalConfig = { ...(disabled ? { enabled: false } : {}), cache: { mode: "immediate" } }
+// Automatic prunes are applied at once, so that a short script shows them; the default (`"auto"`) waits until they
+// pay for a prompt-cache rebuild: the scenarios of settings.e2e.test.ts and cache.e2e.test.ts keep the defaults. The
+// scripts read files twice to make duplicates, so repeats (pruned at their first send) are off here too.
+export const globalConfig = {
+  ...(disabled ? { enabled: false } : {}),
+  cache: { mode: "immediate" },
+  strategies: { repeats: { enabled: false } }
+}
 
 export interface ScenarioOptions {
   /** Project files, path relative to the project -> content. */
