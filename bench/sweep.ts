@@ -1,49 +1,53 @@
 /**
- * `npm run bench:sweep`: how the defaults of stale-output masking and cache scheduling were chosen. Replays the
- * generated sessions (100, 300 and 1,000 tool calls by default) and the recorded example session (examples/) once
- * per setting, each setting one change from the defaults, and prints tokens sent and cache-priced cost against no
- * plugin. Only token and cost figures are compared (they are deterministic), so it runs the plugin from source.
+ * `npm run bench:sweep`: how the defaults of scheduling and masking were chosen. Replays the generated sessions (100,
+ * 300 and 1,000 tool calls by default), the recorded example session (examples/) and the 22 recorded sessions of
+ * `../shared/corpus` (when present) once per setting, each setting one change from the defaults, and prints the
+ * cost under Anthropic's prompt-cache rules (OpenCode's breakpoints) against the better of OpenCode alone and
+ * OpenCode with its own `compaction.prune`. Only token and cost figures are compared (they are deterministic), so
+ * it runs the plugin from source.
  *
  *   npm run bench:sweep
- *   npm run bench:sweep -- --sizes 100,300 --seed 3
- *   npm run bench:sweep -- --settings '[["mine", {"cache": {"minPruneTokens": 12000}}]]'   other settings
+ *   npm run bench:sweep -- --sizes 100,300 --seed 3 --corpus ../shared/corpus/openhands-sonnet35-swebv
+ *   npm run bench:sweep -- --settings '[["mine", {"cache": {"minPruneTokens": 5000}}]]'   other settings
  */
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { parseArgs } from "node:util"
 import type { Priced } from "../src/analysis/cost.ts"
 import { root, run, work } from "./process.ts"
 import type { ReplayResult } from "./replay.ts"
 
-
 const { values: args } = parseArgs({
   options: {
     sizes: { type: "string", default: "100,300,1000" },
     seed: { type: "string", default: "1" },
+    corpus: { type: "string", default: join(root, "..", "shared", "corpus", "openhands-sonnet35-swebv") },
     settings: { type: "string" }
   }
 })
-const sizes = args.sizes.split(",").map(Number)
+const sizes = args.sizes.split(",").filter((size) => size !== "").map(Number)
 const seed = Number(args.seed)
+const corpus = existsSync(args.corpus)
+  ? readdirSync(args.corpus).filter((name) => name.endsWith(".json")).map((name) => join(args.corpus, name))
+  : []
 
 /** One change from the defaults each; `defaults` first. */
 const oneChange: ReadonlyArray<readonly [string, Record<string, unknown>]> = [
   ["defaults", {}],
   ["cache.mode immediate", { cache: { mode: "immediate" } }],
-  ["cache.minPruneTokens 4000", { cache: { minPruneTokens: 4000 } }],
+  ["cache.horizon 0 (never while warm)", { cache: { horizon: 0 } }],
+  ["cache.horizon 10", { cache: { horizon: 10 } }],
+  ["cache.horizon 1000", { cache: { horizon: 1000 } }],
+  ["cache.minPruneTokens 0", { cache: { minPruneTokens: 0 } }],
   ["cache.minPruneTokens 8000", { cache: { minPruneTokens: 8000 } }],
-  ["cache.minPruneTokens 24000", { cache: { minPruneTokens: 24000 } }],
+  ["cache.pressure 0.9", { cache: { pressure: 0.9 } }],
+  ["cache.pressure 1 (never)", { cache: { pressure: 1 } }],
+  ["repeats off", { strategies: { repeats: { enabled: false } } }],
   ["staleOutputs off", { strategies: { staleOutputs: { enabled: false } } }],
-  ["staleOutputs.trigger 10000", { strategies: { staleOutputs: { trigger: 10000 } } }],
   ["staleOutputs.trigger 40000", { strategies: { staleOutputs: { trigger: 40000 } } }],
   ["staleOutputs.keepRecent 5", { strategies: { staleOutputs: { keepRecent: 5 } } }],
   ["staleOutputs.keepRecent 20", { strategies: { staleOutputs: { keepRecent: 20 } } }],
-  ["staleOutputs.clearAtLeast 2500", { strategies: { staleOutputs: { clearAtLeast: 2500 } } }],
-  ["staleOutputs.clearAtLeast 10000", { strategies: { staleOutputs: { clearAtLeast: 10000 } } }],
-  ["the earlier defaults (40000, 20, 10000, 8000)", {
-    strategies: { staleOutputs: { trigger: 40000, keepRecent: 20, clearAtLeast: 10000 } },
-    cache: { minPruneTokens: 8000 }
-  }]
+  ["staleOutputs.clearAtLeast 10000", { strategies: { staleOutputs: { clearAtLeast: 10000 } } }]
 ]
 const settings: ReadonlyArray<readonly [string, Record<string, unknown>]> = args.settings === undefined
   ? oneChange
@@ -56,8 +60,8 @@ const node = async (argv: ReadonlyArray<string>): Promise<string> => {
   return stdout
 }
 
-const replayed = async (size: number, plugin: "none" | "real", config: Record<string, unknown>): Promise<Priced> => {
-  const out = join(work, `sweep-${process.pid}.json`)
+const replayed = async (size: number, plugin: "none" | "prune" | "real", config: Record<string, unknown>): Promise<Priced> => {
+  const out = join(work, `sweep-${process.pid}-${size}-${plugin}.json`)
   const options = { size, seed, plugin, harness: join(root, "bench", "harness.ts"), config, accounting: true, out }
   await node([join(root, "bench", "replay.ts"), JSON.stringify(options)])
   const result = JSON.parse(readFileSync(out, "utf8")) as ReplayResult
@@ -65,40 +69,74 @@ const replayed = async (size: number, plugin: "none" | "real", config: Record<st
   return result.accounting.priced.anthropic!
 }
 
-/** The recorded example through the offline analyser: [without plugin, with plugin]. */
-const example = async (config: Record<string, unknown>, dir: string): Promise<readonly [Priced, Priced]> => {
-  const file = join(dir, "dcp.json")
-  writeFileSync(file, JSON.stringify(config))
-  const json = JSON.parse(await node([join(root, "src", "analyse.ts"), "--example", "--config", file, "--json"])) as {
-    sent: { withoutPlugin: { priced: { anthropic: Priced } }; withPlugin: { priced: { anthropic: Priced } } }
-  }
-  return [json.sent.withoutPlugin.priced.anthropic, json.sent.withPlugin.priced.anthropic]
+interface Analysed {
+  readonly none: number
+  readonly prune: number
+  readonly plugin: number
 }
 
-const ratio = (a: number, b: number) => (a / b).toFixed(3)
+/** A recorded session through the offline analyser: its Anthropic-priced cost three ways. */
+const analysed = async (file: string, configFile: string): Promise<Analysed> => {
+  const json = JSON.parse(await node([join(root, "src", "analyse.ts"), file, "--config", configFile, "--json"])) as {
+    sent: Record<"withoutPlugin" | "withOpenCodePrune" | "withPlugin", { priced: { anthropic: Priced } }>
+  }
+  const cost = (run: "withoutPlugin" | "withOpenCodePrune" | "withPlugin") => json.sent[run].priced.anthropic.cost
+  return { none: cost("withoutPlugin"), prune: cost("withOpenCodePrune"), plugin: cost("withPlugin") }
+}
+
+/** Runs `task` over `items` two at a time (the machines have two cores). */
+const pairwise = async <A, B>(items: ReadonlyArray<A>, task: (item: A) => Promise<B>): Promise<Array<B>> => {
+  const results: Array<B> = new Array(items.length)
+  let next = 0
+  const worker = async () => {
+    while (next < items.length) {
+      const i = next++
+      results[i] = await task(items[i]!)
+    }
+  }
+  await Promise.all([worker(), worker()])
+  return results
+}
+
+const ratio = (value: number, of: number) => (value / of).toFixed(3)
 
 const main = async () => {
   mkdirSync(work, { recursive: true })
   const dir = mkdtempSync(join(work, "sweep-"))
-  const columns = [...sizes.map((n) => `${n.toLocaleString("en-US")} calls`), "example (72 calls)"]
-  const baselines = await Promise.all(sizes.map((size) => replayed(size, "none", {})))
+  const example = join(root, "examples", "session.json")
+  const columns = [
+    ...sizes.map((n) => `${n.toLocaleString("en-US")} calls`),
+    "example",
+    ...(corpus.length > 0 ? [`corpus (${corpus.length}): all / worst`] : [])
+  ]
+  const baselines = await pairwise(sizes, async (size) => {
+    const [none, prune] = await Promise.all([replayed(size, "none", {}), replayed(size, "prune", {})])
+    return Math.min(none.cost, prune.cost)
+  })
   const rows: Array<Array<string>> = []
   for (const [name, config] of settings) {
     process.stderr.write(`${name} ...\n`)
+    const file = join(dir, "dcp.json")
+    writeFileSync(file, JSON.stringify(config))
     const cells = [name]
-    for (const [i, size] of sizes.entries()) {
-      const priced = await replayed(size, "real", config)
-      cells.push(`${ratio(priced.cost, baselines[i]!.cost)} / ${ratio(priced.tokens, baselines[i]!.tokens)}`)
+    const generated = await pairwise(sizes, (size) => replayed(size, "real", config))
+    generated.forEach((priced, i) => cells.push(ratio(priced.cost, baselines[i]!)))
+    const recorded = await analysed(example, file)
+    cells.push(ratio(recorded.plugin, Math.min(recorded.none, recorded.prune)))
+    if (corpus.length > 0) {
+      const sessions = await pairwise(corpus, (session) => analysed(session, file))
+      const best = (s: Analysed) => Math.min(s.none, s.prune)
+      const total = sessions.reduce((sum, s) => sum + s.plugin, 0) / sessions.reduce((sum, s) => sum + best(s), 0)
+      const worst = Math.max(...sessions.map((s) => s.plugin / best(s)))
+      cells.push(`${total.toFixed(3)} / ${worst.toFixed(3)}`)
     }
-    const [without, withPlugin] = await example(config, dir)
-    cells.push(`${ratio(withPlugin.cost, without.cost)} / ${ratio(withPlugin.tokens, without.tokens)}`)
     rows.push(cells)
   }
   rmSync(dir, { recursive: true, force: true })
   const header = [args.settings === undefined ? "setting (one change from the defaults)" : "setting", ...columns]
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)))
   const line = (cells: ReadonlyArray<string>) => `| ${cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join(" | ")} |`
-  console.log(`Cache-priced cost / tokens sent, x no plugin (seed ${seed}; lower is better)`)
+  console.log(`Anthropic-priced cost, x the better of OpenCode alone and OpenCode's compaction.prune (seed ${seed}; lower is better)`)
   console.log([line(header), `|${widths.map((w, i) => `${"-".repeat(w + 1)}${i === 0 ? "-" : ":"}`).join("|")}|`, ...rows.map(line)].join("\n"))
 }
 
