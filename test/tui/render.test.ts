@@ -1,0 +1,153 @@
+import { describe, expect, it } from "vitest"
+import type { SessionStatus } from "../../src/state/status.ts"
+import type { Loaded } from "../../src/tui/board.ts"
+import { dialogModel, type Line, panelLines } from "../../src/tui/render.ts"
+
+const main = { subAgent: false }
+
+/** A session one request in: a duplicate read pruned, the context at 12.4k of a 200k window. */
+const status = (overrides: Partial<SessionStatus> = {}): Loaded => ({
+  _tag: "ok",
+  status: {
+    version: 1,
+    sessionID: "ses_a",
+    updatedAt: 1_000,
+    context: { tokens: 12_400, limit: 200_000, system: 1_800, text: 2_600, tools: 8_000, calls: 9, pruned: 3_100, at: 900 },
+    pruned: { calls: 3, tokens: 3_100 },
+    session: {
+      calls: 5,
+      tokens: 4_000,
+      byReason: { deduplication: { calls: 3, tokens: 3_100 }, sweep: { calls: 2, tokens: 900 } }
+    },
+    recent: [
+      { id: 7, tool: "read", target: "src/app.ts", tokens: 1_200, reason: "deduplication" },
+      { id: 4, tool: "bash", target: "npm test", tokens: 800, reason: "sweep" }
+    ],
+    commands: true,
+    ...overrides
+  }
+})
+
+const texts = (lines: ReadonlyArray<Line>) => lines.map((line) => line.text)
+
+describe("the sidebar panel", () => {
+  it("shows the context size, its share of the window and what is pruned", () => {
+    expect(texts(panelLines(status(), main))).toEqual([
+      "Context pruning",
+      "~12k tokens, 6% of 200k",
+      "Pruned: 3 calls, ~3.1k tokens"
+    ])
+  })
+
+  it("says when nothing is pruned yet, muted", () => {
+    const lines = panelLines(status({ pruned: { calls: 0, tokens: 0 }, recent: [] }), main)
+    expect(lines[2]).toEqual({ text: "Pruned: nothing yet", tone: "muted" })
+  })
+
+  it("shows pending prunes and why they wait, when the server part reports them", () => {
+    const lines = texts(panelLines(status({ pending: { calls: 2, tokens: 1_500, reason: "warm cache" } }), main))
+    expect(lines.slice(3)).toEqual(["Pending: 2 calls, ~1.5k", "  waiting: warm cache"])
+  })
+
+  it("says there is nothing stale when nothing is pruned or pending", () => {
+    const lines = texts(panelLines(
+      status({ pruned: { calls: 0, tokens: 0 }, recent: [], pending: { calls: 0, tokens: 0, reason: "" } }),
+      main
+    ))
+    expect(lines.at(-1)).toBe("No stale tool output so far.")
+  })
+
+  it("shows the cost effect under the pricing profile, when reported", () => {
+    const lines = texts(panelLines(status({ cost: { profile: "anthropic", withPlugin: 82_000, withoutPlugin: 100_000 } }), main))
+    expect(lines.slice(3)).toEqual(["Cost: 0.82x of no pruning", "  anthropic pricing"])
+  })
+
+  it("without a window size, shows the tokens sent only", () => {
+    const base = status()
+    const context = base._tag === "ok" ? { ...base.status.context!, limit: undefined } : undefined
+    expect(texts(panelLines(status({ context: context! }), main))[1]).toBe("~12k tokens sent")
+  })
+
+  it("before the session's first request, says where the data comes from", () => {
+    expect(texts(panelLines({ _tag: "missing" }, main))).toEqual([
+      "Context pruning",
+      "No data yet: it comes with the",
+      "first request of this session."
+    ])
+  })
+
+  it("a status file from another release is a warning, not an error", () => {
+    expect(panelLines({ _tag: "otherVersion", version: 2 }, main).slice(1)).toEqual([
+      { text: "Status from another version.", tone: "warning" },
+      { text: "Update both parts of the plugin.", tone: "muted" }
+    ])
+  })
+
+  it("a sub-agent session is left as is, whatever its file says", () => {
+    expect(texts(panelLines(status(), { subAgent: true }))).toEqual(["Context pruning", "Sub-agent session: left as is."])
+  })
+})
+
+describe("the /dcp dialog", () => {
+  it("breaks the context down as bars of one whole: what was sent plus what pruning left out", () => {
+    const { lines } = dialogModel(status(), main)
+    expect(texts(lines).slice(0, 7)).toEqual([
+      "Last request: ~12k tokens sent, 6% of a 200k window (estimated).",
+      "",
+      "System        ███░░░░░░░░░░░░░░░░░░░░░  12%   ~1.8k",
+      "Conversation  ████░░░░░░░░░░░░░░░░░░░░  17%   ~2.6k",
+      "Tools (9)     ████████████░░░░░░░░░░░░  52%     ~8k",
+      "Pruned        █████░░░░░░░░░░░░░░░░░░░  20%   ~3.1k",
+      "              Without pruning: ~16k tokens."
+    ])
+  })
+
+  it("shows what is pruned now and in the session, by reason", () => {
+    const { lines } = dialogModel(status(), main)
+    expect(texts(lines).slice(8, 10)).toEqual([
+      "In effect     3 calls, ~3.1k tokens out of every request",
+      "This session  5 calls, ~4k tokens pruned (duplicate 3, swept 2)"
+    ])
+  })
+
+  it("shows pending prunes and the cost effect when the server part reports them", () => {
+    const { lines } = dialogModel(status({
+      pending: { calls: 2, tokens: 1_500, reason: "warm cache" },
+      cost: { profile: "anthropic", withPlugin: 82_000, withoutPlugin: 100_000 }
+    }), main)
+    expect(texts(lines).slice(10)).toEqual([
+      "Pending       2 calls, ~1.5k tokens, waiting: warm cache",
+      "Cost          0.82x of the cost without pruning (anthropic pricing)"
+    ])
+  })
+
+  it("offers sweep, restore all, and each recent prune to restore", () => {
+    expect(dialogModel(status(), main).actions).toEqual([
+      { args: "sweep", title: "Sweep", description: "prune every tool call since your last message", category: "Prune" },
+      { args: "restore all", title: "Restore all", description: "3 calls, ~3.1k tokens back into context", category: "Restore" },
+      { args: "restore 7", title: "7  read src/app.ts", description: "~1.2k tokens, duplicate", category: "Restore" },
+      { args: "restore 4", title: "4  bash npm test", description: "~800 tokens, swept", category: "Restore" }
+    ])
+  })
+
+  it("with nothing pruned, offers only the sweep", () => {
+    const actions = dialogModel(status({ pruned: { calls: 0, tokens: 0 }, recent: [] }), main).actions
+    expect(actions.map((action) => action.args)).toEqual(["sweep"])
+  })
+
+  it("offers nothing to run when the server part's commands are off, and says why", () => {
+    const model = dialogModel(status({ commands: false }), main)
+    expect(model.actions).toEqual([])
+    expect(texts(model.lines).at(-1)).toBe("Sweep and restore are off: `commands.enabled` is false in the dcp config.")
+  })
+
+  it("offers nothing to run without a status from the server part", () => {
+    expect(dialogModel({ _tag: "missing" }, main)).toEqual({
+      lines: [
+        { text: "No data yet: it comes with the", tone: "muted" },
+        { text: "first request of this session.", tone: "muted" }
+      ],
+      actions: []
+    })
+  })
+})
