@@ -48,8 +48,21 @@ const build = async (entries: ReadonlyArray<string>, target: "bun" | "node") => 
     process.exit(1)
   }
   for (const output of result.outputs) {
+    if (target === "bun") await spaceHostImports(output.path)
     console.log(`${output.path.slice(outdir.length)}  ${(output.size / 1024).toFixed(0)} KiB`)
   }
+}
+
+/**
+ * OpenCode 1.18 hands `hostModules` to a TUI plugin by rewriting the plugin's import statements as text, with a
+ * pattern that wants whitespace after `from`; minified, Bun writes `from"solid-js"`, which it would not see, and
+ * the import would then fail to resolve. So those imports get their space back.
+ */
+const spaceHostImports = async (file: string) => {
+  const names = hostModules.map((name) => name.replace(/[/.]/g, "\\$&")).join("|")
+  const text = await Bun.file(file).text()
+  const spaced = text.replace(new RegExp(`\\bfrom"(${names})"`, "g"), 'from "$1"')
+  if (spaced !== text) await Bun.write(file, spaced)
 }
 
 // The plugin's server and terminal UI parts, for OpenCode's Bun.

@@ -96,9 +96,12 @@ export const createBoard = (directory: string, options: { readonly watch?: boole
     await mkdir(directory, { recursive: true, mode: 0o700 })
     if (closed) return
     watcher = watch(directory, (_event, name) => {
-      const file = typeof name === "string" ? name : undefined
-      if (file === undefined || !file.endsWith(".json")) return
-      const sessionID = file.slice(0, -".json".length)
+      // The writer renames `<sessionID>.json.<unique>.tmp` to `<sessionID>.json`. Node reports the new name, Bun
+      // (1.3, OpenCode's) the old one: both start with the session's file name.
+      const file = typeof name === "string" ? name : ""
+      const end = file.indexOf(".json")
+      if (end <= 0) return
+      const sessionID = file.slice(0, end)
       if (known.has(sessionID)) void refresh(sessionID)
     })
     watcher.on("error", () => {

@@ -2,7 +2,7 @@ import { bar } from "../commands/format.ts"
 import { reasonName } from "../engine/notes.ts"
 import { formatTokens } from "../engine/placeholders.ts"
 import type { Reason } from "../engine/strategies/candidate.ts"
-import type { SessionStatus, StatusCost } from "../state/status.ts"
+import type { SessionStatus, StatusContext, StatusCost } from "../state/status.ts"
 import type { Loaded } from "./board.ts"
 
 /**
@@ -21,6 +21,35 @@ export interface Line {
 export interface Situation {
   /** A sub-agent session (OpenCode's `task` tool): the plugin leaves it as it is. */
   readonly subAgent: boolean
+  /**
+   * The context's size as the provider reported it for the latest request (`reportedContext`), when it did: tool
+   * definitions included, where the status has only estimates.
+   */
+  readonly reported?: number | undefined
+}
+
+interface AssistantUsage {
+  readonly role: string
+  readonly tokens?: {
+    readonly input: number
+    readonly output: number
+    readonly reasoning: number
+    readonly cache: { readonly read: number; readonly write: number }
+  }
+}
+
+/**
+ * The context's size from the newest assistant message with usage: its request and its reply, the figure
+ * OpenCode's own sidebar shows as "Context", so the two agree on one screen.
+ */
+export const reportedContext = (messages: ReadonlyArray<AssistantUsage>): number | undefined => {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const tokens = messages[i]!.tokens
+    if (messages[i]!.role !== "assistant" || tokens === undefined) continue
+    const total = tokens.input + tokens.output + tokens.reasoning + tokens.cache.read + tokens.cache.write
+    if (total > 0) return total
+  }
+  return undefined
 }
 
 const line = (text: string, tone: Tone = "text"): Line => ({ text, tone })
@@ -62,11 +91,22 @@ const unavailable = (loaded: Loaded | undefined, situation: Situation): Readonly
 /** A context window as models are described ("200k"): an exact size, so without the estimate's "~". */
 const windowSize = (limit: number): string => formatTokens(limit).replace(/^~/, "")
 
-const contextSummary = (status: SessionStatus): string => {
+const thousands = (n: number) => n.toLocaleString("en-US")
+
+/** The context's size: the provider's figure when there is one, else the status's estimate (with its "~"). */
+const contextSize = (status: SessionStatus, situation: Situation): { tokens: number; text: string } | undefined => {
+  if (situation.reported !== undefined) return { tokens: situation.reported, text: thousands(situation.reported) }
   const context = status.context
-  if (context === undefined) return "No request seen yet."
-  const tokens = `${formatTokens(context.tokens)} tokens`
-  return context.limit === undefined ? `${tokens} sent` : `${tokens}, ${percent(context.tokens, context.limit)} of ${windowSize(context.limit)}`
+  return context === undefined ? undefined : { tokens: context.tokens, text: formatTokens(context.tokens) }
+}
+
+const contextSummary = (status: SessionStatus, situation: Situation): string => {
+  const size = contextSize(status, situation)
+  if (size === undefined) return "No request seen yet."
+  const limit = status.context?.limit
+  return limit === undefined
+    ? `${size.text} tokens sent`
+    : `${size.text} tokens, ${percent(size.tokens, limit)} of ${windowSize(limit)}`
 }
 
 /** The sidebar panel: short lines (the sidebar is about 40 columns wide). */
@@ -75,7 +115,7 @@ export const panelLines = (loaded: Loaded | undefined, situation: Situation): Re
   const problem = unavailable(loaded, situation)
   if (problem !== undefined || loaded?._tag !== "ok") return [title, ...(problem ?? [])]
   const status = loaded.status
-  const lines = [title, line(contextSummary(status))]
+  const lines = [title, line(contextSummary(status, situation))]
   lines.push(
     status.pruned.calls > 0
       ? line(`Pruned: ${plural(status.pruned.calls, "call")}, ${formatTokens(status.pruned.tokens)} tokens`)
@@ -124,6 +164,35 @@ const byReason = (status: SessionStatus): string => {
 }
 
 /**
+ * Where the last request's tokens went, as bars of one whole: what was sent plus what pruning left out. The
+ * provider's figure is the size sent when there is one; what it counted beyond the estimated content (tool
+ * definitions, its own formatting) shows as "Other", and should it count less, the rows are scaled down to it, as
+ * `/dcp context` does.
+ */
+const breakdown = (context: StatusContext, reported: number | undefined): ReadonlyArray<Line> => {
+  const counted = context.system + context.text + context.tools
+  const sent = reported ?? counted
+  const other = Math.max(0, sent - counted)
+  const scale = counted === 0 || sent >= counted ? 1 : sent / counted
+  const whole = sent + context.pruned
+  const window = context.limit === undefined ? "" : `, ${percent(sent, context.limit)} of a ${windowSize(context.limit)} window`
+  const size = reported === undefined
+    ? `${formatTokens(sent)} tokens${window} (estimated from the last request)`
+    : `${thousands(reported)} tokens${window} (reported by the provider)`
+  return [
+    line(`Context: ${size}.`),
+    line(""),
+    line(breakdownRow("System", Math.round(context.system * scale), whole)),
+    line(breakdownRow("Conversation", Math.round(context.text * scale), whole)),
+    line(breakdownRow(`Tools (${context.calls})`, Math.round(context.tools * scale), whole)),
+    ...(other > 0 ? [line(breakdownRow("Other", other, whole))] : []),
+    line(breakdownRow("Pruned", context.pruned, whole), context.pruned > 0 ? "text" : "muted"),
+    line(`${" ".repeat(labelWidth)}Without pruning: ${formatTokens(whole)} tokens${reported === undefined ? "" : " (estimated)"}.`, "muted"),
+    ...(other > 0 ? [line(`${" ".repeat(labelWidth)}Other: tool definitions and the provider's own framing.`, "muted")] : [])
+  ]
+}
+
+/**
  * The `/dcp` dialog: where the context goes (the last request as sent, plus what pruning left out of it, as bars
  * of one whole), what is pruned, what waits, and the sweep and restore choices the server part can carry out.
  */
@@ -136,17 +205,7 @@ export const dialogModel = (loaded: Loaded | undefined, situation: Situation): D
   if (context === undefined) {
     lines.push(line("No request of this session seen yet: the breakdown comes with the first one.", "muted"))
   } else {
-    const whole = context.tokens + context.pruned
-    const window = context.limit === undefined
-      ? ""
-      : `, ${percent(context.tokens, context.limit)} of a ${windowSize(context.limit)} window`
-    lines.push(line(`Last request: ${formatTokens(context.tokens)} tokens sent${window} (estimated).`))
-    lines.push(line(""))
-    lines.push(line(breakdownRow("System", context.system, whole)))
-    lines.push(line(breakdownRow("Conversation", context.text, whole)))
-    lines.push(line(breakdownRow(`Tools (${context.calls})`, context.tools, whole)))
-    lines.push(line(breakdownRow("Pruned", context.pruned, whole), context.pruned > 0 ? "text" : "muted"))
-    lines.push(line(`${" ".repeat(labelWidth)}Without pruning: ${formatTokens(whole)} tokens.`, "muted"))
+    lines.push(...breakdown(context, situation.reported))
   }
   lines.push(line(""))
   lines.push(line(

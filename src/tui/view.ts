@@ -2,7 +2,16 @@ import type { TuiPluginApi, TuiThemeCurrent } from "@opencode-ai/plugin/tui"
 import { jsx } from "@opentui/solid/jsx-runtime"
 import { createMemo } from "solid-js"
 import type { Board } from "./board.ts"
-import { type Action, dialogModel, type DialogModel, type Line, panelLines, type Situation, type Tone } from "./render.ts"
+import {
+  type Action,
+  dialogModel,
+  type DialogModel,
+  type Line,
+  panelLines,
+  reportedContext,
+  type Situation,
+  type Tone
+} from "./render.ts"
 
 /**
  * Puts the panel and the dialog of src/tui/render.ts on screen, with OpenCode's own OpenTUI and Solid. `version`
@@ -34,7 +43,8 @@ const failure = (error: unknown): Line => ({
 })
 
 export const situationOf = (api: TuiPluginApi, sessionID: string): Situation => ({
-  subAgent: api.state.session.get(sessionID)?.parentID !== undefined
+  subAgent: api.state.session.get(sessionID)?.parentID !== undefined,
+  reported: reportedContext(api.state.session.messages(sessionID))
 })
 
 /** The sidebar panel for the session shown, below OpenCode's own context figures. */
@@ -145,7 +155,8 @@ export const openDialog = (api: TuiPluginApi, board: Board, version: () => numbe
               justifyContent: "space-between",
               children: [
                 jsx("text", { fg: api.theme.current.text, children: jsx("b", { children: "Context pruning" }) }),
-                jsx("text", { fg: api.theme.current.textMuted, children: "esc" })
+                // The list of choices below says "esc" itself.
+                () => (hasActions() ? null : jsx("text", { fg: api.theme.current.textMuted, children: "esc" }))
               ]
             }),
             () => model().lines.map((entry) => textLine(api.theme.current, entry))

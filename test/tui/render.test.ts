@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest"
 import type { SessionStatus } from "../../src/state/status.ts"
 import type { Loaded } from "../../src/tui/board.ts"
-import { dialogModel, type Line, panelLines } from "../../src/tui/render.ts"
+import { dialogModel, type Line, panelLines, reportedContext } from "../../src/tui/render.ts"
 
 const main = { subAgent: false }
 
@@ -62,6 +62,10 @@ describe("the sidebar panel", () => {
     expect(lines.slice(3)).toEqual(["Cost: 0.82x of no pruning", "  anthropic pricing"])
   })
 
+  it("the provider's figure for the context, when there is one, is the size shown", () => {
+    expect(texts(panelLines(status(), { subAgent: false, reported: 15_230 }))[1]).toBe("15,230 tokens, 8% of 200k")
+  })
+
   it("without a window size, shows the tokens sent only", () => {
     const base = status()
     const context = base._tag === "ok" ? { ...base.status.context!, limit: undefined } : undefined
@@ -88,11 +92,27 @@ describe("the sidebar panel", () => {
   })
 })
 
+describe("the context size the provider reported", () => {
+  const usage = (input: number, output: number, read = 0) => ({
+    role: "assistant",
+    tokens: { input, output, reasoning: 0, cache: { read, write: 0 } }
+  })
+
+  it("is the newest assistant message's request and reply, as OpenCode's own sidebar counts it", () => {
+    expect(reportedContext([usage(100, 10), { role: "user" }, usage(9_000, 41, 500), { role: "user" }])).toBe(9_541)
+  })
+
+  it("skips a reply still streaming (no usage yet), and is absent before any", () => {
+    expect(reportedContext([usage(8_000, 30), usage(0, 0)])).toBe(8_030)
+    expect(reportedContext([{ role: "user" }])).toBeUndefined()
+  })
+})
+
 describe("the /dcp dialog", () => {
   it("breaks the context down as bars of one whole: what was sent plus what pruning left out", () => {
     const { lines } = dialogModel(status(), main)
     expect(texts(lines).slice(0, 7)).toEqual([
-      "Last request: ~12k tokens sent, 6% of a 200k window (estimated).",
+      "Context: ~12k tokens, 6% of a 200k window (estimated from the last request).",
       "",
       "System        ███░░░░░░░░░░░░░░░░░░░░░  12%   ~1.8k",
       "Conversation  ████░░░░░░░░░░░░░░░░░░░░  17%   ~2.6k",
@@ -100,6 +120,27 @@ describe("the /dcp dialog", () => {
       "Pruned        █████░░░░░░░░░░░░░░░░░░░  20%   ~3.1k",
       "              Without pruning: ~16k tokens."
     ])
+  })
+
+  it("with the provider's figure, what it counted beyond the estimated content is Other", () => {
+    const { lines } = dialogModel(status(), { subAgent: false, reported: 15_400 })
+    expect(texts(lines).slice(0, 10)).toEqual([
+      "Context: 15,400 tokens, 8% of a 200k window (reported by the provider).",
+      "",
+      "System        ██░░░░░░░░░░░░░░░░░░░░░░  10%   ~1.8k",
+      "Conversation  ███░░░░░░░░░░░░░░░░░░░░░  14%   ~2.6k",
+      "Tools (9)     ██████████░░░░░░░░░░░░░░  43%     ~8k",
+      "Other         ████░░░░░░░░░░░░░░░░░░░░  16%     ~3k",
+      "Pruned        ████░░░░░░░░░░░░░░░░░░░░  17%   ~3.1k",
+      "              Without pruning: ~19k tokens (estimated).",
+      "              Other: tool definitions and the provider's own framing.",
+      ""
+    ])
+  })
+
+  it("a provider figure below the estimate scales the rows down to it", () => {
+    const rows = texts(dialogModel(status(), { subAgent: false, reported: 6_200 }).lines).slice(2, 5)
+    expect(rows.map((row) => row.trim().split(/\s+/).at(-1))).toEqual(["~900", "~1.3k", "~4k"])
   })
 
   it("shows what is pruned now and in the session, by reason", () => {
