@@ -37,11 +37,15 @@ const tui: TuiPlugin = async (api) => {
       }]
     }))
   } catch (error) {
-    api.ui.toast({
-      variant: "warning",
-      title: "Context pruning",
-      message: `The terminal UI part could not start: ${error instanceof Error ? error.message : String(error)}`
-    })
+    try {
+      api.ui.toast({
+        variant: "warning",
+        title: "Context pruning",
+        message: `The terminal UI part could not start: ${error instanceof Error ? error.message : String(error)}`
+      })
+    } catch {
+      // A host that cannot show a toast either: the server part works on without this one.
+    }
   }
 }
 
