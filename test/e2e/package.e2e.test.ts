@@ -167,5 +167,5 @@ describe("the package as users install it", () => {
     // OpenCode 1.18.33's terminal UI installs the package again, under its bare name beside `<name>@latest`: a copy
     // of the package alone, like the first.
     expect(await installed()).toEqual([{ beside: [], small: true }, { beside: [], small: true }])
-  }, 240_000)
+  }, 300_000)
 })

@@ -36,7 +36,7 @@ describe("the terminal UI", () => {
     })
     file = join(world.project, "src/a.ts")
     tui = await startTui({ name: "tui", env: world.env, project: world.project })
-  })
+  }, 180_000)
 
   afterAll(async () => {
     await tui?.stop()

@@ -100,8 +100,8 @@ export const startTui = async (options: {
     },
     stop
   }
-  // Keys typed before the prompt is drawn are lost.
-  await waitForScreen("the prompt of the terminal UI", (text) => text.includes("Ask anything"), 60_000).catch(
+  // Keys typed before the prompt is drawn are lost. It takes 10-30 s; far longer on a machine busy with other work.
+  await waitForScreen("the prompt of the terminal UI", (text) => text.includes("Ask anything"), 120_000).catch(
     async (error: unknown) => {
       await stop()
       throw error
