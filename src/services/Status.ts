@@ -1,5 +1,6 @@
 import { Clock, Context, Effect, Layer, Option } from "effect"
 import { writeBehind } from "../data/writeBehind.ts"
+import type { Waiting } from "../engine/schedule.ts"
 import { viewContext } from "../engine/view.ts"
 import { sessionIdProblem, type Tally } from "../state/schema.ts"
 import type { SessionState } from "../state/session.ts"
@@ -127,8 +128,25 @@ export const statusOf = (
     commands: options.commands
   }
   const context = contextOf(state, index, options.now)
-  return context === undefined ? status : { ...status, context }
+  const waiting = state.waiting
+  const cost = state.stats.cost
+  return {
+    ...status,
+    ...(context === undefined ? {} : { context }),
+    pending: waiting === undefined
+      ? { calls: 0, tokens: 0, reason: "" }
+      : { calls: waiting.calls, tokens: waiting.tokens, reason: waitingReason(waiting.why) },
+    ...(cost.requests > 0 && (cost.saved > 0 || cost.rebuilt > 0)
+      ? { cost: { profile: cost.profile, saved: cost.saved, rebuilt: cost.rebuilt } }
+      : {})
+  }
 }
+
+/** Why automatic prunes wait, in a few words for the sidebar (`/dcp context` says it at length). */
+const waitingReason = (why: Waiting): string =>
+  why.reason === "below-minimum"
+    ? "too few tokens for a cache rebuild"
+    : `warm cache, pays back after ~${Math.ceil(why.paysBackAfter)} requests`
 
 const contextOf = (state: SessionState, index: ToolIndex | undefined, now: number): StatusContext | undefined => {
   const view = state.view

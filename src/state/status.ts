@@ -62,13 +62,14 @@ export const StatusPending = Schema.Struct({
 export type StatusPending = typeof StatusPending.Type
 
 /**
- * The session's input cost so far under the active pricing profile, in input-token equivalents (one uncached
- * input token = 1), with the plugin and as it would have been without it.
+ * The cost effect of pruning so far under the pricing profile of the session's provider (the session's cost ledger),
+ * in input-token equivalents (one uncached input token = 1): what the pruned tokens would have cost, and what the
+ * prompt-cache rebuilds the prunes caused cost on top. Estimates.
  */
 export const StatusCost = Schema.Struct({
   profile: Schema.String,
-  withPlugin: Schema.Number.check(Schema.isGreaterThanOrEqualTo(0)),
-  withoutPlugin: Schema.Number.check(Schema.isGreaterThanOrEqualTo(0))
+  saved: Schema.Number.check(Schema.isGreaterThanOrEqualTo(0)),
+  rebuilt: Schema.Number.check(Schema.isGreaterThanOrEqualTo(0))
 })
 export type StatusCost = typeof StatusCost.Type
 

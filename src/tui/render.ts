@@ -65,9 +65,11 @@ const percent = (part: number, whole: number): string => {
 /** A reason as notes name it ("duplicate", "swept"); a reason this release does not know, as it was written. */
 export const reasonLabel = (reason: string): string => reasonName(reason as Reason) ?? reason
 
-/** The cost effect in words: `0.82x of the cost without pruning`. */
-export const costRatio = (cost: StatusCost): string | undefined =>
-  cost.withoutPlugin > 0 ? `${(cost.withPlugin / cost.withoutPlugin).toFixed(2)}x` : undefined
+/** The net cost effect in input tokens: `~2.1k saved` or `~800 more`. */
+export const costNet = (cost: StatusCost): string => {
+  const net = Math.round(cost.saved - cost.rebuilt)
+  return net >= 0 ? `${formatTokens(net)} saved` : `${formatTokens(-net)} more`
+}
 
 /** Lines for a status file that cannot be shown, or undefined when it can. */
 const unavailable = (loaded: Loaded | undefined, situation: Situation): ReadonlyArray<Line> | undefined => {
@@ -128,10 +130,9 @@ export const panelLines = (loaded: Loaded | undefined, situation: Situation): Re
   } else if (pending !== undefined && status.pruned.calls === 0) {
     lines.push(line("No stale tool output so far.", "muted"))
   }
-  const ratio = status.cost === undefined ? undefined : costRatio(status.cost)
-  if (status.cost !== undefined && ratio !== undefined) {
-    lines.push(line(`Cost: ${ratio} of no pruning`))
-    lines.push(line(`  ${status.cost.profile} pricing`, "muted"))
+  if (status.cost !== undefined) {
+    lines.push(line(`Cost: ${costNet(status.cost)}`))
+    lines.push(line(`  input tokens, ${status.cost.profile} pricing`, "muted"))
   }
   return lines
 }
@@ -225,9 +226,12 @@ export const dialogModel = (loaded: Loaded | undefined, situation: Situation): D
         : `${"Pending".padEnd(labelWidth)}${plural(pending.calls, "call")}, ${formatTokens(pending.tokens)} tokens, waiting: ${pending.reason}`
     ))
   }
-  const ratio = status.cost === undefined ? undefined : costRatio(status.cost)
-  if (status.cost !== undefined && ratio !== undefined) {
-    lines.push(line(`${"Cost".padEnd(labelWidth)}${ratio} of the cost without pruning (${status.cost.profile} pricing)`))
+  const cost = status.cost
+  if (cost !== undefined) {
+    lines.push(line(
+      `${"Cost".padEnd(labelWidth)}${costNet(cost)} in input tokens: pruned tokens ${formatTokens(Math.round(cost.saved))}, ` +
+        `cache rebuilds ${formatTokens(Math.round(cost.rebuilt))} (${cost.profile} pricing, estimated)`
+    ))
   }
   if (!status.commands) {
     lines.push(line(""))

@@ -19,12 +19,15 @@ const history = (root: string): Array<Msg> => [
 ]
 
 /** The plugin under a fresh root, prunes applied at once, with `messages` as the stored session. */
-const scenario = <A, E, R>(body: (root: string, messages: Array<Msg>) => Effect.Effect<A, E, R>) =>
+const scenario = <A, E, R>(
+  body: (root: string, messages: Array<Msg>) => Effect.Effect<A, E, R>,
+  config = `{ "cache": { "mode": "immediate" } }`
+) =>
   Effect.gen(function*() {
     const root = yield* tempDir
     const fs = yield* FileSystem.FileSystem
     yield* fs.makeDirectory(`${root}/config/opencode`, { recursive: true })
-    yield* fs.writeFileString(`${root}/config/opencode/dcp.jsonc`, `{ "cache": { "mode": "immediate" } }`)
+    yield* fs.writeFileString(`${root}/config/opencode/dcp.jsonc`, config)
     const messages = history(root)
     return yield* body(root, messages).pipe(
       Effect.provide(pluginUnder(root, { host: { messages: { [sessionID]: messages } } }))
@@ -62,6 +65,15 @@ describe("the status the terminal UI reads", () => {
         assert.isTrue(status.commands)
       })
     ))
+
+  it.effect("a prune that waits for the prompt cache is pending, with why", () =>
+    scenario((root, messages) =>
+      Effect.gen(function*() {
+        yield* transform(fresh(messages))
+        const loaded = yield* readByTui(root)
+        assert.deepStrictEqual(loaded._tag === "ok" ? [loaded.status.pruned.calls, loaded.status.pending?.calls] : loaded, [0, 1])
+        assert.match(loaded._tag === "ok" ? loaded.status.pending?.reason ?? "" : "", /cache/)
+      }), `{ "cache": { "mode": "auto" } }`))
 
   it.effect("a /dcp restore shows at once, before the next request", () =>
     scenario((root, messages) =>

@@ -58,8 +58,8 @@ describe("the sidebar panel", () => {
   })
 
   it("shows the cost effect under the pricing profile, when reported", () => {
-    const lines = texts(panelLines(status({ cost: { profile: "anthropic", withPlugin: 82_000, withoutPlugin: 100_000 } }), main))
-    expect(lines.slice(3)).toEqual(["Cost: 0.82x of no pruning", "  anthropic pricing"])
+    const lines = texts(panelLines(status({ cost: { profile: "anthropic", saved: 4_000, rebuilt: 1_900 } }), main))
+    expect(lines.slice(3)).toEqual(["Cost: ~2.1k saved", "  input tokens, anthropic pricing"])
   })
 
   it("the provider's figure for the context, when there is one, is the size shown", () => {
@@ -154,11 +154,11 @@ describe("the /dcp dialog", () => {
   it("shows pending prunes and the cost effect when the server part reports them", () => {
     const { lines } = dialogModel(status({
       pending: { calls: 2, tokens: 1_500, reason: "warm cache" },
-      cost: { profile: "anthropic", withPlugin: 82_000, withoutPlugin: 100_000 }
+      cost: { profile: "anthropic", saved: 1_000, rebuilt: 1_800 }
     }), main)
     expect(texts(lines).slice(10)).toEqual([
       "Pending       2 calls, ~1.5k tokens, waiting: warm cache",
-      "Cost          0.82x of the cost without pruning (anthropic pricing)"
+      "Cost          ~800 more in input tokens: pruned tokens ~1k, cache rebuilds ~1.8k (anthropic pricing, estimated)"
     ])
   })
 
