@@ -131,8 +131,7 @@ export const panelLines = (loaded: Loaded | undefined, situation: Situation): Re
     lines.push(line("No stale tool output so far.", "muted"))
   }
   if (status.cost !== undefined) {
-    lines.push(line(`Cost: ${costNet(status.cost)}`))
-    lines.push(line(`  input tokens, ${status.cost.profile} pricing`, "muted"))
+    lines.push(line(`Cost: ${costNet(status.cost)} (${status.cost.profile})`))
   }
   return lines
 }

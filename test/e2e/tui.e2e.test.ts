@@ -73,7 +73,7 @@ describe("the terminal UI", () => {
     await ui.save("tui-dialog")
     expect(dialog).toMatch(/Context: [\d,]+ tokens, \d+% of a 200k window/)
     expect(dialog).toMatch(/Pruned +█*░+ +\d+% +~\d+/)
-    expect(dialog).toMatch(/1 {2}read src\/a\.ts ~\d+ tokens, duplicate/)
+    expect(dialog).toMatch(/\d+ {2}read src\/a\.ts ~\d+ tokens, (duplicate|repeat)/)
 
     // The second choice is "Restore all": it runs the server part's /dcp restore, whose note ends in the conversation.
     await ui.press("Down", "Enter")

@@ -59,7 +59,7 @@ describe("the sidebar panel", () => {
 
   it("shows the cost effect under the pricing profile, when reported", () => {
     const lines = texts(panelLines(status({ cost: { profile: "anthropic", saved: 4_000, rebuilt: 1_900 } }), main))
-    expect(lines.slice(3)).toEqual(["Cost: ~2.1k saved", "  input tokens, anthropic pricing"])
+    expect(lines.slice(3)).toEqual(["Cost: ~2.1k saved (anthropic)"])
   })
 
   it("the provider's figure for the context, when there is one, is the size shown", () => {
