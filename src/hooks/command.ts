@@ -19,6 +19,7 @@ import { Tokenizer } from "../services/Tokenizer.ts"
 import { ToolCache } from "../services/ToolCache.ts"
 import { type SessionState, stableId } from "../state/session.ts"
 import { handleFor, protectionFor } from "./transform.ts"
+import { publishStatus } from "./status.ts"
 
 const subAgentReply =
   "This is a sub-agent session: context pruning leaves it untouched, so there is nothing to show or change here."
@@ -35,7 +36,7 @@ export const dcp = Effect.fn("hooks.dcp")(function*(sessionID: string, args: str
   const reply = yield* store.use(sessionID, (state) =>
     state.isSubAgent && command._tag !== "help" && command._tag !== "invalid"
       ? Effect.succeed(subAgentReply)
-      : run(command, state))
+      : Effect.tap(run(command, state), () => publishStatus(state)))
   const origin = yield* store.use(sessionID, (state) => Effect.succeed(state.origin))
   const stored = yield* notifier.post(sessionID, reply, origin)
   if (!(yield* host.busy(sessionID))) yield* host.announceIdle(sessionID)

@@ -5,6 +5,7 @@ import { Host, type NoteOrigin } from "../services/Host.ts"
 import { Ledger } from "../services/Ledger.ts"
 import { Notifier } from "../services/Notifier.ts"
 import { SessionStore } from "../services/SessionStore.ts"
+import { Status } from "../services/Status.ts"
 import { ToolCache } from "../services/ToolCache.ts"
 
 /** `chat.message`: remembers the agent and model of the user's turn, so notes sent later do not switch them. */
@@ -31,7 +32,7 @@ export const compacting = Effect.fn("hooks.compacting")(function*(sessionID: str
 })
 
 /**
- * `event`: a session deleted in OpenCode takes its state file with it; a finished compaction has the findings it
+ * `event`: a session deleted in OpenCode takes its state and status files with it; a finished compaction has the findings it
  * was handed in its summary; a session that went idle gets the note about what was pruned during its last run
  * (sending it earlier would start an extra model turn).
  */
@@ -46,6 +47,7 @@ export const event = Effect.fn("hooks.event")(function*(event: unknown) {
     const cache = yield* ToolCache
     yield* cache.forget(sessionID)
     yield* store.forget(sessionID)
+    yield* Status.use((status) => status.remove(sessionID))
     return
   }
   if (event.type === "session.compacted" && typeof properties.sessionID === "string") {

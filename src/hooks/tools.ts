@@ -19,6 +19,7 @@ import { SessionStore } from "../services/SessionStore.ts"
 import { type ToolIndex, ToolCache } from "../services/ToolCache.ts"
 import { sessionIdProblem } from "../state/schema.ts"
 import { changed, newestId, type SessionState, stableId } from "../state/session.ts"
+import { publishStatus } from "./status.ts"
 import { handleFor, protectionFor } from "./transform.ts"
 
 /** A tool call the plugin refuses, with the message the model gets back. */
@@ -125,6 +126,7 @@ const prune = <S extends Selection>(
         keep?.(state, chosen)
         state.nudgeAfter = newestId(state)
         changed(state)
+        yield* publishStatus(state)
         return reply(chosen, recorded.reduce((sum, entry) => sum + entry.tokens, 0))
       }))
   })

@@ -17,6 +17,7 @@ import { Scheduler } from "../services/Scheduler.ts"
 import { SessionStore } from "../services/SessionStore.ts"
 import { type ToolIndex, ToolCache } from "../services/ToolCache.ts"
 import { changed, type SessionState, stableId } from "../state/session.ts"
+import { publishStatus } from "./status.ts"
 
 /** How placeholders point back to the original content: the recall tool when the model has it. */
 export const handleFor = (config: PluginConfig): Handle => (config.tools.recall.enabled ? recallHandle : idHandle)
@@ -146,6 +147,7 @@ const transformSession = Effect.fnUntraced(function*(state: SessionState, sessio
   applyView(view, messages, calls, state.pruned, idOf)
   if (note !== undefined) appendTail(messages, note)
   state.sentRevision = state.revision
+  yield* publishStatus(state)
   if (logger.debug) yield* logger.snapshot(sessionID, messages)
 })
 

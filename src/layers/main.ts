@@ -10,6 +10,7 @@ import { Persistence } from "../services/Persistence.ts"
 import { Pruner } from "../services/Pruner.ts"
 import { Scheduler } from "../services/Scheduler.ts"
 import { SessionStore } from "../services/SessionStore.ts"
+import { Status } from "../services/Status.ts"
 import { Tokenizer } from "../services/Tokenizer.ts"
 import { ToolCache } from "../services/ToolCache.ts"
 
@@ -37,7 +38,8 @@ export const compose = <H = never>(leaves: Leaves<H>) => {
   const books = Layer.mergeAll(SessionStore.layer, ToolCache.layer, Ledger.layer, Notifier.layer, Scheduler.layer).pipe(
     Layer.provideMerge(storage)
   )
-  return Pruner.layer.pipe(Layer.provideMerge(books))
+  const pruner = Pruner.layer.pipe(Layer.provideMerge(books))
+  return Status.layer.pipe(Layer.provideMerge(pruner))
 }
 
 export type Services = Layer.Success<ReturnType<typeof compose<never>>>

@@ -1,5 +1,6 @@
 import { homedir } from "node:os"
 import { Config, ConfigProvider, Context, Effect, Layer, Option, Path } from "effect"
+import { stateDirInDataHome } from "../state/status.ts"
 
 /**
  * Where the plugin reads and writes, resolved once from the environment the way OpenCode resolves its own
@@ -84,7 +85,7 @@ const resolve = (path: Path.Path, dirs: {
     envConfigDir: dirs.envConfigDir,
     projectDir: dirs.projectDir,
     worktree: dirs.worktree,
-    stateDir: path.join(dirs.dataHome, "opencode", "storage", "plugin", "dcp"),
+    stateDir: path.join(dirs.dataHome, ...stateDirInDataHome),
     logDir: path.join(globalConfigDir, "logs", "dcp")
   }
 }

@@ -9,6 +9,7 @@ import {
   sessionIdRule,
   type Tally
 } from "../state/schema.ts"
+import { encodeStatus, type SessionStatus, statusDirName, statusFileName } from "../state/status.ts"
 import { Paths } from "./Paths.ts"
 
 export class InvalidSessionId extends Schema.TaggedError<InvalidSessionId>()("InvalidSessionId", {
@@ -43,7 +44,7 @@ export const sessionFileName = (sessionID: string) => `${sessionID}.json`
 
 export const emptyLifetime: LifetimeFile = { version: 1, updatedAt: 0, sessions: 0, calls: 0, tokens: 0, byReason: {} }
 
-/** Durable per-session state and lifetime statistics. */
+/** Durable per-session state and lifetime statistics, and the status files the terminal UI reads. */
 export class Persistence extends Context.Service<Persistence, {
   /** None when there is no state; a corrupt or invalid file is moved aside (with a warning) and None returned. */
   readonly load: (sessionID: string) => Effect.Effect<Option.Option<SessionFile>, InvalidSessionId | PersistenceError>
@@ -60,6 +61,10 @@ export class Persistence extends Context.Service<Persistence, {
    * directory, removed. Waits for it to finish and returns the names removed.
    */
   readonly leftoversRemoved: Effect.Effect<ReadonlyArray<string>>
+  /** Replaces the session's status for the terminal UI (src/state/status.ts) atomically. */
+  readonly saveStatus: (status: SessionStatus) => Effect.Effect<void, InvalidSessionId | PersistenceError>
+  /** Deletes the session's status; nothing to delete is fine. */
+  readonly removeStatus: (sessionID: string) => Effect.Effect<void, InvalidSessionId | PersistenceError>
 }>()("opencode-context-pruner/Persistence") {
   static readonly layer = Layer.effect(
     Persistence,
@@ -117,6 +122,7 @@ export class Persistence extends Context.Service<Persistence, {
         )
 
       const sessionPath = (sessionID: string) => path.join(paths.stateDir, sessionFileName(sessionID))
+      const statusPath = (sessionID: string) => path.join(paths.stateDir, statusDirName, statusFileName(sessionID))
 
       const load = Effect.fn("Persistence.load")(function*(sessionID: string) {
         yield* validate(sessionID)
@@ -179,7 +185,27 @@ export class Persistence extends Context.Service<Persistence, {
         }))
       }, Effect.provideContext(platform))
 
-      return Persistence.of({ load, save, remove, lifetime, addToLifetime, leftoversRemoved: Fiber.join(sweep) })
+      const saveStatus = Effect.fn("Persistence.saveStatus")(function*(status: SessionStatus) {
+        yield* validate(status.sessionID)
+        yield* write(statusPath(status.sessionID), encodeStatus(status))
+      }, Effect.provideContext(platform))
+
+      const removeStatus = Effect.fn("Persistence.removeStatus")(function*(sessionID: string) {
+        yield* validate(sessionID)
+        const file = statusPath(sessionID)
+        yield* fs.remove(file, { force: true }).pipe(Effect.mapError(fail("remove", file)))
+      })
+
+      return Persistence.of({
+        load,
+        save,
+        remove,
+        lifetime,
+        addToLifetime,
+        leftoversRemoved: Fiber.join(sweep),
+        saveStatus,
+        removeStatus
+      })
     })
   )
 
@@ -189,6 +215,7 @@ export class Persistence extends Context.Service<Persistence, {
     Effect.gen(function*() {
       const sessions = yield* Ref.make(new Map<string, SessionFile>())
       const totals = yield* Ref.make(emptyLifetime)
+      const statuses = yield* Ref.make(new Map<string, SessionStatus>())
       // A round trip through the encoded form, so what comes back is exactly what a disk load would return.
       const roundTrip = (state: SessionFile) =>
         encodeSession(state).pipe(
@@ -220,7 +247,19 @@ export class Persistence extends Context.Service<Persistence, {
           const now = yield* Clock.currentTimeMillis
           return yield* Ref.updateAndGet(totals, (current) => addLifetimeDelta(current, delta, now))
         }),
-        leftoversRemoved: Effect.succeed([])
+        leftoversRemoved: Effect.succeed([]),
+        saveStatus: Effect.fn("Persistence.saveStatus")(function*(status: SessionStatus) {
+          yield* validate(status.sessionID)
+          yield* Ref.update(statuses, (all) => new Map(all).set(status.sessionID, status))
+        }),
+        removeStatus: Effect.fn("Persistence.removeStatus")(function*(sessionID: string) {
+          yield* validate(sessionID)
+          yield* Ref.update(statuses, (all) => {
+            const next = new Map(all)
+            next.delete(sessionID)
+            return next
+          })
+        })
       })
     })
   )

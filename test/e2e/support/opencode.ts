@@ -102,8 +102,11 @@ process.once("exit", () => {
   }
 })
 
-/** Starts `opencode serve` for an isolated project; resolves once it listens. */
-export const startOpenCode = async (options: OpenCodeOptions): Promise<OpenCode> => {
+/**
+ * Lays out an isolated world under `options.root`: HOME and XDG directories, the global config (from the template),
+ * and the project with its `opencode.json` and files. Returns the environment OpenCode runs with and the project.
+ */
+export const prepareWorld = async (options: OpenCodeOptions): Promise<{ env: Record<string, string>; project: string }> => {
   const env = isolatedEnv(options.root)
   const project = join(options.root, "project")
   await mkdir(project, { recursive: true })
@@ -123,6 +126,12 @@ export const startOpenCode = async (options: OpenCodeOptions): Promise<OpenCode>
   if (options.configTemplate !== undefined && (await exists(join(project, ".opencode")))) {
     await seedConfigDir(options.configTemplate, join(project, ".opencode"))
   }
+  return { env, project }
+}
+
+/** Starts `opencode serve` for an isolated project; resolves once it listens. */
+export const startOpenCode = async (options: OpenCodeOptions): Promise<OpenCode> => {
+  const { env, project } = await prepareWorld(options)
   const child: ChildProcess = spawn(opencodeBinary, ["serve", "--port", "0", "--hostname", "127.0.0.1", "--print-logs"], {
     cwd: project,
     env,

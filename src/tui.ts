@@ -1,0 +1,54 @@
+import type { TuiPlugin, TuiPluginModule } from "@opencode-ai/plugin/tui"
+import { createSignal } from "solid-js"
+import { createBoard, statusDirectory } from "./tui/board.ts"
+import { openDialog, registerPanel } from "./tui/view.ts"
+
+/**
+ * The terminal UI part: a sidebar panel for the session shown and a `/dcp` dialog, both fed by the status files the
+ * server part (src/plugin.ts) writes. The two parts load separately and share nothing else, so either works
+ * without the other; nothing here may throw into OpenCode's UI.
+ */
+const tui: TuiPlugin = async (api) => {
+  try {
+    const board = createBoard(statusDirectory())
+    api.lifecycle.onDispose(() => board.close())
+    const [version, setVersion] = createSignal(0)
+    api.lifecycle.onDispose(board.subscribe(() => setVersion((value) => value + 1)))
+    // Watching the directory is the way updates arrive; the end of a run is a second chance where it reports nothing.
+    api.lifecycle.onDispose(api.event.on("session.idle", (event) => void board.refresh(event.properties.sessionID)))
+    registerPanel(api, board, version)
+    const currentSession = () => {
+      const route = api.route.current
+      return route.name === "session" && typeof route.params?.sessionID === "string" ? route.params.sessionID : undefined
+    }
+    const open = () => openDialog(api, board, version, currentSession())
+    api.lifecycle.onDispose(api.keymap.registerLayer({
+      commands: [{
+        name: "dcp.dialog",
+        title: "Context pruning",
+        desc: "context breakdown, sweep and restore",
+        category: "Session",
+        namespace: "palette",
+        // The server part's `/dcp` command is listed too, with the same name. The autocomplete sorts its entries
+        // by what they show and, on a tie, puts the later one first; the trailing space (invisible) sorts this one
+        // after the server's and so makes it the one `/dcp` + Enter picks. `/dcp <subcommand>` still goes to the server.
+        slashName: "dcp ",
+        run: open
+      }]
+    }))
+  } catch (error) {
+    try {
+      api.ui.toast({
+        variant: "warning",
+        title: "Context pruning",
+        message: `The terminal UI part could not start: ${error instanceof Error ? error.message : String(error)}`
+      })
+    } catch {
+      // A host that cannot show a toast either: the server part works on without this one.
+    }
+  }
+}
+
+const plugin: TuiPluginModule & { id: string } = { id: "opencode-context-pruner", tui }
+
+export default plugin

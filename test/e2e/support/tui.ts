@@ -1,0 +1,111 @@
+import { execFile, execFileSync } from "node:child_process"
+import { mkdir, readFile, writeFile } from "node:fs/promises"
+import { join } from "node:path"
+import { promisify } from "node:util"
+import { opencodeBinary } from "./opencode.ts"
+import { waitFor } from "./wait.ts"
+
+const run = promisify(execFile)
+
+/** OpenCode's terminal UI running in a detached tmux pane, read as text (`tmux capture-pane -p`). */
+export interface Tui {
+  readonly screen: () => Promise<string>
+  /** Types text as keys, literally. */
+  readonly type: (text: string) => Promise<void>
+  /** Presses named keys (`Enter`, `Escape`, `Down`). */
+  readonly press: (...keys: ReadonlyArray<string>) => Promise<void>
+  /** Waits until the screen passes `test`; returns that screen. A timeout reports the last screen and stderr. */
+  readonly waitForScreen: (what: string, test: (screen: string) => boolean, timeoutMs?: number) => Promise<string>
+  /** Saves the current screen under .e2e-cache/screens/ (for the record, and to look at a failure). */
+  readonly save: (name: string) => Promise<string>
+  readonly stop: () => Promise<void>
+}
+
+const repo = new URL("../../../", import.meta.url).pathname
+/** A tmux server of this test process's own: nothing else's sessions are touched, and it goes with the process. */
+const socket = `dcp-e2e-${process.pid}`
+const tmux = (...args: ReadonlyArray<string>) => run("tmux", ["-L", socket, ...args], { encoding: "utf8" })
+
+const sessions = new Set<string>()
+process.once("exit", () => {
+  for (const session of sessions) {
+    try {
+      execFileSync("tmux", ["-L", socket, "kill-session", "-t", session], { stdio: "ignore" })
+    } catch {
+      // already gone
+    }
+  }
+})
+
+const quote = (text: string) => `'${text.replaceAll("'", `'\\''`)}'`
+
+/** The sidebar column of a 160-column screen: where OpenCode puts session details and plugins their panels. */
+export const sidebarOf = (screen: string): string =>
+  screen.split("\n").map((line) => line.slice(116).trim()).filter((line) => line !== "").join("\n")
+
+/**
+ * Starts `opencode` (the terminal UI) in `project` with exactly `env` (plus a terminal type), 160x48, and waits for
+ * its prompt. stderr goes to a file beside the world, shown when a wait times out.
+ */
+export const startTui = async (options: {
+  readonly name: string
+  readonly env: Readonly<Record<string, string>>
+  readonly project: string
+  readonly args?: ReadonlyArray<string>
+}): Promise<Tui> => {
+  const session = `${options.name}-${process.pid}-${sessions.size}`
+  const stderr = join(options.env.TMPDIR ?? options.project, `${session}.stderr`)
+  const variables = Object.entries({ ...options.env, TERM: "xterm-256color" }).map(([key, value]) => `${key}=${value}`)
+  const command = `exec ${[opencodeBinary, ...(options.args ?? [])].map(quote).join(" ")} 2>${quote(stderr)}`
+  await tmux("new-session", "-d", "-s", session, "-x", "160", "-y", "48", "-c", options.project, "env", "-i", ...variables, "sh", "-c", command)
+  sessions.add(session)
+
+  const screen = async () => {
+    const captured = await tmux("capture-pane", "-p", "-t", session).catch((error: unknown) => ({
+      stdout: `(no screen: ${String(error)})`
+    }))
+    return captured.stdout
+  }
+  const stop = async () => {
+    sessions.delete(session)
+    await tmux("kill-session", "-t", session).catch(() => undefined)
+  }
+  const waitForScreen = async (what: string, test: (screen: string) => boolean, timeoutMs = 30_000) => {
+    let last = ""
+    try {
+      return await waitFor(what, timeoutMs, async () => {
+        last = await screen()
+        return test(last) ? last : undefined
+      }, 200)
+    } catch (error) {
+      const errors = await readFile(stderr, "utf8").catch(() => "")
+      throw new Error(`${String(error)}\n--- last screen ---\n${last}\n--- opencode stderr (tail) ---\n${errors.slice(-2000)}`)
+    }
+  }
+  const tui: Tui = {
+    screen,
+    type: async (text) => {
+      await tmux("send-keys", "-t", session, "-l", text)
+    },
+    press: async (...keys) => {
+      for (const key of keys) await tmux("send-keys", "-t", session, key)
+    },
+    waitForScreen,
+    save: async (name) => {
+      const dir = join(repo, ".e2e-cache", "screens")
+      await mkdir(dir, { recursive: true })
+      const file = join(dir, `${name}.txt`)
+      await writeFile(file, await screen())
+      return file
+    },
+    stop
+  }
+  // Keys typed before the prompt is drawn are lost. It takes 10-30 s; far longer on a machine busy with other work.
+  await waitForScreen("the prompt of the terminal UI", (text) => text.includes("Ask anything"), 120_000).catch(
+    async (error: unknown) => {
+      await stop()
+      throw error
+    }
+  )
+  return tui
+}

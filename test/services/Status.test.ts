@@ -1,0 +1,100 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Effect, FileSystem } from "effect"
+import { dcp } from "../../src/hooks/command.ts"
+import { event } from "../../src/hooks/session.ts"
+import { system } from "../../src/hooks/system.ts"
+import { transform } from "../../src/hooks/transform.ts"
+import { Status } from "../../src/services/Status.ts"
+import { loadStatus } from "../../src/tui/board.ts"
+import { assistant, fresh, lines, type Msg, sessionID, tool, user } from "../support/history.ts"
+import { pluginUnder, platform, tempDir } from "../support/layers.ts"
+
+const statusDir = (root: string) => `${root}/data/opencode/storage/plugin/dcp/status`
+
+/** The same file read twice: the older read is a duplicate, pruned at once under `cache.mode: "immediate"`. */
+const history = (root: string): Array<Msg> => [
+  user("read a.ts twice"),
+  assistant([tool({ tool: "read", callID: "c1", input: { filePath: `${root}/project/a.ts` }, output: lines(80, "a") })]),
+  assistant([tool({ tool: "read", callID: "c2", input: { filePath: `${root}/project/a.ts` }, output: lines(80, "a") })])
+]
+
+/** The plugin under a fresh root, prunes applied at once, with `messages` as the stored session. */
+const scenario = <A, E, R>(
+  body: (root: string, messages: Array<Msg>) => Effect.Effect<A, E, R>,
+  config = `{ "cache": { "mode": "immediate" } }`
+) =>
+  Effect.gen(function*() {
+    const root = yield* tempDir
+    const fs = yield* FileSystem.FileSystem
+    yield* fs.makeDirectory(`${root}/config/opencode`, { recursive: true })
+    yield* fs.writeFileString(`${root}/config/opencode/dcp.jsonc`, config)
+    const messages = history(root)
+    return yield* body(root, messages).pipe(
+      Effect.provide(pluginUnder(root, { host: { messages: { [sessionID]: messages } } }))
+    )
+  }).pipe(Effect.scoped, Effect.provide(platform))
+
+/** What the terminal UI reads, once every taken status is written. */
+const readByTui = (root: string) =>
+  Effect.gen(function*() {
+    yield* Status.use((status) => status.flush)
+    return yield* Effect.promise(() => loadStatus(statusDir(root), sessionID))
+  })
+
+describe("the status the terminal UI reads", () => {
+  it.effect("after a request: the context as sent, its window, and the prune in effect with its label", () =>
+    scenario((root, messages) =>
+      Effect.gen(function*() {
+        yield* system(sessionID, ["You are a coding agent."], { providerID: "fake", limit: { context: 200_000 } })
+        yield* transform(fresh(messages))
+        const loaded = yield* readByTui(root)
+        assert.strictEqual(loaded._tag, "ok")
+        if (loaded._tag !== "ok") return
+        const status = loaded.status
+        assert.deepStrictEqual(status.pruned.calls, 1)
+        assert.isAbove(status.pruned.tokens, 100)
+        assert.deepStrictEqual(status.recent.map(({ id, tool, target, reason }) => ({ id, tool, target, reason })), [
+          { id: 1, tool: "read", target: "a.ts", reason: "deduplication" }
+        ])
+        const context = status.context!
+        assert.strictEqual(context.limit, 200_000)
+        assert.strictEqual(context.calls, 2)
+        assert.strictEqual(context.pruned, status.pruned.tokens)
+        assert.strictEqual(context.tokens, context.system + context.text + context.tools)
+        assert.isAbove(context.system, 0)
+        assert.isTrue(status.commands)
+      })
+    ))
+
+  it.effect("a prune that waits for the prompt cache is pending, with why", () =>
+    scenario((root, messages) =>
+      Effect.gen(function*() {
+        yield* transform(fresh(messages))
+        const loaded = yield* readByTui(root)
+        assert.deepStrictEqual(loaded._tag === "ok" ? [loaded.status.pruned.calls, loaded.status.pending?.calls] : loaded, [0, 1])
+        assert.match(loaded._tag === "ok" ? loaded.status.pending?.reason ?? "" : "", /cache/)
+      }), `{ "cache": { "mode": "auto" } }`))
+
+  it.effect("a /dcp restore shows at once, before the next request", () =>
+    scenario((root, messages) =>
+      Effect.gen(function*() {
+        yield* transform(fresh(messages))
+        yield* dcp(sessionID, "restore all")
+        const loaded = yield* readByTui(root)
+        assert.deepStrictEqual(loaded._tag === "ok" ? [loaded.status.pruned, loaded.status.recent] : loaded, [
+          { calls: 0, tokens: 0 },
+          []
+        ])
+      })
+    ))
+
+  it.effect("a deleted session takes its status file with it", () =>
+    scenario((root, messages) =>
+      Effect.gen(function*() {
+        yield* transform(fresh(messages))
+        assert.strictEqual((yield* readByTui(root))._tag, "ok")
+        yield* event({ type: "session.deleted", properties: { info: { id: sessionID } } })
+        assert.deepStrictEqual(yield* readByTui(root), { _tag: "missing" })
+      })
+    ))
+})

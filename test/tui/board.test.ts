@@ -1,0 +1,94 @@
+import { Effect, Layer } from "effect"
+import { NodePath } from "@effect/platform-node"
+import { mkdir, mkdtemp, rename, rm, writeFile } from "node:fs/promises"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { afterEach, beforeEach, describe, expect, it } from "vitest"
+import { Paths } from "../../src/services/Paths.ts"
+import type { SessionStatus } from "../../src/state/status.ts"
+import { createBoard, loadStatus, statusDirectory } from "../../src/tui/board.ts"
+
+const sample = (sessionID: string, calls: number): SessionStatus => ({
+  version: 1,
+  sessionID,
+  updatedAt: 1,
+  pruned: { calls, tokens: calls * 100 },
+  session: { calls, tokens: calls * 100, byReason: {} },
+  recent: [],
+  commands: true
+})
+
+let dir = ""
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), "dcp-board-"))
+})
+afterEach(async () => {
+  await rm(dir, { recursive: true, force: true })
+})
+
+/** Writes a status file the way the server part does: a temporary file renamed over the target. */
+const publish = async (directory: string, status: SessionStatus) => {
+  await mkdir(directory, { recursive: true })
+  const file = join(directory, `${status.sessionID}.json`)
+  await writeFile(`${file}.tmp`, JSON.stringify(status))
+  await rename(`${file}.tmp`, file)
+}
+
+describe("reading a status file", () => {
+  it("no file: missing", async () => {
+    expect(await loadStatus(dir, "ses_a")).toEqual({ _tag: "missing" })
+  })
+
+  it("a file the server part wrote: its status", async () => {
+    await publish(dir, sample("ses_a", 2))
+    expect(await loadStatus(dir, "ses_a")).toEqual({ _tag: "ok", status: sample("ses_a", 2) })
+  })
+
+  it("a file of another status version is told apart from a broken one", async () => {
+    await writeFile(join(dir, "ses_a.json"), JSON.stringify({ ...sample("ses_a", 1), version: 2 }))
+    await writeFile(join(dir, "ses_b.json"), "{ not json")
+    expect(await loadStatus(dir, "ses_a")).toEqual({ _tag: "otherVersion", version: 2 })
+    expect((await loadStatus(dir, "ses_b"))._tag).toBe("invalid")
+  })
+
+  it("a session ID that could leave the directory is never read", async () => {
+    await writeFile(join(dir, "secret.json"), JSON.stringify(sample("secret", 1)))
+    expect(await loadStatus(join(dir, "status"), "../secret")).toEqual({ _tag: "missing" })
+  })
+})
+
+describe("the board", () => {
+  it("follows a session's file as the server part replaces it", async () => {
+    const board = createBoard(dir)
+    try {
+      const changed = () => new Promise<void>((resolve) => {
+        const off = board.subscribe(() => {
+          off()
+          resolve()
+        })
+      })
+      const first = changed()
+      expect(board.get("ses_a")).toBeUndefined()
+      await first
+      await board.ready
+      expect(board.get("ses_a")).toEqual({ _tag: "missing" })
+      const second = changed()
+      await publish(dir, sample("ses_a", 3))
+      await second
+      expect(board.get("ses_a")).toEqual({ _tag: "ok", status: sample("ses_a", 3) })
+    } finally {
+      board.close()
+    }
+  })
+
+  it("reads where the server part writes: the state directory Paths resolves, from the same environment", async () => {
+    const env = { HOME: join(dir, "home"), XDG_DATA_HOME: join(dir, "data") }
+    const stateDir = Effect.runSync(
+      Paths.use((paths) => Effect.succeed(paths.stateDir)).pipe(
+        Effect.provide(Paths.layer({ directory: join(dir, "project") }, env).pipe(Layer.provide(NodePath.layer)))
+      )
+    )
+    expect(statusDirectory(env)).toBe(join(stateDir, "status"))
+    expect(statusDirectory({ HOME: env.HOME })).toBe(join(env.HOME, ".local", "share", "opencode", "storage", "plugin", "dcp", "status"))
+  })
+})

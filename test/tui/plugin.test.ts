@@ -1,0 +1,168 @@
+import { mkdir, writeFile } from "node:fs/promises"
+import { join } from "node:path"
+import { afterEach, describe, expect, it, vi } from "vitest"
+import type { SessionStatus } from "../../src/state/status.ts"
+import { useIsolatedHome } from "../support/plugin.ts"
+
+// OpenCode's terminal UI hands a TUI plugin its own Solid and OpenTUI; here, stand-ins: elements are plain
+// `{ type, props }` records and a signal is a variable, so a view is read by calling its accessors again.
+vi.mock("solid-js", () => ({
+  createSignal: <T>(value: T) => {
+    let current = value
+    return [() => current, (next: T | ((previous: T) => T)) =>
+      (current = typeof next === "function" ? (next as (previous: T) => T)(current) : next)]
+  },
+  createMemo: <T>(compute: () => T) => compute
+}))
+vi.mock("@opentui/solid/jsx-runtime", () => ({ jsx: (type: unknown, props: object) => ({ type, props }) }))
+
+const { default: plugin } = await import("../../src/tui.ts")
+
+const root = useIsolatedHome("dcp-tui-plugin-")
+const sessionID = "ses_tui0000000000000000001"
+
+interface Element {
+  readonly type: unknown
+  readonly props: Record<string, unknown>
+}
+
+/** The text a view shows: its text elements, line by line, and the titles of a choice list. */
+const textOf = (node: unknown): string => {
+  if (node === null || node === undefined) return ""
+  if (typeof node === "string") return node
+  if (typeof node === "function") return textOf((node as () => unknown)())
+  if (Array.isArray(node)) return node.map(textOf).filter((text) => text !== "").join("\n")
+  const element = node as Element
+  if (typeof element.type === "function") {
+    return ((element.props.options ?? []) as ReadonlyArray<{ title: string }>).map((option) => option.title).join("\n")
+  }
+  return textOf(element.props.children)
+}
+
+/** Finds the element rendering `component` in a view. */
+const findComponent = (node: unknown, component: unknown): Element | undefined => {
+  if (node === null || node === undefined || typeof node === "string") return undefined
+  if (typeof node === "function") return findComponent((node as () => unknown)(), component)
+  if (Array.isArray(node)) {
+    for (const child of node) {
+      const found = findComponent(child, component)
+      if (found !== undefined) return found
+    }
+    return undefined
+  }
+  const element = node as Element
+  return element.type === component ? element : findComponent(element.props.children, component)
+}
+
+const theme = { text: "text", textMuted: "muted", warning: "warning" }
+
+/** A stand-in for the host's plugin API that records what the plugin registers and asks for. */
+const fakeApi = (options: { readonly broken?: boolean } = {}) => {
+  const slots: Array<{ slots: Record<string, (...args: Array<unknown>) => unknown> }> = []
+  const layers: Array<{ commands: Array<{ name: string; slashName: string; run: () => void }> }> = []
+  const toasts: Array<{ variant?: string; message: string }> = []
+  const commands: Array<unknown> = []
+  const disposers: Array<() => unknown> = []
+  let dialog: (() => unknown) | undefined
+  const DialogSelect = () => null
+  const api = {
+    slots: {
+      register: (plugin: (typeof slots)[number]) => {
+        if (options.broken) throw new Error("slots are broken")
+        slots.push(plugin)
+        return "id"
+      }
+    },
+    keymap: { registerLayer: (layer: (typeof layers)[number]) => (layers.push(layer), () => undefined) },
+    event: { on: () => () => undefined },
+    lifecycle: { onDispose: (dispose: () => unknown) => (disposers.push(dispose), () => undefined) },
+    route: { current: { name: "session", params: { sessionID } } },
+    theme: { current: theme },
+    state: {
+      session: {
+        get: () => ({ id: sessionID }),
+        messages: () => [{ role: "user", agent: "build", model: { providerID: "fake", modelID: "fake-model" } }]
+      }
+    },
+    ui: {
+      toast: (toast: (typeof toasts)[number]) => void toasts.push(toast),
+      dialog: { replace: (render: () => unknown) => void (dialog = render), setSize: () => undefined },
+      DialogSelect
+    },
+    client: {
+      session: {
+        command: async (parameters: unknown) => {
+          commands.push(parameters)
+          return { data: { parts: [{ type: "text", text: "Restored the 1 pruned call.", ignored: true }] } }
+        }
+      }
+    }
+  }
+  return { api, slots, layers, toasts, commands, disposers, DialogSelect, dialog: () => dialog }
+}
+
+const writeStatus = async (status: Partial<SessionStatus> = {}) => {
+  const dir = join(root(), "data", "opencode", "storage", "plugin", "dcp", "status")
+  await mkdir(dir, { recursive: true })
+  const full: SessionStatus = {
+    version: 1,
+    sessionID,
+    updatedAt: 1,
+    pruned: { calls: 1, tokens: 800 },
+    session: { calls: 1, tokens: 800, byReason: { deduplication: { calls: 1, tokens: 800 } } },
+    recent: [{ id: 1, tool: "read", target: "src/a.ts", tokens: 800, reason: "deduplication" }],
+    commands: true,
+    ...status
+  }
+  await writeFile(join(dir, `${sessionID}.json`), JSON.stringify(full))
+}
+
+const start = async (host: ReturnType<typeof fakeApi>) => {
+  await plugin.tui(host.api as never, undefined, {} as never)
+  return host
+}
+
+let running: ReturnType<typeof fakeApi> | undefined
+afterEach(async () => {
+  for (const dispose of running?.disposers ?? []) await dispose()
+  running = undefined
+})
+
+describe("the TUI part in the host", () => {
+  it("registers a sidebar panel and the /dcp command, and the panel shows the session's status file", async () => {
+    await writeStatus()
+    const host = running = await start(fakeApi())
+    expect(host.layers.flatMap((layer) => layer.commands.map((command) => command.slashName.trim()))).toEqual(["dcp"])
+    const panel = host.slots[0]!.slots.sidebar_content!({ theme: { current: theme } }, { session_id: sessionID })
+    await vi.waitFor(() => expect(textOf(panel)).toContain("Pruned: 1 call, ~800 tokens"))
+  })
+
+  it("/dcp opens the dialog without asking the server for anything, and a choice runs the server's /dcp", async () => {
+    await writeStatus()
+    const host = running = await start(fakeApi())
+    host.layers[0]!.commands[0]!.run()
+    const view = host.dialog()!()
+    await vi.waitFor(() => expect(textOf(view)).toContain("In effect     1 call, ~800 tokens out of every request"))
+    expect(host.commands).toEqual([])
+    const choices = findComponent(view, host.DialogSelect)!
+    expect(textOf(choices)).toBe("Sweep\nRestore all\n1  read src/a.ts")
+    ;(choices.props.onSelect as (option: { value: string }) => void)({ value: "restore all" })
+    await vi.waitFor(() => expect(host.toasts.map((toast) => toast.message)).toEqual(["Restored the 1 pruned call."]))
+    expect(host.commands).toEqual([
+      { sessionID, command: "dcp", arguments: "restore all", agent: "build", model: "fake/fake-model" }
+    ])
+  })
+
+  it("with no status file (no server part, or no request yet), offers nothing to run", async () => {
+    const host = running = await start(fakeApi())
+    host.layers[0]!.commands[0]!.run()
+    const view = host.dialog()!()
+    await vi.waitFor(() => expect(textOf(view)).toContain("No data yet"))
+    expect(findComponent(view, host.DialogSelect)).toBeUndefined()
+  })
+
+  it("a host API that throws leaves the host running: the plugin resolves and says why in a toast", async () => {
+    const host = running = await start(fakeApi({ broken: true }))
+    expect(host.toasts).toEqual([expect.objectContaining({ variant: "warning", message: expect.stringContaining("slots are broken") })])
+  })
+})

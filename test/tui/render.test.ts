@@ -1,0 +1,194 @@
+import { describe, expect, it } from "vitest"
+import type { SessionStatus } from "../../src/state/status.ts"
+import type { Loaded } from "../../src/tui/board.ts"
+import { dialogModel, type Line, panelLines, reportedContext } from "../../src/tui/render.ts"
+
+const main = { subAgent: false }
+
+/** A session one request in: a duplicate read pruned, the context at 12.4k of a 200k window. */
+const status = (overrides: Partial<SessionStatus> = {}): Loaded => ({
+  _tag: "ok",
+  status: {
+    version: 1,
+    sessionID: "ses_a",
+    updatedAt: 1_000,
+    context: { tokens: 12_400, limit: 200_000, system: 1_800, text: 2_600, tools: 8_000, calls: 9, pruned: 3_100, at: 900 },
+    pruned: { calls: 3, tokens: 3_100 },
+    session: {
+      calls: 5,
+      tokens: 4_000,
+      byReason: { deduplication: { calls: 3, tokens: 3_100 }, sweep: { calls: 2, tokens: 900 } }
+    },
+    recent: [
+      { id: 7, tool: "read", target: "src/app.ts", tokens: 1_200, reason: "deduplication" },
+      { id: 4, tool: "bash", target: "npm test", tokens: 800, reason: "sweep" }
+    ],
+    commands: true,
+    ...overrides
+  }
+})
+
+const texts = (lines: ReadonlyArray<Line>) => lines.map((line) => line.text)
+
+describe("the sidebar panel", () => {
+  it("shows the context size, its share of the window and what is pruned", () => {
+    expect(texts(panelLines(status(), main))).toEqual([
+      "Context pruning",
+      "~12k tokens, 6% of 200k",
+      "Pruned: 3 calls, ~3.1k tokens"
+    ])
+  })
+
+  it("says when nothing is pruned yet, muted", () => {
+    const lines = panelLines(status({ pruned: { calls: 0, tokens: 0 }, recent: [] }), main)
+    expect(lines[2]).toEqual({ text: "Pruned: nothing yet", tone: "muted" })
+  })
+
+  it("shows pending prunes and why they wait, when the server part reports them", () => {
+    const lines = texts(panelLines(status({ pending: { calls: 2, tokens: 1_500, reason: "warm cache" } }), main))
+    expect(lines.slice(3)).toEqual(["Pending: 2 calls, ~1.5k", "  waiting: warm cache"])
+  })
+
+  it("says there is nothing stale when nothing is pruned or pending", () => {
+    const lines = texts(panelLines(
+      status({ pruned: { calls: 0, tokens: 0 }, recent: [], pending: { calls: 0, tokens: 0, reason: "" } }),
+      main
+    ))
+    expect(lines.at(-1)).toBe("No stale tool output so far.")
+  })
+
+  it("shows the cost effect under the pricing profile, when reported", () => {
+    const lines = texts(panelLines(status({ cost: { profile: "anthropic", saved: 4_000, rebuilt: 1_900 } }), main))
+    expect(lines.slice(3)).toEqual(["Cost: ~2.1k saved (anthropic)"])
+  })
+
+  it("the provider's figure for the context, when there is one, is the size shown", () => {
+    expect(texts(panelLines(status(), { subAgent: false, reported: 15_230 }))[1]).toBe("15,230 tokens, 8% of 200k")
+  })
+
+  it("without a window size, shows the tokens sent only", () => {
+    const base = status()
+    const context = base._tag === "ok" ? { ...base.status.context!, limit: undefined } : undefined
+    expect(texts(panelLines(status({ context: context! }), main))[1]).toBe("~12k tokens sent")
+  })
+
+  it("before the session's first request, says where the data comes from", () => {
+    expect(texts(panelLines({ _tag: "missing" }, main))).toEqual([
+      "Context pruning",
+      "No data yet: it comes with the",
+      "first request of this session."
+    ])
+  })
+
+  it("a status file from another release is a warning, not an error", () => {
+    expect(panelLines({ _tag: "otherVersion", version: 2 }, main).slice(1)).toEqual([
+      { text: "Status from another version.", tone: "warning" },
+      { text: "Update both parts of the plugin.", tone: "muted" }
+    ])
+  })
+
+  it("a sub-agent session is left as is, whatever its file says", () => {
+    expect(texts(panelLines(status(), { subAgent: true }))).toEqual(["Context pruning", "Sub-agent session: left as is."])
+  })
+})
+
+describe("the context size the provider reported", () => {
+  const usage = (input: number, output: number, read = 0) => ({
+    role: "assistant",
+    tokens: { input, output, reasoning: 0, cache: { read, write: 0 } }
+  })
+
+  it("is the newest assistant message's request and reply, as OpenCode's own sidebar counts it", () => {
+    expect(reportedContext([usage(100, 10), { role: "user" }, usage(9_000, 41, 500), { role: "user" }])).toBe(9_541)
+  })
+
+  it("skips a reply still streaming (no usage yet), and is absent before any", () => {
+    expect(reportedContext([usage(8_000, 30), usage(0, 0)])).toBe(8_030)
+    expect(reportedContext([{ role: "user" }])).toBeUndefined()
+  })
+})
+
+describe("the /dcp dialog", () => {
+  it("breaks the context down as bars of one whole: what was sent plus what pruning left out", () => {
+    const { lines } = dialogModel(status(), main)
+    expect(texts(lines).slice(0, 7)).toEqual([
+      "Context: ~12k tokens, 6% of a 200k window (estimated from the last request).",
+      "",
+      "System        ███░░░░░░░░░░░░░░░░░░░░░  12%   ~1.8k",
+      "Conversation  ████░░░░░░░░░░░░░░░░░░░░  17%   ~2.6k",
+      "Tools (9)     ████████████░░░░░░░░░░░░  52%     ~8k",
+      "Pruned        █████░░░░░░░░░░░░░░░░░░░  20%   ~3.1k",
+      "              Without pruning: ~16k tokens."
+    ])
+  })
+
+  it("with the provider's figure, what it counted beyond the estimated content is Other", () => {
+    const { lines } = dialogModel(status(), { subAgent: false, reported: 15_400 })
+    expect(texts(lines).slice(0, 10)).toEqual([
+      "Context: 15,400 tokens, 8% of a 200k window (reported by the provider).",
+      "",
+      "System        ██░░░░░░░░░░░░░░░░░░░░░░  10%   ~1.8k",
+      "Conversation  ███░░░░░░░░░░░░░░░░░░░░░  14%   ~2.6k",
+      "Tools (9)     ██████████░░░░░░░░░░░░░░  43%     ~8k",
+      "Other         ████░░░░░░░░░░░░░░░░░░░░  16%     ~3k",
+      "Pruned        ████░░░░░░░░░░░░░░░░░░░░  17%   ~3.1k",
+      "              Without pruning: ~19k tokens (estimated).",
+      "              Other: tool definitions and the provider's own framing.",
+      ""
+    ])
+  })
+
+  it("a provider figure below the estimate scales the rows down to it", () => {
+    const rows = texts(dialogModel(status(), { subAgent: false, reported: 6_200 }).lines).slice(2, 5)
+    expect(rows.map((row) => row.trim().split(/\s+/).at(-1))).toEqual(["~900", "~1.3k", "~4k"])
+  })
+
+  it("shows what is pruned now and in the session, by reason", () => {
+    const { lines } = dialogModel(status(), main)
+    expect(texts(lines).slice(8, 10)).toEqual([
+      "In effect     3 calls, ~3.1k tokens out of every request",
+      "This session  5 calls, ~4k tokens pruned (duplicate 3, swept 2)"
+    ])
+  })
+
+  it("shows pending prunes and the cost effect when the server part reports them", () => {
+    const { lines } = dialogModel(status({
+      pending: { calls: 2, tokens: 1_500, reason: "warm cache" },
+      cost: { profile: "anthropic", saved: 1_000, rebuilt: 1_800 }
+    }), main)
+    expect(texts(lines).slice(10)).toEqual([
+      "Pending       2 calls, ~1.5k tokens, waiting: warm cache",
+      "Cost          ~800 more in input tokens: pruned tokens ~1k, cache rebuilds ~1.8k (anthropic pricing, estimated)"
+    ])
+  })
+
+  it("offers sweep, restore all, and each recent prune to restore", () => {
+    expect(dialogModel(status(), main).actions).toEqual([
+      { args: "sweep", title: "Sweep", description: "prune every tool call since your last message", category: "Prune" },
+      { args: "restore all", title: "Restore all", description: "3 calls, ~3.1k tokens back into context", category: "Restore" },
+      { args: "restore 7", title: "7  read src/app.ts", description: "~1.2k tokens, duplicate", category: "Restore" },
+      { args: "restore 4", title: "4  bash npm test", description: "~800 tokens, swept", category: "Restore" }
+    ])
+  })
+
+  it("with nothing pruned, offers only the sweep", () => {
+    const actions = dialogModel(status({ pruned: { calls: 0, tokens: 0 }, recent: [] }), main).actions
+    expect(actions.map((action) => action.args)).toEqual(["sweep"])
+  })
+
+  it("offers nothing to run when the server part's commands are off, and says why", () => {
+    const model = dialogModel(status({ commands: false }), main)
+    expect(model.actions).toEqual([])
+    expect(texts(model.lines).at(-1)).toBe("Sweep and restore are off: `commands.enabled` is false in the dcp config.")
+  })
+
+  it("offers nothing to run without a status from the server part", () => {
+    expect(dialogModel({ _tag: "missing" }, main)).toEqual({
+      lines: [
+        { text: "No data yet: it comes with the", tone: "muted" },
+        { text: "first request of this session.", tone: "muted" }
+      ],
+      actions: []
+    })
+  })
+})
