@@ -274,7 +274,6 @@ describe("/dcp commands and recall", () => {
       return s.requests()[mark]!
     }
     const full = { sw_1: "alpha line 59", sw_2: "beta line 59", sw_3: "gamma line 59", sw_4: "delta line 59" }
-    const files = { sw_1: "src/a.ts", sw_2: "src/b.ts", sw_3: "src/c.ts", sw_4: "src/d.ts" }
     const expectSwept = (request: RecordedRequest, swept: ReadonlyArray<keyof typeof full>) => {
       for (const [callID, line] of Object.entries(full) as Array<[keyof typeof full, string]>) {
         const id = callID.slice(3)
