@@ -1,6 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, FileSystem, Ref } from "effect"
 import { dcp } from "../../src/hooks/command.ts"
+import { layoutNote } from "../../src/engine/notes.ts"
 import { transform } from "../../src/hooks/transform.ts"
 import { HostRecorder, type HostFixture } from "../../src/services/Host.ts"
 import { SessionStore } from "../../src/services/SessionStore.ts"
@@ -60,7 +61,7 @@ describe("/dcp commands", () => {
       Effect.gen(function*() {
         yield* dcp(sessionID, "frobnicate")
         const note = yield* lastNote
-        assert.include(note, "Unknown subcommand `frobnicate`.")
+        assert.include(note, `Unknown subcommand "frobnicate".`)
         assert.include(note, "/dcp sweep [n]")
       })
     ))
@@ -99,7 +100,10 @@ describe("/dcp commands", () => {
       Effect.gen(function*() {
         yield* dcp(sessionID, "sweep")
         yield* dcp(sessionID, "sweep")
-        assert.include(yield* lastNote, "Nothing to sweep since your last message: every call there is already pruned")
+        assert.strictEqual(
+          yield* lastNote,
+          layoutNote("Nothing to sweep since your last message: every call there is already pruned, protected or empty.")
+        )
       })
     ))
 
@@ -107,7 +111,7 @@ describe("/dcp commands", () => {
     scenario((_root, messages) =>
       Effect.gen(function*() {
         yield* dcp(sessionID, "sweep -2")
-        assert.include(yield* lastNote, "`-2` is not a number of calls")
+        assert.include(yield* lastNote, `"-2" is not a number of calls`)
         assert.include(yield* outputOf(messages, "c3"), "test 1:")
       })
     ))
