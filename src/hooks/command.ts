@@ -88,6 +88,7 @@ const context = Effect.fnUntraced(function*(state: SessionState) {
   const tokenizer = yield* Tokenizer
   const view = visibleHistory(yield* host.messages(state.sessionID))
   const contents = contentsOf(view)
+  if (contents.user.length + contents.assistant.length + contents.tools.length === 0) return nothingYet
   const sum = (texts: ReadonlyArray<string>) =>
     Effect.map(Effect.forEach(texts, tokenizer.count), (counts) => counts.reduce((a, b) => a + b, 0))
   let tools = 0
@@ -120,6 +121,9 @@ const context = Effect.fnUntraced(function*(state: SessionState) {
     pressure: config.cache.pressure
   })
 })
+
+const nothingYet =
+  "Nothing to show yet: no message has been sent to the model in this session. After the first one, /dcp context shows where the tokens of each request go."
 
 const sweep = Effect.fnUntraced(function*(state: SessionState, count: number | undefined) {
   const cache = yield* ToolCache

@@ -189,6 +189,20 @@ describe("/dcp commands", () => {
         assert.include(yield* outputOf(messages, "c3"), "test 1:")
       }), { host: () => ({ sessions: { [sessionID]: { parentID: "ses_parent" } } }) }))
 
+  it.effect("/dcp context before the first request says there is nothing to show yet", () =>
+    Effect.gen(function*() {
+      const root = yield* tempDir
+      yield* Effect.gen(function*() {
+        yield* dcp(sessionID, "context")
+        assert.strictEqual(
+          yield* lastNote,
+          layoutNote(
+            "Nothing to show yet: no message has been sent to the model in this session. After the first one, /dcp context shows where the tokens of each request go."
+          )
+        )
+      }).pipe(Effect.provide(pluginUnder(root, { host: { messages: { [sessionID]: [] } } })))
+    }).pipe(Effect.scoped))
+
   it.effect("an idle session is announced idle after a command, so waiting clients return", () =>
     scenario(() =>
       Effect.gen(function*() {
