@@ -7,7 +7,7 @@ import { reasonName } from "../engine/notes.ts"
 import { formatTokens } from "../engine/placeholders.ts"
 import type { Reason } from "../engine/strategies/candidate.ts"
 import { visibleHistory } from "../host/view.ts"
-import { Config } from "../services/Config.ts"
+import { Config, reportNote } from "../services/Config.ts"
 import { Host } from "../services/Host.ts"
 import { Ledger } from "../services/Ledger.ts"
 import { Notifier } from "../services/Notifier.ts"
@@ -18,6 +18,7 @@ import { SessionStore } from "../services/SessionStore.ts"
 import { Tokenizer } from "../services/Tokenizer.ts"
 import { ToolCache } from "../services/ToolCache.ts"
 import { type SessionState, stableId } from "../state/session.ts"
+import { reportConfigProblems } from "./session.ts"
 import { handleFor, protectionFor } from "./transform.ts"
 
 const subAgentReply =
@@ -32,12 +33,15 @@ export const dcp = Effect.fn("hooks.dcp")(function*(sessionID: string, args: str
   const notifier = yield* Notifier
   const host = yield* Host
   const command = parseCommand(args)
+  // A command can be the user's first contact with the plugin: the config's problems come first, in the note too.
+  const problems = yield* reportConfigProblems
   const reply = yield* store.use(sessionID, (state) =>
     state.isSubAgent && command._tag !== "help" && command._tag !== "invalid"
       ? Effect.succeed(subAgentReply)
       : run(command, state))
   const origin = yield* store.use(sessionID, (state) => Effect.succeed(state.origin))
-  const stored = yield* notifier.post(sessionID, reply, origin)
+  const text = [...problems.map(reportNote), reply].join("\n\n")
+  const stored = yield* notifier.post(sessionID, text, origin)
   if (!(yield* host.busy(sessionID))) yield* host.announceIdle(sessionID)
   return stored
 })

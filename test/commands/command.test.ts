@@ -189,6 +189,27 @@ describe("/dcp commands", () => {
         assert.include(yield* outputOf(messages, "c3"), "test 1:")
       }), { host: () => ({ sessions: { [sessionID]: { parentID: "ses_parent" } } }) }))
 
+  it.effect("a command met before any model request shows the config's problems, in a toast and in its note", () =>
+    Effect.gen(function*() {
+      const root = yield* tempDir
+      yield* withConfig(root, { strategies: { purgeErrors: { turns: 0 } } })
+      yield* Effect.gen(function*() {
+        const recorder = yield* HostRecorder
+        yield* dcp(sessionID, "context")
+        const file = `${root}/config/opencode/dcp.jsonc`
+        const [note] = yield* Ref.get(recorder.notes)
+        // (wrapped where the temporary path is long)
+        assert.isTrue(
+          note!.text.replace(/\s+/g, " ").startsWith(`DCP · 1 config problem in ${file}: • strategies.purgeErrors.turns: expected`)
+        )
+        assert.include(note!.text, "Nothing to show yet")
+        assert.deepStrictEqual((yield* Ref.get(recorder.toasts)).map((toast) => toast.title), ["DCP: 1 config problem"])
+        yield* dcp(sessionID, "context")
+        assert.notInclude((yield* lastNote), "config problem")
+        assert.strictEqual((yield* Ref.get(recorder.toasts)).length, 1)
+      }).pipe(Effect.provide(pluginUnder(root, { host: { messages: { [sessionID]: [] } } })))
+    }).pipe(Effect.scoped))
+
   it.effect("/dcp context before the first request says there is nothing to show yet", () =>
     Effect.gen(function*() {
       const root = yield* tempDir

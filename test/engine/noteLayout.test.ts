@@ -4,6 +4,7 @@ import { formatContext, formatHelp, formatStats } from "../../src/commands/forma
 import { parseCommand } from "../../src/commands/parse.ts"
 import { formatNote, layoutNote, notePrefix, noteWidth, reasonName } from "../../src/engine/notes.ts"
 import type { Reason } from "../../src/engine/strategies/candidate.ts"
+import { reportNote } from "../../src/services/Config.ts"
 
 /**
  * The width of a message's text in OpenCode 1.18.33's terminal UI, measured under tmux with a note of one long word
@@ -77,7 +78,12 @@ const notes: ReadonlyArray<readonly [string, string]> = [
       tokens: 900,
       distillation: "The build fails in src/app.ts: the type of handler does not match the router's, since the router was upgraded."
     }
-  ], { mode: "detailed", sessionTokens: 52_000, showDistillation: true })!]
+  ], { mode: "detailed", sessionTokens: 52_000, showDistillation: true })!],
+  ["a config problem", reportNote({
+    file: "/home/someone/.config/opencode/dcp.jsonc",
+    ignored: false,
+    problems: [{ path: "pruneNotification", expected: "", found: "", message: `pruneNotification: expected "off", "minimal" or "detailed", found the string "loud"` }]
+  })]
 ]
 
 describe("notes in the terminal UI", () => {
