@@ -1,4 +1,4 @@
-import { Clock, Effect, Option } from "effect"
+import { Clock, Effect, Option, Predicate } from "effect"
 import { contentsOf, reportedCacheUsage, reportedContext } from "../commands/breakdown.ts"
 import { formatContext, formatHelp, formatStats } from "../commands/format.ts"
 import { type DcpCommand, parseCommand } from "../commands/parse.ts"
@@ -6,6 +6,7 @@ import { sweepSelection } from "../commands/select.ts"
 import { reasonName } from "../engine/notes.ts"
 import { formatTokens } from "../engine/placeholders.ts"
 import type { Reason } from "../engine/strategies/candidate.ts"
+import { partsOf, roleOf } from "../host/messages.ts"
 import { visibleHistory } from "../host/view.ts"
 import { Config, reportNote } from "../services/Config.ts"
 import { Host } from "../services/Host.ts"
@@ -42,8 +43,28 @@ export const dcp = Effect.fn("hooks.dcp")(function*(sessionID: string, args: str
   const origin = yield* store.use(sessionID, (state) => Effect.succeed(state.origin))
   const text = [...problems.map(reportNote), reply].join("\n\n")
   const stored = yield* notifier.post(sessionID, text, origin)
-  if (!(yield* host.busy(sessionID))) yield* host.announceIdle(sessionID)
+  if (!(yield* host.busy(sessionID))) {
+    yield* host.announceIdle(sessionID)
+    yield* removeIfThrowaway(sessionID).pipe(
+      Effect.catchTag("HostError", (error) => Effect.logWarning("/dcp: a session made for the command was not removed", error))
+    )
+  }
   return stored
+})
+
+const isNote = (message: unknown): boolean =>
+  roleOf(message) === "user" &&
+  partsOf(message).every((part) => Predicate.isObject(part) && part.type === "text" && part.ignored === true)
+
+/**
+ * `opencode run --command dcp ...` without `--session` makes a new session for the one command, and prints the note
+ * as it is stored. Left there, each such run would add an empty "New session" to the user's list; a session that
+ * `opencode run` made and that holds nothing but notes is deleted once its note is out.
+ */
+const removeIfThrowaway = Effect.fnUntraced(function*(sessionID: string) {
+  const host = yield* Host
+  if ((yield* host.session(sessionID)).createdByRun !== true) return
+  if ((yield* host.messages(sessionID)).every(isNote)) yield* host.remove(sessionID)
 })
 
 const run = Effect.fnUntraced(function*(command: DcpCommand, state: SessionState) {

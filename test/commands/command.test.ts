@@ -224,6 +224,38 @@ describe("/dcp commands", () => {
       }).pipe(Effect.provide(pluginUnder(root, { host: { messages: { [sessionID]: [] } } })))
     }).pipe(Effect.scoped))
 
+  it.effect("a session opencode run made for the command alone is deleted once its note is out", () =>
+    Effect.gen(function*() {
+      const root = yield* tempDir
+      const notes = [{ info: { id: "msg_note", role: "user" }, parts: [{ type: "text", text: "DCP · ...", ignored: true }] }]
+      yield* Effect.gen(function*() {
+        const recorder = yield* HostRecorder
+        yield* dcp(sessionID, "stats")
+        assert.strictEqual((yield* Ref.get(recorder.notes)).length, 1)
+        assert.deepStrictEqual(yield* Ref.get(recorder.removed), [sessionID])
+      }).pipe(Effect.provide(pluginUnder(root, {
+        host: { messages: { [sessionID]: notes }, sessions: { [sessionID]: { createdByRun: true } } }
+      })))
+    }).pipe(Effect.scoped))
+
+  it.effect("a run-mode session with messages of its own is kept", () =>
+    scenario(() =>
+      Effect.gen(function*() {
+        yield* dcp(sessionID, "stats")
+        assert.deepStrictEqual(yield* Ref.get((yield* HostRecorder).removed), [])
+      }), {
+      host: (root) => ({ messages: { [sessionID]: history(root) }, sessions: { [sessionID]: { createdByRun: true } } })
+    }))
+
+  it.effect("an empty session of the terminal UI (not made by opencode run) is kept", () =>
+    Effect.gen(function*() {
+      const root = yield* tempDir
+      yield* Effect.gen(function*() {
+        yield* dcp(sessionID, "stats")
+        assert.deepStrictEqual(yield* Ref.get((yield* HostRecorder).removed), [])
+      }).pipe(Effect.provide(pluginUnder(root, { host: { messages: { [sessionID]: [] } } })))
+    }).pipe(Effect.scoped))
+
   it.effect("an idle session is announced idle after a command, so waiting clients return", () =>
     scenario(() =>
       Effect.gen(function*() {
