@@ -1,7 +1,7 @@
 /**
  * Progress of a long analysis, for standard error. On a terminal, one line rewritten in place. Anywhere else (a
- * file, a pipe, a CI log) rewriting is noise, so a plain line now and then: a long run is never silent, a short one
- * prints nothing.
+ * file, a pipe, a CI log) rewriting is noise, so a plain line now and then: a long run is never silent, and a small
+ * session prints nothing however slow the machine, since scripts read standard error for errors.
  */
 
 import type { RunName } from "./replay.ts"
@@ -26,7 +26,8 @@ export interface Progress {
 /** A terminal line appears after this long, then changes at most this often. */
 const terminalDelayMs = 500
 const terminalEveryMs = 100
-/** Elsewhere, the first line after this long, then at most one line per interval. */
+/** Elsewhere, for a replay of at least so many requests: the first line after this long, then one per interval. */
+export const plainMinimumRequests = 500
 export const plainDelayMs = 3_000
 export const plainEveryMs = 10_000
 
@@ -58,6 +59,7 @@ export const makeProgress = (options: ProgressOptions): Progress => {
   return {
     update: (run, done, total) => {
       const now = options.now()
+      if (total < plainMinimumRequests) return
       if (now - start < plainDelayMs || (shown !== undefined && now - shown < plainEveryMs)) return
       shown = now
       const percent = total === 0 ? 100 : Math.floor((done / total) * 100)

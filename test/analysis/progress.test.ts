@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest"
-import { makeProgress, plainDelayMs, plainEveryMs } from "../../src/analysis/progress.ts"
+import { makeProgress, plainDelayMs, plainEveryMs, plainMinimumRequests } from "../../src/analysis/progress.ts"
 
 /** A progress reporter on a clock the test moves, and what it wrote. */
 const reporter = (terminal: boolean) => {
@@ -25,11 +25,18 @@ describe("analyser progress, when standard error is not a terminal", () => {
     ])
   })
 
-  it("a short one prints nothing", () => {
+  it("a quick one prints nothing", () => {
     const { at, progress, written } = reporter(false)
     at(plainDelayMs - 1)
-    progress.update("withPlugin", 70, 71)
+    progress.update("withPlugin", 1000, 3550)
     progress.clear()
+    expect(written).toEqual([])
+  })
+
+  it("a small session prints nothing, however slow the machine", () => {
+    const { at, progress, written } = reporter(false)
+    at(plainDelayMs + plainEveryMs)
+    progress.update("withPlugin", 70, plainMinimumRequests - 1)
     expect(written).toEqual([])
   })
 })
