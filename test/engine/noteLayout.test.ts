@@ -35,6 +35,7 @@ const notes: ReadonlyArray<readonly [string, string]> = [
       calls: 48,
       tokens: 123_400,
       applications: { count: 12, cold: 3, rebuiltTokens: 460_000 },
+      cost: { profile: "anthropic-1h", requests: 400, saved: 2_400_000, rebuilt: 3_100_000 },
       byReason: {
         deduplication: { calls: 13, tokens: 13_000 },
         staleOutputs: { calls: 18, tokens: 32_000 },
@@ -55,6 +56,11 @@ const notes: ReadonlyArray<readonly [string, string]> = [
     },
     now,
     cache: { requests: 400, read: 12_000_000, write: 900_000, uncached: 150_000 },
+    pending: { calls: 12, tokens: 31_000 },
+    waiting: { calls: 140, tokens: 412_000, why: { reason: "warm-cache", paysBackAfter: 11.2, horizon: 7.4 } },
+    ttlSeconds: 300,
+    pressure: 0.8,
+    profile: "anthropic-1h",
     reasonName: names
   })],
   ["/dcp context", formatContext({
@@ -65,7 +71,11 @@ const notes: ReadonlyArray<readonly [string, string]> = [
     toolCalls: 412,
     prunedCalls: 230,
     prunedTokens: 410_000,
-    reported: 171_234
+    reported: 171_234,
+    pending: { calls: 12, tokens: 31_000 },
+    waiting: { calls: 140, tokens: 412_000, why: { reason: "warm-cache", paysBackAfter: 11.2, horizon: 7.4 } },
+    ttlSeconds: 300,
+    pressure: 0.8
   })],
   ["a detailed prune note", formatNote([
     { id: 1203, tool: "read", keyParameter: longPath, reason: "deduplication", tokens: 14_200 },
