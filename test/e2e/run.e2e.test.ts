@@ -3,7 +3,7 @@ import { done, read, sourceFile } from "./support/fixtures.ts"
 import { runOpenCode } from "./support/opencode.ts"
 import { useScenario } from "./support/scenario.ts"
 
-const scenario = useScenario({ files: { "src/a.ts": sourceFile("alpha") } })
+const scenario = useScenario({ files: { "src/a.ts": sourceFile("alpha"), "src/b.ts": sourceFile("beta") } })
 
 interface RunEvent {
   readonly type: string
@@ -14,35 +14,35 @@ interface RunEvent {
 const events = (stdout: string): Array<RunEvent> =>
   stdout.split("\n").filter((line) => line.trim() !== "").map((line) => JSON.parse(line) as RunEvent)
 
-/** A session in which the plugin pruned one duplicate read. */
-const prunedSession = async (s: ReturnType<typeof scenario>, id: string) => {
+/** A session whose one prompt read two files: what `/dcp context` shows is this session's. */
+const sessionWithReads = async (s: ReturnType<typeof scenario>, id: string) => {
   const session = await s.newSession()
-  s.model.script([read(s, "src/a.ts", `${id}_1`), read(s, "src/a.ts", `${id}_2`), done])
-  await s.prompt(session, "read a.ts twice")
-  await s.waitForNote(session, "duplicate")
+  s.model.script([read(s, "src/a.ts", `${id}_1`), read(s, "src/b.ts", `${id}_2`), done])
+  await s.prompt(session, "read a.ts and b.ts")
+  await s.waitIdle(session)
   return session
 }
 
 describe("/dcp from opencode run", () => {
-  it("--command dcp stats --session prints the session's note on standard output", async () => {
+  it("--command dcp context --session prints that session's note on standard output", async () => {
     const s = scenario()
-    const session = await prunedSession(s, "run")
-    const result = await runOpenCode(s.opencode(), ["--command", "dcp", "stats", "--session", session])
+    const session = await sessionWithReads(s, "run")
+    const result = await runOpenCode(s.opencode(), ["--command", "dcp", "context", "--session", session])
     expect(result.code, result.stderr).toBe(0)
-    expect(result.stdout).toMatch(/^DCP · This session: 1 call pruned, ~[\d.]+k? tokens taken out of every later/)
-    expect(result.stdout).toContain("\nAll sessions: ")
+    expect(result.stdout).toMatch(/^DCP · Current context by kind of content/)
+    expect(result.stdout).toMatch(/^ {2}Tools \(2\) +[█░]{24}/m)
   })
 
   it("with --format json, the note is one text event, as a reply of the model would be", async () => {
     const s = scenario()
-    const session = await prunedSession(s, "json")
-    const result = await runOpenCode(s.opencode(), ["--command", "dcp", "context", "--session", session, "--format", "json"])
+    const session = await sessionWithReads(s, "json")
+    const result = await runOpenCode(s.opencode(), ["--command", "dcp", "stats", "--session", session, "--format", "json"])
     expect(result.code, result.stderr).toBe(0)
     const texts = events(result.stdout).filter((event) => event.type === "text")
     expect(texts).toHaveLength(1)
     expect(texts[0]).toMatchObject({ sessionID: session, part: { ignored: true } })
-    expect(texts[0]!.part!.text).toMatch(/^DCP · Current context by kind of content/)
-    expect(texts[0]!.part!.text).toMatch(/^ {2}Tools \(2\) +[█░]{24}/m)
+    expect(texts[0]!.part!.text).toMatch(/^DCP · This session: /)
+    expect(texts[0]!.part!.text).toContain("\nAll sessions: ")
   })
 
   it("without --session, the note is printed and the session made for the command is not left behind", async () => {
