@@ -10,7 +10,7 @@ import { pathToFileURL } from "node:url"
 const [entry, directory] = process.argv.slice(2) as [string, string]
 const ok = async () => ({ data: {} })
 const client = {
-  session: { get: async () => ({ data: { id: "ses_load" } }), messages: ok, prompt: ok, status: ok, abort: ok },
+  session: { get: async () => ({ data: { id: "ses_load" } }), messages: ok, prompt: ok, status: ok, abort: ok, delete: ok },
   tui: { showToast: ok },
   app: { log: ok }
 }

@@ -21,6 +21,13 @@ describe("README", () => {
     expect(rows.filter((row) => !readme.includes(row))).toEqual([])
   })
 
+  it("says, where the set-up commands are, what npm install prints on Node 20 and how much disk it takes", () => {
+    const setUp = readme.slice(readme.indexOf("## Set up"), readme.indexOf("## Development"))
+    expect(setUp).toContain("npm install")
+    expect(setUp).toContain("EBADENGINE")
+    expect(setUp).toMatch(/node_modules` takes about \d+ MB/)
+  })
+
   it("names exactly the two set-up commands CI runs", () => {
     const ci = readFileSync(new URL("../.ci/run", import.meta.url), "utf8")
     expect(readme).toContain("npm install")

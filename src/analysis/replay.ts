@@ -192,6 +192,7 @@ const recordingHost = (session: Session, recorded: Recorded) =>
         }),
       busy: () => Effect.succeed(false),
       announceIdle: () => Effect.void,
+      remove: () => Effect.void,
       toast: (toast) => Effect.sync(() => void recorded.toasts.push(toast)),
       log: (level, message) => Effect.sync(() => void recorded.logs.push(`${level}: ${message}`))
     })

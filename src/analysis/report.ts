@@ -65,7 +65,14 @@ const chart = (composition: Composition): Array<string> => {
   return lines
 }
 
-export const formatReport = (a: Analysis): string => {
+export interface ReportOptions {
+  /** The context window was given (`--context-window`), not assumed. */
+  readonly contextWindowGiven?: boolean
+  /** A closing line: what the reader can do next. */
+  readonly nextStep?: string
+}
+
+export const formatReport = (a: Analysis, options: ReportOptions = {}): string => {
   const s = a.session
   const out: Array<string> = []
   out.push(clip(`Context pruning, replayed offline: session ${s.id}`))
@@ -85,7 +92,11 @@ export const formatReport = (a: Analysis): string => {
   out.push(
     ...wrap(
       `Config: ${a.config.explicit ? "--config " : ""}${sources}; cache.mode ${a.config.cacheMode}; ${model}` +
-        `context window ${n(a.config.contextWindow)} tokens (assumed: an export does not record it).`
+        `context window ${n(a.config.contextWindow)} tokens ${
+          options.contextWindowGiven === true
+            ? "(--context-window)."
+            : "(assumed: an export does not record it; --context-window sets it)."
+        }`
     )
   )
   for (const problem of a.config.problems) out.push(...wrap(`Config problem: ${problem}`))
@@ -195,6 +206,7 @@ export const formatReport = (a: Analysis): string => {
     out.push(...wrap(`The plugin logged ${plural(a.pluginLog.length, "warning or error", "warnings or errors")} (a failed request goes out unmodified):`))
     for (const line of a.pluginLog.slice(0, 3)) out.push(clip(`  ${line.split("\n")[0]}`))
   }
+  if (options.nextStep !== undefined) out.push("", ...wrap(options.nextStep))
   return `${out.join("\n")}\n`
 }
 

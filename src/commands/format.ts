@@ -173,7 +173,7 @@ export const formatStats = (input: {
     const warm = applied.count - applied.cold
     lines.push(
       `  prompt cache: prunes reached the model ${applied.count} time${applied.count === 1 ? "" : "s"} (${applied.cold} with the cache already expired); ` +
-        (warm === 0 ? "no cache was rebuilt for them." : `about ${formatTokens(applied.rebuiltTokens)} cached tokens were rebuilt for them (estimated).`)
+        (warm === 0 ? "no cache was rebuilt for them." : `${formatTokens(applied.rebuiltTokens)} cached tokens were rebuilt for them (estimated).`)
     )
   }
   const cost = session.cost

@@ -19,7 +19,7 @@ const positiveInteger = /^[1-9]\d*$/
 
 export const parseCommand = (raw: string): DcpCommand => {
   const [name = "", ...rest] = raw.trim().split(/\s+/).filter((word) => word.length > 0)
-  const extra = (usage: string) => ({ _tag: "invalid" as const, problem: `Too many arguments: the usage is \`${usage}\`.` })
+  const extra = (usage: string) => ({ _tag: "invalid" as const, problem: `Too many arguments: the usage is ${usage}.` })
   switch (name.toLowerCase()) {
     case "":
     case "help":
@@ -33,23 +33,23 @@ export const parseCommand = (raw: string): DcpCommand => {
       const n = rest[0]
       if (n === undefined) return { _tag: "sweep", count: undefined }
       if (!positiveInteger.test(n)) {
-        return { _tag: "invalid", problem: `\`${n}\` is not a number of calls: \`/dcp sweep [n]\` takes a whole number of 1 or more, e.g. \`/dcp sweep 5\`.` }
+        return { _tag: "invalid", problem: `"${n}" is not a number of calls: /dcp sweep [n] takes a whole number of 1 or more, e.g. /dcp sweep 5.` }
       }
       return { _tag: "sweep", count: Number(n) }
     }
     case "restore": {
       const target = rest[0]
       if (target === undefined) {
-        return { _tag: "invalid", problem: "Restore what? Give a pruned call's id or `all`, e.g. `/dcp restore 12`." }
+        return { _tag: "invalid", problem: `Restore what? Give a pruned call's id or "all", e.g. /dcp restore 12.` }
       }
       if (rest.length > 1) return extra("/dcp restore <id|all>")
       if (target.toLowerCase() === "all") return { _tag: "restore", target: "all" }
       if (!positiveInteger.test(target)) {
-        return { _tag: "invalid", problem: `\`${target}\` is not an id: \`/dcp restore\` takes the number shown in a placeholder, or \`all\`.` }
+        return { _tag: "invalid", problem: `"${target}" is not an id: /dcp restore takes the number shown in a placeholder, or "all".` }
       }
       return { _tag: "restore", target: Number(target) }
     }
     default:
-      return { _tag: "invalid", problem: `Unknown subcommand \`${name}\`.` }
+      return { _tag: "invalid", problem: `Unknown subcommand "${name}".` }
   }
 }

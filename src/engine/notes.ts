@@ -51,3 +51,73 @@ export const formatNote = (
   }
   return lines.join("\n")
 }
+
+/** Starts every note, so a note cannot be taken for a message the user typed (the terminal UI shows both alike). */
+export const notePrefix = "DCP · "
+
+/**
+ * Columns a note line may take. OpenCode's terminal UI shows a note as a user message, as plain text (no Markdown),
+ * and wraps a longer line at the message's edge with its indentation lost. Measured with OpenCode 1.18.33: the text
+ * of a message is 73 columns wide in an 80-column terminal, 113 in a 120-column one, and 72 at 121 columns, where
+ * the sidebar opens.
+ */
+export const noteWidth = 72
+
+/** Indentation beyond this is not kept in a wrapped line: half a line is always left for the text. */
+const maxIndent = noteWidth / 2
+
+/** A word no line can hold (a long path) starts on the line before when at least this much of it fits there. */
+const minimumPiece = 12
+
+/**
+ * Where a wrapped line's continuation starts: under the value of an indented `label: value` or of a column layout
+ * (`label  value`), else two columns in from the line's own indentation; prose at the left edge stays there.
+ */
+const hangingIndent = (line: string): number => {
+  const indent = line.length - line.trimStart().length
+  const column = /^\s*\S(?:.*?\S)?\s{2,}(?=\S)/.exec(line)?.[0].length
+  const label = /^\s+[^\s:][^:]{0,24}:\s+(?=\S)/.exec(line)?.[0].length
+  const hang = column !== undefined && column <= maxIndent ? column : label ?? (indent === 0 ? 0 : indent + 2)
+  return Math.min(hang, maxIndent)
+}
+
+/** Word-wraps one line to `noteWidth`; a word longer than a whole line (a path) is cut where the line ends. */
+const wrapLine = (line: string): Array<string> => {
+  if ([...line].length <= noteWidth) return [line]
+  const hang = " ".repeat(hangingIndent(line))
+  const body = line.trimStart()
+  // Words with the spaces before each, so that column gaps inside a line survive.
+  const words = [...body.matchAll(/(\s*)(\S+)/g)].map((match) => ({ gap: match[1]!, word: [...match[2]!] }))
+  const out: Array<string> = []
+  let current = line.slice(0, Math.min(line.length - body.length, maxIndent))
+  const room = () => noteWidth - [...current].length
+  for (const [i, { gap, word }] of words.entries()) {
+    let rest = word
+    if (i > 0) {
+      const here = gap.length + rest.length <= room() ||
+        (rest.length > noteWidth - hang.length && room() - gap.length >= minimumPiece)
+      if (here) {
+        current += gap
+      } else {
+        out.push(current)
+        current = hang
+      }
+    }
+    while (rest.length > room()) {
+      const fits = room()
+      current += rest.slice(0, fits).join("")
+      rest = rest.slice(fits)
+      out.push(current)
+      current = hang
+    }
+    current += rest.join("")
+  }
+  out.push(current)
+  return out
+}
+
+/** Every line of `text` kept within `noteWidth` columns. */
+export const wrapNote = (text: string): string => text.split("\n").flatMap(wrapLine).join("\n")
+
+/** A note as it is sent: the plugin's prefix, then every line kept within `noteWidth` columns. */
+export const layoutNote = (text: string): string => wrapNote(`${notePrefix}${text}`)

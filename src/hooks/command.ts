@@ -1,4 +1,4 @@
-import { Clock, Effect, Option } from "effect"
+import { Clock, Effect, Option, Predicate } from "effect"
 import { contentsOf, reportedCacheUsage, reportedContext } from "../commands/breakdown.ts"
 import { formatContext, formatHelp, formatStats } from "../commands/format.ts"
 import { type DcpCommand, parseCommand } from "../commands/parse.ts"
@@ -6,8 +6,9 @@ import { sweepSelection } from "../commands/select.ts"
 import { reasonName } from "../engine/notes.ts"
 import { formatTokens } from "../engine/placeholders.ts"
 import type { Reason } from "../engine/strategies/candidate.ts"
+import { partsOf, roleOf } from "../host/messages.ts"
 import { visibleHistory } from "../host/view.ts"
-import { Config } from "../services/Config.ts"
+import { Config, reportNote } from "../services/Config.ts"
 import { Host } from "../services/Host.ts"
 import { Ledger } from "../services/Ledger.ts"
 import { Notifier } from "../services/Notifier.ts"
@@ -18,6 +19,7 @@ import { SessionStore } from "../services/SessionStore.ts"
 import { Tokenizer } from "../services/Tokenizer.ts"
 import { ToolCache } from "../services/ToolCache.ts"
 import { type SessionState, stableId } from "../state/session.ts"
+import { reportConfigProblems } from "./session.ts"
 import { handleFor, protectionFor } from "./transform.ts"
 import { publishStatus } from "./status.ts"
 
@@ -33,14 +35,37 @@ export const dcp = Effect.fn("hooks.dcp")(function*(sessionID: string, args: str
   const notifier = yield* Notifier
   const host = yield* Host
   const command = parseCommand(args)
+  // A command can be the user's first contact with the plugin: the config's problems come first, in the note too.
+  const problems = yield* reportConfigProblems
   const reply = yield* store.use(sessionID, (state) =>
     state.isSubAgent && command._tag !== "help" && command._tag !== "invalid"
       ? Effect.succeed(subAgentReply)
       : Effect.tap(run(command, state), () => publishStatus(state)))
   const origin = yield* store.use(sessionID, (state) => Effect.succeed(state.origin))
-  const stored = yield* notifier.post(sessionID, reply, origin)
-  if (!(yield* host.busy(sessionID))) yield* host.announceIdle(sessionID)
+  const text = [...problems.map(reportNote), reply].join("\n\n")
+  const stored = yield* notifier.post(sessionID, text, origin)
+  if (!(yield* host.busy(sessionID))) {
+    yield* host.announceIdle(sessionID)
+    yield* removeIfThrowaway(sessionID).pipe(
+      Effect.catchTag("HostError", (error) => Effect.logWarning("/dcp: a session made for the command was not removed", error))
+    )
+  }
   return stored
+})
+
+const isNote = (message: unknown): boolean =>
+  roleOf(message) === "user" &&
+  partsOf(message).every((part) => Predicate.isObject(part) && part.type === "text" && part.ignored === true)
+
+/**
+ * `opencode run --command dcp ...` without `--session` makes a new session for the one command, and prints the note
+ * as it is stored. Left there, each such run would add an empty "New session" to the user's list; a session that
+ * `opencode run` made and that holds nothing but notes is deleted once its note is out.
+ */
+const removeIfThrowaway = Effect.fnUntraced(function*(sessionID: string) {
+  const host = yield* Host
+  if ((yield* host.session(sessionID)).createdByRun !== true) return
+  if ((yield* host.messages(sessionID)).every(isNote)) yield* host.remove(sessionID)
 })
 
 const run = Effect.fnUntraced(function*(command: DcpCommand, state: SessionState) {
@@ -89,6 +114,7 @@ const context = Effect.fnUntraced(function*(state: SessionState) {
   const tokenizer = yield* Tokenizer
   const view = visibleHistory(yield* host.messages(state.sessionID))
   const contents = contentsOf(view)
+  if (contents.user.length + contents.assistant.length + contents.tools.length === 0) return nothingYet
   const sum = (texts: ReadonlyArray<string>) =>
     Effect.map(Effect.forEach(texts, tokenizer.count), (counts) => counts.reduce((a, b) => a + b, 0))
   let tools = 0
@@ -121,6 +147,9 @@ const context = Effect.fnUntraced(function*(state: SessionState) {
     pressure: config.cache.pressure
   })
 })
+
+const nothingYet =
+  "Nothing to show yet: no message has been sent to the model in this session. After the first one, /dcp context shows where the tokens of each request go."
 
 const sweep = Effect.fnUntraced(function*(state: SessionState, count: number | undefined) {
   const cache = yield* ToolCache

@@ -78,16 +78,19 @@ export const event = Effect.fn("hooks.event")(function*(event: unknown) {
 })
 
 /**
- * Problems found in config files are shown once per file, on the first interaction rather than at start-up,
- * when the terminal UI may not be listening yet.
+ * Problems found in config files are shown once per file, on the first interaction (a model request or a `/dcp`
+ * command) rather than at start-up, when the terminal UI may not be listening yet. Returns the reports shown, for
+ * a command to repeat in its note: a toast never reaches `opencode run`.
  */
 export const reportConfigProblems = Effect.gen(function*() {
   const config = yield* Config
   const host = yield* Host
-  for (const report of yield* config.takeReports) {
+  const reports = yield* config.takeReports
+  for (const report of reports) {
     const { message, title } = formatReport(report)
     yield* host.toast({ title, message, variant: "warning" }).pipe(
       Effect.catchTag("HostError", (error) => Effect.logWarning(`config problem not shown: ${title}\n${message}`, error))
     )
   }
+  return reports
 })

@@ -160,3 +160,13 @@ export const formatReport = (report: FileReport): { readonly title: string; read
     message: lines.join("\n")
   }
 }
+
+/** The same report as lines of a note, for a command's output: toasts do not reach every client. */
+export const reportNote = (report: FileReport): string => {
+  const [file, ...lines] = formatReport(report).message.split("\n")
+  const count = report.problems.length
+  const head = report.ignored
+    ? `Config file ignored: ${file}`
+    : `${count} config problem${count === 1 ? "" : "s"} in ${file}:`
+  return [head, ...lines.map((line) => `  ${line}`)].join("\n")
+}

@@ -1,4 +1,4 @@
-import { Context, Effect, Layer, Predicate, Ref, Schema } from "effect"
+import { Clock, Context, Effect, Layer, Predicate, Ref, Schema } from "effect"
 
 /**
  * The part of OpenCode's SDK client this plugin uses. Declared structurally so the live layer takes the real
@@ -11,6 +11,7 @@ export interface HostClient {
     readonly prompt: (options: { path: { id: string }; body: NoteBody }) => Promise<{ data?: unknown; error?: unknown }>
     readonly status: () => Promise<{ data?: unknown; error?: unknown }>
     readonly abort: (options: { path: { id: string } }) => Promise<{ data?: unknown; error?: unknown }>
+    readonly delete: (options: { path: { id: string } }) => Promise<{ data?: unknown; error?: unknown }>
   }
   readonly tui: {
     readonly showToast: (options: { body: ToastBody }) => Promise<{ error?: unknown }>
@@ -25,7 +26,7 @@ interface NoteBody {
   readonly agent?: string
   readonly model?: { providerID: string; modelID: string }
   readonly variant?: string
-  readonly parts: Array<{ type: "text"; text: string; ignored: true }>
+  readonly parts: Array<{ type: "text"; text: string; ignored: true; time: { start: number; end: number } }>
 }
 interface ToastBody {
   readonly title?: string
@@ -48,11 +49,31 @@ export class HostError extends Schema.TaggedError<HostError>()("HostError", {
 /** The host fields we depend on; everything else the host sends is ignored. */
 const SessionInfo = Schema.Struct({
   id: Schema.String,
-  parentID: Schema.optional(Schema.NullOr(Schema.String))
+  parentID: Schema.optional(Schema.NullOr(Schema.String)),
+  permission: Schema.optional(Schema.NullOr(Schema.Array(Schema.Unknown)))
 })
 export interface SessionInfo {
   readonly id: string
   readonly parentID: string | undefined
+  /**
+   * Whether `opencode run` (without `--session`/`--continue`) created the session for its one invocation. OpenCode
+   * 1.18.33 records no origin; its run command alone gives a new session exactly these rules (no questions, no plan
+   * mode), while the terminal UI, the web UI and the API give none. A later version that changes them reads as
+   * `false`: such a session is then kept, as any other.
+   */
+  readonly createdByRun?: boolean | undefined
+}
+
+const runModeRules = ["plan_enter", "plan_exit", "question"]
+
+const isRunModeSession = (permission: ReadonlyArray<unknown> | null | undefined): boolean => {
+  if (permission === undefined || permission === null || permission.length !== runModeRules.length) return false
+  const denied = permission.flatMap((rule) =>
+    Predicate.isObject(rule) && rule.action === "deny" && rule.pattern === "*" && typeof rule.permission === "string"
+      ? [rule.permission]
+      : []
+  )
+  return denied.sort().join(",") === runModeRules.join(",")
 }
 
 /** Agent and model of the user's current turn: a note sent without them would switch the session's agent. */
@@ -87,6 +108,8 @@ export class Host extends Context.Service<Host, {
    * announces when a session without a running loop is aborted. Never called while the loop runs.
    */
   readonly announceIdle: (sessionID: string) => Effect.Effect<void, HostError>
+  /** Deletes a session, as the user would in OpenCode. */
+  readonly remove: (sessionID: string) => Effect.Effect<void, HostError>
   readonly toast: (toast: Toast) => Effect.Effect<void, HostError>
   /** A line in OpenCode's own log. Never fails: logging must not become a new failure. */
   readonly log: (level: LogBody["level"], message: string, extra?: Record<string, unknown>) => Effect.Effect<void>
@@ -100,24 +123,30 @@ export class Host extends Context.Service<Host, {
               Effect.mapError((cause) => new HostError({ operation: "session.get", cause }))
             )
           ),
-          Effect.map((info) => ({ id: info.id, parentID: info.parentID ?? undefined }))
+          Effect.map((info) => ({
+            id: info.id,
+            parentID: info.parentID ?? undefined,
+            createdByRun: isRunModeSession(info.permission)
+          }))
         ),
       messages: (sessionID) =>
         call("session.messages", () => client.session.messages({ path: { id: sessionID } })).pipe(
           Effect.map((data) => (Array.isArray(data) ? data : []))
         ),
       notify: (note) =>
-        call("session.prompt", () =>
-          client.session.prompt({
+        Effect.flatMap(Clock.currentTimeMillis, (now) =>
+          call("session.prompt", () =>
+            client.session.prompt({
             path: { id: note.sessionID },
             body: {
               noReply: true,
               ...(note.agent === undefined ? {} : { agent: note.agent }),
               ...(note.model === undefined ? {} : { model: { ...note.model } }),
               ...(note.variant === undefined ? {} : { variant: note.variant }),
-              parts: [{ type: "text", text: note.text, ignored: true }]
+              // A finished text part is what `opencode run` prints (as text, or as a JSON "text" event).
+              parts: [{ type: "text", text: note.text, ignored: true, time: { start: now, end: now } }]
             }
-          })),
+          }))),
       busy: (sessionID) =>
         call("session.status", () => client.session.status()).pipe(
           Effect.map((statuses) => {
@@ -127,6 +156,7 @@ export class Host extends Context.Service<Host, {
         ),
       announceIdle: (sessionID) =>
         call("session.abort", () => client.session.abort({ path: { id: sessionID } })).pipe(Effect.asVoid),
+      remove: (sessionID) => call("session.delete", () => client.session.delete({ path: { id: sessionID } })).pipe(Effect.asVoid),
       toast: (toast) =>
         call("tui.showToast", () => client.tui.showToast({ body: { ...toast, duration: 10_000 } })).pipe(Effect.asVoid),
       log: (level, message, extra) =>
@@ -147,7 +177,8 @@ export class Host extends Context.Service<Host, {
             Ref.update(recorder.sessionLookups, (n) => n + 1).pipe(
               Effect.andThen(fixture.failing ? fail("session.get") : Effect.succeed({
                 id: sessionID,
-                parentID: fixture.sessions?.[sessionID]?.parentID
+                parentID: fixture.sessions?.[sessionID]?.parentID,
+                createdByRun: fixture.sessions?.[sessionID]?.createdByRun ?? false
               }))
             ),
           messages: (sessionID) =>
@@ -160,6 +191,8 @@ export class Host extends Context.Service<Host, {
             fixture.failing ? fail("session.status") : Effect.succeed(fixture.busy?.includes(sessionID) ?? false),
           announceIdle: (sessionID) =>
             fixture.failing ? fail("session.abort") : Ref.update(recorder.idleAnnounced, (all) => [...all, sessionID]),
+          remove: (sessionID) =>
+            fixture.failing ? fail("session.delete") : Ref.update(recorder.removed, (all) => [...all, sessionID]),
           toast: (toast) => fixture.failing ? fail("tui.showToast") : Ref.update(recorder.toasts, (all) => [...all, toast]),
           log: (level, message, extra) => Ref.update(recorder.logs, (all) => [...all, { level, message, extra }])
         })
@@ -168,7 +201,7 @@ export class Host extends Context.Service<Host, {
 }
 
 export interface HostFixture {
-  readonly sessions?: Readonly<Record<string, { readonly parentID?: string }>>
+  readonly sessions?: Readonly<Record<string, { readonly parentID?: string; readonly createdByRun?: boolean }>>
   readonly messages?: Readonly<Record<string, ReadonlyArray<unknown>>>
   /** Sessions whose agent loop is running. */
   readonly busy?: ReadonlyArray<string>
@@ -183,6 +216,8 @@ export class HostRecorder extends Context.Service<HostRecorder, {
   readonly logs: Ref.Ref<ReadonlyArray<{ level: string; message: string; extra: unknown }>>
   readonly sessionLookups: Ref.Ref<number>
   readonly idleAnnounced: Ref.Ref<ReadonlyArray<string>>
+  /** Sessions deleted. */
+  readonly removed: Ref.Ref<ReadonlyArray<string>>
 }>()("opencode-context-pruner/HostRecorder") {
   static readonly layer = Layer.effect(
     HostRecorder,
@@ -192,7 +227,8 @@ export class HostRecorder extends Context.Service<HostRecorder, {
         toasts: yield* Ref.make<ReadonlyArray<Toast>>([]),
         logs: yield* Ref.make<ReadonlyArray<{ level: string; message: string; extra: unknown }>>([]),
         sessionLookups: yield* Ref.make(0),
-        idleAnnounced: yield* Ref.make<ReadonlyArray<string>>([])
+        idleAnnounced: yield* Ref.make<ReadonlyArray<string>>([]),
+        removed: yield* Ref.make<ReadonlyArray<string>>([])
       })
     })
   )

@@ -1,5 +1,5 @@
 import { Context, Effect, Layer } from "effect"
-import { formatNote, type PrunedCall } from "../engine/notes.ts"
+import { formatNote, layoutNote, type PrunedCall } from "../engine/notes.ts"
 import { Config } from "./Config.ts"
 import { Host, type HostError, type NoteOrigin } from "./Host.ts"
 
@@ -39,7 +39,8 @@ export class Notifier extends Context.Service<Notifier, {
       const mode = current.pruneNotification
       const showDistillation = current.tools.extract.showDistillation
 
-      const send = (sessionID: string, text: string, origin: NoteOrigin) => host.notify({ sessionID, text, ...origin })
+      const send = (sessionID: string, text: string, origin: NoteOrigin) =>
+        host.notify({ sessionID, text: layoutNote(text), ...origin })
 
       return Notifier.of({
         record: (sessionID, calls, context) =>

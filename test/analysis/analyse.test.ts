@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process"
-import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises"
+import { mkdir, mkdtemp, readdir, readFile, rm, truncate, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -315,7 +315,7 @@ describe.concurrent("input", () => {
   it("usage mistakes exit with 2", async () => {
     expectOneLineError(await analyse(["--frobnicate"]), 2, /unknown option --frobnicate/)
     expectOneLineError(await analyse(["a.json", "b.json"]), 2, /give one export file/)
-    expectOneLineError(await analyse(["--example", "--context-window", "lots"]), 2, /--context-window wants a positive whole number/)
+    expectOneLineError(await analyse(["--example", "--context-window", "lots"]), 2, /--context-window must be a positive whole number/)
   })
 
   it("--help prints the usage", async () => {
@@ -323,5 +323,89 @@ describe.concurrent("input", () => {
     expect(result.code).toBe(0)
     expect(result.stdout).toMatch(/^Usage: dcp-analyse \[options\] \[file\]/)
     expect(result.stdout).toContain("Runs on Node.js 20 or newer.")
+  })
+})
+
+describe("what a new user meets", () => {
+  const small = async () => {
+    const file = join(work, "small.json")
+    await writeFile(file, smallExport())
+    return file
+  }
+
+  it("--help shows the export written to a file, never piped in, and the npm form that keeps JSON clean", async () => {
+    const result = await analyse(["--help"])
+    expect(result.stdout).toContain("opencode export ses_123 > session.json")
+    expect(result.stdout).not.toMatch(/opencode export \S+ \|/)
+    expect(result.stdout).toContain("npm start --silent -- --json")
+  })
+
+  it("a context window given with --context-window is reported as given, not as assumed", async () => {
+    const given = await analyse([await small(), "--context-window", "100000"])
+    expect(given.stdout.replace(/\s+/g, " ")).toContain("context window 100,000 tokens (--context-window).")
+    expect(given.stdout).not.toContain("assumed")
+  })
+
+  it("without --context-window, the report says the window is assumed and how to set it", async () => {
+    const assumed = await analyse([await small()])
+    expect(assumed.stdout.replace(/\s+/g, " ")).toContain(
+      "context window 200,000 tokens (assumed: an export does not record it; --context-window sets it)."
+    )
+  })
+
+  it("a negative --context-window is named as not a positive number", async () => {
+    expectOneLineError(
+      await analyse(["--example", "--context-window", "-5"]),
+      2,
+      /^dcp-analyse: --context-window must be a positive whole number of tokens, not "-5"$/
+    )
+  })
+
+  it("an export larger than a string can hold is refused by its size, before it is read", async () => {
+    const file = join(work, "huge.json")
+    // Sparse: the size is there without the bytes.
+    await writeFile(file, "")
+    await truncate(file, 630 * 1024 * 1024)
+    try {
+      expectOneLineError(
+        await analyse([file]),
+        1,
+        /^dcp-analyse: .*huge\.json is too large \(630 MB\): dcp-analyse reads exports of up to 512 MB/
+      )
+    } finally {
+      await rm(file)
+    }
+  })
+
+  it("the report on the example ends with how to run it on one's own session", async () => {
+    const lines = (await analyse(["--example"])).stdout.trimEnd().split("\n")
+    const next = lines.slice(lines.findLastIndex((line) => line === "") + 1).join(" ")
+    expect(next).toMatch(/^Next: the same for one of your own sessions\./)
+    expect(next).toContain("opencode export <ID> > session.json, then run dcp-analyse session.json.")
+  })
+
+  it("the report on one's own session ends with how to try other settings", async () => {
+    const lines = (await analyse([await small()])).stdout.trimEnd().split("\n")
+    expect(lines.slice(lines.findLastIndex((line) => line === "") + 1).join(" ")).toMatch(/^Next: to try other settings/)
+  })
+
+  it("the README's JSON command for a clone prints the JSON alone (npm's banner left out)", async () => {
+    const readme = await readFile(join(repo, "README.md"), "utf8")
+    expect(readme).toContain("npm start --silent -- --json")
+    const result = await new Promise<Finished>((resolve, reject) => {
+      const child = spawn("npm", ["start", "--silent", "--", "--json"], {
+        cwd: repo,
+        env: { PATH: process.env.PATH ?? "", HOME: home },
+        stdio: ["ignore", "pipe", "pipe"]
+      })
+      let stdout = ""
+      let stderr = ""
+      child.stdout.on("data", (chunk) => (stdout += chunk))
+      child.stderr.on("data", (chunk) => (stderr += chunk))
+      child.on("error", reject)
+      child.on("close", (code) => resolve({ code, stdout, stderr }))
+    })
+    expect(result.code).toBe(0)
+    expect((JSON.parse(result.stdout) as Analysis).session.id).toMatch(/^ses_/)
   })
 })

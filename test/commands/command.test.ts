@@ -1,6 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, FileSystem, Ref } from "effect"
 import { dcp } from "../../src/hooks/command.ts"
+import { layoutNote } from "../../src/engine/notes.ts"
 import { transform } from "../../src/hooks/transform.ts"
 import { HostRecorder, type HostFixture } from "../../src/services/Host.ts"
 import { SessionStore } from "../../src/services/SessionStore.ts"
@@ -60,7 +61,7 @@ describe("/dcp commands", () => {
       Effect.gen(function*() {
         yield* dcp(sessionID, "frobnicate")
         const note = yield* lastNote
-        assert.include(note, "Unknown subcommand `frobnicate`.")
+        assert.include(note, `Unknown subcommand "frobnicate".`)
         assert.include(note, "/dcp sweep [n]")
       })
     ))
@@ -99,7 +100,10 @@ describe("/dcp commands", () => {
       Effect.gen(function*() {
         yield* dcp(sessionID, "sweep")
         yield* dcp(sessionID, "sweep")
-        assert.include(yield* lastNote, "Nothing to sweep since your last message: every call there is already pruned")
+        assert.strictEqual(
+          yield* lastNote,
+          layoutNote("Nothing to sweep since your last message: every call there is already pruned, protected or empty.")
+        )
       })
     ))
 
@@ -107,7 +111,7 @@ describe("/dcp commands", () => {
     scenario((_root, messages) =>
       Effect.gen(function*() {
         yield* dcp(sessionID, "sweep -2")
-        assert.include(yield* lastNote, "`-2` is not a number of calls")
+        assert.include(yield* lastNote, `"-2" is not a number of calls`)
         assert.include(yield* outputOf(messages, "c3"), "test 1:")
       })
     ))
@@ -184,6 +188,73 @@ describe("/dcp commands", () => {
         assert.include(yield* lastNote, "This is a sub-agent session")
         assert.include(yield* outputOf(messages, "c3"), "test 1:")
       }), { host: () => ({ sessions: { [sessionID]: { parentID: "ses_parent" } } }) }))
+
+  it.effect("a command met before any model request shows the config's problems, in a toast and in its note", () =>
+    Effect.gen(function*() {
+      const root = yield* tempDir
+      yield* withConfig(root, { strategies: { purgeErrors: { turns: 0 } } })
+      yield* Effect.gen(function*() {
+        const recorder = yield* HostRecorder
+        yield* dcp(sessionID, "context")
+        const file = `${root}/config/opencode/dcp.jsonc`
+        const [note] = yield* Ref.get(recorder.notes)
+        // (wrapped where the temporary path is long)
+        assert.isTrue(
+          note!.text.replace(/\s+/g, " ").startsWith(`DCP · 1 config problem in ${file}: • strategies.purgeErrors.turns: expected`)
+        )
+        assert.include(note!.text, "Nothing to show yet")
+        assert.deepStrictEqual((yield* Ref.get(recorder.toasts)).map((toast) => toast.title), ["DCP: 1 config problem"])
+        yield* dcp(sessionID, "context")
+        assert.notInclude((yield* lastNote), "config problem")
+        assert.strictEqual((yield* Ref.get(recorder.toasts)).length, 1)
+      }).pipe(Effect.provide(pluginUnder(root, { host: { messages: { [sessionID]: [] } } })))
+    }).pipe(Effect.scoped))
+
+  it.effect("/dcp context before the first request says there is nothing to show yet", () =>
+    Effect.gen(function*() {
+      const root = yield* tempDir
+      yield* Effect.gen(function*() {
+        yield* dcp(sessionID, "context")
+        assert.strictEqual(
+          yield* lastNote,
+          layoutNote(
+            "Nothing to show yet: no message has been sent to the model in this session. After the first one, /dcp context shows where the tokens of each request go."
+          )
+        )
+      }).pipe(Effect.provide(pluginUnder(root, { host: { messages: { [sessionID]: [] } } })))
+    }).pipe(Effect.scoped))
+
+  it.effect("a session opencode run made for the command alone is deleted once its note is out", () =>
+    Effect.gen(function*() {
+      const root = yield* tempDir
+      const notes = [{ info: { id: "msg_note", role: "user" }, parts: [{ type: "text", text: "DCP · ...", ignored: true }] }]
+      yield* Effect.gen(function*() {
+        const recorder = yield* HostRecorder
+        yield* dcp(sessionID, "stats")
+        assert.strictEqual((yield* Ref.get(recorder.notes)).length, 1)
+        assert.deepStrictEqual(yield* Ref.get(recorder.removed), [sessionID])
+      }).pipe(Effect.provide(pluginUnder(root, {
+        host: { messages: { [sessionID]: notes }, sessions: { [sessionID]: { createdByRun: true } } }
+      })))
+    }).pipe(Effect.scoped))
+
+  it.effect("a run-mode session with messages of its own is kept", () =>
+    scenario(() =>
+      Effect.gen(function*() {
+        yield* dcp(sessionID, "stats")
+        assert.deepStrictEqual(yield* Ref.get((yield* HostRecorder).removed), [])
+      }), {
+      host: (root) => ({ messages: { [sessionID]: history(root) }, sessions: { [sessionID]: { createdByRun: true } } })
+    }))
+
+  it.effect("an empty session of the terminal UI (not made by opencode run) is kept", () =>
+    Effect.gen(function*() {
+      const root = yield* tempDir
+      yield* Effect.gen(function*() {
+        yield* dcp(sessionID, "stats")
+        assert.deepStrictEqual(yield* Ref.get((yield* HostRecorder).removed), [])
+      }).pipe(Effect.provide(pluginUnder(root, { host: { messages: { [sessionID]: [] } } })))
+    }).pipe(Effect.scoped))
 
   it.effect("an idle session is announced idle after a command, so waiting clients return", () =>
     scenario(() =>

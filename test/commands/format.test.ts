@@ -109,7 +109,7 @@ describe("/dcp output", () => {
       "  by strategy: duplicate 3 (~9k) · discarded 2 (~3.4k)",
       "  by tool:     read 4 (~11k) · bash 1 (~1.4k)",
       "  last prune:  5 min ago, 2 calls (discarded), ~3.4k tokens",
-      "  prompt cache: prunes reached the model 2 times (1 with the cache already expired); about ~20k cached tokens were rebuilt for them (estimated).",
+      "  prompt cache: prunes reached the model 2 times (1 with the cache already expired); ~20k cached tokens were rebuilt for them (estimated).",
       "  provider: 40 requests, ~1.2M tokens read from cache, ~90k written to it, ~15k uncached (as reported).",
       "All sessions: 120 calls pruned, ~310k tokens, in 7 sessions.",
       "  by strategy: duplicate 100 (~250k) · failed call input 20 (~60k)"

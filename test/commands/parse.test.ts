@@ -20,20 +20,20 @@ describe("parsing /dcp arguments", () => {
     const parsed = parseCommand(`sweep ${n}`)
     expect(parsed._tag).toBe("invalid")
     expect(parsed).toMatchObject({ problem: expect.stringContaining("whole number of 1 or more") })
-    expect(parsed).toMatchObject({ problem: expect.stringContaining(`\`${n}\``) })
+    expect(parsed).toMatchObject({ problem: expect.stringContaining(`"${n}"`) })
   })
 
   it("`restore` needs an id or `all`", () => {
-    expect(parseCommand("restore")).toMatchObject({ _tag: "invalid", problem: expect.stringContaining("id or `all`") })
-    expect(parseCommand("restore x1")).toMatchObject({ _tag: "invalid", problem: expect.stringContaining("`x1` is not an id") })
+    expect(parseCommand("restore")).toMatchObject({ _tag: "invalid", problem: expect.stringContaining(`id or "all"`) })
+    expect(parseCommand("restore x1")).toMatchObject({ _tag: "invalid", problem: expect.stringContaining(`"x1" is not an id`) })
   })
 
   it("extra arguments are refused with the usage", () => {
-    expect(parseCommand("sweep 1 2")).toMatchObject({ _tag: "invalid", problem: expect.stringContaining("`/dcp sweep [n]`") })
-    expect(parseCommand("stats now")).toMatchObject({ _tag: "invalid", problem: expect.stringContaining("`/dcp stats`") })
+    expect(parseCommand("sweep 1 2")).toMatchObject({ _tag: "invalid", problem: expect.stringContaining("the usage is /dcp sweep [n].") })
+    expect(parseCommand("stats now")).toMatchObject({ _tag: "invalid", problem: expect.stringContaining("the usage is /dcp stats.") })
   })
 
   it("an unknown subcommand is named", () => {
-    expect(parseCommand("purge everything")).toEqual({ _tag: "invalid", problem: "Unknown subcommand `purge`." })
+    expect(parseCommand("purge everything")).toEqual({ _tag: "invalid", problem: `Unknown subcommand "purge".` })
   })
 })

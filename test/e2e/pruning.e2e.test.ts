@@ -13,7 +13,7 @@ import {
   systemText,
   toolNames
 } from "./support/requests.ts"
-import { dcp, notes, tokenFigure } from "./support/commands.ts"
+import { dcp, flat, notes, tokenFigure } from "./support/commands.ts"
 import { type RecordedRequest, reportedPromptTokens } from "./support/model-server.ts"
 import { type Scenario, useScenario } from "./support/scenario.ts"
 import { waitFor } from "./support/wait.ts"
@@ -175,16 +175,23 @@ describe("/dcp commands and recall", () => {
     expect(listed.data.find((command) => command.name === "dcp")?.description).toContain("sweep [n]")
 
     const help = await dcp(s, session, "")
-    expect(help.split("\n")).toEqual([
-      "Context pruning commands:",
+    const lines = help.split("\n")
+    expect(lines[0]).toBe("DCP · Context pruning commands:")
+    expect(lines.filter((line) => line.startsWith("  /dcp"))).toEqual([
       expect.stringMatching(/^ {2}\/dcp {2,}this help$/),
       expect.stringMatching(/^ {2}\/dcp context {2,}\S/),
       expect.stringMatching(/^ {2}\/dcp stats {2,}\S/),
       expect.stringMatching(/^ {2}\/dcp sweep \[n\] {2,}\S/),
       expect.stringMatching(/^ {2}\/dcp restore <id\|all> {2,}\S/)
     ])
-    expect(await dcp(s, session, "frobnicate")).toBe(`Unknown subcommand \`frobnicate\`.\n\n${help}`)
-    expect(await notes(s, session)).toEqual([help, `Unknown subcommand \`frobnicate\`.\n\n${help}`])
+    // A summary too long for the line goes on under itself, not at the edge.
+    const column = lines[1]!.indexOf("this help")
+    for (const line of lines.slice(1).filter((line) => !line.startsWith("  /dcp"))) {
+      expect(line).toMatch(new RegExp(`^ {${column}}\\S`))
+    }
+    const unknown = `DCP · Unknown subcommand "frobnicate".\n\n${help.slice("DCP · ".length)}`
+    expect(await dcp(s, session, "frobnicate")).toBe(unknown)
+    expect(await notes(s, session)).toEqual([help, unknown])
     expect(s.requests()).toHaveLength(0)
   })
 
@@ -198,9 +205,10 @@ describe("/dcp commands and recall", () => {
 
     const note = await dcp(s, session, "context")
     const lines = note.split("\n")
-    expect(lines[0]).toMatch(/^Current context by kind of content \(.*estimated.*\):$/)
+    const chart = lines.findIndex((line) => line.startsWith("  System"))
+    expect(flat(lines.slice(0, chart).join("\n"))).toMatch(/^DCP · Current context by kind of content \(.*estimated.*\):$/)
     for (const [i, label] of ["System", "User", "Assistant", "Tools \\(3\\)"].entries()) {
-      expect(lines[i + 1]).toMatch(new RegExp(`^ {2}${label} +[█░]{24} +\\d+% +~[\\d.]+k?$`))
+      expect(lines[chart + i]).toMatch(new RegExp(`^ {2}${label} +[█░]{24} +\\d+% +~[\\d.]+k?$`))
     }
     expect(figure(note, /^ {2}System .* (~[\d.]+k?)$/m)).toBeGreaterThan(0)
     expect(figure(note, /^ {2}Tools \(3\) .* (~[\d.]+k?)$/m)).toBeGreaterThan(0)
@@ -208,10 +216,9 @@ describe("/dcp commands and recall", () => {
     const pruned = figure(note, /^Pruned: +1 call, (\S+) tokens \(estimated\)$/m)
     // The provider's figure for the latest request is the current context.
     const latest = reportedPromptTokens(s.requests().at(-1)!)
-    expect(note).toMatch(new RegExp(
-      `^Current context: +${latest.toLocaleString("en-US")} tokens \\(reported by the provider for the latest request\\)$`,
-      "m"
-    ))
+    expect(flat(note)).toContain(
+      ` Current context: ${latest.toLocaleString("en-US")} tokens (reported by the provider for the latest request) `
+    )
     const current = figure(note, /^Current context: +(\S+) tokens/m)
     const without = figure(note, /^Without pruning: +(\S+) tokens \(estimated\)$/m)
     expect(pruned).toBeGreaterThan(0)
@@ -240,12 +247,12 @@ describe("/dcp commands and recall", () => {
     await s.waitForNote(second, "discarded")
 
     const stats = await dcp(s, second, "stats")
-    expect(stats).toMatch(/^This session: 2 calls pruned in what reached the model, ~[\d.]+k? tokens taken out of every later request\.$/m)
+    expect(flat(stats)).toMatch(/^DCP · This session: 2 calls pruned in what reached the model, ~[\d.]+k? tokens taken out of every later request\. /)
     expect(stats).toMatch(/^ {2}by strategy: .*\bduplicate 1 \(~[\d.]+k?\)/m)
     expect(stats).toMatch(/^ {2}by strategy: .*\bdiscarded 1 \(~[\d.]+k?\)/m)
     expect(stats).toMatch(/^ {2}by tool: +read 2 \(~[\d.]+k?\)$/m)
     expect(stats).toMatch(/^ {2}last prune: +just now, 1 call \(discarded\), ~[\d.]+k? tokens$/m)
-    expect(stats).toMatch(/^ {2}provider: \d+ requests, .*no prompt-cache usage reported\.$/m)
+    expect(flat(stats)).toMatch(/ provider: \d+ requests, [^.]*no prompt-cache usage reported\. /)
     const lifetime = /^All sessions: (\d+) calls? pruned, ~[\d.]+k? tokens, in (\d+) sessions?\.$/m.exec(stats)
     expect(lifetime, stats).not.toBeNull()
     // Earlier tests of this file pruned in other sessions of the same OpenCode: at least these two sessions count.
@@ -254,7 +261,7 @@ describe("/dcp commands and recall", () => {
     expect(stats.slice(stats.indexOf("All sessions:"))).toMatch(/\n {2}by strategy: .*\bduplicate \d+ \(/)
 
     const firstStats = await dcp(s, first, "stats")
-    expect(firstStats).toMatch(/^This session: 1 call pruned in what reached the model, /m)
+    expect(firstStats).toMatch(/^DCP · This session: 1 call pruned in what reached the model, /)
     expect(firstStats).toMatch(/^ {2}by strategy: duplicate 1 \(~[\d.]+k?\)$/m)
     // The lifetime totals are the same from either session.
     expect(firstStats.slice(firstStats.indexOf("All sessions:"))).toBe(stats.slice(stats.indexOf("All sessions:")))
@@ -286,25 +293,27 @@ describe("/dcp commands and recall", () => {
     }
 
     const swept = await dcp(s, session, "sweep")
-    expect(swept).toMatch(
-      /^Swept 1 call since your last message: ~[\d.]+k? tokens out of every request from the next one on\.\n {2}4 {2}read src\/d\.ts$/
+    expect(flat(swept)).toMatch(
+      /^DCP · Swept 1 call since your last message: ~[\d.]+k? tokens out of every request from the next one on\. 4 read src\/d\.ts$/
     )
+    expect(swept.split("\n").at(-1)).toBe("  4  read src/d.ts")
     expectSwept(await next("go on"), ["sw_4"])
 
-    expect(await dcp(s, session, "sweep")).toBe("Nothing to sweep since your last message: no tool was called there.")
+    expect(flat(await dcp(s, session, "sweep"))).toBe("DCP · Nothing to sweep since your last message: no tool was called there.")
     const two = await dcp(s, session, "sweep 2")
-    expect(two).toMatch(
-      /^Swept 2 calls among the last 2: ~[\d.]+k? tokens out of every request from the next one on\.\n {2}2 {2}read src\/b\.ts\n {2}3 {2}read src\/c\.ts$/
+    expect(flat(two)).toMatch(
+      /^DCP · Swept 2 calls among the last 2: ~[\d.]+k? tokens out of every request from the next one on\. 2 read src\/b\.ts 3 read src\/c\.ts$/
     )
+    expect(two.split("\n").slice(-2)).toEqual(["  2  read src/b.ts", "  3  read src/c.ts"])
     expectSwept(await next("go on again"), ["sw_2", "sw_3", "sw_4"])
 
     for (const bad of ["x", "0", "2 3"]) {
       const note = await dcp(s, session, `sweep ${bad}`)
       expect(note).toContain("Context pruning commands:")
-      expect(note.split("\n")[0]).toBe(
+      expect(flat(note.split("\n\n")[0]!)).toBe(
         bad === "2 3"
-          ? "Too many arguments: the usage is `/dcp sweep [n]`."
-          : `\`${bad}\` is not a number of calls: \`/dcp sweep [n]\` takes a whole number of 1 or more, e.g. \`/dcp sweep 5\`.`
+          ? "DCP · Too many arguments: the usage is /dcp sweep [n]."
+          : `DCP · "${bad}" is not a number of calls: /dcp sweep [n] takes a whole number of 1 or more, e.g. /dcp sweep 5.`
       )
     }
     // Nothing more was pruned.
@@ -335,11 +344,11 @@ describe("/dcp commands and recall", () => {
       return s.requests()[mark]!
     }
 
-    expect(await dcp(s, session, "restore 2")).toBe("id 2 is not pruned. Pruned ids: 1, 3, 4.")
-    expect(await dcp(s, session, "restore 9")).toBe("There is no call with id 9 in this session. Pruned ids: 1, 3, 4.")
-    expect(await dcp(s, session, "restore x")).toMatch(/^`x` is not an id: /)
-    expect(await dcp(s, session, "restore 1")).toMatch(
-      /^Restored id 1: ~[\d.]+k? tokens are sent to the model again from the next request on\.$/
+    expect(await dcp(s, session, "restore 2")).toBe("DCP · id 2 is not pruned. Pruned ids: 1, 3, 4.")
+    expect(await dcp(s, session, "restore 9")).toBe("DCP · There is no call with id 9 in this session. Pruned ids: 1, 3, 4.")
+    expect(await dcp(s, session, "restore x")).toMatch(/^DCP · "x" is not an id: /)
+    expect(flat(await dcp(s, session, "restore 1"))).toMatch(
+      /^DCP · Restored id 1: ~[\d.]+k? tokens are sent to the model again from the next request on\.$/
     )
     // The restored duplicate is sent in full, and deduplication leaves it alone from now on.
     const afterOne = await next("go on")
@@ -348,8 +357,8 @@ describe("/dcp commands and recall", () => {
     expect(resultOf(afterOne, "rs_3")).toMatch(placeholder("[pruned, ~N tokens; id 3]"))
     expect(resultOf(afterOne, "rs_4")).toMatch(placeholder("[pruned, ~N tokens; id 4]"))
 
-    expect(await dcp(s, session, "restore all")).toMatch(
-      /^Restored all 2 pruned calls: ~[\d.]+k? tokens are sent to the model again from the next request on\.$/
+    expect(flat(await dcp(s, session, "restore all"))).toMatch(
+      /^DCP · Restored all 2 pruned calls: ~[\d.]+k? tokens are sent to the model again from the next request on\.$/
     )
     const afterAll = await next("go on again")
     expect(resultOf(afterAll, "rs_1")).toContain(alphaEnd)
@@ -357,7 +366,7 @@ describe("/dcp commands and recall", () => {
     expect(resultOf(afterAll, "rs_4")).toContain("gamma line 59")
     const results = afterAll.messages.filter((message) => message.role === "tool").map((message) => contentText(message.content))
     expect(results.filter((result) => result.includes("[pruned"))).toEqual([])
-    expect(await dcp(s, session, "restore all")).toBe("Nothing to restore: no call is pruned in this session.")
+    expect(await dcp(s, session, "restore all")).toBe("DCP · Nothing to restore: no call is pruned in this session.")
   })
 
   it("recall({ ids }) returns a pruned call's original content to the model; an unpruned id gets an error naming it", async () => {

@@ -99,7 +99,7 @@ describe("discard", () => {
       const sent = yield* notes
       assert.strictEqual(sent.length, 1)
       assert.strictEqual(sent[0]!.sessionID, sessionID)
-      assert.match(sent[0]!.text, /^Context pruned: ~[\d.]+k? tokens from 2 calls \(2 discarded\)/)
+      assert.match(sent[0]!.text, /^DCP · Context pruned: ~[\d.]+k? tokens from 2 calls \(2 discarded\)/)
       yield* event({ type: "session.idle", properties: { sessionID } })
       assert.strictEqual((yield* notes).length, 1)
     })))

@@ -26,7 +26,8 @@ export const fakeClient = (
       messages: (request) => respond("session.messages", request, []),
       prompt: (request) => respond("session.prompt", request, { info: { id: "msg_note", role: "user" }, parts: [] }),
       status: () => respond("session.status", undefined, {}),
-      abort: (request) => respond("session.abort", request, true)
+      abort: (request) => respond("session.abort", request, true),
+      delete: (request) => respond("session.delete", request, true)
     },
     tui: { showToast: (request) => respond("tui.showToast", request, true) },
     app: { log: (request) => respond("app.log", request, true) }

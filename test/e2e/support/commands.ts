@@ -37,6 +37,12 @@ export const dcp = async (s: Scenario, sessionID: string, args: string): Promise
   return note
 }
 
+/**
+ * A note as one line of words: every run of spaces and line breaks becomes one space. What the plugin wrote, minus
+ * its layout for the terminal UI (lines wrapped to 72 columns, column gaps), for assertions on the wording.
+ */
+export const flat = (note: string): string => note.replace(/\s+/g, " ")
+
 /** A token figure as the commands print it (`~720`, `~4.2k`, `1,234`), as a number. */
 export const tokenFigure = (text: string): number => {
   const match = /^~?([\d,.]+)([kM]?)$/.exec(text)

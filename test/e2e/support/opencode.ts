@@ -206,3 +206,42 @@ export const startOpenCode = async (options: OpenCodeOptions): Promise<OpenCode>
   }
   return { url, project, env, logs: () => output, api, stop }
 }
+
+export interface RunResult {
+  readonly code: number | null
+  readonly stdout: string
+  readonly stderr: string
+}
+
+/**
+ * `opencode run --model fake/fake-model <args>` in an OpenCode's project, with its HOME and config: a second OpenCode
+ * process, with its own in-process server, beside the running `opencode serve`. Standard input is empty.
+ */
+export const runOpenCode = (opencode: OpenCode, args: ReadonlyArray<string>, timeoutMs = 60_000): Promise<RunResult> =>
+  new Promise((resolve, reject) => {
+    const child: ChildProcess = spawn(opencodeBinary, ["run", "--model", "fake/fake-model", ...args], {
+      cwd: opencode.project,
+      env: opencode.env,
+      stdio: ["ignore", "pipe", "pipe"],
+      detached: true
+    })
+    running.add(child)
+    let stdout = ""
+    let stderr = ""
+    child.stdout?.on("data", (chunk: Buffer) => void (stdout += chunk.toString()))
+    child.stderr?.on("data", (chunk: Buffer) => void (stderr += chunk.toString()))
+    const timer = setTimeout(() => {
+      try {
+        process.kill(-child.pid!, "SIGKILL")
+      } catch {
+        // already gone
+      }
+      reject(new Error(`opencode run ${args.join(" ")} did not finish in ${timeoutMs} ms:\n${stderr.slice(-3000)}`))
+    }, timeoutMs)
+    child.on("error", reject)
+    child.on("close", (code) => {
+      clearTimeout(timer)
+      running.delete(child)
+      resolve({ code, stdout, stderr })
+    })
+  })

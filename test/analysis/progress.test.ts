@@ -1,0 +1,58 @@
+import { describe, expect, it } from "vitest"
+import { makeProgress, plainDelayMs, plainEveryMs, plainMinimumRequests } from "../../src/analysis/progress.ts"
+
+/** A progress reporter on a clock the test moves, and what it wrote. */
+const reporter = (terminal: boolean) => {
+  let now = 0
+  const written: Array<string> = []
+  const progress = makeProgress({ name: "dcp-analyse", terminal, write: (text) => void written.push(text), now: () => now })
+  return { progress, written, at: (ms: number) => void (now = ms) }
+}
+
+describe("analyser progress, when standard error is not a terminal", () => {
+  it("a long replay prints a plain line now and then, with how far it got", () => {
+    const { at, progress, written } = reporter(false)
+    at(plainDelayMs)
+    progress.update("withoutPlugin", 120, 3550)
+    at(plainDelayMs + 1000)
+    progress.update("withoutPlugin", 160, 3550)
+    at(plainDelayMs + plainEveryMs)
+    progress.update("withPlugin", 200, 3550)
+    progress.clear()
+    expect(written).toEqual([
+      "dcp-analyse: replaying request 120 of 3,550 without the plugin (3%)\n",
+      "dcp-analyse: replaying request 200 of 3,550 with the plugin (5%)\n"
+    ])
+  })
+
+  it("a quick one prints nothing", () => {
+    const { at, progress, written } = reporter(false)
+    at(plainDelayMs - 1)
+    progress.update("withPlugin", 1000, 3550)
+    progress.clear()
+    expect(written).toEqual([])
+  })
+
+  it("a small session prints nothing, however slow the machine", () => {
+    const { at, progress, written } = reporter(false)
+    at(plainDelayMs + plainEveryMs)
+    progress.update("withPlugin", 70, plainMinimumRequests - 1)
+    expect(written).toEqual([])
+  })
+})
+
+describe("analyser progress on a terminal", () => {
+  it("rewrites one line in place and clears it at the end", () => {
+    const { at, progress, written } = reporter(true)
+    at(600)
+    progress.update("withPlugin", 10, 71)
+    at(800)
+    progress.update("withPlugin", 20, 71)
+    progress.clear()
+    expect(written).toEqual([
+      "\r\x1b[Kdcp-analyse: replaying request 10 of 71 with the plugin",
+      "\r\x1b[Kdcp-analyse: replaying request 20 of 71 with the plugin",
+      "\r\x1b[K"
+    ])
+  })
+})

@@ -1,0 +1,60 @@
+import { describe, expect, it } from "vitest"
+import { done, read, sourceFile } from "./support/fixtures.ts"
+import { runOpenCode } from "./support/opencode.ts"
+import { useScenario } from "./support/scenario.ts"
+
+const scenario = useScenario({ files: { "src/a.ts": sourceFile("alpha"), "src/b.ts": sourceFile("beta") } })
+
+interface RunEvent {
+  readonly type: string
+  readonly sessionID: string
+  readonly part?: { readonly text?: string; readonly ignored?: boolean }
+}
+
+const events = (stdout: string): Array<RunEvent> =>
+  stdout.split("\n").filter((line) => line.trim() !== "").map((line) => JSON.parse(line) as RunEvent)
+
+/** A session whose one prompt read two files: what `/dcp context` shows is this session's. */
+const sessionWithReads = async (s: ReturnType<typeof scenario>, id: string) => {
+  const session = await s.newSession()
+  s.model.script([read(s, "src/a.ts", `${id}_1`), read(s, "src/b.ts", `${id}_2`), done])
+  await s.prompt(session, "read a.ts and b.ts")
+  await s.waitIdle(session)
+  return session
+}
+
+describe("/dcp from opencode run", () => {
+  it("--command dcp context --session prints that session's note on standard output", async () => {
+    const s = scenario()
+    const session = await sessionWithReads(s, "run")
+    const result = await runOpenCode(s.opencode(), ["--command", "dcp", "context", "--session", session])
+    expect(result.code, result.stderr).toBe(0)
+    expect(result.stdout).toMatch(/^DCP · Current context by kind of content/)
+    expect(result.stdout).toMatch(/^ {2}Tools \(2\) +[█░]{24}/m)
+  })
+
+  it("with --format json, the note is one text event, as a reply of the model would be", async () => {
+    const s = scenario()
+    const session = await sessionWithReads(s, "json")
+    const result = await runOpenCode(s.opencode(), ["--command", "dcp", "stats", "--session", session, "--format", "json"])
+    expect(result.code, result.stderr).toBe(0)
+    const texts = events(result.stdout).filter((event) => event.type === "text")
+    expect(texts).toHaveLength(1)
+    expect(texts[0]).toMatchObject({ sessionID: session, part: { ignored: true } })
+    expect(texts[0]!.part!.text).toMatch(/^DCP · This session: /)
+    expect(texts[0]!.part!.text).toContain("\nAll sessions: ")
+  })
+
+  it("without --session, the note is printed and the session made for the command is not left behind", async () => {
+    const s = scenario()
+    const before = (await s.opencode().api<Array<{ id: string }>>("GET", "/session")).data.map((session) => session.id)
+    const result = await runOpenCode(s.opencode(), ["--command", "dcp", "stats", "--format", "json"])
+    expect(result.code, result.stderr).toBe(0)
+    const [text] = events(result.stdout).filter((event) => event.type === "text")
+    expect(text!.part!.text).toMatch(/^DCP · This session: 0 calls pruned/)
+    expect(text!.part!.text).toContain("\nAll sessions: ")
+    expect((await s.opencode().api("GET", `/session/${text!.sessionID}`)).status).toBe(404)
+    const after = (await s.opencode().api<Array<{ id: string }>>("GET", "/session")).data.map((session) => session.id)
+    expect(after).toEqual(before)
+  })
+})

@@ -1,0 +1,147 @@
+import fc from "fast-check"
+import { describe, expect, it } from "vitest"
+import { formatContext, formatHelp, formatStats } from "../../src/commands/format.ts"
+import { parseCommand } from "../../src/commands/parse.ts"
+import { formatNote, layoutNote, notePrefix, noteWidth, reasonName } from "../../src/engine/notes.ts"
+import type { Reason } from "../../src/engine/strategies/candidate.ts"
+import { reportNote } from "../../src/services/Config.ts"
+
+/**
+ * The width of a message's text in OpenCode 1.18.33's terminal UI, measured under tmux with a note of one long word
+ * (where it broke): a note line longer than this is wrapped by the UI, and the rest starts at the message's left
+ * edge, indentation lost. At 121 columns the sidebar opens and leaves the narrowest area.
+ */
+const messageWidth: ReadonlyArray<readonly [string, number]> = [
+  ["an 80-column terminal", 73],
+  ["a 120-column terminal", 113],
+  ["a 121-column terminal (sidebar open)", 72]
+]
+
+/** Columns a line takes on screen: every character the notes use is one column wide. */
+const columns = (line: string) => [...line].length
+
+const names = (reason: string) => reasonName(reason as Reason)
+const now = 1_700_000_600_000
+const longPath = "src/components/dashboard/widgets/charts/time-series/interactive-legend-with-tooltips.tsx"
+
+/** Notes as the user gets them, with the longest lines each kind of note can have. */
+const notes: ReadonlyArray<readonly [string, string]> = [
+  ["/dcp (help)", formatHelp()],
+  ["an unknown subcommand", formatHelp((parseCommand("frobnicate") as { problem: string }).problem)],
+  ["a bad sweep count", (parseCommand("sweep 2.5") as { problem: string }).problem],
+  ["a restore without an id", (parseCommand("restore") as { problem: string }).problem],
+  ["/dcp stats", formatStats({
+    session: {
+      calls: 48,
+      tokens: 123_400,
+      applications: { count: 12, cold: 3, rebuiltTokens: 460_000 },
+      cost: { profile: "anthropic-1h", requests: 400, saved: 2_400_000, rebuilt: 3_100_000 },
+      byReason: {
+        deduplication: { calls: 13, tokens: 13_000 },
+        staleOutputs: { calls: 18, tokens: 32_000 },
+        supersedeWrites: { calls: 15, tokens: 7000 },
+        purgeErrors: { calls: 1, tokens: 170 },
+        discard: { calls: 1, tokens: 900 }
+      },
+      byTool: { read: { calls: 30, tokens: 90_000 }, bash: { calls: 10, tokens: 20_000 }, webfetch: { calls: 8, tokens: 13_400 } },
+      lastPrune: { at: now - 5 * 60_000, reason: "staleOutputs", calls: 6, tokens: 8400 }
+    },
+    lifetime: {
+      version: 1,
+      updatedAt: now,
+      sessions: 70,
+      calls: 1200,
+      tokens: 3_100_000,
+      byReason: { deduplication: { calls: 600, tokens: 1_500_000 }, staleOutputs: { calls: 500, tokens: 1_400_000 }, purgeErrors: { calls: 100, tokens: 200_000 } }
+    },
+    now,
+    cache: { requests: 400, read: 12_000_000, write: 900_000, uncached: 150_000 },
+    pending: { calls: 12, tokens: 31_000 },
+    waiting: { calls: 140, tokens: 412_000, why: { reason: "warm-cache", paysBackAfter: 11.2, horizon: 7.4 } },
+    ttlSeconds: 300,
+    pressure: 0.8,
+    profile: "anthropic-1h",
+    reasonName: names
+  })],
+  ["/dcp context", formatContext({
+    system: 12_000,
+    user: 3000,
+    assistant: 9000,
+    tools: 140_000,
+    toolCalls: 412,
+    prunedCalls: 230,
+    prunedTokens: 410_000,
+    reported: 171_234,
+    pending: { calls: 12, tokens: 31_000 },
+    waiting: { calls: 140, tokens: 412_000, why: { reason: "warm-cache", paysBackAfter: 11.2, horizon: 7.4 } },
+    ttlSeconds: 300,
+    pressure: 0.8
+  })],
+  ["a detailed prune note", formatNote([
+    { id: 1203, tool: "read", keyParameter: longPath, reason: "deduplication", tokens: 14_200 },
+    { id: 1204, tool: "bash", keyParameter: "npm test -- --reporter verbose --run test/some/file.test.ts", reason: "staleOutputs", tokens: 3000 },
+    {
+      id: 1205,
+      tool: "bash",
+      keyParameter: "npm run build",
+      reason: "extract",
+      tokens: 900,
+      distillation: "The build fails in src/app.ts: the type of handler does not match the router's, since the router was upgraded."
+    }
+  ], { mode: "detailed", sessionTokens: 52_000, showDistillation: true })!],
+  ["a config problem", reportNote({
+    file: "/home/someone/.config/opencode/dcp.jsonc",
+    ignored: false,
+    problems: [{ path: "pruneNotification", expected: "", found: "", message: `pruneNotification: expected "off", "minimal" or "detailed", found the string "loud"` }]
+  })]
+]
+
+describe("notes in the terminal UI", () => {
+  for (const [terminal, width] of messageWidth) {
+    it(`in ${terminal}, no line of any note is wrapped by the UI (each fits ${width} columns)`, () => {
+      for (const [what, text] of notes) {
+        const long = layoutNote(text).split("\n").filter((line) => columns(line) > width)
+        expect(long, what).toEqual([])
+      }
+    })
+  }
+
+  it("every note starts with the plugin's prefix, so it is not taken for the user's own message", () => {
+    for (const [what, text] of notes) expect(layoutNote(text).startsWith(notePrefix), what).toBe(true)
+  })
+
+  it("notes carry no Markdown syntax: the UI shows user messages as plain text", () => {
+    for (const [what, text] of notes) expect(layoutNote(text), what).not.toMatch(/`|\*\*|^#/m)
+  })
+
+  it("no figure is hedged twice", () => {
+    for (const [what, text] of notes) expect(text, what).not.toMatch(/\b(about|around|roughly) ~/)
+  })
+
+  it("a long line wraps under its own text: help entries under their summary, a call under its path", () => {
+    const help = layoutNote(formatHelp()).split("\n")
+    const stats = help.findIndex((line) => line.startsWith("  /dcp stats "))
+    const summaryColumn = help[stats]!.indexOf("what was pruned")
+    expect(help[stats + 1]).toMatch(new RegExp(`^ {${summaryColumn}}\\S`))
+
+    const note = layoutNote(notes.find(([what]) => what === "a detailed prune note")![1]).split("\n")
+    const call = note.findIndex((line) => line.startsWith("  1203  read "))
+    expect(note[call + 1]).toMatch(/^ {8}\S/)
+    expect(note.slice(call, call + 2).map((line) => line.trim()).join("")).toContain(longPath)
+  })
+
+  it("whatever the text, lines fit and nothing but spaces changes", () => {
+    const text = fc.array(
+      fc.oneof(
+        fc.string({ unit: fc.constantFrom("a", "b", " ", "/", "-", "é", "█"), maxLength: 200 }),
+        fc.string({ maxLength: 120 })
+      ),
+      { maxLength: 6 }
+    ).map((lines) => lines.join("\n"))
+    fc.assert(fc.property(text, (input) => {
+      const output = layoutNote(input)
+      for (const line of output.split("\n")) expect(columns(line)).toBeLessThanOrEqual(noteWidth)
+      expect(output.replace(/\s/g, "")).toBe(`${notePrefix}${input}`.replace(/\s/g, ""))
+    }))
+  })
+})
