@@ -114,7 +114,7 @@ export const PluginConfigFile = Schema.Struct({
       "auto",
       "Requests the cache is expected to serve: \"auto\" (the session's pace) or a number (0: never apply while it is warm)."
     ),
-    pressure: setting(Share, 0.8, "Apply pending prunes at once when the context fills this share of the model's window."),
+    pressure: setting(Share, 0.9, "Apply pending prunes at once when the context fills this share of the model's window."),
     ttlSeconds: setting(Seconds, 300, "After this many seconds without a request the cache is cold: pending prunes apply.")
   })
 }).annotate({
