@@ -110,15 +110,16 @@ describe("the bundled example (npm start)", () => {
     expect(report).toContain("5 user turns, 71 model requests, 72 tool calls (3 failed) over 55 min; 3 pauses")
     expect(report).toContain("Config: built-in defaults; cache.mode auto;")
     expect(report).toMatch(/^ {2}System +[█░]{24} +\d+% +5,710$/m)
-    near(row(report, /^ {2}Tools \(72\) +[█░]{24} +\d+% +([\d,]+)$/m)[0]!, 12_205)
-    near(row(report, /^ {2}Total +([\d,]+)$/m)[0]!, 19_496)
-    expect(report).toMatch(/^ {2}Without the plugin: 64,424 tokens \(\d+\.\d% smaller with it; 47 calls pruned\)\.$/m)
+    near(row(report, /^ {2}Tools \(72\) +[█░]{24} +\d+% +([\d,]+)$/m)[0]!, 25_067)
+    near(row(report, /^ {2}Total +([\d,]+)$/m)[0]!, 32_066)
+    expect(report).toMatch(/^ {2}Without the plugin: 64,424 tokens \(\d+\.\d% smaller with it; 37 calls pruned\)\.$/m)
     const strategies = [
-      ["deduplication", "duplicate", 13, 13_057],
+      ["deduplication", "duplicate", 9, 9_010],
       ["supersedeWrites", "superseded write", 15, 734],
       ["purgeErrors", "failed call input", 1, 169],
-      ["staleOutputs", "stale output", 18, 32_362],
-      ["Total", "", 47, 46_322]
+      ["staleOutputs", "stale output", 10, 21_546],
+      ["repeat", "repeat", 2, 1_581],
+      ["Total", "", 37, 33_040]
     ] as const
     for (const [reason, name, calls, tokens] of strategies) {
       const label = name === "" ? reason : `${reason} +\\(${name}\\)`
@@ -129,11 +130,12 @@ describe("the bundled example (npm start)", () => {
     const [sentWithout, sentPrune, sentWith] = row(report, /^ {2}Tokens sent +([\d,]+) +([\d,]+) +([\d,]+) +[-+]\d+\.\d%$/m)
     expect(sentWithout).toBe(2_760_137)
     expect(sentPrune).toBe(2_760_137)
-    near(sentWith!, 1_415_382)
+    near(sentWith!, 1_362_296)
     const [costWithout, costPrune, costWith] = row(report, /^ {2}Cost, Anthropic cache +([\d,]+) +([\d,]+) +([\d,]+) +[-+]\d+\.\d%$/m)
     expect(costWithout).toBe(516_355)
     expect(costPrune).toBe(516_355)
-    near(costWith!, 864_240)
+    near(costWith!, 290_130)
+    expect(costWith!).toBeLessThan(costWithout!)
     expect(report).toMatch(/^ {2}Cost, OpenAI cache\* +467,887 +467,887 +[\d,]+ +[-+]\d+\.\d%$/m)
     expect(report).toContain("estimates (o200k tokenizer)")
     for (const line of report.split("\n")) expect([...line].length).toBeLessThanOrEqual(80)
@@ -181,16 +183,17 @@ describe("the bundled example (npm start)", () => {
       switchedOff: []
     })
     expect(json.pruned.map(({ calls, enabled, name, reason }) => ({ reason, name, calls, enabled }))).toEqual([
-      { reason: "deduplication", name: "duplicate", calls: 13, enabled: true },
+      { reason: "deduplication", name: "duplicate", calls: 9, enabled: true },
       { reason: "supersedeWrites", name: "superseded write", calls: 15, enabled: true },
       { reason: "purgeErrors", name: "failed call input", calls: 1, enabled: true },
-      { reason: "staleOutputs", name: "stale output", calls: 18, enabled: true }
+      { reason: "staleOutputs", name: "stale output", calls: 10, enabled: true },
+      { reason: "repeat", name: "repeat", calls: 2, enabled: true }
     ])
-    expect(json.prunedTotal.calls).toBe(47)
-    near(json.prunedTotal.tokens, 46_322)
+    expect(json.prunedTotal.calls).toBe(37)
+    near(json.prunedTotal.tokens, 33_040)
     expect(json.prunedTotal.tokens).toBe(json.pruned.reduce((sum, entry) => sum + entry.tokens, 0))
     expect(json.finalRequest.request).toBe(71)
-    expect(json.finalRequest.prunedCalls).toBe(47)
+    expect(json.finalRequest.prunedCalls).toBe(37)
     expect(json.finalRequest.withoutPlugin).toEqual({
       system: 5_710,
       user: 155,
@@ -202,7 +205,7 @@ describe("the bundled example (npm start)", () => {
     })
     const final = json.finalRequest.withPlugin
     expect(final.system + final.user + final.assistant + final.tools + final.plugin).toBe(final.total)
-    near(final.total, 19_496)
+    near(final.total, 32_066)
     expect(json.sent.profiles).toEqual(["anthropic", "openai"])
     expect(json.sent.sessionProfile).toBe("openai")
     expect(json.sent.withoutPlugin).toEqual({
@@ -214,8 +217,8 @@ describe("the bundled example (npm start)", () => {
       openCodePruned: 0
     })
     const anthropic = json.sent.withPlugin.priced.anthropic!
-    near(anthropic.tokens, 1_415_382)
-    near(anthropic.cost, 864_239.6)
+    near(anthropic.tokens, 1_362_296)
+    near(anthropic.cost, 290_129.5)
     // cost = 0.1 x read + 1.25 x written + the rest
     const { cost, readTokens, tokens, writeTokens } = anthropic
     expect(cost).toBeCloseTo(0.1 * readTokens + 1.25 * writeTokens + (tokens - readTokens - writeTokens), 1)
@@ -223,7 +226,7 @@ describe("the bundled example (npm start)", () => {
     expect(json.sent.hostToolTokens).toBe(4_810)
     expect(json.reported).toEqual({ requests: 71, input: json.reported.input, cacheRead: 0, cacheWrite: 0 })
     expect(json.modelCalls).toEqual({ replayed: 0, accepted: 0, rejected: 0 })
-    expect(json.notes).toBe(4)
+    expect(json.notes).toBe(5)
     expect(json.pluginLog).toEqual([])
     expect(json.costModel).toEqual({
       tokenizer: "o200k",
