@@ -40,7 +40,7 @@ const oneChange: ReadonlyArray<readonly [string, Record<string, unknown>]> = [
   ["cache.horizon 1000", { cache: { horizon: 1000 } }],
   ["cache.minPruneTokens 0", { cache: { minPruneTokens: 0 } }],
   ["cache.minPruneTokens 8000", { cache: { minPruneTokens: 8000 } }],
-  ["cache.pressure 0.9", { cache: { pressure: 0.9 } }],
+  ["cache.pressure 0.8", { cache: { pressure: 0.8 } }],
   ["cache.pressure 1 (never)", { cache: { pressure: 1 } }],
   ["repeats off", { strategies: { repeats: { enabled: false } } }],
   ["staleOutputs off", { strategies: { staleOutputs: { enabled: false } } }],
