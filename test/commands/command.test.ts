@@ -2,6 +2,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect, FileSystem, Ref } from "effect"
 import { dcp } from "../../src/hooks/command.ts"
 import { layoutNote } from "../../src/engine/notes.ts"
+import { formatTokens } from "../../src/engine/placeholders.ts"
 import { transform } from "../../src/hooks/transform.ts"
 import { HostRecorder, type HostFixture } from "../../src/services/Host.ts"
 import { SessionStore } from "../../src/services/SessionStore.ts"
@@ -124,7 +125,8 @@ describe("/dcp commands", () => {
         yield* dcp(sessionID, "restore 1")
         assert.include(yield* lastNote, "Restored id 1")
         assert.include(yield* outputOf(twice, "c1"), "a 1:")
-      }), { config: { cache: { mode: "immediate" } } }))
+        // Repeats off: the re-read c5 would be the placeholder at its first send, and c1 would stay whole.
+      }), { config: { cache: { mode: "immediate" }, strategies: { repeats: { enabled: false } } } }))
 
   it.effect("restore all un-prunes every pruned call", () =>
     scenario((_root, messages) =>
@@ -149,7 +151,7 @@ describe("/dcp commands", () => {
       })
     ))
 
-  it.effect("context shows current and without-pruning totals that differ by exactly the pruned tokens", () =>
+  it.effect("context shows the next request's and the without-pruning totals, which differ by exactly the pruned tokens", () =>
     scenario(() =>
       Effect.gen(function*() {
         yield* dcp(sessionID, "sweep")
@@ -164,20 +166,44 @@ describe("/dcp commands", () => {
         assert.include(note, "Tools (4)")
         assert.include(note, "Pruned:           1 call")
         assert.isAbove(pruned, 300)
-        assert.approximately(number("Without pruning") - number("Current context"), pruned, 60)
+        assert.approximately(number("Without pruning") - number("Next request"), pruned, 60)
       })
     ))
 
-  it.effect("stats shows this session's prunes and the lifetime totals", () =>
+  it.effect("context says which prunes go out with the next request", () =>
     scenario(() =>
       Effect.gen(function*() {
         yield* dcp(sessionID, "sweep")
+        const pruned = yield* (yield* SessionStore).use(sessionID, (state) => Effect.succeed(state.pruned.get("c3")!.tokens))
+        yield* dcp(sessionID, "context")
+        assert.include(yield* lastNote, `1 of them (${formatTokens(pruned)}) go out with the next request.`)
+      })
+    ))
+
+  it.effect("stats shows this session's prunes and the lifetime totals once a request carried them", () =>
+    scenario((_root, messages) =>
+      Effect.gen(function*() {
+        yield* dcp(sessionID, "sweep")
+        yield* transform(fresh(messages))
         yield* dcp(sessionID, "stats")
         const note = yield* lastNote
         assert.include(note, "This session: 1 call pruned")
         assert.include(note, "by strategy: swept 1")
         assert.include(note, "by tool:     bash 1")
         assert.include(note, "All sessions: 1 call pruned")
+      })
+    ))
+
+  it.effect("stats counts a sweep no request carried yet as going out with the next one, not as pruned", () =>
+    scenario(() =>
+      Effect.gen(function*() {
+        yield* dcp(sessionID, "sweep")
+        const pruned = yield* (yield* SessionStore).use(sessionID, (state) => Effect.succeed(state.pruned.get("c3")!.tokens))
+        yield* dcp(sessionID, "stats")
+        const note = (yield* lastNote).replace(/\s+/g, " ")
+        assert.include(note, "This session: 0 calls pruned")
+        assert.include(note, `next request: 1 call more (${formatTokens(pruned)} tokens), pruned since the latest request.`)
+        assert.include(note, "All sessions: 0 calls pruned")
       })
     ))
 

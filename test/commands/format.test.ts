@@ -2,8 +2,30 @@ import { describe, expect, it } from "vitest"
 import { formatContext, formatHelp, formatStats } from "../../src/commands/format.ts"
 import { reasonName } from "../../src/engine/notes.ts"
 import type { Reason } from "../../src/engine/strategies/candidate.ts"
+import { emptyStats, type LifetimeFile } from "../../src/state/schema.ts"
 
 const names = (reason: string) => reasonName(reason as Reason)
+
+/** Nothing pruned since the latest request, nothing waiting for the cache; the default cache settings. */
+const settled = { pending: { calls: 0, tokens: 0 }, waiting: undefined, ttlSeconds: 300, pressure: 0.9 }
+
+/** A context of 10k tokens, 4.2k pruned. */
+const context = {
+  ...settled,
+  system: 2000,
+  user: 500,
+  assistant: 1500,
+  tools: 6000,
+  toolCalls: 12,
+  prunedCalls: 3,
+  prunedTokens: 4200,
+  reported: undefined
+}
+
+/** Three automatic prunes waiting for a warm cache: they would pay back after 11.2 requests, the cache serves 7.4. */
+const waiting = { calls: 3, tokens: 6200, why: { reason: "warm-cache", paysBackAfter: 11.2, horizon: 7.4 } } as const
+
+const noLifetime: LifetimeFile = { version: 1, updatedAt: 0, sessions: 0, calls: 0, tokens: 0, byReason: {} }
 
 describe("/dcp output", () => {
   it("help lists one line per subcommand", () => {
@@ -28,16 +50,7 @@ describe("/dcp output", () => {
   })
 
   it("context without a provider figure: estimated split, total, and the total without pruning", () => {
-    expect(formatContext({
-      system: 2000,
-      user: 500,
-      assistant: 1500,
-      tools: 6000,
-      toolCalls: 12,
-      prunedCalls: 3,
-      prunedTokens: 4200,
-      reported: undefined
-    })).toBe([
+    expect(formatContext(context)).toBe([
       "Current context by kind of content (o200k tokenizer; what pruning removed is estimated):",
       "  System      █████░░░░░░░░░░░░░░░░░░░  20%     ~2k",
       "  User        █░░░░░░░░░░░░░░░░░░░░░░░   5%    ~500",
@@ -45,9 +58,28 @@ describe("/dcp output", () => {
       "  Tools (12)  ██████████████░░░░░░░░░░  60%     ~6k",
       "",
       "Pruned:           3 calls, ~4.2k tokens (estimated)",
-      "Current context:  ~10k tokens (estimated)",
+      "Next request:     ~10k tokens (estimated)",
       "Without pruning:  ~14k tokens (estimated)"
     ].join("\n"))
+  })
+
+  it("context says how many of the pruned calls go out with the next request", () => {
+    expect(formatContext({ ...context, pending: { calls: 2, tokens: 3000 } }).split("\n")).toContain(
+      "                  2 of them (~3k) go out with the next request."
+    )
+  })
+
+  it("context says why automatic prunes wait for the cache, and when they apply", () => {
+    const lines = formatContext({ ...context, waiting }).split("\n")
+    expect(lines.slice(lines.findIndex((line) => line.startsWith("Waiting:")), -2)).toEqual([
+      "Waiting:          3 calls, ~6.2k tokens: applying them now would pay for the prompt-cache rebuild after ~12 more requests, and this session's cache serves ~7.",
+      "                  They apply when the cache expires (5 min without a request), at a compaction, or at 90% of the window."
+    ])
+  })
+
+  it("context says when waiting prunes are too few to be worth a rebuild", () => {
+    const text = formatContext({ ...context, waiting: { ...waiting, why: { ...waiting.why, reason: "below-minimum" } } })
+    expect(text).toContain("Waiting:          3 calls, ~6.2k tokens: too few tokens to be worth a prompt-cache rebuild yet.")
   })
 
   it("context with a provider figure: it is the total, and what the messages do not explain shows as Other", () => {
@@ -59,7 +91,8 @@ describe("/dcp output", () => {
       toolCalls: 2,
       prunedCalls: 1,
       prunedTokens: 900,
-      reported: 8000
+      reported: 8000,
+      ...settled
     })
     expect(text).toContain("  System     ███░░░░░░░░░░░░░░░░░░░░░  13%     ~1k")
     expect(text).toContain("  Other      ████████████░░░░░░░░░░░░  50%     ~4k")
@@ -76,7 +109,8 @@ describe("/dcp output", () => {
       toolCalls: 2,
       prunedCalls: 0,
       prunedTokens: 0,
-      reported: 4000
+      reported: 4000,
+      ...settled
     })
     expect(text).toContain("  System     ██████░░░░░░░░░░░░░░░░░░  25%     ~1k")
     expect(text).not.toContain("Other")
@@ -89,6 +123,7 @@ describe("/dcp output", () => {
         calls: 5,
         tokens: 12_400,
         applications: { count: 2, cold: 1, rebuiltTokens: 20_000 },
+        cost: { profile: "anthropic", requests: 40, saved: 36_000, rebuilt: 23_000 },
         byReason: { deduplication: { calls: 3, tokens: 9000 }, discard: { calls: 2, tokens: 3400 } },
         byTool: { read: { calls: 4, tokens: 11_000 }, bash: { calls: 1, tokens: 1400 } },
         lastPrune: { at: now - 5 * 60_000, reason: "discard", calls: 2, tokens: 3400 }
@@ -105,11 +140,12 @@ describe("/dcp output", () => {
       cache: { requests: 40, read: 1_200_000, write: 90_000, uncached: 15_000 },
       reasonName: names
     })).toBe([
-      "This session: 5 calls pruned, ~12k tokens taken out of every later request.",
+      "This session: 5 calls pruned in what reached the model, ~12k tokens taken out of every later request.",
       "  by strategy: duplicate 3 (~9k) · discarded 2 (~3.4k)",
       "  by tool:     read 4 (~11k) · bash 1 (~1.4k)",
       "  last prune:  5 min ago, 2 calls (discarded), ~3.4k tokens",
       "  prompt cache: prunes reached the model 2 times (1 with the cache already expired); ~20k cached tokens were rebuilt for them (estimated).",
+      "  cost (Anthropic prompt-cache pricing, estimated, in input tokens): the pruned tokens would have cost ~36k over 40 requests; cache rebuilds cost ~23k; net ~13k saved.",
       "  provider: 40 requests, ~1.2M tokens read from cache, ~90k written to it, ~15k uncached (as reported).",
       "All sessions: 120 calls pruned, ~310k tokens, in 7 sessions.",
       "  by strategy: duplicate 100 (~250k) · failed call input 20 (~60k)"
@@ -118,13 +154,34 @@ describe("/dcp output", () => {
 
   it("stats before anything was pruned", () => {
     expect(formatStats({
-      session: { calls: 0, tokens: 0, applications: { count: 0, cold: 0, rebuiltTokens: 0 }, byReason: {}, byTool: {} },
-      lifetime: { version: 1, updatedAt: 0, sessions: 0, calls: 0, tokens: 0, byReason: {} },
+      session: emptyStats(),
+      lifetime: noLifetime,
       now: 0,
       reasonName: names
     })).toBe([
-      "This session: 0 calls pruned, ~0 tokens taken out of every later request.",
+      "This session: 0 calls pruned in what reached the model, ~0 tokens taken out of every later request.",
       "All sessions: 0 calls pruned, ~0 tokens, in 0 sessions."
     ].join("\n"))
+  })
+
+  it("stats counts prunes made since the latest request as going out with the next one", () => {
+    const text = formatStats({ session: emptyStats(), lifetime: noLifetime, now: 0, reasonName: names, pending: { calls: 2, tokens: 3000 } })
+    expect(text.split("\n")).toContain("  next request: 2 calls more (~3k tokens), pruned since the latest request.")
+  })
+
+  it("stats says why automatic prunes wait for the cache, and when they apply", () => {
+    const text = formatStats({
+      session: emptyStats(),
+      lifetime: noLifetime,
+      now: 0,
+      reasonName: names,
+      waiting,
+      ttlSeconds: 3600,
+      pressure: 0.9
+    })
+    expect(text.split("\n").slice(1, 3)).toEqual([
+      "  waiting for the cache: 3 calls, ~6.2k tokens: applying them now would pay for the prompt-cache rebuild after ~12 more requests, and this session's cache serves ~7.",
+      "    They apply when the cache expires (60 min without a request), at a compaction, or at 90% of the window."
+    ])
   })
 })

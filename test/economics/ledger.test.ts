@@ -2,41 +2,76 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { TestClock } from "effect/testing"
 import type { ToolCall } from "../../src/engine/calls.ts"
+import type { PrunedCall } from "../../src/engine/notes.ts"
 import { idHandle, inputPlaceholder, outputPlaceholder, recallHandle } from "../../src/engine/placeholders.ts"
 import type { Reason } from "../../src/engine/strategies/candidate.ts"
 import { dcp } from "../../src/hooks/command.ts"
 import { discard, extract } from "../../src/hooks/tools.ts"
-import { Ledger, type Prune } from "../../src/services/Ledger.ts"
+import { profiles } from "../../src/pricing/profiles.ts"
+import { Ledger } from "../../src/services/Ledger.ts"
+import { Notifier } from "../../src/services/Notifier.ts"
 import { Persistence, PersistenceError } from "../../src/services/Persistence.ts"
+import { type Delivery, type Prune, Pruner } from "../../src/services/Pruner.ts"
 import { estimateTokens } from "../../src/services/Tokenizer.ts"
-import { emptySessionFile } from "../../src/state/schema.ts"
+import { emptySessionFile, emptyStats } from "../../src/state/schema.ts"
 import { fromFile, type SessionState } from "../../src/state/session.ts"
 import { assistant, fresh, sessionID, tool, user } from "../support/history.ts"
 import { pluginUnder, tempDir } from "../support/layers.ts"
 import { call as makeCall, worktree } from "../engine/support.ts"
-import { pipelineUnder, send, stateOf, withoutTail } from "../pipeline/helpers.ts"
+import { notes, pipelineUnder, send, stateOf, withoutTail } from "../pipeline/helpers.ts"
 import { autoUnder, read } from "./support.ts"
 
 const stateFor = (id: string): SessionState => fromFile(emptySessionFile(id, 0), false)
 
-const readCall = (callID: string, outputTokens = 500) =>
-  makeCall({ callID, tool: "read", input: { filePath: `${worktree}/src/${callID}.ts` }, outputTokens })
+const readCall = (callID: string, outputTokens = 500, position = 0) =>
+  makeCall({ callID, tool: "read", input: { filePath: `${worktree}/src/${callID}.ts` }, outputTokens, position })
 const bashCall = (callID: string, outputTokens = 500) =>
   makeCall({ callID, tool: "bash", input: { command: `npm run ${callID}` }, outputTokens })
 
 const prune = (call: ToolCall, reason: Reason, id: number): Prune => ({ call, reason, id })
 
-/** The plugin's Ledger under a fresh root, with the estimate tokenizer (four characters a token). */
-const withLedger = <A, E, R>(program: (ledger: Ledger["Service"]) => Effect.Effect<A, E, R>) =>
+/** A delivered prune as the ledger receives it. */
+const entry = (id: number, reason: Reason, tokens: number, tool = "read"): PrunedCall => ({
+  id,
+  tool,
+  keyParameter: `src/${id}.ts`,
+  reason,
+  tokens
+})
+
+const warm = { cold: false, rebuiltTokens: 0, cost: 0 } as const
+
+/**
+ * A request carrying `calls` on a warm Anthropic cache: 10k tokens, 1k of them the system prompt; a change at
+ * position p leaves (4 - p) * 1k tokens after it, too far back for the cache to find an earlier entry.
+ */
+const request = (calls: ReadonlyArray<ToolCall>, options: Partial<Delivery> = {}): Delivery => ({
+  handle: recallHandle,
+  profile: profiles.anthropic,
+  cold: false,
+  calls,
+  contextTokens: 10_000,
+  systemTokens: 1_000,
+  prunedTokens: 0,
+  changeAt: (position) => ({ tokensAfter: (4 - position) * 1_000, nearEnd: false }),
+  ...options
+})
+
+/** The plugin's Ledger and Pruner under a fresh root, with the estimate tokenizer (four characters a token). */
+const withBooks = <A, E, R>(
+  program: (books: { readonly ledger: Ledger["Service"]; readonly pruner: Pruner["Service"] }) => Effect.Effect<A, E, R>
+) =>
   Effect.gen(function*() {
     const root = yield* tempDir
-    return yield* Ledger.use(program).pipe(Effect.provide(pluginUnder(root)))
-  }).pipe(Effect.scoped)
+    return yield* Effect.gen(function*() {
+      return yield* program({ ledger: yield* Ledger, pruner: yield* Pruner })
+    }).pipe(Effect.provide(pluginUnder(root)))
+  })
 
 describe("Ledger.saving", () => {
   it.effect("is the output's tokens less the placeholder's", () =>
-    withLedger((ledger) =>
-      Effect.gen(function*() {
+    withBooks(({ ledger }) =>
+      Effect.sync(() => {
         const call = readCall("a", 500)
         const placeholder = estimateTokens(outputPlaceholder(call, "discard", 7, recallHandle))
         assert.strictEqual(ledger.saving(call, "discard", 7, recallHandle), 500 - placeholder)
@@ -44,8 +79,8 @@ describe("Ledger.saving", () => {
     ))
 
   it.effect("for a superseded write, is the content's tokens less the input placeholder's", () =>
-    withLedger((ledger) =>
-      Effect.gen(function*() {
+    withBooks(({ ledger }) =>
+      Effect.sync(() => {
         const call = makeCall({
           tool: "write",
           input: { filePath: "src/a.ts", content: "x".repeat(4000) },
@@ -57,8 +92,8 @@ describe("Ledger.saving", () => {
     ))
 
   it.effect("depends on the handle the placeholder carries", () =>
-    withLedger((ledger) =>
-      Effect.gen(function*() {
+    withBooks(({ ledger }) =>
+      Effect.sync(() => {
         const call = readCall("a", 500)
         const withId = 500 - estimateTokens(outputPlaceholder(call, "discard", 7, idHandle))
         assert.strictEqual(ledger.saving(call, "discard", 7, idHandle), withId)
@@ -66,15 +101,15 @@ describe("Ledger.saving", () => {
     ))
 
   it.effect("is never negative: an output smaller than its placeholder saves 0", () =>
-    withLedger((ledger) =>
-      Effect.gen(function*() {
+    withBooks(({ ledger }) =>
+      Effect.sync(() => {
         assert.strictEqual(ledger.saving(readCall("a", 2), "deduplication", 1, recallHandle), 0)
       })
     ))
 
   it.effect("is 0 for a call with nothing to replace", () =>
-    withLedger((ledger) =>
-      Effect.gen(function*() {
+    withBooks(({ ledger }) =>
+      Effect.sync(() => {
         const running = makeCall({ tool: "bash", input: { command: "npm run dev" }, status: "running" })
         const nonText = makeCall({ tool: "bash", input: { command: "ls" }, hasTextOutput: false })
         assert.strictEqual(ledger.saving(running, "discard", 1, recallHandle), 0)
@@ -83,66 +118,118 @@ describe("Ledger.saving", () => {
     ))
 })
 
-describe("Ledger.record", () => {
-  it.effect("marks each call pruned with its saving, and returns what it recorded", () =>
-    withLedger((ledger) =>
+describe("Pruner.apply", () => {
+  it.effect("records each call pruned with its saving, pending until a request carries it, and returns what it recorded", () =>
+    withBooks(({ ledger, pruner }) =>
       Effect.gen(function*() {
         const state = stateFor("ses_a")
         const call = readCall("a", 500)
         const saving = ledger.saving(call, "discard", 1, recallHandle)
-        const recorded = yield* ledger.record(state, [prune(call, "discard", 1)], recallHandle)
+        const recorded = yield* pruner.apply(state, [prune(call, "discard", 1)], recallHandle)
         assert.deepStrictEqual(recorded.map((entry) => [entry.id, entry.tool, entry.reason, entry.tokens]), [[1, "read", "discard", saving]])
-        assert.strictEqual(state.pruned.get("a")?.tokens, saving)
-        assert.strictEqual(state.pruned.get("a")?.reason, "discard")
+        const { at: _at, ...record } = state.pruned.get("a")!
+        assert.deepStrictEqual(record, { reason: "discard", tokens: saving, pending: true })
+        assert.deepStrictEqual([...state.undelivered], ["a"])
+      })
+    ))
+
+  it.effect("counts nothing: neither the session's statistics nor the lifetime totals", () =>
+    withBooks(({ ledger, pruner }) =>
+      Effect.gen(function*() {
+        const state = stateFor("ses_a")
+        yield* pruner.apply(state, [prune(readCall("a"), "discard", 1)], recallHandle)
+        const lifetime = yield* ledger.lifetime
+        assert.deepStrictEqual(state.stats, emptyStats())
+        assert.deepStrictEqual([lifetime.sessions, lifetime.calls, lifetime.tokens], [0, 0, 0])
       })
     ))
 
   it.effect("does not record an automatic prune that would make the request bigger (minSaving)", () =>
-    withLedger((ledger) =>
+    withBooks(({ pruner }) =>
       Effect.gen(function*() {
         const state = stateFor("ses_a")
-        const recorded = yield* ledger.record(state, [prune(readCall("tiny", 2), "deduplication", 1)], recallHandle, { minSaving: 1 })
+        const recorded = yield* pruner.apply(state, [prune(readCall("tiny", 2), "deduplication", 1)], recallHandle, { minSaving: 1 })
         assert.deepStrictEqual(recorded, [])
         assert.strictEqual(state.pruned.size, 0)
-        assert.strictEqual(state.stats.calls, 0)
-        assert.strictEqual(state.stats.applications.count, 0)
+        assert.strictEqual(state.undelivered.size, 0)
         assert.isFalse(state.dirty)
       })
     ))
 
   it.effect("records a prune saving exactly minSaving", () =>
-    withLedger((ledger) =>
+    withBooks(({ ledger, pruner }) =>
       Effect.gen(function*() {
         const state = stateFor("ses_a")
         const call = readCall("a", 500)
         const saving = ledger.saving(call, "deduplication", 1, recallHandle)
-        const recorded = yield* ledger.record(state, [prune(call, "deduplication", 1)], recallHandle, { minSaving: saving })
+        const recorded = yield* pruner.apply(state, [prune(call, "deduplication", 1)], recallHandle, { minSaving: saving })
         assert.strictEqual(recorded.length, 1)
       })
     ))
 
-  it.effect("skips calls already pruned: a prune is counted once", () =>
-    withLedger((ledger) =>
+  it.effect("skips calls already pruned: the first prune stands", () =>
+    withBooks(({ pruner }) =>
       Effect.gen(function*() {
         const state = stateFor("ses_a")
         const call = readCall("a")
-        yield* ledger.record(state, [prune(call, "discard", 1)], recallHandle)
-        const again = yield* ledger.record(state, [prune(call, "extract", 1)], recallHandle)
+        yield* pruner.apply(state, [prune(call, "discard", 1)], recallHandle)
+        const again = yield* pruner.apply(state, [prune(call, "extract", 1)], recallHandle)
         assert.deepStrictEqual(again, [])
-        assert.strictEqual(state.stats.calls, 1)
         assert.strictEqual(state.pruned.get("a")?.reason, "discard")
+      })
+    ))
+})
+
+describe("Pruner.deliver", () => {
+  it.effect("counts a pending prune in the session's statistics when a request carries it, and it is pending no more", () =>
+    withBooks(({ pruner }) =>
+      Effect.gen(function*() {
+        const state = stateFor("ses_a")
+        const call = readCall("a")
+        const [recorded] = yield* pruner.apply(state, [prune(call, "discard", 1)], recallHandle)
+        yield* pruner.deliver(state, request([call]))
+        assert.deepStrictEqual([state.stats.calls, state.stats.tokens], [1, recorded!.tokens])
+        assert.isUndefined(state.pruned.get("a")?.pending)
+        assert.strictEqual(state.undelivered.size, 0)
+      })
+    ))
+
+  it.effect("leaves pending the prunes of calls the request does not carry", () =>
+    withBooks(({ pruner }) =>
+      Effect.gen(function*() {
+        const state = stateFor("ses_a")
+        const [a, b] = [readCall("a"), readCall("b")]
+        yield* pruner.apply(state, [prune(a, "discard", 1), prune(b, "discard", 2)], recallHandle)
+        yield* pruner.deliver(state, request([a]))
+        assert.strictEqual(state.stats.calls, 1)
+        assert.isTrue(state.pruned.get("b")?.pending)
+        assert.deepStrictEqual([...state.undelivered], ["b"])
+      })
+    ))
+
+  it.effect("counts a prune once: later requests that carry it count nothing more", () =>
+    withBooks(({ pruner }) =>
+      Effect.gen(function*() {
+        const state = stateFor("ses_a")
+        const call = readCall("a")
+        yield* pruner.apply(state, [prune(call, "discard", 1)], recallHandle)
+        yield* pruner.deliver(state, request([call]))
+        yield* pruner.deliver(state, request([call]))
+        assert.strictEqual(state.stats.calls, 1)
+        assert.strictEqual(state.stats.applications.count, 1)
       })
     ))
 
   it.effect("tallies the session's savings by reason and by tool", () =>
-    withLedger((ledger) =>
+    withBooks(({ pruner }) =>
       Effect.gen(function*() {
         const state = stateFor("ses_a")
         const calls = [readCall("a", 500), readCall("b", 700), bashCall("c", 900)]
-        const [a, b, c] = calls.map((call, i) =>
-          ledger.saving(call, i === 2 ? "discard" : "deduplication", i + 1, recallHandle))
-        yield* ledger.record(state, [prune(calls[0]!, "deduplication", 1), prune(calls[1]!, "deduplication", 2)], recallHandle)
-        yield* ledger.record(state, [prune(calls[2]!, "discard", 3)], recallHandle)
+        const first = yield* pruner.apply(state, [prune(calls[0]!, "deduplication", 1), prune(calls[1]!, "deduplication", 2)], recallHandle)
+        yield* pruner.deliver(state, request(calls))
+        const second = yield* pruner.apply(state, [prune(calls[2]!, "discard", 3)], recallHandle)
+        yield* pruner.deliver(state, request(calls))
+        const [a, b, c] = [...first, ...second].map((entry) => entry.tokens)
         assert.strictEqual(state.stats.calls, 3)
         assert.strictEqual(state.stats.tokens, a! + b! + c!)
         assert.deepStrictEqual(state.stats.byReason, {
@@ -153,91 +240,250 @@ describe("Ledger.record", () => {
       })
     ))
 
-  it.effect("notes the last prune: reason, calls and tokens", () =>
-    withLedger((ledger) =>
+  it.effect("notes the last request's prunes: reason, calls and tokens", () =>
+    withBooks(({ pruner }) =>
       Effect.gen(function*() {
         const state = stateFor("ses_a")
-        yield* ledger.record(state, [prune(readCall("a"), "discard", 1)], recallHandle)
-        const recorded = yield* ledger.record(state, [prune(readCall("b"), "sweep", 2), prune(readCall("c"), "sweep", 3)], recallHandle)
+        const calls = [readCall("a"), readCall("b"), readCall("c")]
+        yield* pruner.apply(state, [prune(calls[0]!, "discard", 1)], recallHandle)
+        yield* pruner.deliver(state, request(calls))
+        const recorded = yield* pruner.apply(state, [prune(calls[1]!, "sweep", 2), prune(calls[2]!, "sweep", 3)], recallHandle)
+        yield* pruner.deliver(state, request(calls))
         const { at: _at, ...last } = state.stats.lastPrune!
         assert.deepStrictEqual(last, { reason: "sweep", calls: 2, tokens: recorded[0]!.tokens + recorded[1]!.tokens })
       })
     ))
 
-  it.effect("counts an application on a warm cache with the tokens rebuilt", () =>
-    withLedger((ledger) =>
+  it.effect("counts an application on a warm cache: under Anthropic's rules the provider rebuilds all after the system prompt", () =>
+    withBooks(({ pruner }) =>
       Effect.gen(function*() {
         const state = stateFor("ses_a")
-        yield* ledger.record(state, [prune(readCall("a"), "deduplication", 1)], recallHandle, {
-          minSaving: 1,
-          rebuild: { cold: false, tokens: 1234 }
-        })
-        assert.deepStrictEqual(state.stats.applications, { count: 1, cold: 0, rebuiltTokens: 1234 })
+        const call = readCall("a", 500, 3)
+        yield* pruner.apply(state, [prune(call, "deduplication", 1)], recallHandle)
+        yield* pruner.deliver(state, request([call]))
+        assert.deepStrictEqual(state.stats.applications, { count: 1, cold: 0, rebuiltTokens: 9_000 })
+      })
+    ))
+
+  it.effect("under prefix caching, counts the cache rebuilt from the earliest prune on", () =>
+    withBooks(({ pruner }) =>
+      Effect.gen(function*() {
+        const state = stateFor("ses_a")
+        const calls = [readCall("a", 500, 1), readCall("b", 500, 3)]
+        yield* pruner.apply(state, [prune(calls[1]!, "deduplication", 2), prune(calls[0]!, "deduplication", 1)], recallHandle)
+        yield* pruner.deliver(state, request(calls, { profile: profiles.openai }))
+        assert.deepStrictEqual(state.stats.applications, { count: 1, cold: 0, rebuiltTokens: 3_000 })
       })
     ))
 
   it.effect("counts an application on a cold cache as cold, with nothing rebuilt", () =>
-    withLedger((ledger) =>
+    withBooks(({ pruner }) =>
       Effect.gen(function*() {
         const state = stateFor("ses_a")
-        yield* ledger.record(state, [prune(readCall("a"), "deduplication", 1)], recallHandle, {
-          minSaving: 1,
-          rebuild: { cold: true, tokens: 1234 }
-        })
+        const call = readCall("a")
+        yield* pruner.apply(state, [prune(call, "deduplication", 1)], recallHandle)
+        yield* pruner.deliver(state, request([call], { cold: true }))
         assert.deepStrictEqual(state.stats.applications, { count: 1, cold: 1, rebuiltTokens: 0 })
       })
     ))
 
-  it.effect("counts no application when nothing was recorded", () =>
-    withLedger((ledger) =>
+  it.effect("a repeat, pruned in content sent for the first time, rebuilds nothing", () =>
+    withBooks(({ pruner }) =>
       Effect.gen(function*() {
         const state = stateFor("ses_a")
-        yield* ledger.record(state, [], recallHandle, { minSaving: 1, rebuild: { cold: false, tokens: 500 } })
+        const call = readCall("b", 500, 1)
+        yield* pruner.apply(state, [{ call, reason: "repeat", id: 2, of: { id: 1, kind: "same" } }], recallHandle)
+        yield* pruner.deliver(state, request([call]))
+        assert.deepStrictEqual(state.stats.applications, { count: 1, cold: 1, rebuiltTokens: 0 })
+        assert.strictEqual(state.stats.cost.rebuilt, 0)
+      })
+    ))
+
+  it.effect("counts no application when the request carries no pending prune", () =>
+    withBooks(({ pruner }) =>
+      Effect.gen(function*() {
+        const state = stateFor("ses_a")
+        yield* pruner.deliver(state, request([readCall("a")]))
         assert.deepStrictEqual(state.stats.applications, { count: 0, cold: 0, rebuiltTokens: 0 })
+        assert.strictEqual(state.stats.calls, 0)
+      })
+    ))
+
+  it.effect("charges every request, whether or not it carries a new prune", () =>
+    withBooks(({ pruner }) =>
+      Effect.gen(function*() {
+        const state = stateFor("ses_a")
+        yield* pruner.deliver(state, request([readCall("a")], { prunedTokens: 1_000 }))
+        yield* pruner.deliver(state, request([readCall("a")], { prunedTokens: 1_000 }))
+        assert.strictEqual(state.stats.cost.requests, 2)
+        assert.strictEqual(state.stats.cost.saved, 2 * 1_000 * profiles.anthropic.read)
+      })
+    ))
+
+  it.effect("prices a warm application's rebuild at the write premium over the read price", () =>
+    withBooks(({ pruner }) =>
+      Effect.gen(function*() {
+        const state = stateFor("ses_a")
+        const call = readCall("a", 500, 3)
+        yield* pruner.apply(state, [prune(call, "deduplication", 1)], recallHandle)
+        yield* pruner.deliver(state, request([call]))
+        assert.strictEqual(state.stats.cost.rebuilt, 9_000 * (profiles.anthropic.write - profiles.anthropic.read))
+      })
+    ))
+
+  it.effect("reports the prunes it delivers in the session's next note, not before", () =>
+    withBooks(({ pruner }) =>
+      Effect.gen(function*() {
+        const notifier = yield* Notifier
+        const state = stateFor(sessionID)
+        const call = readCall("a")
+        yield* pruner.apply(state, [prune(call, "discard", 1)], recallHandle)
+        yield* notifier.idle(sessionID)
+        const before = yield* notes
+        yield* pruner.deliver(state, request([call]))
+        yield* notifier.idle(sessionID)
+        const after = yield* notes
+        assert.strictEqual(before.length, 0)
+        assert.strictEqual(after.length, 1)
+        assert.include(after[0]!.text, "(1 discarded)")
+      })
+    ))
+
+  it.effect("does not report a sweep: the user asked for it and was told", () =>
+    withBooks(({ pruner }) =>
+      Effect.gen(function*() {
+        const notifier = yield* Notifier
+        const state = stateFor(sessionID)
+        const calls = [readCall("a"), readCall("b")]
+        yield* pruner.apply(state, [prune(calls[0]!, "sweep", 1), prune(calls[1]!, "discard", 2)], recallHandle)
+        yield* pruner.deliver(state, request(calls))
+        yield* notifier.idle(sessionID)
+        const sent = yield* notes
+        assert.deepStrictEqual(sent.map((note) => note.text.includes("swept")), [false])
+        assert.include(sent[0]!.text, "(1 discarded)")
       })
     ))
 })
 
+describe("Pruner.restore", () => {
+  it.effect("returns the tokens the prunes took out, and automatic rules leave the calls alone from then on", () =>
+    withBooks(({ pruner }) =>
+      Effect.gen(function*() {
+        const state = stateFor("ses_a")
+        const calls = [readCall("a"), readCall("b")]
+        const recorded = yield* pruner.apply(state, [prune(calls[0]!, "discard", 1), prune(calls[1]!, "discard", 2)], recallHandle)
+        const tokens = pruner.restore(state, ["a", "b", "unknown"])
+        assert.strictEqual(tokens, recorded[0]!.tokens + recorded[1]!.tokens)
+        assert.strictEqual(state.pruned.size, 0)
+        assert.deepStrictEqual([...state.restored], ["a", "b"])
+      })
+    ))
+
+  it.effect("a pending prune restored before any request carried it leaves no trace", () =>
+    withBooks(({ ledger, pruner }) =>
+      Effect.gen(function*() {
+        const state = stateFor(sessionID)
+        const call = readCall("a")
+        yield* pruner.apply(state, [prune(call, "discard", 1)], recallHandle)
+        pruner.restore(state, ["a"])
+        yield* pruner.deliver(state, request([call]))
+        const lifetime = yield* ledger.lifetime
+        assert.deepStrictEqual([state.stats.calls, state.stats.applications.count, state.pruned.size], [0, 0, 0])
+        assert.strictEqual(lifetime.calls, 0)
+      })
+    ))
+
+  it.effect("restoring a delivered prune keeps what it saved in the statistics", () =>
+    withBooks(({ pruner }) =>
+      Effect.gen(function*() {
+        const state = stateFor("ses_a")
+        const call = readCall("a")
+        const recorded = yield* pruner.apply(state, [prune(call, "discard", 1)], recallHandle)
+        yield* pruner.deliver(state, request([call]))
+        pruner.restore(state, ["a"])
+        assert.deepStrictEqual([state.stats.calls, state.stats.tokens], [1, recorded[0]!.tokens])
+      })
+    ))
+})
+
+describe("Ledger.charge", () => {
+  const charge = (request: Omit<Parameters<Ledger["Service"]["charge"]>[1], "fresh"> & { readonly fresh?: number }) =>
+    withBooks(({ ledger }) =>
+      Effect.sync(() => {
+        const state = stateFor("ses_a")
+        ledger.charge(state, { fresh: 0, ...request })
+        return state.stats.cost
+      })
+    )
+
+  it.effect("prices the pruned tokens of a warm request at the cache's read price, under the session's profile", () =>
+    Effect.gen(function*() {
+      const cost = yield* charge({ profile: profiles.anthropic, cold: false, pruned: 1_000 })
+      assert.deepStrictEqual(cost, { profile: "anthropic", requests: 1, saved: 1_000 * profiles.anthropic.read, rebuilt: 0 })
+    }))
+
+  it.effect("prices them at the write price when the cache had expired", () =>
+    Effect.gen(function*() {
+      const cost = yield* charge({ profile: profiles.anthropic, cold: true, pruned: 1_000 })
+      assert.strictEqual(cost.saved, 1_000 * profiles.anthropic.write)
+    }))
+
+  it.effect("prices content sent for the first time at the write price on a warm cache", () =>
+    Effect.gen(function*() {
+      const cost = yield* charge({ profile: profiles.anthropic, cold: false, pruned: 1_000, fresh: 400 })
+      assert.strictEqual(cost.saved, 600 * profiles.anthropic.read + 400 * profiles.anthropic.write)
+    }))
+
+  it.effect("saves nothing where the provider bills per request", () =>
+    Effect.gen(function*() {
+      const cost = yield* charge({ profile: profiles["per-request"], cold: false, pruned: 1_000 })
+      assert.deepStrictEqual([cost.requests, cost.saved], [1, 0])
+    }))
+
+  it.effect("without a prompt cache, saves every pruned token at full price", () =>
+    Effect.gen(function*() {
+      const cost = yield* charge({ profile: profiles.none, cold: false, pruned: 1_000 })
+      assert.strictEqual(cost.saved, 1_000)
+    }))
+})
+
 describe("Ledger.lifetime", () => {
   it.effect("starts at zero", () =>
-    withLedger((ledger) =>
+    withBooks(({ ledger }) =>
       Effect.gen(function*() {
         const lifetime = yield* ledger.lifetime
         assert.deepStrictEqual([lifetime.sessions, lifetime.calls, lifetime.tokens], [0, 0, 0])
       })
     ))
 
-  it.effect("adds every record, counting a session once", () =>
-    withLedger((ledger) =>
+  it.effect("adds every delivery, counting a session once", () =>
+    withBooks(({ ledger }) =>
       Effect.gen(function*() {
         const state = stateFor("ses_a")
-        const first = yield* ledger.record(state, [prune(readCall("a"), "deduplication", 1)], recallHandle)
-        const second = yield* ledger.record(state, [prune(readCall("b"), "discard", 2)], recallHandle)
+        yield* ledger.deliver(state, [entry(1, "deduplication", 400)], warm)
+        yield* ledger.deliver(state, [entry(2, "discard", 300)], warm)
         const lifetime = yield* ledger.lifetime
-        assert.strictEqual(lifetime.sessions, 1)
-        assert.strictEqual(lifetime.calls, 2)
-        assert.strictEqual(lifetime.tokens, first[0]!.tokens + second[0]!.tokens)
+        assert.deepStrictEqual([lifetime.sessions, lifetime.calls, lifetime.tokens], [1, 2, 700])
         assert.deepStrictEqual(lifetime.byReason, {
-          deduplication: { calls: 1, tokens: first[0]!.tokens },
-          discard: { calls: 1, tokens: second[0]!.tokens }
+          deduplication: { calls: 1, tokens: 400 },
+          discard: { calls: 1, tokens: 300 }
         })
       })
     ))
 
-  it.effect("concurrent records for two sessions add up", () =>
-    withLedger((ledger) =>
+  it.effect("concurrent deliveries for two sessions add up", () =>
+    withBooks(({ ledger }) =>
       Effect.gen(function*() {
         const one = stateFor("ses_one")
         const two = stateFor("ses_two")
-        const recorded = yield* Effect.all([
-          ledger.record(one, [prune(readCall("a", 500), "discard", 1), prune(readCall("b", 600), "discard", 2)], recallHandle),
-          ledger.record(two, [prune(bashCall("c", 700), "sweep", 1)], recallHandle),
-          ledger.record(two, [prune(bashCall("d", 800), "sweep", 2)], recallHandle)
+        yield* Effect.all([
+          ledger.deliver(one, [entry(1, "discard", 500), entry(2, "discard", 600)], warm),
+          ledger.deliver(two, [entry(1, "sweep", 700, "bash")], warm),
+          ledger.deliver(two, [entry(2, "sweep", 800, "bash")], warm)
         ], { concurrency: "unbounded" })
-        const tokens = recorded.flat().reduce((sum, entry) => sum + entry.tokens, 0)
         const lifetime = yield* ledger.lifetime
-        assert.deepStrictEqual([lifetime.sessions, lifetime.calls, lifetime.tokens], [2, 4, tokens])
-        assert.strictEqual(lifetime.byReason.sweep?.calls, 2)
+        assert.deepStrictEqual([lifetime.sessions, lifetime.calls, lifetime.tokens], [2, 4, 2_600])
+        assert.deepStrictEqual(lifetime.byReason.sweep, { calls: 2, tokens: 1_500 })
       })
     ))
 
@@ -254,42 +500,39 @@ describe("Ledger.lifetime", () => {
           })
         })
       ).pipe(Layer.provide(Persistence.layerMemory))
-      const [recorded, lifetime] = yield* Effect.gen(function*() {
+      const lifetime = yield* Effect.gen(function*() {
         const ledger = yield* Ledger
-        const recorded = yield* ledger.record(stateFor("ses_a"), [prune(readCall("a"), "discard", 1)], recallHandle)
+        yield* ledger.deliver(stateFor("ses_a"), [entry(1, "discard", 400)], warm)
         yield* ledger.flush
-        return [recorded, yield* ledger.lifetime] as const
+        return yield* ledger.lifetime
       }).pipe(Effect.provide(pluginUnder(root, { persistence: lifetimeUnwritable })))
-      assert.deepStrictEqual([lifetime.sessions, lifetime.calls, lifetime.tokens], [1, 1, recorded[0]!.tokens])
-    }).pipe(Effect.scoped))
+      assert.deepStrictEqual([lifetime.sessions, lifetime.calls, lifetime.tokens], [1, 1, 400])
+    }))
 
   it.effect("survives a restart: a new layer on the same root reads the same totals", () =>
     Effect.gen(function*() {
       const root = yield* tempDir
-      const before = yield* Ledger.use((ledger) =>
-        ledger.record(stateFor("ses_a"), [prune(readCall("a"), "discard", 1), prune(readCall("b"), "discard", 2)], recallHandle).pipe(
-          Effect.andThen(ledger.lifetime)
-        )
+      yield* Ledger.use((ledger) =>
+        ledger.deliver(stateFor("ses_a"), [entry(1, "discard", 400), entry(2, "discard", 300)], warm)
       ).pipe(Effect.provide(pluginUnder(root)))
       const after = yield* Ledger.use((ledger) => ledger.lifetime).pipe(Effect.provide(pluginUnder(root)))
-      assert.strictEqual(after.calls, 2)
       assert.deepStrictEqual(
         { sessions: after.sessions, calls: after.calls, tokens: after.tokens, byReason: after.byReason },
-        { sessions: before.sessions, calls: before.calls, tokens: before.tokens, byReason: before.byReason }
+        { sessions: 1, calls: 2, tokens: 700, byReason: { discard: { calls: 2, tokens: 700 } } }
       )
-    }).pipe(Effect.scoped))
+    }))
 
   it.effect("adds to the totals written before a restart", () =>
     Effect.gen(function*() {
       const root = yield* tempDir
-      yield* Ledger.use((ledger) => ledger.record(stateFor("ses_a"), [prune(readCall("a"), "discard", 1)], recallHandle)).pipe(
+      yield* Ledger.use((ledger) => ledger.deliver(stateFor("ses_a"), [entry(1, "discard", 400)], warm)).pipe(
         Effect.provide(pluginUnder(root))
       )
       const after = yield* Ledger.use((ledger) =>
-        ledger.record(stateFor("ses_b"), [prune(readCall("b"), "discard", 1)], recallHandle).pipe(Effect.andThen(ledger.lifetime))
+        ledger.deliver(stateFor("ses_b"), [entry(1, "discard", 300)], warm).pipe(Effect.andThen(ledger.lifetime))
       ).pipe(Effect.provide(pluginUnder(root)))
-      assert.deepStrictEqual([after.sessions, after.calls], [2, 2])
-    }).pipe(Effect.scoped))
+      assert.deepStrictEqual([after.sessions, after.calls, after.tokens], [2, 2, 700])
+    }))
 })
 
 describe("the ledger through the transform", () => {
@@ -310,7 +553,7 @@ describe("the ledger through the transform", () => {
       assert.deepStrictEqual(withoutTail(sent), history)
       assert.deepStrictEqual(state.pruned, {})
       assert.strictEqual(state.stats.applications.count, 0)
-    }).pipe(Effect.scoped))
+    }))
 })
 
 describe("applications of prunes the model or the user asks for", () => {
@@ -320,20 +563,36 @@ describe("applications of prunes the model or the user asks for", () => {
     ...["a", "b", "c", "d"].map((name, i) => assistant([read(`c${i + 1}`, `src/${name}.ts`)]))
   ]
 
+  it.effect("a discard is counted when the next request carries it, not when the model asks", () =>
+    Effect.gen(function*() {
+      const root = yield* tempDir
+      const [asked, sent] = yield* Effect.gen(function*() {
+        yield* send(fresh(reads))
+        yield* discard(sessionID, ["noise", "3"])
+        const asked = yield* stateOf(sessionID)
+        yield* send(fresh(reads))
+        return [asked, yield* stateOf(sessionID)] as const
+      }).pipe(Effect.provide(autoUnder(root)))
+      assert.deepStrictEqual([asked.stats.calls, asked.stats.applications.count], [0, 0])
+      assert.isTrue(asked.pruned.c3?.pending)
+      assert.deepStrictEqual([sent.stats.calls, sent.stats.applications.count], [1, 1])
+      assert.isUndefined(sent.pruned.c3?.pending)
+    }))
+
   it.effect("a discard counts as an application on a warm cache, with the cache it makes the provider rebuild", () =>
     Effect.gen(function*() {
       const root = yield* tempDir
       const state = yield* Effect.gen(function*() {
         yield* send(fresh(reads))
         yield* discard(sessionID, ["noise", "3"])
+        yield* send(fresh(reads))
         return yield* stateOf(sessionID)
       }).pipe(Effect.provide(autoUnder(root)))
-      assert.strictEqual(state.stats.applications.count, 1)
       assert.strictEqual(state.stats.applications.cold, 0)
-      // From the third of four calls to the end: about half of a context of about 10k tokens.
-      assert.isAbove(state.stats.applications.rebuiltTokens, 4000)
-      assert.isBelow(state.stats.applications.rebuiltTokens, 7000)
-    }).pipe(Effect.scoped))
+      // From the third of four calls to the end, as now sent: its placeholder and the fourth read (about 2.5k tokens).
+      assert.isAbove(state.stats.applications.rebuiltTokens, 2000)
+      assert.isBelow(state.stats.applications.rebuiltTokens, 3000)
+    }))
 
   it.effect("an extract counts the cache it makes the provider rebuild", () =>
     Effect.gen(function*() {
@@ -341,11 +600,14 @@ describe("applications of prunes the model or the user asks for", () => {
       const state = yield* Effect.gen(function*() {
         yield* send(fresh(reads))
         yield* extract(sessionID, ["1"], ["a.ts: nothing relevant"])
+        yield* send(fresh(reads))
         return yield* stateOf(sessionID)
       }).pipe(Effect.provide(autoUnder(root)))
+      // From the first call on, as now sent: its placeholder and three reads of about 2.5k tokens.
       assert.strictEqual(state.stats.applications.count, 1)
-      assert.isAbove(state.stats.applications.rebuiltTokens, 9000)
-    }).pipe(Effect.scoped))
+      assert.isAbove(state.stats.applications.rebuiltTokens, 7000)
+      assert.isBelow(state.stats.applications.rebuiltTokens, 8000)
+    }))
 
   it.effect("a sweep on a warm cache counts the cache it makes the provider rebuild", () =>
     Effect.gen(function*() {
@@ -354,22 +616,24 @@ describe("applications of prunes the model or the user asks for", () => {
         yield* send(fresh(reads))
         yield* TestClock.adjust("1 minute")
         yield* dcp(sessionID, "sweep 1")
+        yield* send(fresh(reads))
         return yield* stateOf(sessionID)
       }).pipe(Effect.provide(autoUnder(root)))
       assert.strictEqual(state.stats.applications.count, 1)
       assert.strictEqual(state.stats.applications.cold, 0)
       assert.isAbove(state.stats.applications.rebuiltTokens, 0)
-    }).pipe(Effect.scoped))
+    }))
 
-  it.effect("a sweep after the cache expired counts as cold, with nothing rebuilt", () =>
+  it.effect("a sweep sent after the cache expired counts as cold, with nothing rebuilt", () =>
     Effect.gen(function*() {
       const root = yield* tempDir
       const state = yield* Effect.gen(function*() {
         yield* send(fresh(reads))
         yield* TestClock.adjust("6 minutes")
         yield* dcp(sessionID, "sweep 1")
+        yield* send(fresh(reads))
         return yield* stateOf(sessionID)
       }).pipe(Effect.provide(autoUnder(root)))
       assert.deepStrictEqual(state.stats.applications, { count: 1, cold: 1, rebuiltTokens: 0 })
-    }).pipe(Effect.scoped))
+    }))
 })

@@ -11,19 +11,13 @@ import { compose } from "../../src/layers/main.ts"
 import { Host, HostError, HostRecorder } from "../../src/services/Host.ts"
 import { Paths } from "../../src/services/Paths.ts"
 import { Tokenizer } from "../../src/services/Tokenizer.ts"
-import type { LifetimeFile, SessionStats } from "../../src/state/schema.ts"
+import { emptyStats, type LifetimeFile, type SessionStats } from "../../src/state/schema.ts"
 import { assistant, fresh, type Msg, sessionID, user } from "../support/history.ts"
 import { tempDir } from "../support/layers.ts"
 import { send } from "../pipeline/helpers.ts"
 import { autoUnder, muchLater, read } from "./support.ts"
 
-const noStats: SessionStats = {
-  calls: 0,
-  tokens: 0,
-  applications: { count: 0, cold: 0, rebuiltTokens: 0 },
-  byReason: {},
-  byTool: {}
-}
+const noStats: SessionStats = emptyStats()
 const someStats: SessionStats = {
   ...noStats,
   calls: 2,
@@ -38,6 +32,7 @@ const stats = (session: SessionStats, cache?: Parameters<typeof formatStats>[0][
 
 const cacheLine = (lines: ReadonlyArray<string>) => lines.find((line) => line.startsWith("  prompt cache:"))
 const providerLine = (lines: ReadonlyArray<string>) => lines.find((line) => line.startsWith("  provider:"))
+const costLine = (lines: ReadonlyArray<string>) => lines.find((line) => line.startsWith("  cost ("))
 
 describe("formatStats: the prompt-cache line", () => {
   it("is absent before any prune reached the model", () => {
@@ -53,6 +48,30 @@ describe("formatStats: the prompt-cache line", () => {
   it("says no cache was rebuilt when every application found it expired", () => {
     expect(cacheLine(stats({ ...someStats, applications: { count: 1, cold: 1, rebuiltTokens: 0 } }))).toBe(
       "  prompt cache: prunes reached the model 1 time (1 with the cache already expired); no cache was rebuilt for them."
+    )
+  })
+})
+
+describe("formatStats: the cost line", () => {
+  const cost = (saved: number, rebuilt: number, requests = 12) => ({ profile: "anthropic", requests, saved, rebuilt })
+
+  it("is absent before any request was charged", () => {
+    expect(costLine(stats(noStats))).toBeUndefined()
+  })
+
+  it("is absent when pruning neither saved nor cost anything", () => {
+    expect(costLine(stats({ ...noStats, cost: cost(0, 0) }))).toBeUndefined()
+  })
+
+  it("names the pricing, what the pruned tokens would have cost, the rebuilds and the net saving", () => {
+    expect(costLine(stats({ ...someStats, cost: cost(30_000, 11_500) }))).toBe(
+      "  cost (Anthropic prompt-cache pricing, estimated, in input tokens): the pruned tokens would have cost ~30k over 12 requests; cache rebuilds cost ~12k; net ~19k saved."
+    )
+  })
+
+  it("says so when the rebuilds cost more than pruning saved", () => {
+    expect(costLine(stats({ ...someStats, cost: cost(2_000, 11_500, 1) }))).toBe(
+      "  cost (Anthropic prompt-cache pricing, estimated, in input tokens): the pruned tokens would have cost ~2k over 1 request; cache rebuilds cost ~12k; net ~9.5k more than without pruning."
     )
   })
 })
@@ -151,18 +170,18 @@ effectDescribe("/dcp stats", () => {
       const root = yield* tempDir
       const note = yield* statsAfter(coldRequest).pipe(Effect.provide(withStored(root)))
       assert.include(note, wrapNote("  prompt cache: prunes reached the model 1 time (1 with the cache already expired); no cache was rebuilt for them."))
-    }).pipe(Effect.scoped))
+    }))
 
   effectIt.effect("counts a warm application's rebuilt cache", () =>
     Effect.gen(function*() {
       const root = yield* tempDir
-      const note = yield* statsAfter(warmRequests).pipe(Effect.provide(withStored(root, { minPruneTokens: 1000 })))
+      const note = yield* statsAfter(warmRequests).pipe(Effect.provide(withStored(root, { mode: "immediate" })))
       // Wrapping a long line only changes where its spaces are.
       assert.match(
         note.replace(/\s+/g, " "),
         / prompt cache: prunes reached the model 1 time \(0 with the cache already expired\); ~[\d.]+k? cached tokens were rebuilt for them \(estimated\)\./
       )
-    }).pipe(Effect.scoped))
+    }))
 
   effectIt.effect("has no prompt-cache line while prunes are only pending", () =>
     Effect.gen(function*() {
@@ -170,14 +189,34 @@ effectDescribe("/dcp stats", () => {
       const note = yield* statsAfter(warmRequests).pipe(Effect.provide(withStored(root)))
       assert.notInclude(note, "prompt cache:")
       assert.include(note, "This session: 0 calls pruned")
-    }).pipe(Effect.scoped))
+    }))
+
+  effectIt.effect("says why automatic prunes wait for the cache", () =>
+    Effect.gen(function*() {
+      const root = yield* tempDir
+      const note = yield* statsAfter(warmRequests).pipe(Effect.provide(withStored(root)))
+      assert.match(
+        note.replace(/\s+/g, " "),
+        / waiting for the cache: 1 call, ~[\d.]+k? tokens: too few tokens to be worth a prompt-cache rebuild yet\. They apply when the cache expires \(5 min without a request\), at a compaction, or at 80% of the window\./
+      )
+    }))
+
+  effectIt.effect("shows what pruning saved under the provider's pricing", () =>
+    Effect.gen(function*() {
+      const root = yield* tempDir
+      const note = yield* statsAfter(coldRequest).pipe(Effect.provide(withStored(root)))
+      assert.match(
+        note.replace(/\s+/g, " "),
+        / cost \(Anthropic prompt-cache pricing, estimated, in input tokens\): the pruned tokens would have cost ~[\d.]+k? over 1 request; cache rebuilds cost ~0; net ~[\d.]+k? saved\./
+      )
+    }))
 
   effectIt.effect("shows the provider line computed from the stored session's assistant tokens", () =>
     Effect.gen(function*() {
       const root = yield* tempDir
       const note = yield* statsAfter(coldRequest).pipe(Effect.provide(withStored(root)))
       assert.include(note, wrapNote("  provider: 2 requests, ~2.8k tokens read from cache, ~2.6k written to it, ~3.2k uncached (as reported)."))
-    }).pipe(Effect.scoped))
+    }))
 })
 
 effectDescribe("/dcp stats without the stored session", () => {
@@ -202,5 +241,5 @@ effectDescribe("/dcp stats without the stored session", () => {
       assert.match(note, /^DCP · This session: 1 call pruned/)
       assert.include(note, "prompt cache: prunes reached the model 1 time")
       assert.notInclude(note, "provider:")
-    }).pipe(Effect.scoped))
+    }))
 })

@@ -4,6 +4,7 @@
  * otherwise replace with `immediate`.
  */
 import { TestClock } from "effect/testing"
+import { tagFor } from "../../src/engine/apply.ts"
 import { system } from "../../src/hooks/system.ts"
 import { sessionID, tool } from "../support/history.ts"
 import { pipelineUnder, type PluginUnderOptions } from "../pipeline/helpers.ts"
@@ -15,6 +16,9 @@ export const content = (label: string, lines = 200) =>
 
 export const read = (callID: string, filePath: string, output = content(filePath)) =>
   tool({ tool: "read", callID, input: { filePath }, output })
+
+/** An output sent whole, as every one large enough to prune is: with its `[id N]` tag at its head. */
+export const tagged = (id: number, text: string) => tagFor(id) + text
 
 /** Prunes wait for a trigger; a single read's saving (about 2.5k tokens) is far below `minPruneTokens`. */
 export const autoCache = { mode: "auto", minPruneTokens: 100_000, pressure: 0.8, ttlSeconds: 300 } as const
