@@ -19,7 +19,7 @@ import { Tokenizer } from "./Tokenizer.ts"
 
 /** Prunes reaching the model together in one request, and what that request's cache rebuild cost. */
 export interface Application {
-  /** The cache had expired anyway (or the prunes were in content sent for the first time): nothing rebuilt. */
+  /** The cache had expired anyway: nothing rebuilt. */
   readonly cold: boolean
   /** Tokens the provider had to write again (estimated). */
   readonly rebuiltTokens: number
@@ -45,8 +45,15 @@ export interface Charge {
 export class Ledger extends Context.Service<Ledger, {
   /** Tokens a prune would take out of every request, net of its placeholder (estimated, like every count on the request path). */
   readonly saving: (call: ToolCall, reason: Reason, id: number, handle: Handle, of?: CopyOf) => number
-  /** Counts prunes that reach the model in the request being sent. */
-  readonly deliver: (state: SessionState, calls: ReadonlyArray<PrunedCall>, application: Application) => Effect.Effect<void>
+  /**
+   * Counts prunes that reach the model in the request being sent; `application` when they change content the
+   * provider had cached (not for repeats alone, pruned in content sent for the first time).
+   */
+  readonly deliver: (
+    state: SessionState,
+    calls: ReadonlyArray<PrunedCall>,
+    application: Application | undefined
+  ) => Effect.Effect<void>
   /** Counts what pruning saved on one request. */
   readonly charge: (state: SessionState, request: Charge) => void
   /** Lifetime totals, including what is not yet written. */
@@ -99,7 +106,7 @@ export class Ledger extends Context.Service<Ledger, {
       const deliver = Effect.fnUntraced(function*(
         state: SessionState,
         calls: ReadonlyArray<PrunedCall>,
-        application: Application
+        application: Application | undefined
       ) {
         if (calls.length === 0) return
         const at = yield* Clock.currentTimeMillis
@@ -118,12 +125,14 @@ export class Ledger extends Context.Service<Ledger, {
         state.stats = {
           calls: stats.calls + count,
           tokens: stats.tokens + tokens,
-          applications: {
+          applications: application === undefined ? stats.applications : {
             count: stats.applications.count + 1,
             cold: stats.applications.cold + (application.cold ? 1 : 0),
             rebuiltTokens: stats.applications.rebuiltTokens + (application.cold ? 0 : application.rebuiltTokens)
           },
-          cost: { ...stats.cost, rebuilt: stats.cost.rebuilt + (application.cold ? 0 : application.cost) },
+          cost: application === undefined || application.cold
+            ? stats.cost
+            : { ...stats.cost, rebuilt: stats.cost.rebuilt + application.cost },
           byReason: sessionByReason,
           byTool,
           lastPrune: { at, reason: calls[0]!.reason, calls: count, tokens }

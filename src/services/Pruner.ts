@@ -133,7 +133,9 @@ export class Pruner extends Context.Service<Pruner, {
         }
         ledger.charge(state, { profile: request.profile, cold: request.cold, pruned: request.prunedTokens, fresh })
         if (delivered.length === 0) return
-        const rebuilt = first === Infinity || request.cold
+        // Repeats alone change nothing the provider cached: no application of prunes to count.
+        const changedCached = first !== Infinity
+        const rebuilt = !changedCached || request.cold
           ? 0
           : rebuildTokens(request.profile, {
             contextTokens: request.contextTokens,
@@ -142,7 +144,11 @@ export class Pruner extends Context.Service<Pruner, {
           })
         const { profile } = request
         const extra = profile.kind === "anthropic" || profile.kind === "openai" ? rebuilt * (profile.write - profile.read) : 0
-        yield* ledger.deliver(state, delivered, { cold: rebuilt === 0, rebuiltTokens: rebuilt, cost: extra })
+        yield* ledger.deliver(
+          state,
+          delivered,
+          changedCached ? { cold: request.cold, rebuiltTokens: rebuilt, cost: extra } : undefined
+        )
         yield* notifier.record(state.sessionID, notify, { origin: state.origin, sessionTokens: state.stats.tokens })
       })
 

@@ -287,14 +287,15 @@ describe("Pruner.deliver", () => {
       })
     ))
 
-  it.effect("a repeat, pruned in content sent for the first time, rebuilds nothing", () =>
+  it.effect("a repeat, pruned in content sent for the first time, is counted but is no application: nothing cached changed", () =>
     withBooks(({ pruner }) =>
       Effect.gen(function*() {
         const state = stateFor("ses_a")
         const call = readCall("b", 500, 1)
         yield* pruner.apply(state, [{ call, reason: "repeat", id: 2, of: { id: 1, kind: "same" } }], recallHandle)
         yield* pruner.deliver(state, request([call]))
-        assert.deepStrictEqual(state.stats.applications, { count: 1, cold: 1, rebuiltTokens: 0 })
+        assert.strictEqual(state.stats.calls, 1)
+        assert.deepStrictEqual(state.stats.applications, { count: 0, cold: 0, rebuiltTokens: 0 })
         assert.strictEqual(state.stats.cost.rebuilt, 0)
       })
     ))
