@@ -23,10 +23,11 @@ describe("appendTail", () => {
   it("appends one synthetic user text message after a user message", () => {
     const messages = endingWithUser()
     const last = messages[2]!
+    const created = (last.info.time as { readonly created: number }).created
     appendTail(messages, note)
     expect(messages).toHaveLength(4)
     const added = messages[3] as Msg
-    expect(added.info).toEqual({ ...last.info, id: syntheticId, role: "user", time: { created: last.info.time.created } })
+    expect(added.info).toEqual({ ...last.info, id: syntheticId, role: "user", time: { created } })
     expect(added.parts).toEqual([{
       id: `${syntheticId}-text`,
       sessionID: last.info.sessionID,

@@ -185,8 +185,8 @@ describe("the request path's incremental view", () => {
 })
 
 const outputAt = (messages: ReadonlyArray<Msg>, call: ToolCall): string | undefined => {
-  const output = messages[call.messageIndex]?.parts[call.partIndex]?.state?.output
-  return typeof output === "string" ? output : undefined
+  const state = messages[call.messageIndex]?.parts[call.partIndex]?.state as { readonly output?: unknown } | undefined
+  return typeof state?.output === "string" ? state.output : undefined
 }
 
 /** A user message, then one assistant message per file, each reading it. */

@@ -60,6 +60,7 @@ describe("pruning tools through the plugin factory", () => {
     await hooks["chat.message"]({ sessionID, agent: "plan", model: { providerID: "p", modelID: "m" } } as never, {} as never)
     await transform(hooks, fresh(history()))
     await hooks.tool.discard!.execute({ ids: ["completion", "1", "2"] }, context())
+    await transform(hooks, fresh(history()))
     expect(notesSent(client)).toEqual([])
     await hooks.event({ event: { type: "session.idle", properties: { sessionID } } as never })
     expect(notesSent(client)).toHaveLength(1)
@@ -70,10 +71,11 @@ describe("pruning tools through the plugin factory", () => {
     await hooks.dispose()
   })
 
-  it("discard.execute persists the prune: the state file has it after dispose", async () => {
+  it("discard.execute persists the prune: the state file has it, counted once sent, after dispose", async () => {
     const hooks = await load(fakeClient())
     await transform(hooks, fresh(history()))
     await hooks.tool.discard!.execute({ ids: ["noise", "2"] }, context())
+    await transform(hooks, fresh(history()))
     await hooks.dispose()
     const file = join(root, "data", "opencode", "storage", "plugin", "dcp", `${sessionID}.json`)
     const state = JSON.parse(await readFile(file, "utf8"))
@@ -102,7 +104,7 @@ describe("pruning tools through the plugin factory", () => {
       ...history(),
       assistant([tool({ tool: "extract", callID: "x1", input: { ids: ["1"], distillation }, output: reply as string })])
     ]))
-    expect(toolPart(next, "c1").state.output).toMatch(/^\[pruned after extract: read src\/a\.ts/)
+    expect(toolPart(next, "c1").state.output).toMatch(/^\[pruned after extract, .*; (?:id|recall) 1\]$/)
     expect(toolPart(next, "x1").state.input.distillation).toEqual(distillation)
     await hooks.dispose()
   })

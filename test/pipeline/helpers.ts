@@ -79,6 +79,27 @@ export const tailOf = (messages: ReadonlyArray<unknown>): string | undefined => 
 export const withoutTail = <T>(messages: ReadonlyArray<T>): Array<T> =>
   tailOf(messages) === undefined ? [...messages] : messages.slice(0, -1)
 
+/** A text as sent with its call's ID tag at its head: the handle discard and extract take. */
+export const tagged = (id: number, text: string): string => `[id ${id}]\n${text}`
+
+/**
+ * A copy of `messages` with the listed calls' outputs (a failed call's error) tagged with their IDs: what the
+ * transform sends for a history in which it prunes nothing.
+ */
+export const withTags = <T extends ReadonlyArray<Msg>>(messages: T, ids: Readonly<Record<string, number>>): T => {
+  const copy = structuredClone(messages)
+  for (const message of copy) {
+    for (const part of message.parts) {
+      const id = ids[String(part.callID)]
+      if (part.type !== "tool" || id === undefined) continue
+      const state = part.state as Record<string, unknown>
+      const key = state.status === "error" ? "error" : "output"
+      state[key] = tagged(id, String(state[key]))
+    }
+  }
+  return copy
+}
+
 export const idle = (sessionID: string) => ({ event: { type: "session.idle", properties: { sessionID } } as never })
 
 /** Everything `pluginUnder` provides: the plugin's services and the test host's recorder. */

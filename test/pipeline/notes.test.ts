@@ -21,7 +21,11 @@ const run: ReadonlyArray<Array<Msg>> = (() => {
 
 const origin = { agent: "plan", model: { providerID: "anthropic", modelID: "claude" }, variant: "high" }
 
-/** The notes the host received after a user turn with `origin`, the given requests and then an idle event. */
+/**
+ * The notes the host received after a user turn with `origin`, the given requests and then an idle event. `between`
+ * runs after the requests (a discard or extract the model made) and is followed by the next request, which carries
+ * its prunes.
+ */
 const notesAfter = (
   requests: ReadonlyArray<Array<Msg>>,
   options: { readonly config?: object; readonly between?: Effect.Effect<unknown, unknown, PluginServices> } = {}
@@ -30,10 +34,13 @@ const notesAfter = (
     const root = yield* tempDir
     const { call, hooks, run } = yield* hooksUnder(root, { config: options.config ?? {} })
     yield* call(() => hooks["chat.message"]!({ sessionID, messageID: "msg_1", ...origin } as never, {} as never))
-    for (const request of requests) {
-      yield* call(() => hooks["experimental.chat.messages.transform"]!({} as never, { messages: fresh(request) as never }))
+    const transform = (request: Array<Msg>) =>
+      call(() => hooks["experimental.chat.messages.transform"]!({} as never, { messages: fresh(request) as never }))
+    for (const request of requests) yield* transform(request)
+    if (options.between !== undefined) {
+      yield* run(options.between)
+      yield* transform(requests[requests.length - 1]!)
     }
-    if (options.between !== undefined) yield* run(options.between)
     const before = yield* run(notes)
     yield* call(() => hooks.event!(idle(sessionID)))
     return { before, after: yield* run(notes) }

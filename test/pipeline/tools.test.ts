@@ -6,7 +6,7 @@ import { Persistence } from "../../src/services/Persistence.ts"
 import { SessionStore } from "../../src/services/SessionStore.ts"
 import { assistant, fresh, type Msg, sessionID, tool, toolPart, user } from "../support/history.ts"
 import { platform, tempDir } from "../support/layers.ts"
-import { notes, pipelineUnder, send, stateOf, tailOf } from "./helpers.ts"
+import { notes, pipelineUnder, send, stateOf, tagged, tailOf } from "./helpers.ts"
 
 const big = (label: string) => Array.from({ length: 150 }, (_, i) => `${label} ${i}: some content here`).join("\n")
 
@@ -55,7 +55,7 @@ describe("discard", () => {
       const next = yield* send(fresh([...history, pruningCall("discard", "d1", { ids: ["noise", "1", "2"] }, reply)]))
       assert.match(toolPart(next, "c1").state.output, /^\[pruned, ~[\d.]+k? tokens; (?:id|recall) 1\]$/)
       assert.match(toolPart(next, "c2").state.output, /^\[pruned, ~[\d.]+k? tokens; (?:id|recall) 2\]$/)
-      assert.strictEqual(toolPart(next, "c5").state.output, big("test"))
+      assert.strictEqual(toolPart(next, "c5").state.output, tagged(5, big("test")))
     })))
 
   it.effect("the reply tells the model what was pruned", () =>
@@ -64,9 +64,11 @@ describe("discard", () => {
       assert.match(reply, /^Discarded 2 outputs, ~[\d.]+k? tokens: 1 read src\/a\.ts, 5 bash npm test \(completion\)\./)
     })))
 
-  it.effect("a successful discard records the session's stats", () =>
+  it.effect("a successful discard counts in the session's stats once the next request carries it", () =>
     withPlugin(Effect.gen(function*() {
-      yield* discard(sessionID, ["noise", "1", "2"])
+      const reply = yield* discard(sessionID, ["noise", "1", "2"])
+      assert.strictEqual((yield* stateOf(sessionID)).stats.calls, 0)
+      yield* send(fresh([...history, pruningCall("discard", "d1", { ids: ["noise", "1", "2"] }, reply)]))
       const state = yield* stateOf(sessionID)
       assert.strictEqual(state.stats.calls, 2)
       assert.strictEqual(state.stats.byReason.discard?.calls, 2)
@@ -91,9 +93,10 @@ describe("discard", () => {
       assert.strictEqual(file.ids.c1, 1)
     }).pipe(Effect.scoped, Effect.provide(platform)))
 
-  it.effect("the note is queued and sent only when the session goes idle", () =>
+  it.effect("the note is queued when the next request carries the prune and sent only when the session goes idle", () =>
     withPlugin(Effect.gen(function*() {
-      yield* discard(sessionID, ["noise", "1", "2"])
+      const reply = yield* discard(sessionID, ["noise", "1", "2"])
+      yield* send(fresh([...history, pruningCall("discard", "d1", { ids: ["noise", "1", "2"] }, reply)]))
       assert.deepStrictEqual(yield* notes, [])
       yield* event({ type: "session.idle", properties: { sessionID } })
       const sent = yield* notes
@@ -104,25 +107,31 @@ describe("discard", () => {
       assert.strictEqual((yield* notes).length, 1)
     })))
 
-  it.effect("the next request carries the cooldown note instead of the list", () =>
+  it.effect("the reply, not a note in the next request, asks the model to carry on", () =>
     withPlugin(Effect.gen(function*() {
       const reply = yield* discard(sessionID, ["noise", "1"])
       const next = yield* send(fresh([...history, pruningCall("discard", "d1", { ids: ["noise", "1"] }, reply)]))
-      assert.include(tailOf(next), "Context was just pruned")
-      assert.notInclude(tailOf(next), "5: bash")
+      assert.match(reply, /Carry on with your task\.$/)
+      assert.isUndefined(tailOf(next))
     })))
 
-  it.effect("the cooldown note is cleared after a newer tool call", () =>
-    withPlugin(Effect.gen(function*() {
-      const reply = yield* discard(sessionID, ["noise", "1"])
-      const afterDiscard = [...history, pruningCall("discard", "d1", { ids: ["noise", "1"] }, reply)]
-      yield* send(fresh(afterDiscard))
-      const later = [...afterDiscard, assistant([tool({ tool: "glob", callID: "c9", input: { pattern: "*.md" }, output: big("md") })])]
-      const next = yield* send(fresh(later))
-      assert.notInclude(tailOf(next), "Context was just pruned")
-      assert.include(tailOf(next), "5: bash, npm test")
-      assert.notInclude(tailOf(next), "1: read")
-    })))
+  it.effect("after a discard the next nudge waits for nudgeFrequency new results", () =>
+    withPlugin(
+      Effect.gen(function*() {
+        const reply = yield* discard(sessionID, ["noise", "1"])
+        let messages = [...history, pruningCall("discard", "d1", { ids: ["noise", "1"] }, reply)]
+        const nudged: Array<boolean> = []
+        for (const n of [9, 10, 11, 12]) {
+          const sent = yield* send(fresh(messages))
+          nudged.push(/could be discarded or extracted/.test(tailOf(sent) ?? ""))
+          messages = [...messages, assistant([tool({ tool: "glob", callID: `c${n}`, input: { pattern: `*.${n}` }, output: big(`glob${n}`) })])]
+        }
+        // Counted from before the discard, the 8th result (the request after c9) would have been due.
+        assert.deepStrictEqual(nudged, [false, false, false, true])
+      }),
+      // Billed per request, a nudge is always worth its rebuild: only the count decides.
+      { config: { ...config, cache: { pricing: "per-request" }, tools: { settings: { nudgeFrequency: 4, nudgeMinTokens: 100 } } } }
+    ))
 })
 
 describe("extract", () => {
@@ -142,8 +151,8 @@ describe("extract", () => {
     withPlugin(Effect.gen(function*() {
       const reply = yield* extract(sessionID, ["1", "2"], distillation)
       const next = yield* send(fresh([...history, pruningCall("extract", "x1", { ids: ["1", "2"], distillation }, reply)]))
-      assert.match(toolPart(next, "c1").state.output, /^\[pruned after extract: read src\/a\.ts, .*; (?:id|recall) 1\]$/)
-      assert.match(toolPart(next, "c2").state.output, /^\[pruned after extract: grep TODO, .*; (?:id|recall) 2\]$/)
+      assert.match(toolPart(next, "c1").state.output, /^\[pruned after extract, ~[\d.]+k? tokens; (?:id|recall) 1\]$/)
+      assert.match(toolPart(next, "c2").state.output, /^\[pruned after extract, ~[\d.]+k? tokens; (?:id|recall) 2\]$/)
       assert.deepStrictEqual(toolPart(next, "x1").state.input, { ids: ["1", "2"], distillation })
       assert.strictEqual(toolPart(next, "x1").state.output, reply)
     })))
@@ -167,9 +176,9 @@ describe("validation failures are rejections that prune nothing", () => {
     ["an id of a protected tool", () => discard(sessionID, ["noise", "3"]), "id 3 (task Explore) is a task call, which is never pruned."],
     ["an id of a protected file", () => discard(sessionID, ["noise", "4"]), "id 4 (read secret/keys.ts) touches a file matching a protected file pattern"],
     ["an id of an unfinished call", () => discard(sessionID, ["noise", "6"]), "id 6 (bash npm run dev) has not finished yet."],
-    ["an id with no text output", () => discard(sessionID, ["noise", "7"]), "id 7 (bash ls) has no output left to prune."],
+    ["an id with no text output", () => discard(sessionID, ["noise", "7"]), "id 7 (bash ls) has no output worth pruning"],
     ["valid and invalid ids together", () => discard(sessionID, ["noise", "1", "99"]), "There is no tool call with id 99"],
-    ["an empty extract", () => extract(sessionID, [], []), "ids is empty. Pass the numeric ids"],
+    ["an empty extract", () => extract(sessionID, [], []), "ids is empty. Pass the numbers of the outputs' [id N] tags"],
     ["fewer findings than ids", () => extract(sessionID, ["1", "2"], ["one"]), "Got 2 ids but 1 distillation entry"],
     ["a blank finding", () => extract(sessionID, ["1", "2"], ["one", "  "]), "The distillation for id 2 is empty"],
     ["an extract of a protected tool", () => extract(sessionID, ["3"], ["x"]), "is a task call, which is never pruned."]

@@ -1,14 +1,19 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
+import { syntheticId } from "../../src/engine/inject.ts"
 import { compacting } from "../../src/hooks/session.ts"
+import type { SessionFile } from "../../src/state/schema.ts"
 import { assistant, fresh, type Msg, sessionID, text, tool, toolPart, user } from "../support/history.ts"
 import { tempDir } from "../support/layers.ts"
-import { pipelineUnder, send, stateOf, tailOf, withoutTail } from "./helpers.ts"
+import { pipelineUnder, send, stateOf, tagged, tailOf, withoutTail, withTags } from "./helpers.ts"
 
 const big = (label: string, lines = 200) =>
   Array.from({ length: lines }, (_, i) => `${label} ${i + 1}: export const value${i} = compute(${i})`).join("\n")
 
 const occurrences = (haystack: string, needle: string) => haystack.split(needle).length - 1
+
+/** What the statistics count of prunes. `cost` is a ledger of requests: it grows with every request sent. */
+const prunesIn = ({ cost: _cost, ...counts }: SessionFile["stats"]) => counts
 
 /** `n` assistant turns with nothing in them but a short text: makes earlier calls older. */
 const turns = (n: number) => Array.from({ length: n }, (_, i) => assistant([text(`step ${i}`)]))
@@ -29,7 +34,7 @@ describe("transform: deduplication", () => {
       const sent = yield* send(fresh(history)).pipe(Effect.provide(pipelineUnder(root)))
       const first = toolPart(sent, "c1").state.output as string
       assert.match(first, /^\[pruned duplicate, ~[\d.]+k? tokens; (?:id|recall) 1\]$/)
-      assert.strictEqual(toolPart(sent, "c2").state.output, content)
+      assert.strictEqual(toolPart(sent, "c2").state.output, tagged(2, content))
       assert.strictEqual(occurrences(JSON.stringify(sent), "a 17: export"), 1)
     }).pipe(Effect.scoped))
 
@@ -44,7 +49,7 @@ describe("transform: deduplication", () => {
         ])
       ]
       const sent = yield* send(fresh(history)).pipe(Effect.provide(pipelineUnder(root)))
-      assert.deepStrictEqual(withoutTail(sent), history)
+      assert.deepStrictEqual(withoutTail(sent), withTags(history, { c1: 1, c2: 2 }))
     }).pipe(Effect.scoped))
 })
 
@@ -59,7 +64,7 @@ describe("transform: question calls", () => {
       const sent = yield* send(fresh(history)).pipe(Effect.provide(pipelineUnder(root)))
       const first = toolPart(sent, "q1").state
       assert.match(first.input.questions, /^\[pruned questions: .*; (?:id|recall) 1\]$/)
-      assert.strictEqual(first.output, "User answered: a")
+      assert.strictEqual(first.output, tagged(1, "User answered: a"))
       assert.deepStrictEqual(toolPart(sent, "q2").state.input.questions, questions)
     }).pipe(Effect.scoped))
 })
@@ -81,7 +86,7 @@ describe("transform: supersede writes", () => {
       assert.match(write.input.content, /^\[pruned content: ~[\d.]+k? tokens; the file was read again later; (?:id|recall) 1\]$/)
       assert.strictEqual(write.input.filePath, file)
       assert.strictEqual(write.output, "Wrote file successfully.")
-      assert.strictEqual(toolPart(sent, "r1").state.output, content)
+      assert.strictEqual(toolPart(sent, "r1").state.output, tagged(2, content))
     }).pipe(Effect.scoped))
 
   it.effect("an edit whose file is read later loses its old and new strings, not its path or result", () =>
@@ -133,7 +138,7 @@ describe("transform: purge errors", () => {
       const state = toolPart(sent, "b1").state
       assert.match(state.input.command, /^\[pruned command of a failed call: ~[\d.]+k? tokens; (?:id|recall) 1\]$/)
       assert.strictEqual(state.input.description, "Build")
-      assert.strictEqual(state.error, "exit code 2: syntax error near fi")
+      assert.strictEqual(state.error, tagged(1, "exit code 2: syntax error near fi"))
       assert.strictEqual(state.status, "error")
     }).pipe(Effect.scoped))
 
@@ -142,7 +147,7 @@ describe("transform: purge errors", () => {
       const root = yield* tempDir
       const history = [user("build it"), assistant([failed(big("script", 40))]), ...turns(2)]
       const sent = yield* send(fresh(history)).pipe(Effect.provide(pipelineUnder(root)))
-      assert.deepStrictEqual(withoutTail(sent), history)
+      assert.deepStrictEqual(withoutTail(sent), withTags(history, { b1: 1 }))
     }).pipe(Effect.scoped))
 })
 
@@ -179,7 +184,7 @@ describe("transform: compaction", () => {
         assert.strictEqual(after.summaryId, "msg_summary")
         assert.strictEqual(after.nextId, 6)
         assert.match(toolPart(sent, "c3").state.output, /; (?:id|recall) 3\]$/)
-        assert.strictEqual(toolPart(sent, "c4").state.output, big("b"))
+        assert.strictEqual(toolPart(sent, "c4").state.output, tagged(4, big("b")))
       }).pipe(Effect.provide(pipelineUnder(root)))
     }).pipe(Effect.scoped))
 
@@ -192,7 +197,7 @@ describe("transform: compaction", () => {
         yield* send(fresh(compacted))
         const after = yield* stateOf(sessionID)
         assert.strictEqual(first.stats.calls, 2)
-        assert.deepStrictEqual(after.stats, first.stats)
+        assert.deepStrictEqual(prunesIn(after.stats), prunesIn(first.stats))
       }).pipe(Effect.provide(pipelineUnder(root)))
     }).pipe(Effect.scoped))
 
@@ -238,7 +243,7 @@ describe("transform: restart", () => {
       const first = yield* send(fresh(history)).pipe(Effect.andThen(stateOf(sessionID)), Effect.provide(pipelineUnder(root)))
       const second = yield* send(fresh(history)).pipe(Effect.andThen(stateOf(sessionID)), Effect.provide(pipelineUnder(root)))
       assert.strictEqual(first.stats.calls, 1)
-      assert.deepStrictEqual(second.stats, first.stats)
+      assert.deepStrictEqual(prunesIn(second.stats), prunesIn(first.stats))
     }).pipe(Effect.scoped))
 
   it.effect("new calls after a restart continue the numbering", () =>
@@ -251,36 +256,83 @@ describe("transform: restart", () => {
     }).pipe(Effect.scoped))
 })
 
-describe("transform: tail", () => {
-  it.effect("the prunable list goes in one synthetic message at the end, and only once per request", () =>
+describe("transform: ID tags", () => {
+  const grep = (callID: string, output: string) => tool({ tool: "grep", callID, input: { pattern: "TODO" }, output })
+
+  it.effect("a prunable output carries its ID at its head from the first request that sends it", () =>
     Effect.gen(function*() {
       const root = yield* tempDir
-      const history: Array<Msg> = [
-        user("look"),
-        assistant([tool({ tool: "grep", callID: "c1", input: { pattern: "TODO" }, output: big("grep") })])
-      ]
-      const sent = yield* Effect.gen(function*() {
-        const once = yield* send(fresh(history))
-        return yield* send(once)
-      }).pipe(Effect.provide(pipelineUnder(root)))
-      assert.strictEqual(sent.length, history.length + 1)
-      const last = sent[sent.length - 1]!
-      assert.strictEqual(last.info.role, "assistant")
-      assert.include(JSON.stringify(last), "1: grep, TODO")
+      const history = [user("look"), assistant([grep("c1", big("grep"))])]
+      const sent = yield* send(fresh(history)).pipe(Effect.provide(pipelineUnder(root)))
+      assert.strictEqual(toolPart(sent, "c1").state.output, tagged(1, big("grep")))
     }).pipe(Effect.scoped))
 
-  it.effect("after a user message the tail is a synthetic user text", () =>
+  it.effect("small outputs, protected tools, protected files and unfinished calls carry no tag", () =>
     Effect.gen(function*() {
       const root = yield* tempDir
-      const history: Array<Msg> = [
+      const history = [
         user("look"),
-        assistant([tool({ tool: "grep", callID: "c1", input: { pattern: "TODO" }, output: big("grep") })]),
-        user("and now?")
+        assistant([
+          grep("c1", "src/a.ts:3: TODO"),
+          tool({ tool: "task", callID: "c2", input: { description: "Explore", prompt: "look" }, output: big("task") }),
+          tool({ tool: "read", callID: "c3", input: { filePath: "secret/keys.ts" }, output: big("secret") }),
+          tool({ tool: "bash", callID: "c4", input: { command: "npm run dev" }, status: "running" }),
+          grep("c5", big("grep"))
+        ])
       ]
+      const sent = yield* send(fresh(history)).pipe(
+        Effect.provide(pipelineUnder(root, { protectedFilePatterns: ["**/secret/**"] }))
+      )
+      assert.deepStrictEqual(withoutTail(sent), withTags(history, { c5: 5 }))
+    }).pipe(Effect.scoped))
+
+  it.effect("with discard and extract both off, outputs carry no tag", () =>
+    Effect.gen(function*() {
+      const root = yield* tempDir
+      const history = [user("look"), assistant([grep("c1", big("grep"))])]
+      const config = { tools: { discard: { enabled: false }, extract: { enabled: false } } }
+      const sent = yield* send(fresh(history)).pipe(Effect.provide(pipelineUnder(root, config)))
+      assert.deepStrictEqual(withoutTail(sent), history)
+    }).pipe(Effect.scoped))
+})
+
+describe("transform: trailing note", () => {
+  const nudgeConfig = { tools: { settings: { nudgeFrequency: 1, nudgeMinTokens: 100 } } }
+  const history: Array<Msg> = [
+    user("look"),
+    assistant([tool({ tool: "grep", callID: "c1", input: { pattern: "TODO" }, output: big("grep") })])
+  ]
+
+  it.effect("a request with no nudge due gets no message added", () =>
+    Effect.gen(function*() {
+      const root = yield* tempDir
       const sent = yield* send(fresh(history)).pipe(Effect.provide(pipelineUnder(root)))
+      assert.strictEqual(sent.length, history.length)
+      assert.strictEqual(sent[sent.length - 1]!.info.id, history[history.length - 1]!.info.id)
+    }).pipe(Effect.scoped))
+
+  it.effect("a due nudge goes in one synthetic user text after the last message, and nowhere else", () =>
+    Effect.gen(function*() {
+      const root = yield* tempDir
+      const sent = yield* send(fresh(history)).pipe(Effect.provide(pipelineUnder(root, nudgeConfig)))
+      assert.strictEqual(sent.length, history.length + 1)
       const last = sent[sent.length - 1]!
+      assert.strictEqual(last.info.id, syntheticId)
       assert.strictEqual(last.info.role, "user")
-      assert.strictEqual(last.parts[0]!.synthetic, true)
+      assert.deepStrictEqual(last.parts.map((part) => [part.type, part.synthetic]), [["text", true]])
+      assert.match(tailOf(sent)!, /could be discarded or extracted/)
+      assert.deepStrictEqual(sent.slice(0, -1), withTags(history, { c1: 1 }))
+    }).pipe(Effect.scoped))
+
+  it.effect("a request transformed twice is sent as transformed once: one note, one tag per output", () =>
+    Effect.gen(function*() {
+      const root = yield* tempDir
+      const [once, twice] = yield* Effect.gen(function*() {
+        const once = yield* send(fresh(history))
+        return [fresh(once), yield* send(once)] as const
+      }).pipe(Effect.provide(pipelineUnder(root, nudgeConfig)))
+      assert.isDefined(tailOf(once))
+      assert.strictEqual(JSON.stringify(twice), JSON.stringify(once))
     }).pipe(Effect.scoped))
 })
 
