@@ -100,8 +100,10 @@ export const parseJsonc = (text: string): ParseResult => {
       const scanError = scanErrors[scanner.getTokenError()]
       if (scanError !== undefined) report(scanError)
       if (token === SyntaxKind.Unknown) report(ParseErrorCode.InvalidSymbol)
-      else if (token !== SyntaxKind.LineComment && token !== SyntaxKind.BlockComment &&
-        token !== SyntaxKind.LineBreak && token !== SyntaxKind.Trivia) return token
+      else if (
+        token !== SyntaxKind.LineComment && token !== SyntaxKind.BlockComment &&
+        token !== SyntaxKind.LineBreak && token !== SyntaxKind.Trivia
+      ) return token
     }
   }
 

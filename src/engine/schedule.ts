@@ -113,7 +113,8 @@ export const schedule = (input: ScheduleInput): Decision => {
   const idle = { trigger: undefined, waiting: undefined }
   if (input.pendingTokens <= 0) return idle
   const kind = input.profile.kind
-  if (input.mode === "immediate" || kind === "per-request" || kind === "none") return { trigger: "immediate", waiting: undefined }
+  if (input.mode === "immediate" || kind === "per-request" || kind === "none")
+    return { trigger: "immediate", waiting: undefined }
   if (input.cold) return { trigger: "cold", waiting: undefined }
   if (input.compacted) return { trigger: "compaction", waiting: undefined }
   if (input.contextLimit !== undefined && input.contextTokens >= input.pressure * input.contextLimit) {
@@ -163,9 +164,10 @@ export const blocksFrom = (messages: ReadonlyArray<unknown>, from: number, limit
   let blocks = 0
   for (let m = messages.length - 1; m >= from && blocks <= limit; m--) {
     const message = messages[m]
-    const parts = typeof message === "object" && message !== null && Array.isArray((message as { parts?: unknown }).parts)
-      ? (message as { parts: ReadonlyArray<{ readonly type?: unknown }> }).parts
-      : []
+    const parts =
+      typeof message === "object" && message !== null && Array.isArray((message as { parts?: unknown }).parts)
+        ? (message as { parts: ReadonlyArray<{ readonly type?: unknown }> }).parts
+        : []
     for (const part of parts) {
       if (part?.type === "tool") blocks += 2
       else if (part?.type === "text" || part?.type === "reasoning" || part?.type === "file") blocks++

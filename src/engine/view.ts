@@ -100,7 +100,13 @@ const emptyView = (input: ViewInput): View => ({
   copies: []
 })
 
-const add = (view: View, input: ViewInput, position: number, copied: Set<number>, sent: (position: number) => boolean) => {
+const add = (
+  view: View,
+  input: ViewInput,
+  position: number,
+  copied: Set<number>,
+  sent: (position: number) => boolean
+) => {
   const call = input.calls[position]!
   // A call's output is sent for the first time in the pass that first saw it finished, unless that pass is the first
   // one this process made for the session: then it may well have been sent before (OpenCode restarted).

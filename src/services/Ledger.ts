@@ -46,7 +46,11 @@ export class Ledger extends Context.Service<Ledger, {
   /** Tokens a prune would take out of every request, net of its placeholder (estimated, like every count on the request path). */
   readonly saving: (call: ToolCall, reason: Reason, id: number, handle: Handle, of?: CopyOf) => number
   /** Counts prunes that reach the model in the request being sent. */
-  readonly deliver: (state: SessionState, calls: ReadonlyArray<PrunedCall>, application: Application) => Effect.Effect<void>
+  readonly deliver: (
+    state: SessionState,
+    calls: ReadonlyArray<PrunedCall>,
+    application: Application
+  ) => Effect.Effect<void>
   /** Counts what pruning saved on one request. */
   readonly charge: (state: SessionState, request: Charge) => void
   /** Lifetime totals, including what is not yet written. */
@@ -74,7 +78,14 @@ export class Ledger extends Context.Service<Ledger, {
         )
       }))
 
-      const placeholderTokens = (call: ToolCall, reason: Reason, target: Target, id: number, handle: Handle, of?: CopyOf) => {
+      const placeholderTokens = (
+        call: ToolCall,
+        reason: Reason,
+        target: Target,
+        id: number,
+        handle: Handle,
+        of?: CopyOf
+      ) => {
         if (target.kind === "output") return tokenizer.estimate(outputPlaceholder(call, reason, id, handle, of))
         let tokens = 0
         for (const key of target.keys) tokens += tokenizer.estimate(inputPlaceholder(call, reason, key, id, handle))
@@ -183,7 +194,8 @@ const add = (tally: Tally | undefined, calls: number, tokens: number): Tally => 
 const merge = (a: LifetimeDelta | undefined, b: LifetimeDelta): LifetimeDelta => {
   if (a === undefined) return b
   const byReason: Record<string, Tally> = { ...a.byReason }
-  for (const [reason, tally] of Object.entries(b.byReason)) byReason[reason] = add(byReason[reason], tally.calls, tally.tokens)
+  for (const [reason, tally] of Object.entries(b.byReason))
+    byReason[reason] = add(byReason[reason], tally.calls, tally.tokens)
   return {
     sessions: a.sessions + b.sessions,
     calls: a.calls + b.calls,

@@ -124,17 +124,21 @@ export const acquireFileLock = (
       Effect.catchReason("PlatformError", "AlreadyExists", () =>
         breakIfStale(lockFile, owner, options.staleAfterMillis).pipe(Effect.andThen(Effect.fail(new LockBusy()))))
     )
-    yield* Effect.acquireRelease(attempt, () => releaseFileLock(lockFile, token)).pipe(
-      Effect.retry({
-        while: (error) => error._tag === "LockBusy",
-        schedule: Schedule.spaced("4 millis").pipe(
-          Schedule.jittered,
-          Schedule.upTo({ duration: options.timeoutMillis })
+    yield* Effect.acquireRelease(attempt, () =>
+      releaseFileLock(lockFile, token)).pipe(
+        Effect.retry({
+          while: (error) =>
+            error._tag === "LockBusy",
+          schedule: Schedule.spaced("4 millis").pipe(
+            Schedule.jittered,
+            Schedule.upTo({ duration: options.timeoutMillis })
+          )
+        }),
+        Effect.catchTag(
+          "LockBusy",
+          () => Effect.fail(new LockTimeout({ lockFile, waitedMillis: options.timeoutMillis }))
         )
-      }),
-      Effect.catchTag("LockBusy", () =>
-        Effect.fail(new LockTimeout({ lockFile, waitedMillis: options.timeoutMillis })))
-    )
+      )
   })
 
 /**
@@ -256,7 +260,9 @@ export const removeLeftovers = Effect.fnUntraced(function*(
   for (const name of names) {
     const file = path.join(dir, name)
     const gone = yield* removeIfLeftover(file, name, self, options).pipe(
-      Effect.catch((error) => Effect.logWarning(`Could not remove leftover ${file}: ${error.message}`).pipe(Effect.as(false)))
+      Effect.catch((error) =>
+        Effect.logWarning(`Could not remove leftover ${file}: ${error.message}`).pipe(Effect.as(false))
+      )
     )
     if (gone) removed.push(name)
   }

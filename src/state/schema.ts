@@ -162,7 +162,7 @@ export const sessionIdProblem = (id: string): string | undefined => {
   if (id.length === 0) return "it is empty"
   if (id.length > 128) return `it is ${id.length} characters long`
   if (id.startsWith("-")) return `it starts with "-"`
-  if (!sessionIdShape.test(id)) return "it contains a character other than an ASCII letter, digit, \"_\" or \"-\""
+  if (!sessionIdShape.test(id)) return 'it contains a character other than an ASCII letter, digit, "_" or "-"'
   if (windowsDeviceName.test(id)) return "it is a reserved device name on Windows"
   return undefined
 }

@@ -34,7 +34,8 @@ export const repeating = (): Repeating => ({ newest: new Map(), files: new Map()
 
 const changesFile = (tool: string) => tool in contentInputs
 
-const isWholeRead = (call: ToolCall) => call.tool === "read" && call.input.offset === undefined && call.input.limit === undefined
+const isWholeRead = (call: ToolCall) =>
+  call.tool === "read" && call.input.offset === undefined && call.input.limit === undefined
 
 const hasOutput = (call: ToolCall) => call.status === "completed" && call.hasTextOutput && !call.compacted
 
@@ -44,7 +45,9 @@ const hasOutput = (call: ToolCall) => call.status === "completed" && call.hasTex
  */
 const numberedLine = /^(?: *(\d+)\t|(\d+): )(.*)$/
 
-const numberedLines = (output: string): { numbers: Array<number>; texts: Array<string>; first: number; last: number } => {
+const numberedLines = (
+  output: string
+): { numbers: Array<number>; texts: Array<string>; first: number; last: number } => {
   const numbers: Array<number> = []
   const texts: Array<string> = []
   let first = -1
@@ -124,12 +127,20 @@ export const repeat = (
   return undefined
 }
 
-const copyOf = (state: Repeating, calls: ReadonlyArray<ToolCall>, call: ToolCall, options: RepeatOptions): Copy | undefined => {
+const copyOf = (
+  state: Repeating,
+  calls: ReadonlyArray<ToolCall>,
+  call: ToolCall,
+  options: RepeatOptions
+): Copy | undefined => {
   const { outputOf, sent } = options
   const output = outputOf(call)
   if (output === undefined) return undefined
   const same = state.newest.get(call.signature)
-  if (same !== undefined && sent(same) && calls[same]!.outputTokens === call.outputTokens && outputOf(calls[same]!) === output) {
+  if (
+    same !== undefined && sent(same) && calls[same]!.outputTokens === call.outputTokens &&
+    outputOf(calls[same]!) === output
+  ) {
     return { source: same, kind: "same" }
   }
   if (call.tool !== "read" || call.absolutePath === undefined) return undefined
