@@ -81,7 +81,7 @@ export class Vocabulary {
     for (let i = 0; i < n; i++) {
       out.push(this.random.chance(0.25) ? this.camel() : this.random.pick(words))
     }
-    return cap(out.join(" ")) + "."
+    return `${cap(out.join(" "))}.`
   }
   literal(): string {
     const r = this.random
@@ -299,6 +299,7 @@ export const buildLog = (random: Random, files: ReadonlyArray<string>, errors: n
   for (let i = 0; i < errors; i++) {
     const code = random.pick([2322, 2339, 2345, 7006, 2554, 18048, 2769])
     out.push(
+      // biome-ignore lint/style/useTemplate: the list of messages reads better outside the template
       `${random.pick(files)}(${random.int(1, 400)},${random.int(1, 60)}): error TS${code}: ` + random.pick([
         `Type '${v.type()}' is not assignable to type '${v.type()}'.`,
         `Property '${v.camel()}' does not exist on type '${v.pascal()}'.`,

@@ -628,7 +628,7 @@ class Builder {
           command = "git status"
           const changed = this.working.slice(-r.int(1, 8))
           output = [
-            "On branch feature/" + this.v.kebab(),
+            `On branch feature/${this.v.kebab()}`,
             "Changes not staged for commit:",
             '  (use "git add <file>..." to update what will be committed)',
             "",

@@ -124,7 +124,7 @@ const main = async () => {
     writeFileSync(file, JSON.stringify(config))
     const cells = [name]
     const generated = await pairwise(sizes, (size) => replayed(size, "real", config))
-    generated.forEach((priced, i) => cells.push(ratio(priced.cost, baselines[i]!)))
+    for (const [i, priced] of generated.entries()) cells.push(ratio(priced.cost, baselines[i]!))
     const recorded = await analysed(example, file)
     cells.push(ratio(recorded.plugin, Math.min(recorded.none, recorded.prune)))
     if (corpus.length > 0) {

@@ -133,20 +133,23 @@ const fail = (message: string, code: number): void => {
   process.exitCode = code
 }
 
+const parseOptions = (argv: ReadonlyArray<string>) =>
+  parseArgs({
+    args: keepNegativeValues(argv),
+    allowPositionals: true,
+    options: {
+      example: { type: "boolean", default: false },
+      config: { type: "string" },
+      "context-window": { type: "string" },
+      json: { type: "boolean", default: false },
+      help: { type: "boolean", short: "h", default: false }
+    }
+  })
+
 const main = async (argv: ReadonlyArray<string>) => {
-  let parsed
+  let parsed: ReturnType<typeof parseOptions>
   try {
-    parsed = parseArgs({
-      args: keepNegativeValues(argv),
-      allowPositionals: true,
-      options: {
-        example: { type: "boolean", default: false },
-        config: { type: "string" },
-        "context-window": { type: "string" },
-        json: { type: "boolean", default: false },
-        help: { type: "boolean", short: "h", default: false }
-      }
-    })
+    parsed = parseOptions(argv)
   } catch (error) {
     const code = (error as { code?: unknown }).code
     const option = /'([^' ]+)/.exec(String((error as Error).message))?.[1]

@@ -87,7 +87,7 @@ export const parseJsonc = (text: string): ParseResult => {
   const scanner = Jsonc.createScanner(text, false)
   const errors: Array<Jsonc.ParseError> = []
   const stack: Array<Container> = []
-  let root: unknown = undefined
+  let root: unknown
   let token: Jsonc.SyntaxKind = SyntaxKind.EOF
 
   const report = (error: Jsonc.ParseErrorCode) => {

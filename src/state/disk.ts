@@ -1,4 +1,4 @@
-import { Clock, Effect, FileSystem, Option, Path, Random, Schedule, Schema, Scope } from "effect"
+import { Clock, Effect, FileSystem, Option, Path, Random, Schedule, Schema, type Scope } from "effect"
 import type { PlatformError } from "effect/PlatformError"
 import { type Liveness, liveness, type Owner, ownerTag, parseOwnerTag } from "./owner.ts"
 
