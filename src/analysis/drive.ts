@@ -65,7 +65,7 @@ export interface DriveOptions {
 }
 
 /** The latest request that was not a summary request, as sent. */
-export interface SentRequest {
+interface SentRequest {
   readonly definitions: ReadonlyArray<readonly [string, string]>
   readonly system: ReadonlyArray<string>
   readonly messages: ReadonlyArray<Msg>

@@ -46,10 +46,10 @@ export interface ReplayOptions {
 export type RunName = "withoutPlugin" | "withOpenCodePrune" | "withPlugin"
 
 /** A `--config` file that cannot be read, and other input problems found while setting up. */
-export class BadConfig extends Schema.TaggedError<BadConfig>()("BadConfig", { message: Schema.String }) {}
+class BadConfig extends Schema.TaggedError<BadConfig>()("BadConfig", { message: Schema.String }) {}
 
 /** A hook or the plugin's runtime failed outside the plugin's own fail-open handling: a bug, reported in one line. */
-export class ReplayFailed extends Schema.TaggedError<ReplayFailed>()("ReplayFailed", { message: Schema.String }) {}
+class ReplayFailed extends Schema.TaggedError<ReplayFailed>()("ReplayFailed", { message: Schema.String }) {}
 
 /** One replay of the session, priced. */
 export interface Run {
@@ -61,7 +61,7 @@ export interface Run {
   readonly openCodePruned: number
 }
 
-export interface Tally {
+interface Tally {
   readonly calls: number
   readonly tokens: number
 }
@@ -160,7 +160,7 @@ export interface Analysis {
 }
 
 /** The order reasons are shown in: automatic strategies first, then what the model or the user asks for. */
-export const reasons = [
+const reasons = [
   "deduplication",
   "supersedeWrites",
   "purgeErrors",

@@ -33,7 +33,7 @@ const MessageInfo = Schema.Struct({
 /** Every part has a type; what else is decoded depends on it (see `knownParts`). */
 const PartHead = Schema.Struct({ type: Schema.String })
 
-export const ExportFile = Schema.Struct({
+const ExportFile = Schema.Struct({
   info: Schema.Struct({
     id: Schema.String,
     title: Schema.optional(Schema.String),
@@ -69,8 +69,8 @@ const knownParts: Readonly<Record<string, Schema.Decoder<unknown>>> = {
   retry: TypeOnly
 }
 
-export type ExportInfo = typeof ExportFile.Type["info"]
-export type MessageInfo = typeof MessageInfo.Type
+type ExportInfo = typeof ExportFile.Type["info"]
+type MessageInfo = typeof MessageInfo.Type
 
 /** A decoded export, ready to replay. */
 export interface Session {

@@ -23,8 +23,8 @@
 import type { Msg } from "./copy.ts"
 
 /** Framing tokens: a message's role header, a tool call's or result's wrapper. Small constants; they only shift totals. */
-export const messageOverhead = 4
-export const toolOverhead = 8
+const messageOverhead = 4
+const toolOverhead = 8
 
 export const interruptedResult = "[Tool execution was interrupted]"
 export const clearedResult = "[Old tool result content cleared]"

@@ -7,7 +7,7 @@ import type { PricingProfile } from "../pricing/profiles.ts"
  * cache is warm costs a rebuild now and saves its tokens on every later request the cache lives for. Prunes wait
  * until that pays, or until it is free:
  */
-export type Trigger =
+type Trigger =
   /** `cache.mode: "immediate"`, or a provider with no per-token cache cost (billed per request, or no cache). */
   | "immediate"
   /** The cache expired (no request for `ttlSeconds`): the whole prompt is written again anyway. */

@@ -3,7 +3,7 @@ import type { ToolCall } from "./calls.ts"
 import { whyNotPrunable } from "./listing.ts"
 import type { Protection } from "./protection.ts"
 
-export const reasons = ["completion", "noise"] as const
+const reasons = ["completion", "noise"] as const
 export type DiscardReason = (typeof reasons)[number]
 
 export interface Selection {

@@ -65,8 +65,7 @@ export interface ViewInput {
 }
 
 /** Whether the model has tools to prune with, and so whether outputs carry their IDs. */
-export const offersPruning = (config: PluginConfig): boolean =>
-  config.tools.discard.enabled || config.tools.extract.enabled
+const offersPruning = (config: PluginConfig): boolean => config.tools.discard.enabled || config.tools.extract.enabled
 
 /** The view for this request: `previous` extended with the new calls when that is sound, else built afresh. */
 export const trackView = (previous: View | undefined, input: ViewInput): View => {

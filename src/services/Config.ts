@@ -4,7 +4,7 @@ import { defaultConfig, type PluginConfig } from "../config/schema.ts"
 import { renderTemplate } from "../config/template.ts"
 import { Paths } from "./Paths.ts"
 
-export type { PluginConfig, Problem }
+export type { PluginConfig }
 
 /** Everything wrong with one config file. */
 export interface FileReport {

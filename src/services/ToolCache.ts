@@ -6,8 +6,6 @@ import { decodeToolPart, isTypedByUser, type ToolPartFields, type ToolStatus } f
 import { Paths } from "./Paths.ts"
 import { Tokenizer } from "./Tokenizer.ts"
 
-export type { ToolCall }
-
 /** The tool calls of one request, oldest first, with what changed since the previous request. */
 export interface ToolIndex {
   readonly calls: ReadonlyArray<ToolCall>

@@ -9,7 +9,7 @@ import { type Liveness, liveness, type Owner, ownerTag, parseOwnerTag } from "./
  */
 
 /** Owner read/write only: state files hold tool call IDs and statistics of the user's sessions. */
-export const fileMode = 0o600
+const fileMode = 0o600
 const directoryMode = 0o700
 
 /**
@@ -96,7 +96,7 @@ export interface LockOptions {
   readonly timeoutMillis: number
 }
 
-export const defaultLockOptions: LockOptions = { staleAfterMillis: 5_000, timeoutMillis: 2_000 }
+const defaultLockOptions: LockOptions = { staleAfterMillis: 5_000, timeoutMillis: 2_000 }
 
 class LockBusy extends Schema.TaggedError<LockBusy>()("LockBusy", {}) {}
 
@@ -230,7 +230,7 @@ export interface LeftoverOptions {
   readonly lock: LockOptions
 }
 
-export const defaultLeftoverOptions: LeftoverOptions = { orphanAfterMillis: 60 * 60_000, lock: defaultLockOptions }
+const defaultLeftoverOptions: LeftoverOptions = { orphanAfterMillis: 60 * 60_000, lock: defaultLockOptions }
 
 /**
  * The writer a leftover's name records: `<file>.<owner>.<random>.tmp` (an atomic write) or `.stale` (a lock being

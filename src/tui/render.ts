@@ -63,10 +63,10 @@ const percent = (part: number, whole: number): string => {
 }
 
 /** A reason as notes name it ("duplicate", "swept"); a reason this release does not know, as it was written. */
-export const reasonLabel = (reason: string): string => reasonName(reason as Reason) ?? reason
+const reasonLabel = (reason: string): string => reasonName(reason as Reason) ?? reason
 
 /** The net cost effect in input tokens: `~2.1k saved` or `~800 more`. */
-export const costNet = (cost: StatusCost): string => {
+const costNet = (cost: StatusCost): string => {
   const net = Math.round(cost.saved - cost.rebuilt)
   return net >= 0 ? `${formatTokens(net)} saved` : `${formatTokens(-net)} more`
 }

@@ -42,7 +42,7 @@ const failure = (error: unknown): Line => ({
   tone: "warning"
 })
 
-export const situationOf = (api: TuiPluginApi, sessionID: string): Situation => ({
+const situationOf = (api: TuiPluginApi, sessionID: string): Situation => ({
   subAgent: api.state.session.get(sessionID)?.parentID !== undefined,
   reported: reportedContext(api.state.session.messages(sessionID))
 })

@@ -14,7 +14,7 @@ import { contentInputs } from "./supersedeWrites.ts"
  *
  * Outputs are compared exactly; nothing is guessed. Only completed calls with a text output take part.
  */
-export type CopyKind = "same" | "written" | "contained"
+type CopyKind = "same" | "written" | "contained"
 
 export interface Copy {
   /** Position of the earlier copy in the view. */
@@ -74,7 +74,7 @@ const numberedLines = (
 }
 
 /** Whether a whole-file read shows exactly `content`, line for line from line 1. */
-export const showsContent = (output: string, content: string): boolean => {
+const showsContent = (output: string, content: string): boolean => {
   const lines = content.split("\n")
   if (lines.length > 1 && lines[lines.length - 1] === "") lines.pop()
   const { numbers, texts } = numberedLines(output)
@@ -84,7 +84,7 @@ export const showsContent = (output: string, content: string): boolean => {
 }
 
 /** The numbered lines of a partial read, as one block of its output, when they all appear in `earlier` as they are. */
-export const containedIn = (output: string, earlier: string): boolean => {
+const containedIn = (output: string, earlier: string): boolean => {
   const { first, last, numbers } = numberedLines(output)
   return numbers.length > 0 && earlier.includes(output.slice(first, last))
 }
