@@ -5,6 +5,7 @@
  */
 import type { Random } from "./random.ts"
 
+// dprint-ignore: a word list, several to a line
 const nouns = [
   "user", "account", "session", "token", "request", "response", "handler", "config", "cache", "order", "invoice",
   "payment", "item", "product", "customer", "event", "queue", "job", "worker", "schema", "record", "entry", "index",
@@ -12,14 +13,28 @@ const nouns = [
   "report", "task", "result", "error", "state", "store", "model", "view", "query", "filter", "page", "limit",
   "offset", "batch", "retry", "timeout", "header", "body", "cursor", "snapshot", "ledger", "tenant", "policy"
 ]
+// dprint-ignore: a word list, several to a line
 const verbs = [
   "get", "set", "load", "save", "parse", "build", "create", "update", "delete", "find", "fetch", "handle",
   "validate", "format", "compute", "resolve", "register", "apply", "merge", "flush", "emit", "process",
   "normalize", "serialize", "read", "write", "sync", "check", "encode", "decode", "schedule", "cancel"
 ]
-const adjectives = ["active", "pending", "default", "current", "next", "last", "raw", "parsed", "cached", "local",
-  "remote", "max", "min", "total", "stale", "valid", "shared", "initial"]
-const types = ["string", "number", "boolean", "Date", "Buffer", "unknown", "Record<string, string>", "ReadonlyArray<string>"]
+// dprint-ignore: a word list, several to a line
+const adjectives = [
+  "active", "pending", "default", "current", "next", "last", "raw", "parsed", "cached", "local", "remote", "max",
+  "min", "total", "stale", "valid", "shared", "initial"
+]
+const types = [
+  "string",
+  "number",
+  "boolean",
+  "Date",
+  "Buffer",
+  "unknown",
+  "Record<string, string>",
+  "ReadonlyArray<string>"
+]
+// dprint-ignore: a word list, several to a line
 const words = [
   "the", "a", "when", "if", "is", "not", "we", "this", "that", "before", "after", "only", "every", "so", "it",
   "should", "must", "can", "keep", "avoid", "retry", "fails", "returns", "value", "list", "call", "first", "once",
@@ -66,7 +81,7 @@ export class Vocabulary {
     for (let i = 0; i < n; i++) {
       out.push(this.random.chance(0.25) ? this.camel() : this.random.pick(words))
     }
-    return cap(out.join(" ")) + "."
+    return `${cap(out.join(" "))}.`
   }
   literal(): string {
     const r = this.random
@@ -117,11 +132,11 @@ export const sourceFile = (random: Random, lines: number, test: boolean): Array<
   while (out.length < lines) {
     if (test) testBlock(random, v, out)
     else random.weighted<() => void>([
-      [() => functionBlock(random, v, out), 5],
-      [() => interfaceBlock(random, v, out), 2],
-      [() => classBlock(random, v, out), 2],
-      [() => out.push(`export const ${v.camel().toUpperCase()} = ${v.literal()}`), 1]
-    ])()
+        [() => functionBlock(random, v, out), 5],
+        [() => interfaceBlock(random, v, out), 2],
+        [() => classBlock(random, v, out), 2],
+        [() => out.push(`export const ${v.camel().toUpperCase()} = ${v.literal()}`), 1]
+      ])()
     out.push("")
   }
   return out.slice(0, lines)
@@ -163,7 +178,9 @@ const body = (random: Random, v: Vocabulary, out: Array<string>, indent: string,
 const functionBlock = (random: Random, v: Vocabulary, out: Array<string>) => {
   if (random.chance(0.5)) out.push(`/** ${v.sentence()} */`)
   const params = Array.from({ length: random.int(0, 3) }, () => `${v.camel()}: ${v.type()}`).join(", ")
-  out.push(`export ${random.chance(0.6) ? "async " : ""}function ${v.verb()}${v.pascal()}(${params}): Promise<${v.type()}> {`)
+  out.push(
+    `export ${random.chance(0.6) ? "async " : ""}function ${v.verb()}${v.pascal()}(${params}): Promise<${v.type()}> {`
+  )
   body(random, v, out, "  ", 0, random.int(3, 12))
   out.push(`  return ${v.expression()}`)
   out.push("}")
@@ -181,7 +198,9 @@ const interfaceBlock = (random: Random, v: Vocabulary, out: Array<string>) => {
 
 const classBlock = (random: Random, v: Vocabulary, out: Array<string>) => {
   out.push(`export class ${v.pascal()}Service {`)
-  out.push(`  constructor(private readonly ${v.camel()}: ${v.pascal()}, private readonly ${v.camel()}: ${v.pascal()}) {}`)
+  out.push(
+    `  constructor(private readonly ${v.camel()}: ${v.pascal()}, private readonly ${v.camel()}: ${v.pascal()}) {}`
+  )
   const methods = random.int(1, 4)
   for (let m = 0; m < methods; m++) {
     out.push("")
@@ -233,7 +252,11 @@ export const testLog = (random: Random, files: ReadonlyArray<string>, failing: b
     const fails = failing && random.chance(0.15) ? random.int(1, 3) : 0
     passed += tests - fails
     failed += fails
-    out.push(` ${fails > 0 ? "FAIL" : "PASS"}  ${file} (${tests} tests${fails > 0 ? ` | ${fails} failed` : ""}) ${random.int(3, 900)}ms`)
+    out.push(
+      ` ${fails > 0 ? "FAIL" : "PASS"}  ${file} (${tests} tests${fails > 0 ? ` | ${fails} failed` : ""}) ${
+        random.int(3, 900)
+      }ms`
+    )
     if (random.chance(0.3)) {
       for (let i = 0; i < random.int(1, 6); i++) out.push(`   stdout | ${file} > ${v.sentence(3, 6)}`)
     }
@@ -242,17 +265,24 @@ export const testLog = (random: Random, files: ReadonlyArray<string>, failing: b
       out.push(`     AssertionError: expected ${v.literal()} to deeply equal ${v.literal()}`)
       out.push("     - Expected")
       out.push("     + Received")
-      for (let i = 0; i < random.int(2, 8); i++) out.push(`     ${random.chance(0.5) ? "-" : "+"}   "${v.camel()}": ${v.literal()},`)
+      for (let i = 0; i < random.int(2, 8); i++)
+        out.push(`     ${random.chance(0.5) ? "-" : "+"}   "${v.camel()}": ${v.literal()},`)
       for (let i = 0; i < random.int(3, 7); i++) {
         out.push(`      at ${v.verb()}${v.pascal()} (${random.pick(files)}:${random.int(1, 400)}:${random.int(1, 60)})`)
       }
     }
   }
   out.push("")
-  out.push(` Test Files  ${failed > 0 ? `${Math.max(1, Math.round(failed / 2))} failed | ` : ""}${random.int(20, 90)} passed`)
+  out.push(
+    ` Test Files  ${failed > 0 ? `${Math.max(1, Math.round(failed / 2))} failed | ` : ""}${random.int(20, 90)} passed`
+  )
   out.push(`      Tests  ${failed > 0 ? `${failed} failed | ` : ""}${passed} passed (${passed + failed})`)
   out.push(`   Start at  ${random.int(10, 23)}:${random.int(10, 59)}:${random.int(10, 59)}`)
-  out.push(`   Duration  ${(random.next() * 40 + 2).toFixed(2)}s (transform ${random.int(200, 3000)}ms, setup 0ms, collect ${random.int(500, 9000)}ms, tests ${random.int(500, 30000)}ms)`)
+  out.push(
+    `   Duration  ${(random.next() * 40 + 2).toFixed(2)}s (transform ${random.int(200, 3000)}ms, setup 0ms, collect ${
+      random.int(500, 9000)
+    }ms, tests ${random.int(500, 30000)}ms)`
+  )
   if (failed > 0) out.push("", "npm error Lifecycle script `test` failed with error:", "npm error code 1")
   return out.join("\n")
 }
@@ -260,10 +290,16 @@ export const testLog = (random: Random, files: ReadonlyArray<string>, failing: b
 /** `tsc` output: nothing when it passes, one line per error otherwise. */
 export const buildLog = (random: Random, files: ReadonlyArray<string>, errors: number): string => {
   const v = new Vocabulary(random)
-  const out: Array<string> = ["", "> acme-api@2.4.0 build", "> tsc -p tsconfig.build.json && node scripts/bundle.mjs", ""]
+  const out: Array<string> = [
+    "",
+    "> acme-api@2.4.0 build",
+    "> tsc -p tsconfig.build.json && node scripts/bundle.mjs",
+    ""
+  ]
   for (let i = 0; i < errors; i++) {
     const code = random.pick([2322, 2339, 2345, 7006, 2554, 18048, 2769])
     out.push(
+      // biome-ignore lint/style/useTemplate: the list of messages reads better outside the template
       `${random.pick(files)}(${random.int(1, 400)},${random.int(1, 60)}): error TS${code}: ` + random.pick([
         `Type '${v.type()}' is not assignable to type '${v.type()}'.`,
         `Property '${v.camel()}' does not exist on type '${v.pascal()}'.`,
@@ -280,9 +316,19 @@ export const buildLog = (random: Random, files: ReadonlyArray<string>, errors: n
 }
 
 /** `git diff` of one file. */
-export const diffLog = (random: Random, file: string, before: ReadonlyArray<string>, after: ReadonlyArray<string>): string => {
-  const out = [`diff --git a/${file} b/${file}`, `index ${random.id(7).toLowerCase()}..${random.id(7).toLowerCase()} 100644`,
-    `--- a/${file}`, `+++ b/${file}`, `@@ -${random.int(1, 200)},${before.length} +${random.int(1, 200)},${after.length} @@`]
+export const diffLog = (
+  random: Random,
+  file: string,
+  before: ReadonlyArray<string>,
+  after: ReadonlyArray<string>
+): string => {
+  const out = [
+    `diff --git a/${file} b/${file}`,
+    `index ${random.id(7).toLowerCase()}..${random.id(7).toLowerCase()} 100644`,
+    `--- a/${file}`,
+    `+++ b/${file}`,
+    `@@ -${random.int(1, 200)},${before.length} +${random.int(1, 200)},${after.length} @@`
+  ]
   for (const line of before) out.push(`-${line}`)
   for (const line of after) out.push(`+${line}`)
   return out.join("\n")

@@ -29,7 +29,12 @@ export interface Analysed {
 
 /** One recorded session through the offline analyser (`--config`: a dcp.jsonc instead of the user's). */
 export const analysed = async (file: string, configFile?: string): Promise<Analysed> => {
-  const argv = [join(root, "src", "analyse.ts"), file, "--json", ...(configFile === undefined ? [] : ["--config", configFile])]
+  const argv = [
+    join(root, "src", "analyse.ts"),
+    file,
+    "--json",
+    ...(configFile === undefined ? [] : ["--config", configFile])
+  ]
   const { code, stderr, stdout } = await run(process.execPath, argv)
   if (code !== 0) throw new Error(`${file}: exit ${code}\n${stderr}`)
   const json = JSON.parse(stdout) as {
@@ -68,7 +73,9 @@ export const sessionsIn = (dir: string): Array<string> =>
   existsSync(dir) ? readdirSync(dir).filter((name) => name.endsWith(".json")).sort().map((name) => join(dir, name)) : []
 
 const main = async () => {
-  const { values } = parseArgs({ options: { dir: { type: "string", default: defaultCorpus }, config: { type: "string" } } })
+  const { values } = parseArgs({
+    options: { dir: { type: "string", default: defaultCorpus }, config: { type: "string" } }
+  })
   const files = sessionsIn(values.dir)
   if (files.length === 0) {
     console.error(`no session exports (*.json) in ${values.dir}`)
@@ -77,16 +84,42 @@ const main = async () => {
   const rows = await pairwise(files, (file) => analysed(file, values.config))
   const n = (x: number) => Math.round(x).toLocaleString("en-US")
   const header = ["session", "requests", "OpenCode", "OC prune", "plugin", "x better", "tokens x", "pruned"]
-  const lines = rows.map((r) => [r.name, String(r.requests), n(r.none), n(r.prune), n(r.plugin),
-    (r.plugin / Math.min(r.none, r.prune)).toFixed(3), (r.tokensPlugin / r.tokensNone).toFixed(3), String(r.pruned)])
+  const lines = rows.map((
+    r
+  ) => [
+    r.name,
+    String(r.requests),
+    n(r.none),
+    n(r.prune),
+    n(r.plugin),
+    (r.plugin / Math.min(r.none, r.prune)).toFixed(3),
+    (r.tokensPlugin / r.tokensNone).toFixed(3),
+    String(r.pruned)
+  ])
   const sum = (pick: (r: Analysed) => number) => rows.reduce((total, r) => total + pick(r), 0)
-  lines.push(["all", String(sum((r) => r.requests)), n(sum((r) => r.none)), n(sum((r) => r.prune)), n(sum((r) => r.plugin)),
-    (sum((r) => r.plugin) / sum((r) => Math.min(r.none, r.prune))).toFixed(3), (sum((r) => r.tokensPlugin) / sum((r) => r.tokensNone)).toFixed(3),
-    String(sum((r) => r.pruned))])
+  lines.push([
+    "all",
+    String(sum((r) => r.requests)),
+    n(sum((r) => r.none)),
+    n(sum((r) => r.prune)),
+    n(sum((r) => r.plugin)),
+    (sum((r) => r.plugin) / sum((r) => Math.min(r.none, r.prune))).toFixed(3),
+    (sum((r) => r.tokensPlugin) / sum((r) => r.tokensNone)).toFixed(3),
+    String(sum((r) => r.pruned))
+  ])
   const widths = header.map((h, i) => Math.max(h.length, ...lines.map((row) => row[i]!.length)))
-  const line = (cells: ReadonlyArray<string>) => `| ${cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join(" | ")} |`
-  console.log("Anthropic-priced cost (uncached-input-token units) of each recorded session; x better: the plugin's cost over the better of OpenCode alone and with compaction.prune")
-  console.log([line(header), `|${widths.map((w, i) => `${"-".repeat(w + 1)}${i === 0 ? "-" : ":"}`).join("|")}|`, ...lines.map(line)].join("\n"))
+  const line = (cells: ReadonlyArray<string>) =>
+    `| ${cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join(" | ")} |`
+  console.log(
+    "Anthropic-priced cost (uncached-input-token units) of each recorded session; x better: the plugin's cost over the better of OpenCode alone and with compaction.prune"
+  )
+  console.log(
+    [
+      line(header),
+      `|${widths.map((w, i) => `${"-".repeat(w + 1)}${i === 0 ? "-" : ":"}`).join("|")}|`,
+      ...lines.map(line)
+    ].join("\n")
+  )
   console.log(`worst session: ${Math.max(...rows.map((r) => r.plugin / Math.min(r.none, r.prune))).toFixed(3)}x`)
 }
 

@@ -148,12 +148,17 @@ class Builder {
   private turn() {
     this.turns++
     if (this.turns > 1) {
-      this.t += this.r.chance(0.08) ? this.r.int(6 * 60, 40 * 60) * 1000 : Math.round(this.r.logUniform(20, 6 * 60) * 1000)
+      this.t += this.r.chance(0.08)
+        ? this.r.int(6 * 60, 40 * 60) * 1000
+        : Math.round(this.r.logUniform(20, 6 * 60) * 1000)
     }
     const area = this.r.pick(dirs)
     const all = [...this.files.keys()]
     const local = all.filter((file) => file.startsWith(area) || file.startsWith(`test/${area.slice(4)}`))
-    this.focus = Array.from({ length: this.r.int(5, 12) }, () => this.r.chance(0.8) && local.length > 0 ? this.r.pick(local) : this.r.pick(all))
+    this.focus = Array.from(
+      { length: this.r.int(5, 12) },
+      () => this.r.chance(0.8) && local.length > 0 ? this.r.pick(local) : this.r.pick(all)
+    )
     const user = this.user(this.turns === 1 ? this.firstPrompt() : this.prompt())
     this.userMessage = user
     this.pendingUser = user
@@ -191,7 +196,12 @@ class Builder {
     const id = this.id("msg")
     const base = { sessionID, messageID: id }
     const thinking = Math.round(this.r.logUniform(1500, 15_000))
-    const parts: Array<Record<string, any>> = [{ id: this.id("prt"), ...base, type: "step-start", snapshot: this.r.id(40).toLowerCase() }]
+    const parts: Array<Record<string, any>> = [{
+      id: this.id("prt"),
+      ...base,
+      type: "step-start",
+      snapshot: this.r.id(40).toLowerCase()
+    }]
     let outputChars = 0
     let reasoningChars = 0
     if (this.r.chance(closing ? 0.5 : 0.35)) {
@@ -202,15 +212,41 @@ class Builder {
     if (closing || this.r.chance(0.45)) {
       const text = closing ? this.summary() : this.narration(tools[0]!)
       outputChars += text.length
-      parts.push({ id: this.id("prt"), ...base, type: "text", text, time: { start: created + 900, end: created + 1500 } })
+      parts.push({
+        id: this.id("prt"),
+        ...base,
+        type: "text",
+        text,
+        time: { start: created + 900, end: created + 1500 }
+      })
     }
     let slowest = 0
     for (const spec of tools) {
       const start = created + thinking
       const state = spec.error === undefined
-        ? { status: "completed", input: spec.input, output: spec.output ?? "", title: spec.title, metadata: spec.metadata, time: { start, end: start + spec.duration } }
-        : { status: "error", input: spec.input, error: spec.error, metadata: spec.metadata, time: { start, end: start + spec.duration } }
-      parts.push({ id: this.id("prt"), ...base, type: "tool", callID: `toolu_01${this.r.id(22)}`, tool: spec.tool, state })
+        ? {
+          status: "completed",
+          input: spec.input,
+          output: spec.output ?? "",
+          title: spec.title,
+          metadata: spec.metadata,
+          time: { start, end: start + spec.duration }
+        }
+        : {
+          status: "error",
+          input: spec.input,
+          error: spec.error,
+          metadata: spec.metadata,
+          time: { start, end: start + spec.duration }
+        }
+      parts.push({
+        id: this.id("prt"),
+        ...base,
+        type: "tool",
+        callID: `toolu_01${this.r.id(22)}`,
+        tool: spec.tool,
+        state
+      })
       slowest = Math.max(slowest, spec.duration)
       outputChars += JSON.stringify(spec.input).length
       this.chars += (spec.output ?? spec.error ?? "").length
@@ -230,12 +266,30 @@ class Builder {
     this.lastRequest = created
     const finish = closing ? "stop" : "tool-calls"
     const completed = created + thinking + (closing ? 0 : slowest)
-    parts.push({ id: this.id("prt"), ...base, type: "step-finish", reason: finish, snapshot: this.r.id(40).toLowerCase(), cost: 0, tokens })
+    parts.push({
+      id: this.id("prt"),
+      ...base,
+      type: "step-finish",
+      reason: finish,
+      snapshot: this.r.id(40).toLowerCase(),
+      cost: 0,
+      tokens
+    })
     this.messages.push({
       info: {
-        id, sessionID, role: "assistant", time: { created, completed }, parentID: this.userMessage!.info.id,
-        modelID: model.modelID, providerID: model.providerID, mode: "build", agent: "build",
-        path: { cwd: projectDir, root: projectDir }, cost: 0, tokens, finish
+        id,
+        sessionID,
+        role: "assistant",
+        time: { created, completed },
+        parentID: this.userMessage!.info.id,
+        modelID: model.modelID,
+        providerID: model.providerID,
+        mode: "build",
+        agent: "build",
+        path: { cwd: projectDir, root: projectDir },
+        cost: 0,
+        tokens,
+        finish
       },
       parts
     })
@@ -258,26 +312,30 @@ class Builder {
       return this.count(followUp!.make())
     }
     const r = this.r
-    return this.count(r.weighted<() => ToolSpec>([
-      [() => this.read(this.chooseFile(0.55)), 31],
-      [() => this.edit(), 14],
-      [() => this.write(), 3],
-      [() => this.grep(), 9],
-      [() => this.glob(), 4],
-      [() => this.list(), 2],
-      [() => this.bash(), 23],
-      [() => this.todo(), 3],
-      [() => this.webfetch(), 1]
-    ])())
+    return this.count(
+      r.weighted<() => ToolSpec>([
+        [() => this.read(this.chooseFile(0.55)), 31],
+        [() => this.edit(), 14],
+        [() => this.write(), 3],
+        [() => this.grep(), 9],
+        [() => this.glob(), 4],
+        [() => this.list(), 2],
+        [() => this.bash(), 23],
+        [() => this.todo(), 3],
+        [() => this.webfetch(), 1]
+      ])()
+    )
   }
 
   /** Parallel calls of an exploring step. */
   private explore(): ToolSpec {
-    return this.count(this.r.weighted<() => ToolSpec>([
-      [() => this.read(this.chooseFile(0.3)), 6],
-      [() => this.grep(), 3],
-      [() => this.glob(), 1]
-    ])())
+    return this.count(
+      this.r.weighted<() => ToolSpec>([
+        [() => this.read(this.chooseFile(0.3)), 6],
+        [() => this.grep(), 3],
+        [() => this.glob(), 1]
+      ])()
+    )
   }
 
   private chooseFile(fromWorking: number): string {
@@ -305,7 +363,14 @@ class Builder {
     const state = this.files.get(file)
     if (state === undefined || this.r.chance(0.025)) {
       const missing = state === undefined ? absolute : `${projectDir}/${file.replace(/\.ts$/, ".tsx")}`
-      return { tool: "read", input: { filePath: missing }, error: `Error: File not found: ${missing}`, title: file, metadata: {}, duration: 8 }
+      return {
+        tool: "read",
+        input: { filePath: missing },
+        error: `Error: File not found: ${missing}`,
+        title: file,
+        metadata: {},
+        duration: 8
+      }
     }
     this.touch(file)
     const lines = state.lines
@@ -317,11 +382,25 @@ class Builder {
       const last = offset + shown.length - 1
       const output = readHeader(absolute) + shown.map((line, i) => `${offset + i}: ${line}`).join("\n") +
         `\n\n(Showing lines ${offset}-${last} of ${lines.length}. Use offset=${last + 1} to continue.)\n</content>`
-      return { tool: "read", input: { filePath: absolute, offset, limit }, output, title: file, metadata: { preview: shown.slice(0, 20).join("\n"), truncated: true, loaded: [] }, duration: 15 }
+      return {
+        tool: "read",
+        input: { filePath: absolute, offset, limit },
+        output,
+        title: file,
+        metadata: { preview: shown.slice(0, 20).join("\n"), truncated: true, loaded: [] },
+        duration: 15
+      }
     }
     state.readOutput ??= readHeader(absolute) + lines.map((line, i) => `${i + 1}: ${line}`).join("\n") +
       `\n\n(End of file - total ${lines.length} lines)\n</content>`
-    return { tool: "read", input: { filePath: absolute }, output: state.readOutput, title: file, metadata: { preview: lines.slice(0, 20).join("\n"), truncated: false, loaded: [] }, duration: 12 }
+    return {
+      tool: "read",
+      input: { filePath: absolute },
+      output: state.readOutput,
+      title: file,
+      metadata: { preview: lines.slice(0, 20).join("\n"), truncated: false, loaded: [] },
+      duration: 12
+    }
   }
 
   private edit(): ToolSpec {
@@ -355,7 +434,9 @@ class Builder {
     if (this.r.chance(0.25)) this.soon(8, () => this.bash("test"))
     if (this.r.chance(0.3)) this.testsFailing = this.r.chance(0.5)
     const diagnostics = this.r.chance(0.1)
-      ? `\n\nLSP errors detected in this file, please fix:\n<diagnostics file="${absolute}">\nERROR [${start + 1}:${this.r.int(1, 40)}] Property '${this.v.camel()}' does not exist on type '${this.v.pascal()}'.\n</diagnostics>`
+      ? `\n\nLSP errors detected in this file, please fix:\n<diagnostics file="${absolute}">\nERROR [${start + 1}:${
+        this.r.int(1, 40)
+      }] Property '${this.v.camel()}' does not exist on type '${this.v.pascal()}'.\n</diagnostics>`
       : ""
     return {
       tool: "edit",
@@ -371,13 +452,22 @@ class Builder {
     const fresh = this.r.chance(0.4) || this.working.length === 0
     const test = this.r.chance(0.3)
     const file = fresh
-      ? (test ? `test/${this.r.pick(dirs).slice(4)}/${this.v.kebab()}.test.ts` : `${this.r.pick(dirs)}/${this.v.kebab()}.ts`)
+      ? (test
+        ? `test/${this.r.pick(dirs).slice(4)}/${this.v.kebab()}.test.ts`
+        : `${this.r.pick(dirs)}/${this.v.kebab()}.ts`)
       : this.chooseFile(1)
     const lines = sourceFile(this.r, Math.round(this.r.logUniform(40, 300)), test || file.includes(".test."))
     const content = lines.join("\n")
     const absolute = `${projectDir}/${file}`
     if (this.r.chance(0.03)) {
-      return { tool: "write", input: { filePath: absolute, content }, error: `Error: EACCES: permission denied, open '${absolute}'`, title: file, metadata: {}, duration: 10 }
+      return {
+        tool: "write",
+        input: { filePath: absolute, content },
+        error: `Error: EACCES: permission denied, open '${absolute}'`,
+        title: file,
+        metadata: {},
+        duration: 10
+      }
     }
     const state = this.files.get(file)
     if (state === undefined) this.files.set(file, { lines, version: 0, readOutput: undefined })
@@ -388,12 +478,23 @@ class Builder {
     }
     this.touch(file)
     if (this.r.chance(0.6)) this.soon(4, () => this.read(file))
-    return { tool: "write", input: { filePath: absolute, content }, output: "Wrote file successfully.", title: file, metadata: { diagnostics: {}, exists: state !== undefined }, duration: 30 }
+    return {
+      tool: "write",
+      input: { filePath: absolute, content },
+      output: "Wrote file successfully.",
+      title: file,
+      metadata: { diagnostics: {}, exists: state !== undefined },
+      duration: 30
+    }
   }
 
   private grep(): ToolSpec {
     const repeat = this.recentPatterns.length > 0 && this.r.chance(0.2)
-    const pattern = repeat ? this.r.pick(this.recentPatterns) : this.r.chance(0.6) ? this.v.camel() : `${this.v.verb()}${this.v.pascal()}`
+    const pattern = repeat
+      ? this.r.pick(this.recentPatterns)
+      : this.r.chance(0.6)
+      ? this.v.camel()
+      : `${this.v.verb()}${this.v.pascal()}`
     if (!repeat) remember(this.recentPatterns, pattern, 12)
     const include = this.r.chance(0.3) ? "*.ts" : undefined
     const input: Record<string, unknown> = { pattern, ...(include === undefined ? {} : { include }) }
@@ -419,7 +520,14 @@ class Builder {
       if (matches.length === 100) out.push("", "(Results truncated. Consider using a more specific path or pattern.)")
       output = out.join("\n")
     }
-    return { tool: "grep", input, output, title: pattern, metadata: { matches: matches.length, truncated: matches.length === 100 }, duration: 120 }
+    return {
+      tool: "grep",
+      input,
+      output,
+      title: pattern,
+      metadata: { matches: matches.length, truncated: matches.length === 100 },
+      duration: 120
+    }
   }
 
   private glob(): ToolSpec {
@@ -429,10 +537,19 @@ class Builder {
     const matching = [...this.files.keys()].filter((file) =>
       pattern.startsWith("**/") || pattern.startsWith("src/**/*")
         ? file.includes(noun) && (pattern.startsWith("**/") || file.startsWith("src/"))
-        : pattern.startsWith("test/") ? file.startsWith("test/") : file.startsWith(`${dir}/`)
+        : pattern.startsWith("test/")
+        ? file.startsWith("test/")
+        : file.startsWith(`${dir}/`)
     ).slice(0, 100)
     const output = matching.length === 0 ? "No files found" : matching.map((file) => `${projectDir}/${file}`).join("\n")
-    return { tool: "glob", input: { pattern }, output, title: pattern, metadata: { count: matching.length, truncated: false }, duration: 60 }
+    return {
+      tool: "glob",
+      input: { pattern },
+      output,
+      title: pattern,
+      metadata: { count: matching.length, truncated: false },
+      duration: 60
+    }
   }
 
   private list(): ToolSpec {
@@ -449,7 +566,14 @@ class Builder {
       }
       out.push(`    ${file.slice(slash + 1)}`)
     }
-    return { tool: "list", input: { path: `${projectDir}/${dir}` }, output: out.join("\n"), title: dir || ".", metadata: { count: under.length, truncated: false }, duration: 30 }
+    return {
+      tool: "list",
+      input: { path: `${projectDir}/${dir}` },
+      output: out.join("\n"),
+      title: dir || ".",
+      metadata: { count: under.length, truncated: false },
+      duration: 30
+    }
   }
 
   private bash(kind?: "test"): ToolSpec {
@@ -458,7 +582,11 @@ class Builder {
     const files = [...this.files.keys()]
     const testFiles = files.filter((file) => file.startsWith("test/"))
     const choice = kind ?? r.weighted<"test" | "build" | "git" | "shell" | "install">([
-      ["test", 35], ["build", 20], ["git", 25], ["shell", 14], ["install", 6]
+      ["test", 35],
+      ["build", 20],
+      ["git", 25],
+      ["shell", 14],
+      ["install", 6]
     ])
     let command: string
     let output: string
@@ -469,7 +597,9 @@ class Builder {
         const single = r.chance(0.35) && testFiles.length > 0
         const failing = this.testsFailing || r.chance(0.2)
         const file = single ? r.pick(testFiles) : ""
-        command = single ? `npx vitest run ${file}` : r.pick(["npm test", "npm test", "npm run test -- --reporter=default"])
+        command = single
+          ? `npx vitest run ${file}`
+          : r.pick(["npm test", "npm test", "npm run test -- --reporter=default"])
         const lines = single ? r.int(12, 90) : Math.round(r.logUniform(60, 1600))
         output = testLog(r, single ? [file] : testFiles, failing, lines)
         exit = failing ? 1 : 0
@@ -492,12 +622,20 @@ class Builder {
           output = diffLog(r, this.lastEdit.file, this.lastEdit.before, this.lastEdit.after)
         } else if (which === "log") {
           command = "git log --oneline -15"
-          output = Array.from({ length: 15 }, () => `${r.id(7).toLowerCase()} ${this.v.sentence(3, 9).slice(0, -1)}`).join("\n")
+          output = Array.from({ length: 15 }, () => `${r.id(7).toLowerCase()} ${this.v.sentence(3, 9).slice(0, -1)}`)
+            .join("\n")
         } else {
           command = "git status"
           const changed = this.working.slice(-r.int(1, 8))
-          output = ["On branch feature/" + this.v.kebab(), "Changes not staged for commit:", '  (use "git add <file>..." to update what will be committed)', "",
-            ...changed.map((file) => `\tmodified:   ${file}`), "", 'no changes added to commit (use "git add" and/or "git commit -a")'].join("\n")
+          output = [
+            `On branch feature/${this.v.kebab()}`,
+            "Changes not staged for commit:",
+            '  (use "git add <file>..." to update what will be committed)',
+            "",
+            ...changed.map((file) => `\tmodified:   ${file}`),
+            "",
+            'no changes added to commit (use "git add" and/or "git commit -a")'
+          ].join("\n")
         }
         duration = r.int(20, 300)
         break
@@ -507,7 +645,9 @@ class Builder {
         if (r.chance(0.5)) {
           command = `ls -la ${dir}`
           output = files.filter((file) => file.startsWith(dir)).map((file) =>
-            `-rw-r--r--  1 dev dev ${String(r.int(800, 16000)).padStart(6)} Jan ${r.int(1, 28)} ${r.int(10, 23)}:${r.int(10, 59)} ${file.slice(dir.length + 1)}`
+            `-rw-r--r--  1 dev dev ${String(r.int(800, 16000)).padStart(6)} Jan ${r.int(1, 28)} ${r.int(10, 23)}:${
+              r.int(10, 59)
+            } ${file.slice(dir.length + 1)}`
           ).join("\n")
         } else {
           const word = this.v.camel()
@@ -528,7 +668,11 @@ class Builder {
       case "install": {
         const pkg = r.pick(["zod", "pino", "undici", "ioredis", "date-fns", "@types/node", "supertest"])
         command = `npm install ${pkg}`
-        output = `\nadded ${r.int(1, 40)} packages, changed ${r.int(0, 5)} packages, and audited ${r.int(300, 900)} packages in ${r.int(1, 20)}s\n\n${r.int(40, 160)} packages are looking for funding\n  run \`npm fund\` for details\n\nfound 0 vulnerabilities`
+        output = `\nadded ${r.int(1, 40)} packages, changed ${r.int(0, 5)} packages, and audited ${
+          r.int(300, 900)
+        } packages in ${r.int(1, 20)}s\n\n${
+          r.int(40, 160)
+        } packages are looking for funding\n  run \`npm fund\` for details\n\nfound 0 vulnerabilities`
         duration = r.int(2000, 20_000)
         break
       }
@@ -548,10 +692,18 @@ class Builder {
 
   private failingScript(): ToolSpec {
     const name = `scripts/${this.v.kebab()}.sh`
-    const body = Array.from({ length: this.r.int(30, 140) }, () =>
-      this.r.chance(0.3) ? `# ${this.v.sentence(4, 10)}` : `${this.r.pick(["node", "npx tsx", "curl -s", "jq", "grep -n"])} ${this.v.kebab()} --${this.v.noun()}=${this.v.literal().replaceAll('"', "")}`
+    const body = Array.from(
+      { length: this.r.int(30, 140) },
+      () =>
+        this.r.chance(0.3)
+          ? `# ${this.v.sentence(4, 10)}`
+          : `${this.r.pick(["node", "npx tsx", "curl -s", "jq", "grep -n"])} ${this.v.kebab()} --${this.v.noun()}=${
+            this.v.literal().replaceAll('"', "")
+          }`
     )
-    const command = `cat > ${name} <<'EOF'\n#!/usr/bin/env bash\nset -euo pipefail\n${body.join("\n")}\nEOF\nchmod +x ${name} && ./${name}`
+    const command = `cat > ${name} <<'EOF'\n#!/usr/bin/env bash\nset -euo pipefail\n${
+      body.join("\n")
+    }\nEOF\nchmod +x ${name} && ./${name}`
     return {
       tool: "bash",
       input: { command, description: "Write and run a migration helper script" },
@@ -571,12 +723,26 @@ class Builder {
       priority: this.r.pick(["high", "medium", "low"]),
       id: String(i + 1)
     }))
-    return { tool: "todowrite", input: { todos }, output: JSON.stringify(todos, null, 2), title: `${todos.length} todos`, metadata: { todos }, duration: 5 }
+    return {
+      tool: "todowrite",
+      input: { todos },
+      output: JSON.stringify(todos, null, 2),
+      title: `${todos.length} todos`,
+      metadata: { todos },
+      duration: 5
+    }
   }
 
   private webfetch(): ToolSpec {
     const url = `https://docs.${this.v.kebab()}.dev/guide/${this.v.kebab()}`
-    return { tool: "webfetch", input: { url, format: "markdown" }, output: markdownPage(this.r, this.r.int(40, 260)), title: url, metadata: {}, duration: 1500 }
+    return {
+      tool: "webfetch",
+      input: { url, format: "markdown" },
+      output: markdownPage(this.r, this.r.int(40, 260)),
+      title: url,
+      metadata: {},
+      duration: 1500
+    }
   }
 
   // ---- words ----------------------------------------------------------------------------------------------
@@ -587,7 +753,9 @@ class Builder {
       `We need to add ${v.noun()} ${v.noun()} support to the ${v.noun()} service.`,
       v.sentence(10, 24),
       v.sentence(8, 20),
-      `Start by looking at ${this.r.pick(this.focus)} and the tests under test/. Keep the public API stable and run the test suite when you are done.`
+      `Start by looking at ${
+        this.r.pick(this.focus)
+      } and the tests under test/. Keep the public API stable and run the test suite when you are done.`
     ].join(" ")
   }
 
@@ -628,8 +796,12 @@ const remember = (list: Array<string>, item: string, max: number) => {
 }
 
 const describeCommand = (command: string): string =>
-  command.startsWith("npm test") || command.includes("vitest") ? "Run the tests"
-    : command.includes("build") || command.includes("tsc") || command.includes("typecheck") ? "Type-check and build"
-    : command.startsWith("git") ? "Show git changes"
-    : command.startsWith("npm install") ? "Install a dependency"
+  command.startsWith("npm test") || command.includes("vitest") ?
+    "Run the tests"
+    : command.includes("build") || command.includes("tsc") || command.includes("typecheck") ?
+    "Type-check and build"
+    : command.startsWith("git") ?
+    "Show git changes"
+    : command.startsWith("npm install") ?
+    "Install a dependency"
     : "Inspect the project"

@@ -13,7 +13,11 @@ export interface Finished {
   readonly stderr: string
 }
 
-export const run = (command: string, argv: ReadonlyArray<string>, env: NodeJS.ProcessEnv = process.env): Promise<Finished> =>
+export const run = (
+  command: string,
+  argv: ReadonlyArray<string>,
+  env: NodeJS.ProcessEnv = process.env
+): Promise<Finished> =>
   new Promise((resolve, reject) => {
     const child = spawn(command, argv, { cwd: root, env, stdio: ["ignore", "pipe", "pipe"] })
     let stdout = ""

@@ -53,7 +53,8 @@ const label = (node: Node): string => {
 /** The plugin's own source: src/, less src/analysis/ (the replay's copies and accounting). */
 const isSource = (url: string) => url.includes("/src/") && !url.includes("/src/analysis/")
 
-const isPluginFrame = (url: string) => isSource(url) || url.includes("/node_modules/effect/") || url.includes("/@effect/")
+const isPluginFrame = (url: string) =>
+  isSource(url) || url.includes("/node_modules/effect/") || url.includes("/@effect/")
 
 const area = (url: string): string => {
   if (url.includes("/src/analysis/")) return "replay harness (src/analysis/)"
@@ -125,9 +126,12 @@ export const summarize = (file: string, top = 25): ProfileSummary => {
 
 export const formatSummary = (summary: ProfileSummary): string => {
   const pct = (ms: number) => `${((ms / summary.pluginMs) * 100).toFixed(1).padStart(5)}%`
-  const table = (rows: ReadonlyArray<Row>) => rows.map((row) => `  ${row.ms.toFixed(0).padStart(7)} ms ${pct(row.ms)}  ${row.name}`).join("\n")
+  const table = (rows: ReadonlyArray<Row>) =>
+    rows.map((row) => `  ${row.ms.toFixed(0).padStart(7)} ms ${pct(row.ms)}  ${row.name}`).join("\n")
   return [
-    `Sampled ${(summary.totalMs / 1000).toFixed(1)} s; in the plugin (stack holds src/ or Effect frames): ${(summary.pluginMs / 1000).toFixed(2)} s; garbage collector (whole process): ${(summary.gcMs / 1000).toFixed(2)} s.`,
+    `Sampled ${(summary.totalMs / 1000).toFixed(1)} s; in the plugin (stack holds src/ or Effect frames): ${
+      (summary.pluginMs / 1000).toFixed(2)
+    } s; garbage collector (whole process): ${(summary.gcMs / 1000).toFixed(2)} s.`,
     "",
     "Plugin self time by file / package:",
     table(summary.byArea),

@@ -140,15 +140,17 @@ const realPlugin = async (
     monotonicTimeNanos: real.monotonicTimeNanos,
     sleep: (duration: unknown) => real.sleep(duration)
   }
-  const runtime = h.ManagedRuntime.make(h.compose({
-    paths: h.Paths.layer({ directory: projectDir, worktree: projectDir }, env),
-    host: h.Host.layerTest({}),
-    tokenizer: tokenizer === "estimate"
-      ? h.Tokenizer.layerEstimate
-      : tokenizer === "exact"
-      ? h.Tokenizer.layerExact
-      : h.Tokenizer.layer
-  }).pipe(h.Layer.provideMerge(h.Layer.succeed(h.Clock.Clock, replayed))))
+  const runtime = h.ManagedRuntime.make(
+    h.compose({
+      paths: h.Paths.layer({ directory: projectDir, worktree: projectDir }, env),
+      host: h.Host.layerTest({}),
+      tokenizer: tokenizer === "estimate"
+        ? h.Tokenizer.layerEstimate
+        : tokenizer === "exact"
+        ? h.Tokenizer.layerExact
+        : h.Tokenizer.layer
+    }).pipe(h.Layer.provideMerge(h.Layer.succeed(h.Clock.Clock, replayed)))
+  )
   const current = await runtime.runPromise(h.Config.use((c: { current: unknown }) => h.Effect.succeed(c.current)))
   const attempt = async <A>(program: unknown): Promise<A | undefined> => {
     try {
@@ -163,9 +165,14 @@ const realPlugin = async (
       time.now = ms
     },
     inspect: async () => {
-      const reasons = await attempt<Array<string>>(h.SessionStore.use((store: any) =>
-        store.use(sessionID, (state: any) => h.Effect.sync(() => [...state.pruned.values()].map((r: any) => String(r.reason))))
-      ))
+      const reasons = await attempt<Array<string>>(
+        h.SessionStore.use((store: any) =>
+          store.use(
+            sessionID,
+            (state: any) => h.Effect.sync(() => [...state.pruned.values()].map((r: any) => String(r.reason)))
+          )
+        )
+      )
       const prunedBy: Record<string, number> = {}
       for (const reason of reasons ?? []) prunedBy[reason] = (prunedBy[reason] ?? 0) + 1
       const notes = await attempt<ReadonlyArray<unknown>>(h.HostRecorder.use((r: any) => h.Ref.get(r.notes)))

@@ -95,13 +95,19 @@ const replay = async (
     ? await run(bun, [script, json])
     : await run(process.execPath, ["--expose-gc", ...(extra.nodeFlags ?? []), script, json])
   if (result.code !== 0 || !existsSync(out)) {
-    console.error(`replay ${options.plugin} ${options.size} failed (exit ${result.code}):\n${result.stdout}\n${result.stderr}`)
+    console.error(
+      `replay ${options.plugin} ${options.size} failed (exit ${result.code}):\n${result.stdout}\n${result.stderr}`
+    )
     process.exit(1)
   }
   const parsed = { ...(JSON.parse(readFileSync(out, "utf8")) as ReplayResult), wallMs: performance.now() - started }
   rmSync(out)
   const noise = result.stderr.trim()
-  progress(`  ${String(options.size).padStart(5)} calls, ${extra.label}: ${parsed.requests} requests in ${fmt(parsed.wallMs / 1000, 1)} s`)
+  progress(
+    `  ${String(options.size).padStart(5)} calls, ${extra.label}: ${parsed.requests} requests in ${
+      fmt(parsed.wallMs / 1000, 1)
+    } s`
+  )
   if (noise !== "") progress(noise.split("\n").slice(0, 10).map((line) => `    | ${line}`).join("\n"))
   return parsed
 }
@@ -153,8 +159,13 @@ const kilo = (x: number) => (x >= 1e6 ? `${(x / 1e6).toFixed(1)}M` : `${(x / 1e3
 
 const table = (header: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<string>>): string => {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)))
-  const line = (cells: ReadonlyArray<string>) => `| ${cells.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join(" | ")} |`
-  return [line(header), `|${widths.map((w, i) => (i === 0 ? `${"-".repeat(w + 1)}-` : `${"-".repeat(w + 1)}:`)).join("|")}|`, ...rows.map(line)].join("\n")
+  const line = (cells: ReadonlyArray<string>) =>
+    `| ${cells.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join(" | ")} |`
+  return [
+    line(header),
+    `|${widths.map((w, i) => (i === 0 ? `${"-".repeat(w + 1)}-` : `${"-".repeat(w + 1)}:`)).join("|")}|`,
+    ...rows.map(line)
+  ].join("\n")
 }
 
 // ---- the run ----------------------------------------------------------------------------------------------
@@ -182,9 +193,13 @@ const main = async () => {
   const m = machine()
   const header = [
     `opencode-context-pruner benchmark, ${new Date().toISOString().slice(0, 16).replace("T", " ")} UTC`,
-    `machine: ${m.cpu}, ${m.cores} cores, ${m.memory}; replays under ${runtime === "bun" ? `Bun ${bunVersion}` : `Node ${m.node}`}; load under Bun ${bunVersion}`,
+    `machine: ${m.cpu}, ${m.cores} cores, ${m.memory}; replays under ${
+      runtime === "bun" ? `Bun ${bunVersion}` : `Node ${m.node}`
+    }; load under Bun ${bunVersion}`,
     `plugin source: git ${commit}${dirty ? " with uncommitted changes in src/" : ""}${tokenizerNote[tokenizer]}`,
-    `seed ${seed}; sizes ${sizes.join(", ")}; modes ${modes.join(", ")}${args.config !== "{}" ? `; config ${args.config}` : ""}; load average at start ${loadavg().map((x) => x.toFixed(2)).join(" ")}`
+    `seed ${seed}; sizes ${sizes.join(", ")}; modes ${modes.join(", ")}${
+      args.config !== "{}" ? `; config ${args.config}` : ""
+    }; load average at start ${loadavg().map((x) => x.toFixed(2)).join(" ")}`
   ]
   progress(header.join("\n"))
 
@@ -196,8 +211,14 @@ const main = async () => {
   rmSync(harnessDir, { recursive: true, force: true })
   // Same bundler settings as scripts/build.ts (target bun: the ESM builds of dependencies, as OpenCode gets them).
   await mustRun("harness bundle", bun, [
-    "build", join(root, "bench", "harness.ts"), `--outdir=${harnessDir}`, "--target=bun", "--format=esm", "--splitting",
-    "--minify-syntax", "--minify-whitespace"
+    "build",
+    join(root, "bench", "harness.ts"),
+    `--outdir=${harnessDir}`,
+    "--target=bun",
+    "--format=esm",
+    "--splitting",
+    "--minify-syntax",
+    "--minify-whitespace"
   ])
   const bundled = join(harnessDir, "harness.js")
 
@@ -208,7 +229,13 @@ const main = async () => {
     mkdirSync(join(home, "project"), { recursive: true })
     const env = { ...process.env, HOME: home, XDG_CONFIG_HOME: join(home, "config"), XDG_DATA_HOME: join(home, "data") }
     const once = async () =>
-      JSON.parse((await mustRun("load", bun, [join(root, "bench", "load.ts"), join(root, "dist", "plugin.js"), join(home, "project")], env)).stdout.trim().split("\n").pop()!) as {
+      JSON.parse(
+        (await mustRun("load", bun, [
+          join(root, "bench", "load.ts"),
+          join(root, "dist", "plugin.js"),
+          join(home, "project")
+        ], env)).stdout.trim().split("\n").pop()!
+      ) as {
         importMs: number
         factoryMs: number
       }
@@ -228,10 +255,16 @@ const main = async () => {
     for (const size of sizes) {
       const base = { size, seed, harness: bundled, accounting: true, tokenizer }
       const none = await replay({ ...base, plugin: "none", config: {} }, { runtime, label: "no plugin" })
-      const prune = await replay({ ...base, plugin: "prune", config: {} }, { runtime, label: "OpenCode's compaction.prune" })
+      const prune = await replay({ ...base, plugin: "prune", config: {} }, {
+        runtime,
+        label: "OpenCode's compaction.prune"
+      })
       const plugin: SizeResult["plugin"] = {}
       for (const mode of modes) {
-        plugin[mode] = await replay({ ...base, plugin: "real", config: configFor(mode) }, { runtime, label: `plugin, ${mode}` })
+        plugin[mode] = await replay({ ...base, plugin: "real", config: configFor(mode) }, {
+          runtime,
+          label: `plugin, ${mode}`
+        })
       }
       results.push({ size, none, prune, plugin })
     }
@@ -245,14 +278,29 @@ const main = async () => {
     mkdirSync(dir, { recursive: true })
     progress(`profiling a ${size}-call replay (plugin from source, mode ${modes[0]}) ...`)
     const result = await replay(
-      { size, seed, plugin: "real", harness: join(root, "bench", "harness.ts"), config: configFor(modes[0]!), accounting: false },
-      { runtime: "node", label: `plugin, ${modes[0]}, profiled`, nodeFlags: ["--cpu-prof", `--cpu-prof-dir=${dir}`, "--cpu-prof-interval=200"] }
+      {
+        size,
+        seed,
+        plugin: "real",
+        harness: join(root, "bench", "harness.ts"),
+        config: configFor(modes[0]!),
+        accounting: false
+      },
+      {
+        runtime: "node",
+        label: `plugin, ${modes[0]}, profiled`,
+        nodeFlags: ["--cpu-prof", `--cpu-prof-dir=${dir}`, "--cpu-prof-interval=200"]
+      }
     )
     const file = readdirSync(dir).find((name) => name.endsWith(".cpuprofile"))
     if (file !== undefined) {
       const l = latency(result.transformMs)
       profileText = [
-        `CPU profile of a ${size}-call replay, mode ${modes[0]} (source imports, profiler on: timings inflated): transform median ${fmt(l.median)} ms, total ${fmt(l.totalMs / 1000)} s`,
+        `CPU profile of a ${size}-call replay, mode ${
+          modes[0]
+        } (source imports, profiler on: timings inflated): transform median ${fmt(l.median)} ms, total ${
+          fmt(l.totalMs / 1000)
+        } s`,
         `profile file: ${join(dir, file)} (open in Chrome DevTools > Performance, or node bench/profile.ts <file>)`,
         "",
         formatSummary(summarize(join(dir, file)))
@@ -280,10 +328,15 @@ interface Target {
 
 const verdict = (target: Target): string => {
   const digits = target.digits ?? 2
-  if (target.value === undefined || !Number.isFinite(target.value)) return `[n/a]    ${target.name}: not measured in this run`
+  if (target.value === undefined || !Number.isFinite(target.value))
+    return `[n/a]    ${target.name}: not measured in this run`
   const margin = target.kind === "min" ? target.value - target.limit : target.limit - target.value
   const met = target.kind === "min" ? target.value > target.limit : target.value <= target.limit
-  return `[${met ? "met" : "MISSED"}]${met ? "   " : ""} ${target.name}: ${fmt(target.value, digits)}${target.unit} (limit ${fmt(target.limit, digits)}${target.unit}, ${met ? "margin" : "over by"} ${fmt(Math.abs(margin), digits)}${target.unit})`
+  return `[${met ? "met" : "MISSED"}]${met ? "   " : ""} ${target.name}: ${
+    fmt(target.value, digits)
+  }${target.unit} (limit ${fmt(target.limit, digits)}${target.unit}, ${met ? "margin" : "over by"} ${
+    fmt(Math.abs(margin), digits)
+  }${target.unit})`
 }
 
 const format = (
@@ -295,34 +348,81 @@ const format = (
 ): string => {
   const out: Array<string> = [...header, ""]
   if (load !== undefined) {
-    out.push(`Load (dist/plugin.js in a fresh Bun process, median of ${load.runs}): import ${fmt(load.importMs, 1)} ms + factory ${fmt(load.factoryMs, 1)} ms = ${fmt(load.importMs + load.factoryMs, 1)} ms`, "")
+    out.push(
+      `Load (dist/plugin.js in a fresh Bun process, median of ${load.runs}): import ${
+        fmt(load.importMs, 1)
+      } ms + factory ${fmt(load.factoryMs, 1)} ms = ${fmt(load.importMs + load.factoryMs, 1)} ms`,
+      ""
+    )
   }
   if (results.length > 0) {
     out.push("Sessions (seeded generator; one request per assistant message)")
     out.push(table(
       ["calls", "requests", "user turns", "errored calls", "pauses > 5 min", "tool output + text, MB"],
-      results.map(({ none }) => [int(none.toolCalls), int(none.requests), int(none.turns), int(none.errors), int(none.coldRequests), fmt(none.historyMB, 1)])
+      results.map((
+        { none }
+      ) => [
+        int(none.toolCalls),
+        int(none.requests),
+        int(none.turns),
+        int(none.errors),
+        int(none.coldRequests),
+        fmt(none.historyMB, 1)
+      ])
     ))
     out.push("")
   }
   for (const mode of modes) {
     if (results.length === 0) break
-    out.push(`Latency (messages.transform, ms per request; the first request apart) and memory (MB), cache.mode ${mode}`)
+    out.push(
+      `Latency (messages.transform, ms per request; the first request apart) and memory (MB), cache.mode ${mode}`
+    )
     out.push(table(
-      ["calls", "requests", "median", "p95", "max", "first", "total s", "system median", "peak RSS plugin", "peak RSS none", "RSS diff", "live heap diff"],
+      [
+        "calls",
+        "requests",
+        "median",
+        "p95",
+        "max",
+        "first",
+        "total s",
+        "system median",
+        "peak RSS plugin",
+        "peak RSS none",
+        "RSS diff",
+        "live heap diff"
+      ],
       results.map(({ none, plugin, size }) => {
         const r = plugin[mode]!
         const l = latency(r.transformMs)
         const s = latency(r.systemMs)
-        return [int(size), int(r.requests), fmt(l.median), fmt(l.p95), fmt(l.max), fmt(l.first), fmt(l.totalMs / 1000), fmt(s.median, 3),
-          fmt(r.peakRssMB, 0), fmt(none.peakRssMB, 0), fmt(r.peakRssMB - none.peakRssMB, 0), fmt(r.liveHeapMB - none.liveHeapMB, 0)]
+        return [
+          int(size),
+          int(r.requests),
+          fmt(l.median),
+          fmt(l.p95),
+          fmt(l.max),
+          fmt(l.first),
+          fmt(l.totalMs / 1000),
+          fmt(s.median, 3),
+          fmt(r.peakRssMB, 0),
+          fmt(none.peakRssMB, 0),
+          fmt(r.peakRssMB - none.peakRssMB, 0),
+          fmt(r.liveHeapMB - none.liveHeapMB, 0)
+        ]
       })
     ))
     out.push("")
   }
   for (const profile of costProfiles) {
     if (results.length === 0) break
-    out.push(`Cost under ${profile === "anthropic" ? "Anthropic's prompt-cache rules (OpenCode's breakpoints)" : "OpenAI's prompt-cache rules"}, in uncached-input-token units, summed over all requests; ratios x the better baseline (none or OC prune)`)
+    out.push(
+      `Cost under ${
+        profile === "anthropic"
+          ? "Anthropic's prompt-cache rules (OpenCode's breakpoints)"
+          : "OpenAI's prompt-cache rules"
+      }, in uncached-input-token units, summed over all requests; ratios x the better baseline (none or OC prune)`
+    )
     out.push(table(
       ["calls", "no plugin", "OC prune", ...modes.flatMap((mode) => [`plugin ${mode}`, "ratio"]), "read % none/plugin"],
       results.map(({ none, prune, plugin, size }) => {
@@ -331,12 +431,16 @@ const format = (
         const best = Math.min(n.cost, o.cost)
         const readShare = (x: Priced) => fmt((100 * x.readTokens) / x.tokens, 0)
         const first = plugin[modes[0]!]!.accounting.priced[profile]!
-        return [int(size), int(n.cost), int(o.cost),
+        return [
+          int(size),
+          int(n.cost),
+          int(o.cost),
           ...modes.flatMap((mode) => {
             const p = plugin[mode]!.accounting.priced[profile]!
             return [int(p.cost), fmt(ratio(p.cost, best), 3)]
           }),
-          `${readShare(n)}/${readShare(first)}`]
+          `${readShare(n)}/${readShare(first)}`
+        ]
       })
     ))
     out.push("")
@@ -344,30 +448,72 @@ const format = (
   if (results.length > 0) {
     out.push("Tokens sent (all requests), compactions at overflow, and the last request")
     out.push(table(
-      ["calls", "tokens none", "tokens OC prune", ...modes.map((mode) => `tokens ${mode}`), "compactions none/prune/plugin", "OC pruned", "pruned", "added tokens", "last context none/plugin", "over window none/plugin"],
+      [
+        "calls",
+        "tokens none",
+        "tokens OC prune",
+        ...modes.map((mode) => `tokens ${mode}`),
+        "compactions none/prune/plugin",
+        "OC pruned",
+        "pruned",
+        "added tokens",
+        "last context none/plugin",
+        "over window none/plugin"
+      ],
       results.map(({ none, prune, plugin, size }) => {
         const first = plugin[modes[0]!]!
         const tokens = (r: Replayed) => r.accounting.priced.anthropic!.tokens
-        return [int(size), int(tokens(none)), int(tokens(prune)), ...modes.map((mode) => int(tokens(plugin[mode]!))),
+        return [
+          int(size),
+          int(tokens(none)),
+          int(tokens(prune)),
+          ...modes.map((mode) => int(tokens(plugin[mode]!))),
           `${none.accounting.compactions}/${prune.accounting.compactions}/${first.accounting.compactions}`,
-          int(prune.accounting.openCodePruned), String(first.pruned ?? "-"), int(first.accounting.addedTokens),
+          int(prune.accounting.openCodePruned),
+          String(first.pruned ?? "-"),
+          int(first.accounting.addedTokens),
           `${kilo(none.accounting.lastContextTokens)}/${kilo(first.accounting.lastContextTokens)}`,
-          `${none.accounting.requestsOverWindow}/${first.accounting.requestsOverWindow}`]
+          `${none.accounting.requestsOverWindow}/${first.accounting.requestsOverWindow}`
+        ]
       })
     ))
     out.push("")
   }
   if (results.length > 0) {
-    out.push("Where the replay time went (s): the plugin's hooks, its background work after each request (state written behind; plugin minus no plugin), and the harness's own untimed work")
+    out.push(
+      "Where the replay time went (s): the plugin's hooks, its background work after each request (state written behind; plugin minus no plugin), and the harness's own untimed work"
+    )
     out.push(table(
-      ["calls", "mode", "transform", "system", "session.idle", "background", "copies", "accounting", "forced GC", "replay wall", "no-plugin wall"],
+      [
+        "calls",
+        "mode",
+        "transform",
+        "system",
+        "session.idle",
+        "background",
+        "copies",
+        "accounting",
+        "forced GC",
+        "replay wall",
+        "no-plugin wall"
+      ],
       results.flatMap(({ none, plugin, size }) =>
         modes.map((mode) => {
           const r = plugin[mode]!
           const sum = (xs: ReadonlyArray<number>) => xs.reduce((a, b) => a + b, 0) / 1000
-          return [int(size), mode, fmt(sum(r.transformMs)), fmt(sum(r.systemMs)), fmt(r.phasesMs.idle / 1000),
-            fmt((r.phasesMs.background - none.phasesMs.background) / 1000), fmt(r.phasesMs.copy / 1000), fmt(r.phasesMs.accounting / 1000),
-            fmt(r.phasesMs.gc / 1000), fmt(r.wallMs / 1000, 1), fmt(none.wallMs / 1000, 1)]
+          return [
+            int(size),
+            mode,
+            fmt(sum(r.transformMs)),
+            fmt(sum(r.systemMs)),
+            fmt(r.phasesMs.idle / 1000),
+            fmt((r.phasesMs.background - none.phasesMs.background) / 1000),
+            fmt(r.phasesMs.copy / 1000),
+            fmt(r.phasesMs.accounting / 1000),
+            fmt(r.phasesMs.gc / 1000),
+            fmt(r.wallMs / 1000, 1),
+            fmt(none.wallMs / 1000, 1)
+          ]
         })
       )
     ))
@@ -378,14 +524,21 @@ const format = (
     for (const { plugin, size } of results) {
       for (const mode of modes) {
         const by = plugin[mode]!.prunedBy
-        const parts = by === undefined ? "-" : Object.entries(by).sort((a, b) => b[1] - a[1]).map(([reason, n]) => `${reason} ${n}`).join(", ")
+        const parts = by === undefined
+          ? "-"
+          : Object.entries(by).sort((a, b) => b[1] - a[1]).map(([reason, n]) => `${reason} ${n}`).join(", ")
         out.push(`  ${int(size).padStart(5)} calls, ${mode.padEnd(9)}: ${parts}`)
       }
     }
     out.push("")
   }
   const toasts = new Set(results.flatMap((r) => Object.values(r.plugin).flatMap((p) => p.toasts)))
-  if (toasts.size > 0) out.push("Plugin toasts during the replays (config problems are reported this way):", ...[...toasts].map((t) => `  ${t}`), "")
+  if (toasts.size > 0)
+    out.push(
+      "Plugin toasts during the replays (config problems are reported this way):",
+      ...[...toasts].map((t) => `  ${t}`),
+      ""
+    )
 
   const at = (size: number) => results.find((r) => r.size === size)
   const auto = (size: number) => at(size)?.plugin.auto
@@ -397,13 +550,42 @@ const format = (
     const none = r.none.accounting.priced.anthropic!.cost
     return p.cost / (against === "none" ? none : Math.min(none, r.prune.accounting.priced.anthropic!.cost))
   }
-  const worst = results.length === 0 || !modes.includes("auto") ? undefined : Math.max(...results.map((r) => costRatio(r.size, "auto", "best")!))
+  const worst = results.length === 0 || !modes.includes("auto")
+    ? undefined
+    : Math.max(...results.map((r) => costRatio(r.size, "auto", "best")!))
   const targets: Array<Target> = [
-    { name: "median transform at 3,000 calls", value: auto(3000) && latency(auto(3000)!.transformMs).median, limit: 2, unit: " ms" },
-    { name: "median transform at 5,000 calls", value: auto(5000) && latency(auto(5000)!.transformMs).median, limit: 5, unit: " ms" },
-    { name: "whole-session transform at 3,000 calls", value: auto(3000) && latency(auto(3000)!.transformMs).totalMs / 1000, limit: 5, unit: " s" },
-    { name: "peak RSS over no plugin at 3,000 calls", value: auto(3000) && auto(3000)!.peakRssMB - at(3000)!.none.peakRssMB, limit: 60, unit: " MB", digits: 0 },
-    { name: "bundled load (import + factory, Bun)", value: load && load.importMs + load.factoryMs, limit: 150, unit: " ms", digits: 0 },
+    {
+      name: "median transform at 3,000 calls",
+      value: auto(3000) && latency(auto(3000)!.transformMs).median,
+      limit: 2,
+      unit: " ms"
+    },
+    {
+      name: "median transform at 5,000 calls",
+      value: auto(5000) && latency(auto(5000)!.transformMs).median,
+      limit: 5,
+      unit: " ms"
+    },
+    {
+      name: "whole-session transform at 3,000 calls",
+      value: auto(3000) && latency(auto(3000)!.transformMs).totalMs / 1000,
+      limit: 5,
+      unit: " s"
+    },
+    {
+      name: "peak RSS over no plugin at 3,000 calls",
+      value: auto(3000) && auto(3000)!.peakRssMB - at(3000)!.none.peakRssMB,
+      limit: 60,
+      unit: " MB",
+      digits: 0
+    },
+    {
+      name: "bundled load (import + factory, Bun)",
+      value: load && load.importMs + load.factoryMs,
+      limit: 150,
+      unit: " ms",
+      digits: 0
+    },
     ...sizes.filter((size) => size >= 1000).map((size): Target => ({
       name: `Anthropic-priced cost at ${int(size)} calls (auto), x the better baseline`,
       value: costRatio(size, "auto", "best"),
@@ -411,7 +593,13 @@ const format = (
       unit: "x",
       digits: 3
     })),
-    { name: "highest Anthropic-priced cost ratio over all sizes (auto), x the better baseline", value: worst, limit: 1, unit: "x", digits: 3 }
+    {
+      name: "highest Anthropic-priced cost ratio over all sizes (auto), x the better baseline",
+      value: worst,
+      limit: 1,
+      unit: "x",
+      digits: 3
+    }
   ]
   out.push("Targets")
   out.push(...targets.map(verdict))
@@ -419,7 +607,16 @@ const format = (
     for (const { size } of results) {
       const a = costRatio(size, "auto", "none")!
       const i = costRatio(size, "immediate", "none")!
-      out.push(verdict({ name: `auto cheaper than immediate at ${int(size)} calls (Anthropic cost ratio immediate - auto)`, value: i - a, limit: 0, unit: "", kind: "min", digits: 4 }))
+      out.push(
+        verdict({
+          name: `auto cheaper than immediate at ${int(size)} calls (Anthropic cost ratio immediate - auto)`,
+          value: i - a,
+          limit: 0,
+          unit: "",
+          kind: "min",
+          digits: 4
+        })
+      )
     }
   } else {
     out.push("[n/a]    auto cheaper than immediate: run both modes (default) to compare")

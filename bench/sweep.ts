@@ -60,7 +60,11 @@ const node = async (argv: ReadonlyArray<string>): Promise<string> => {
   return stdout
 }
 
-const replayed = async (size: number, plugin: "none" | "prune" | "real", config: Record<string, unknown>): Promise<Priced> => {
+const replayed = async (
+  size: number,
+  plugin: "none" | "prune" | "real",
+  config: Record<string, unknown>
+): Promise<Priced> => {
   const out = join(work, `sweep-${process.pid}-${size}-${plugin}.json`)
   const options = { size, seed, plugin, harness: join(root, "bench", "harness.ts"), config, accounting: true, out }
   await node([join(root, "bench", "replay.ts"), JSON.stringify(options)])
@@ -120,7 +124,7 @@ const main = async () => {
     writeFileSync(file, JSON.stringify(config))
     const cells = [name]
     const generated = await pairwise(sizes, (size) => replayed(size, "real", config))
-    generated.forEach((priced, i) => cells.push(ratio(priced.cost, baselines[i]!)))
+    for (const [i, priced] of generated.entries()) cells.push(ratio(priced.cost, baselines[i]!))
     const recorded = await analysed(example, file)
     cells.push(ratio(recorded.plugin, Math.min(recorded.none, recorded.prune)))
     if (corpus.length > 0) {
@@ -135,9 +139,18 @@ const main = async () => {
   rmSync(dir, { recursive: true, force: true })
   const header = [args.settings === undefined ? "setting (one change from the defaults)" : "setting", ...columns]
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)))
-  const line = (cells: ReadonlyArray<string>) => `| ${cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join(" | ")} |`
-  console.log(`Anthropic-priced cost, x the better of OpenCode alone and OpenCode's compaction.prune (seed ${seed}; lower is better)`)
-  console.log([line(header), `|${widths.map((w, i) => `${"-".repeat(w + 1)}${i === 0 ? "-" : ":"}`).join("|")}|`, ...rows.map(line)].join("\n"))
+  const line = (cells: ReadonlyArray<string>) =>
+    `| ${cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join(" | ")} |`
+  console.log(
+    `Anthropic-priced cost, x the better of OpenCode alone and OpenCode's compaction.prune (seed ${seed}; lower is better)`
+  )
+  console.log(
+    [
+      line(header),
+      `|${widths.map((w, i) => `${"-".repeat(w + 1)}${i === 0 ? "-" : ":"}`).join("|")}|`,
+      ...rows.map(line)
+    ].join("\n")
+  )
 }
 
 main().catch((error) => {

@@ -45,9 +45,24 @@ const seedTodos = (): string => {
   const random = new Random(2026)
   const verbs = ["Fix", "Write", "Review", "Plan", "Update", "Remove", "Test", "Document", "Refactor", "Ship"]
   const things = [
-    "the login flow", "the billing page", "the export job", "flaky CI on main", "the onboarding email", "API rate limits",
-    "the settings screen", "search ranking", "the mobile layout", "database backups", "the release notes", "error pages",
-    "the admin dashboard", "password reset", "the webhook retries", "dark mode", "the invoice PDF", "audit logging"
+    "the login flow",
+    "the billing page",
+    "the export job",
+    "flaky CI on main",
+    "the onboarding email",
+    "API rate limits",
+    "the settings screen",
+    "search ranking",
+    "the mobile layout",
+    "database backups",
+    "the release notes",
+    "error pages",
+    "the admin dashboard",
+    "password reset",
+    "the webhook retries",
+    "dark mode",
+    "the invoice PDF",
+    "audit logging"
   ]
   const tags = ["bug", "docs", "frontend", "backend", "ops", "design", "billing", "auth", "infra", "qa"]
   const priorities = ["low", "normal", "normal", "high"] as const
@@ -89,7 +104,8 @@ const say = (text: string): Reply => ({ text })
 const script = (project: string): ReadonlyArray<Turn> => {
   const p = (file: string) => join(project, file)
   const read = (file: string) => ["read", { filePath: p(file) }] as const
-  const edit = (file: string, oldString: string, newString: string) => ["edit", { filePath: p(file), oldString, newString }] as const
+  const edit = (file: string, oldString: string, newString: string) =>
+    ["edit", { filePath: p(file), oldString, newString }] as const
   const write = (file: string, content: string) => ["write", { filePath: p(file), content }] as const
   const bash = (command: string) => ["bash", { command }] as const
   const npmTest = bash("npm test")
@@ -182,7 +198,12 @@ describe("dates", () => {
       pauseMinutes: 0,
       replies: [
         step("I'll plan this first.", ["todowrite", { todos }]),
-        step("Let me look at the project.", bash("find . -name '*.js' -not -path './node_modules/*' | sort"), read("package.json"), read("README.md")),
+        step(
+          "Let me look at the project.",
+          bash("find . -name '*.js' -not -path './node_modules/*' | sort"),
+          read("package.json"),
+          read("README.md")
+        ),
         step(undefined, read("src/store.js"), read("src/validate.js")),
         step(undefined, read("src/routes.js"), read("test/routes.test.js")),
         step(undefined, read("test/store.test.js")),
@@ -195,7 +216,7 @@ describe("dates", () => {
           edit(
             "src/validate.js",
             "// Validation of todo input. Every function returns a list of problems; an empty list means valid.\n",
-            "// Validation of todo input. Every function returns a list of problems; an empty list means valid.\nimport { isDay } from \"./dates.js\"\n"
+            '// Validation of todo input. Every function returns a list of problems; an empty list means valid.\nimport { isDay } from "./dates.js"\n'
           )
         ),
         step(
@@ -360,13 +381,17 @@ describe("dates", () => {
         step("The cleared todo still carries `due: null`.", read("src/store.js")),
         step(
           undefined,
-          edit("src/store.js", "      if (patch.due === null) next.due = null\n", "      if (patch.due === null) delete next.due\n")
+          edit(
+            "src/store.js",
+            "      if (patch.due === null) next.due = null\n",
+            "      if (patch.due === null) delete next.due\n"
+          )
         ),
         step(undefined, npmTest),
         step(undefined, bash("git status")),
         step("Not a git repository. Checking the dates tests once more.", read("test/dates.test.ts")),
         say(
-          "Done: a done todo is never overdue (src/store.js), and `PATCH /todos/:id` with `\"due\": null` removes the due day. Two new store tests; `npm test` passes (26 tests). This directory is not a git repository, so there is no diff to show."
+          'Done: a done todo is never overdue (src/store.js), and `PATCH /todos/:id` with `"due": null` removes the due day. Two new store tests; `npm test` passes (26 tests). This directory is not a git repository, so there is no diff to show.'
         )
       ]
     },
@@ -436,7 +461,11 @@ describe("dates", () => {
         step(undefined, read("src/store.js")),
         step(
           undefined,
-          edit("src/store.js", "    stats() {\n      let done = 0\n", "    stats(now = new Date()) {\n      let done = 0\n      let overdue = 0\n")
+          edit(
+            "src/store.js",
+            "    stats() {\n      let done = 0\n",
+            "    stats(now = new Date()) {\n      let done = 0\n      let overdue = 0\n"
+          )
         ),
         step(
           undefined,
@@ -455,10 +484,22 @@ describe("dates", () => {
           )
         ),
         step(undefined, npmTest),
-        step("The stats test compares the whole object; adding the new count.", edit("test/store.test.js", "      open: 2,\n      byPriority", "      open: 2,\n      overdue: 0,\n      byPriority")),
-        step(undefined, edit("src/routes.js", "      return [200, store.stats()]", "      return [200, store.stats(clock())]")),
+        step(
+          "The stats test compares the whole object; adding the new count.",
+          edit(
+            "test/store.test.js",
+            "      open: 2,\n      byPriority",
+            "      open: 2,\n      overdue: 0,\n      byPriority"
+          )
+        ),
+        step(
+          undefined,
+          edit("src/routes.js", "      return [200, store.stats()]", "      return [200, store.stats(clock())]")
+        ),
         step(undefined, npmTest),
-        say("`GET /stats` now includes `overdue` (open todos whose due day has passed, by the request time). `npm test` passes.")
+        say(
+          "`GET /stats` now includes `overdue` (open todos whose due day has passed, by the request time). `npm test` passes."
+        )
       ]
     }
   ]
@@ -472,7 +513,10 @@ describe("dates", () => {
  * the pause its turn says. Every time in a message (`time.*` of the message and of its parts) moves by the same
  * amount, so durations inside a message stay as recorded.
  */
-const repace = (exported: { info: any; messages: Array<{ info: any; parts: Array<any> }> }, turns: ReadonlyArray<Turn>) => {
+const repace = (
+  exported: { info: any; messages: Array<{ info: any; parts: Array<any> }> },
+  turns: ReadonlyArray<Turn>
+) => {
   const random = new Random(7)
   const shiftTimes = (value: unknown, by: number): void => {
     if (typeof value !== "object" || value === null) return
@@ -540,9 +584,11 @@ const main = async () => {
         model: { providerID: "fake", modelID: "fake-model" },
         parts: [{ type: "text", text: turn.prompt }]
       })
-      if (answer.status !== 200) throw new Error(`turn ${i + 1} answered ${answer.status}: ${JSON.stringify(answer.data)}`)
+      if (answer.status !== 200)
+        throw new Error(`turn ${i + 1} answered ${answer.status}: ${JSON.stringify(answer.data)}`)
       const used = model.main().length - before
-      if (used !== turn.replies.length) throw new Error(`turn ${i + 1} used ${used} model requests, scripted ${turn.replies.length}`)
+      if (used !== turn.replies.length)
+        throw new Error(`turn ${i + 1} used ${used} model requests, scripted ${turn.replies.length}`)
       process.stderr.write(`turn ${i + 1}: ${used} model requests\n`)
     }
     await opencode.stop()
@@ -550,7 +596,11 @@ const main = async () => {
     const raw = join(root, "export.json")
     const fd = openSync(raw, "w")
     try {
-      execFileSync(opencodeBinary, ["export", session.id], { cwd: opencode.project, env: opencode.env, stdio: ["ignore", fd, "pipe"] })
+      execFileSync(opencodeBinary, ["export", session.id], {
+        cwd: opencode.project,
+        env: opencode.env,
+        stdio: ["ignore", fd, "pipe"]
+      })
     } finally {
       closeSync(fd)
     }

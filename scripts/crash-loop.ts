@@ -45,7 +45,8 @@ const entry = options.source
 
 const sessionOf = (slot: number) => `ses_crashloop${String(slot).padStart(2, "0")}`
 const fileOf = (i: number) => `/project/src/file${i}.ts`
-const output = (i: number) => Array.from({ length: 60 }, (_, line) => `file ${i} line ${line}: const value = ${line * i};`).join("\n")
+const output = (i: number) =>
+  Array.from({ length: 60 }, (_, line) => `file ${i} line ${line}: const value = ${line * i};`).join("\n")
 
 /** The session's history with `calls` tool calls, one per turn, as OpenCode would send it. Deterministic IDs. */
 const history = (slot: number, calls: number) => {
@@ -53,23 +54,56 @@ const history = (slot: number, calls: number) => {
   const messages: Array<Record<string, unknown>> = []
   for (let i = 1; i <= calls; i++) {
     messages.push({
-      info: { id: `msg_u${i}`, sessionID, role: "user", time: { created: i * 1000 }, agent: "build", model: { providerID: "fake", modelID: "fake" } },
+      info: {
+        id: `msg_u${i}`,
+        sessionID,
+        role: "user",
+        time: { created: i * 1000 },
+        agent: "build",
+        model: { providerID: "fake", modelID: "fake" }
+      },
       parts: [{ id: `prt_u${i}`, sessionID, messageID: `msg_u${i}`, type: "text", text: `step ${i}` }]
     })
     const base = { sessionID, messageID: `msg_a${i}` }
     messages.push({
       info: {
-        id: `msg_a${i}`, sessionID, role: "assistant", time: { created: i * 1000 + 1 }, parentID: `msg_u${i}`,
-        modelID: "fake", providerID: "fake", mode: "build", path: { cwd: "/project", root: "/project" }, cost: 0,
+        id: `msg_a${i}`,
+        sessionID,
+        role: "assistant",
+        time: { created: i * 1000 + 1 },
+        parentID: `msg_u${i}`,
+        modelID: "fake",
+        providerID: "fake",
+        mode: "build",
+        path: { cwd: "/project", root: "/project" },
+        cost: 0,
         tokens: { input: 0, output: 0, reasoning: 0, cache: { read: 0, write: 0 } }
       },
       parts: [
         { id: `prt_s${i}`, ...base, type: "step-start" },
         {
-          id: `prt_t${i}`, ...base, type: "tool", callID: `call_${i}`, tool: "read",
-          state: { status: "completed", input: { filePath: fileOf(i) }, output: output(i), title: "", metadata: {}, time: { start: 1, end: 2 } }
+          id: `prt_t${i}`,
+          ...base,
+          type: "tool",
+          callID: `call_${i}`,
+          tool: "read",
+          state: {
+            status: "completed",
+            input: { filePath: fileOf(i) },
+            output: output(i),
+            title: "",
+            metadata: {},
+            time: { start: 1, end: 2 }
+          }
         },
-        { id: `prt_f${i}`, ...base, type: "step-finish", reason: "tool-calls", cost: 0, tokens: { input: 0, output: 0, reasoning: 0, cache: { read: 0, write: 0 } } }
+        {
+          id: `prt_f${i}`,
+          ...base,
+          type: "step-finish",
+          reason: "tool-calls",
+          cost: 0,
+          tokens: { input: 0, output: 0, reasoning: 0, cache: { read: 0, write: 0 } }
+        }
       ]
     })
   }
@@ -105,8 +139,14 @@ const loadPlugin = async () => {
 }
 
 const toolContext = (sessionID: string) => ({
-  sessionID, messageID: "msg_tool", agent: "build", directory: "/project", worktree: "/project",
-  abort: new AbortController().signal, metadata: () => undefined, ask: async () => undefined
+  sessionID,
+  messageID: "msg_tool",
+  agent: "build",
+  directory: "/project",
+  worktree: "/project",
+  abort: new AbortController().signal,
+  metadata: () => undefined,
+  ask: async () => undefined
 })
 
 /** The stable ID the transform listed for call `i`, read from the <prunable-tools> block it appended. */
@@ -123,7 +163,7 @@ const worker = async () => {
   const sessionID = sessionOf(slot)
   const hooks = await loadPlugin()
   process.stdout.write("ready\n")
-  for (let calls = Number(options.calls) + 1; ; calls++) {
+  for (let calls = Number(options.calls) + 1;; calls++) {
     process.stdout.write(`call ${calls}\n`)
     const messages = history(slot, calls)
     await hooks["experimental.chat.messages.transform"]({}, { messages })
@@ -191,7 +231,16 @@ const loop = async () => {
   const leftByKills = { kills: 0, temporaries: 0, locks: 0 }
 
   const start = (slot: number, restart: boolean): Running => {
-    const args = [script, "--role", "worker", "--slot", String(slot), "--calls", String(slots[slot]!.calls), ...passThrough]
+    const args = [
+      script,
+      "--role",
+      "worker",
+      "--slot",
+      String(slot),
+      "--calls",
+      String(slots[slot]!.calls),
+      ...passThrough
+    ]
     const child = spawn(process.execPath, args, { env, stdio: ["ignore", "pipe", "inherit"] })
     let sawIdle = false
     const ready = new Promise<void>((resolve) => {
@@ -223,7 +272,9 @@ const loop = async () => {
     // as `-<pid>-` (or `.<pid>.` in names written before owner tags), lock tokens start with `<host>-<pid>-` (or `<pid>.`).
     const pid = victim.child.pid
     const names = await readdir(stateDir).catch(() => [] as Array<string>)
-    const temporaries = names.filter((name) => /\.(tmp|stale)$/.test(name) && new RegExp(`[.-]${pid}[.-]`).test(name)).length
+    const temporaries = names.filter((name) =>
+      /\.(tmp|stale)$/.test(name) && new RegExp(`[.-]${pid}[.-]`).test(name)
+    ).length
     const lock = await readFile(join(stateDir, "lifetime.stats.json.lock"), "utf8").catch(() => "")
     const locks = new RegExp(`^([0-9a-f]+-)?${pid}[.-]`).test(lock) ? 1 : 0
     leftByKills.temporaries += temporaries
@@ -276,7 +327,9 @@ const loop = async () => {
 
   console.log(JSON.stringify(
     {
-      runtime: `${process.versions.bun === undefined ? "node" : "bun"} ${process.versions.bun ?? process.versions.node}`,
+      runtime: `${process.versions.bun === undefined ? "node" : "bun"} ${
+        process.versions.bun ?? process.versions.node
+      }`,
       plugin: options.source ? "src/plugin.ts" : "dist/plugin.js",
       workers,
       kills,

@@ -55,7 +55,9 @@ Runs on Node.js 20 or newer. Reads exports of up to ${megabytes(maxInputBytes)}.
 `
 
 const tooLarge = (what: string, size: string) =>
-  `${what} is too large (${size}): ${name} reads exports of up to ${megabytes(maxInputBytes)}, the longest text Node.js can hold`
+  `${what} is too large (${size}): ${name} reads exports of up to ${
+    megabytes(maxInputBytes)
+  }, the longest text Node.js can hold`
 
 /** Input the analyser cannot use: reported in one line, exit code 1. */
 class BadInput extends Schema.TaggedError<BadInput>()("BadInput", { message: Schema.String }) {}
@@ -131,20 +133,23 @@ const fail = (message: string, code: number): void => {
   process.exitCode = code
 }
 
+const parseOptions = (argv: ReadonlyArray<string>) =>
+  parseArgs({
+    args: keepNegativeValues(argv),
+    allowPositionals: true,
+    options: {
+      example: { type: "boolean", default: false },
+      config: { type: "string" },
+      "context-window": { type: "string" },
+      json: { type: "boolean", default: false },
+      help: { type: "boolean", short: "h", default: false }
+    }
+  })
+
 const main = async (argv: ReadonlyArray<string>) => {
-  let parsed
+  let parsed: ReturnType<typeof parseOptions>
   try {
-    parsed = parseArgs({
-      args: keepNegativeValues(argv),
-      allowPositionals: true,
-      options: {
-        example: { type: "boolean", default: false },
-        config: { type: "string" },
-        "context-window": { type: "string" },
-        json: { type: "boolean", default: false },
-        help: { type: "boolean", short: "h", default: false }
-      }
-    })
+    parsed = parseOptions(argv)
   } catch (error) {
     const code = (error as { code?: unknown }).code
     const option = /'([^' ]+)/.exec(String((error as Error).message))?.[1]
@@ -175,7 +180,9 @@ const main = async (argv: ReadonlyArray<string>) => {
     if (text === undefined) return fail(tooLarge("standard input", `more than ${megabytes(maxInputBytes)}`), 1)
   }
   if (values.json && process.env.npm_lifecycle_event === "start" && process.env.npm_config_loglevel !== "silent") {
-    process.stderr.write(`${name}: npm printed its banner above the JSON; npm start --silent -- --json prints the JSON alone\n`)
+    process.stderr.write(
+      `${name}: npm printed its banner above the JSON; npm start --silent -- --json prints the JSON alone\n`
+    )
   }
 
   const bar = makeProgress({
@@ -192,7 +199,10 @@ const main = async (argv: ReadonlyArray<string>) => {
     )
     return values.json
       ? formatJson(analysis)
-      : formatReport(analysis, { contextWindowGiven: values["context-window"] !== undefined, nextStep: nextStep(values.example) })
+      : formatReport(analysis, {
+        contextWindowGiven: values["context-window"] !== undefined,
+        nextStep: nextStep(values.example)
+      })
   }).pipe(Effect.provide(Layer.mergeAll(NodeFileSystem.layer, NodePath.layer)))
 
   // Ctrl-C interrupts the replay, so its temporary directory is still removed.

@@ -19,7 +19,9 @@ const tui: TuiPlugin = async (api) => {
     registerPanel(api, board, version)
     const currentSession = () => {
       const route = api.route.current
-      return route.name === "session" && typeof route.params?.sessionID === "string" ? route.params.sessionID : undefined
+      return route.name === "session" && typeof route.params?.sessionID === "string"
+        ? route.params.sessionID
+        : undefined
     }
     const open = () => openDialog(api, board, version, currentSession())
     api.lifecycle.onDispose(api.keymap.registerLayer({

@@ -43,7 +43,11 @@ export interface RequestCost {
 const openAiStep = 128
 
 /** Length of the longest common prefix. */
-export const commonPrefix = (a: ArrayLike<number>, b: ArrayLike<number>, length = Math.min(a.length, b.length)): number => {
+export const commonPrefix = (
+  a: ArrayLike<number>,
+  b: ArrayLike<number>,
+  length = Math.min(a.length, b.length)
+): number => {
   let i = 0
   while (i < length && a[i] === b[i]) i++
   return i

@@ -65,7 +65,7 @@ export interface DriveOptions {
 }
 
 /** The latest request that was not a summary request, as sent. */
-export interface SentRequest {
+interface SentRequest {
   readonly definitions: ReadonlyArray<readonly [string, string]>
   readonly system: ReadonlyArray<string>
   readonly messages: ReadonlyArray<Msg>
@@ -113,7 +113,9 @@ const isSummary = (message: Msg) => message.info.role === "assistant" && message
 /** A user message someone typed: not a note (ignored text), not OpenCode's own (synthetic), not a compaction request. */
 const isPrompt = (message: Msg): boolean =>
   !message.parts.some((part) => part.type === "compaction") &&
-  message.parts.some((part) => part.type === "file" || (part.type === "text" && part.ignored !== true && part.synthetic !== true))
+  message.parts.some((part) =>
+    part.type === "file" || (part.type === "text" && part.ignored !== true && part.synthetic !== true)
+  )
 
 /** What OpenCode sends for a message that fits in a compaction tail, by its estimate. */
 const messageSize = (message: Msg) => estimate(JSON.stringify(message.parts))
@@ -129,12 +131,17 @@ export const drive = async (options: DriveOptions): Promise<Driven> => {
   for (const [name, definition] of Object.entries(hooks?.tool ?? {})) {
     definitions.push([
       name,
-      JSON.stringify({ description: definition.description, input_schema: tool.schema.toJSONSchema(tool.schema.object(definition.args)) })
+      JSON.stringify({
+        description: definition.description,
+        input_schema: tool.schema.toJSONSchema(tool.schema.object(definition.args))
+      })
     ])
   }
   const usable = model.context - outputReserve(model)
-  const summaryText = Array.from({ length: Math.round((options.summaryTokens ?? 2000) / 1.3) }, (_, i) =>
-    summaryPrompt.split(" ")[i % 24]).join(" ")
+  const summaryText = Array.from(
+    { length: Math.round((options.summaryTokens ?? 2000) / 1.3) },
+    (_, i) => summaryPrompt.split(" ")[i % 24]
+  ).join(" ")
 
   // The history as OpenCode stores it, with the compactions it would have made inserted where they happened.
   const history: Array<Msg> = []
@@ -194,7 +201,11 @@ export const drive = async (options: DriveOptions): Promise<Driven> => {
     await hooks?.["experimental.chat.messages.transform"]?.({} as never, { messages: copy } as never)
     const t1 = performance.now()
     if (!summary) {
-      const info = { id: model.modelID, providerID: model.providerID, limit: { context: model.context, output: model.output } }
+      const info = {
+        id: model.modelID,
+        providerID: model.providerID,
+        limit: { context: model.context, output: model.output }
+      }
       await hooks?.["experimental.chat.system.transform"]?.({ sessionID, model: info } as never, { system })
     }
     transformMs.push(t1 - t0)
@@ -205,14 +216,25 @@ export const drive = async (options: DriveOptions): Promise<Driven> => {
   const compact = async () => {
     compactions++
     const visible = visibleHistory(history)
-    await hooks?.["experimental.session.compacting"]?.({ sessionID } as never, { context: [], prompt: undefined } as never)
+    await hooks?.["experimental.session.compacting"]?.(
+      { sessionID } as never,
+      { context: [], prompt: undefined } as never
+    )
     const request: Msg = {
       info: { id: `msg_dcp_compaction_${compactions}`, sessionID, role: "user", time: { created: time } },
-      parts: [{ id: `prt_dcp_compaction_${compactions}`, type: "compaction", auto: true, tail_start_id: undefined as unknown }]
+      parts: [{
+        id: `prt_dcp_compaction_${compactions}`,
+        type: "compaction",
+        auto: true,
+        tail_start_id: undefined as unknown
+      }]
     }
     const summaryRequest = copyOf([...visible, request])
     await transform(summaryRequest, [summarySystem], true)
-    const prompt: Msg = { info: { id: `msg_dcp_summary_prompt_${compactions}`, role: "user" }, parts: [{ type: "text", text: summaryPrompt }] }
+    const prompt: Msg = {
+      info: { id: `msg_dcp_summary_prompt_${compactions}`, role: "user" },
+      parts: [{ type: "text", text: summaryPrompt }]
+    }
     builder.hostMessage(prompt.info.id)
     record(builder.request([], [summarySystem], [...summaryRequest, prompt]), true)
     // The tail: the newest messages that fit OpenCode's budget, starting at a user message when a turn fits whole.
@@ -266,7 +288,10 @@ export const drive = async (options: DriveOptions): Promise<Driven> => {
     }
     const summary = isSummary(message)
     if (summary) {
-      await hooks?.["experimental.session.compacting"]?.({ sessionID } as never, { context: [], prompt: undefined } as never)
+      await hooks?.["experimental.session.compacting"]?.(
+        { sessionID } as never,
+        { context: [], prompt: undefined } as never
+      )
     }
     const visible = visibleHistory(history)
     const copy = copyOf(visible)
@@ -287,7 +312,9 @@ export const drive = async (options: DriveOptions): Promise<Driven> => {
 
   async function replayModelCalls(message: Msg) {
     for (const part of message.parts) {
-      const definition = part.type === "tool" && part.state?.status === "completed" ? hooks?.tool?.[part.tool] : undefined
+      const definition = part.type === "tool" && part.state?.status === "completed"
+        ? hooks?.tool?.[part.tool]
+        : undefined
       if (definition === undefined || (part.tool !== "discard" && part.tool !== "extract")) continue
       modelCalls.replayed++
       const args = tool.schema.object(definition.args).safeParse(part.state.input ?? {})
@@ -303,7 +330,9 @@ export const drive = async (options: DriveOptions): Promise<Driven> => {
         metadata: () => {},
         ask: async () => {}
       }
-      const accepted = args.success ? await definition.execute(args.data, context as never).then(() => true, () => false) : false
+      const accepted = args.success
+        ? await definition.execute(args.data, context as never).then(() => true, () => false)
+        : false
       if (accepted) modelCalls.accepted++
       else modelCalls.rejected++
     }
@@ -357,5 +386,5 @@ const openCodePrune = (history: ReadonlyArray<Msg>, cleared: Map<string, number>
       found.push(part.callID)
     }
   }
-  if (pruned > pruneMinimum) for (const callID of found) cleared.set(callID, time)
+  if (pruned > pruneMinimum) { for (const callID of found) cleared.set(callID, time) }
 }

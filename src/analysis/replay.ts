@@ -46,10 +46,10 @@ export interface ReplayOptions {
 export type RunName = "withoutPlugin" | "withOpenCodePrune" | "withPlugin"
 
 /** A `--config` file that cannot be read, and other input problems found while setting up. */
-export class BadConfig extends Schema.TaggedError<BadConfig>()("BadConfig", { message: Schema.String }) {}
+class BadConfig extends Schema.TaggedError<BadConfig>()("BadConfig", { message: Schema.String }) {}
 
 /** A hook or the plugin's runtime failed outside the plugin's own fail-open handling: a bug, reported in one line. */
-export class ReplayFailed extends Schema.TaggedError<ReplayFailed>()("ReplayFailed", { message: Schema.String }) {}
+class ReplayFailed extends Schema.TaggedError<ReplayFailed>()("ReplayFailed", { message: Schema.String }) {}
 
 /** One replay of the session, priced. */
 export interface Run {
@@ -61,7 +61,7 @@ export interface Run {
   readonly openCodePruned: number
 }
 
-export interface Tally {
+interface Tally {
   readonly calls: number
   readonly tokens: number
 }
@@ -147,7 +147,12 @@ export interface Analysis {
     readonly hostToolTokens: number
   }
   /** What the provider reported for the recorded session, as it was really sent. */
-  readonly reported: { readonly requests: number; readonly input: number; readonly cacheRead: number; readonly cacheWrite: number }
+  readonly reported: {
+    readonly requests: number
+    readonly input: number
+    readonly cacheRead: number
+    readonly cacheWrite: number
+  }
   /** Notes the plugin would have shown the user (never sent to the model). */
   readonly notes: number
   /** Warnings and errors the plugin logged (it fails open: the request went out unmodified). */
@@ -155,7 +160,15 @@ export interface Analysis {
 }
 
 /** The order reasons are shown in: automatic strategies first, then what the model or the user asks for. */
-export const reasons = ["deduplication", "supersedeWrites", "purgeErrors", "staleOutputs", "discard", "extract", "sweep"] as const
+const reasons = [
+  "deduplication",
+  "supersedeWrites",
+  "purgeErrors",
+  "staleOutputs",
+  "discard",
+  "extract",
+  "sweep"
+] as const
 
 const enabledReason = (config: PluginConfig, reason: string): boolean => {
   switch (reason) {
@@ -183,7 +196,8 @@ const recordingHost = (session: Session, recorded: Recorded) =>
   Layer.succeed(
     Host,
     Host.of({
-      session: (id) => Effect.succeed({ id, parentID: id === session.info.id ? session.info.parentID ?? undefined : undefined }),
+      session: (id) =>
+        Effect.succeed({ id, parentID: id === session.info.id ? session.info.parentID ?? undefined : undefined }),
       messages: (id) => Effect.succeed(id === session.info.id ? session.messages : []),
       notify: (note) =>
         Effect.sync(() => {
@@ -219,7 +233,11 @@ const prepareConfig = Effect.fnUntraced(function*(root: string, directory: strin
       Effect.mapError((error) =>
         new BadConfig({
           message: `cannot read the --config file ${options.configFile}: ${
-            error.reason._tag === "NotFound" ? "no such file" : error.reason._tag === "BadResource" ? "not a file" : error.message
+            error.reason._tag === "NotFound"
+              ? "no such file"
+              : error.reason._tag === "BadResource"
+              ? "not a file"
+              : error.message
           }`
         })
       )
@@ -265,13 +283,19 @@ const worktreeOf = (session: Session): string | undefined => {
  */
 const isPrompt = (message: Msg): boolean =>
   !message.parts.some((part) => part.type === "compaction") &&
-  message.parts.some((part) => part.type === "file" || (part.type === "text" && part.ignored !== true && part.synthetic !== true))
+  message.parts.some((part) =>
+    part.type === "file" || (part.type === "text" && part.ignored !== true && part.synthetic !== true)
+  )
 
 /** Tokens of one request by kind of content, from the blocks the cost model counted. */
 const composition = (
   blocks: Blocks,
   tokensOf: (block: number) => number,
-  base: { readonly system: ReadonlySet<string>; readonly tools: ReadonlySet<string>; readonly messageIds: ReadonlySet<unknown> },
+  base: {
+    readonly system: ReadonlySet<string>
+    readonly tools: ReadonlySet<string>
+    readonly messageIds: ReadonlySet<unknown>
+  },
   request: {
     readonly definitions: ReadonlyArray<readonly [string, string]>
     readonly system: ReadonlyArray<string>
@@ -426,8 +450,7 @@ export const replay = Effect.fn("analysis.replay")(function*(session: Session, o
           calls: state.stats.calls,
           tokens: state.stats.tokens,
           pruned: new Set(state.pruned.keys())
-        })
-      )
+        }))
     )
   )
   let addedTokens = 0
@@ -448,14 +471,23 @@ export const replay = Effect.fn("analysis.replay")(function*(session: Session, o
   const finalRequest = {
     request: last.index + 1,
     withPlugin: composition(builder.blocks, tokensOf, stored, last),
-    withoutPlugin: composition(builder.blocks, tokensOf, stored, { definitions: hostToolDefinitions, system: base, messages: last.visible }),
-    prunedCalls: last.visible.flatMap((m) => m.parts).filter((part) =>
-      part.type === "tool" && typeof part.callID === "string" && state.pruned.has(part.callID)
-    ).length
+    withoutPlugin: composition(builder.blocks, tokensOf, stored, {
+      definitions: hostToolDefinitions,
+      system: base,
+      messages: last.visible
+    }),
+    prunedCalls: last.visible.flatMap((m) =>
+      m.parts
+    ).filter((part) => part.type === "tool" && typeof part.callID === "string" && state.pruned.has(part.callID)).length
   }
 
   const known = new Set<string>(reasons)
-  const shown = [...reasons, ...Object.keys(state.byReason).filter((reason) => !known.has(reason))]
+  const shown = [
+    ...reasons,
+    ...Object.keys(state.byReason).filter((reason) =>
+      !known.has(reason)
+    )
+  ]
   const pruned = shown
     .map((reason) => ({
       reason,
@@ -501,7 +533,9 @@ export const replay = Effect.fn("analysis.replay")(function*(session: Session, o
     config: {
       files,
       explicit: options.configFile !== undefined,
-      problems: recorded.toasts.map((toast) => rename(`${toast.title ?? ""}: ${toast.message}`).replace(/\s*\n\s*/g, " ")),
+      problems: recorded.toasts.map((toast) =>
+        rename(`${toast.title ?? ""}: ${toast.message}`).replace(/\s*\n\s*/g, " ")
+      ),
       enabled: current.enabled,
       cacheMode: current.cache.mode,
       contextWindow: options.contextWindow,
@@ -522,7 +556,12 @@ export const replay = Effect.fn("analysis.replay")(function*(session: Session, o
       systemPromptTokens: base.reduce((sum, text) => sum + count(text), 0),
       hostToolTokens: hostToolDefinitions.reduce((sum, [name, definition]) => sum + count(name) + count(definition), 0)
     },
-    reported: { requests: reported.requests, input: reported.uncached, cacheRead: reported.read, cacheWrite: reported.write },
+    reported: {
+      requests: reported.requests,
+      input: reported.uncached,
+      cacheRead: reported.read,
+      cacheWrite: reported.write
+    },
     notes: recorded.notes.length,
     pluginLog: recorded.logs.map(rename)
   } satisfies Analysis

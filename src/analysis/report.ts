@@ -59,7 +59,9 @@ const chart = (composition: Composition): Array<string> => {
   const tokens = Math.max(...rows.map(([, value]) => n(value).length), n(composition.total).length)
   const lines = rows.map(([name, value]) => {
     const share = composition.total === 0 ? 0 : value / composition.total
-    return `  ${name.padEnd(label)}  ${bar(share)} ${`${Math.round(share * 100)}%`.padStart(4)}  ${n(value).padStart(tokens)}`
+    return `  ${name.padEnd(label)}  ${bar(share)} ${`${Math.round(share * 100)}%`.padStart(4)}  ${
+      n(value).padStart(tokens)
+    }`
   })
   lines.push(`  ${"Total".padEnd(label)}  ${" ".repeat(24)} ${" ".repeat(4)}  ${n(composition.total).padStart(tokens)}`)
   return lines
@@ -76,15 +78,22 @@ export const formatReport = (a: Analysis, options: ReportOptions = {}): string =
   const s = a.session
   const out: Array<string> = []
   out.push(clip(`Context pruning, replayed offline: session ${s.id}`))
-  const about = [s.title === undefined ? undefined : `"${s.title}"`, s.version === undefined ? undefined : `OpenCode ${s.version}`]
+  const about = [
+    s.title === undefined ? undefined : `"${s.title}"`,
+    s.version === undefined ? undefined : `OpenCode ${s.version}`
+  ]
     .filter((part) => part !== undefined)
   if (about.length > 0) out.push(clip(about.join(" · ")))
   if (s.directory !== undefined) out.push(clip(s.directory))
   out.push(
     ...wrap(
-      `${plural(s.userTurns, "user turn")}, ${plural(s.requests, "model request")}, ${plural(s.toolCalls, "tool call")} ` +
+      `${plural(s.userTurns, "user turn")}, ${plural(s.requests, "model request")}, ${
+        plural(s.toolCalls, "tool call")
+      } ` +
         `(${n(s.failedCalls)} failed) over ${duration(s.endedAt - s.startedAt)}; ` +
-        `${plural(s.pausesOverTtl, "pause")} longer than the ${profiles.anthropic.ttlSeconds / 60}-min prompt-cache TTL.`
+        `${plural(s.pausesOverTtl, "pause")} longer than the ${
+          profiles.anthropic.ttlSeconds / 60
+        }-min prompt-cache TTL.`
     )
   )
   const model = s.model.modelID === undefined ? "" : `model ${s.model.providerID ?? "?"}/${s.model.modelID}, `
@@ -105,7 +114,8 @@ export const formatReport = (a: Analysis, options: ReportOptions = {}): string =
     out.push(...wrap(`Skipped ${plural(a.skippedParts.total, "part")} of unknown types (${types}).`))
   }
   if (!a.config.enabled) out.push("The config switches the plugin off (enabled: false): nothing is pruned.")
-  if (s.subAgent) out.push(...wrap("This is a sub-agent session: the plugin leaves those untouched, so nothing is pruned."))
+  if (s.subAgent)
+    out.push(...wrap("This is a sub-agent session: the plugin leaves those untouched, so nothing is pruned."))
 
   const final = a.finalRequest
   out.push("", `Final request (#${n(final.request)}) by kind of content, with the plugin:`)
@@ -132,7 +142,9 @@ export const formatReport = (a: Analysis, options: ReportOptions = {}): string =
   if (a.modelCalls.replayed > 0) {
     out.push(
       ...wrap(
-        `The model's own discard/extract calls in the session: ${n(a.modelCalls.replayed)} replayed through the plugin's ` +
+        `The model's own discard/extract calls in the session: ${
+          n(a.modelCalls.replayed)
+        } replayed through the plugin's ` +
           `tools, ${n(a.modelCalls.accepted)} accepted, ${n(a.modelCalls.rejected)} rejected.`
       )
     )
@@ -146,11 +158,23 @@ export const formatReport = (a: Analysis, options: ReportOptions = {}): string =
   const first = sent.profiles[0]!
   const rows2: Array<Array<string>> = [
     [`Whole session (${plural(sent.requests, "request")})`, "no plugin", "OC prune", "plugin", "change"],
-    ["  Tokens sent", n(w[first]!.tokens), n(o[first]!.tokens), n(p[first]!.tokens), change(w[first]!.tokens, p[first]!.tokens)]
+    [
+      "  Tokens sent",
+      n(w[first]!.tokens),
+      n(o[first]!.tokens),
+      n(p[first]!.tokens),
+      change(w[first]!.tokens, p[first]!.tokens)
+    ]
   ]
   for (const name of sent.profiles) {
     const mark = name === sent.sessionProfile ? "*" : ""
-    rows2.push([`  Cost, ${profileLabel[name]}${mark}`, n(w[name]!.cost), n(o[name]!.cost), n(p[name]!.cost), change(w[name]!.cost, p[name]!.cost)])
+    rows2.push([
+      `  Cost, ${profileLabel[name]}${mark}`,
+      n(w[name]!.cost),
+      n(o[name]!.cost),
+      n(p[name]!.cost),
+      change(w[name]!.cost, p[name]!.cost)
+    ])
   }
   rows2.push([
     "  Read from the cache (Anthropic)",
@@ -165,9 +189,15 @@ export const formatReport = (a: Analysis, options: ReportOptions = {}): string =
   const better = Math.min(w[first]!.cost, o[first]!.cost)
   out.push(
     ...wrap(
-      `With the plugin, under Anthropic's rules, the session costs ${ratio(p[first]!.cost, w[first]!.cost)} of what it ` +
+      `With the plugin, under Anthropic's rules, the session costs ${
+        ratio(p[first]!.cost, w[first]!.cost)
+      } of what it ` +
         `costs without it and ${ratio(p[first]!.cost, better)} of the better of OpenCode's own options ` +
-        `(${sent.withOpenCodePrune.openCodePruned === 0 ? "its compaction.prune cleared nothing here" : `its compaction.prune cleared ${plural(sent.withOpenCodePrune.openCodePruned, "output")}`}). ` +
+        `(${
+          sent.withOpenCodePrune.openCodePruned === 0
+            ? "its compaction.prune cleared nothing here"
+            : `its compaction.prune cleared ${plural(sent.withOpenCodePrune.openCodePruned, "output")}`
+        }). ` +
         `* the pricing this session's provider (${s.model.providerID ?? "unknown"}) bills by.`
     )
   )
@@ -177,15 +207,21 @@ export const formatReport = (a: Analysis, options: ReportOptions = {}): string =
     ...wrap(
       `All token figures are estimates (o200k tokenizer) of what each request sends, converted to what OpenCode 1.18 ` +
         `puts on the wire: the exported messages, stand-ins for OpenCode's system prompt ` +
-        `(${n(sent.systemPromptTokens)} tokens) and built-in tool definitions (${n(sent.hostToolTokens)} tokens), the ` +
+        `(${n(sent.systemPromptTokens)} tokens) and built-in tool definitions (${
+          n(sent.hostToolTokens)
+        } tokens), the ` +
         `same in every run, and, with the plugin, what it adds (${n(sent.addedTokens)} tokens over the session: tool ` +
         `definitions, system section, notes to the model). Cost is in units of one uncached input token. ` +
         `Anthropic: cache breakpoints where OpenCode places them (its first 2 system messages and last 2 other ` +
         `messages); an entry is written only at a breakpoint (at ${profiles.anthropic.write}), found by a later ` +
         `request up to ${profiles.anthropic.lookbackBlocks} blocks before one of its breakpoints (read at ` +
-        `${profiles.anthropic.read}), from ${n(profiles.anthropic.minTokens)} tokens, for ${profiles.anthropic.ttlSeconds / 60} ` +
+        `${profiles.anthropic.read}), from ${n(profiles.anthropic.minTokens)} tokens, for ${
+          profiles.anthropic.ttlSeconds / 60
+        } ` +
         `minutes after its last use. OpenAI: a request reads its common prefix with the previous one, sent within ` +
-        `${profiles.openai.ttlSeconds / 60} minutes, at ${profiles.openai.read}, from ${n(profiles.openai.minTokens)} ` +
+        `${profiles.openai.ttlSeconds / 60} minutes, at ${profiles.openai.read}, from ${
+          n(profiles.openai.minTokens)
+        } ` +
         `tokens in 128-token steps. Times are the messages' timestamps. "OC prune": OpenCode's own ` +
         `compaction.prune. Compaction at overflow (a summary request, then the summary and recent messages) is ` +
         `simulated in every run when a request reaches the window less OpenCode's output reserve.`
@@ -196,14 +232,22 @@ export const formatReport = (a: Analysis, options: ReportOptions = {}): string =
     out.push(
       ...wrap(
         `As recorded, the provider reported ${n(r.input + r.cacheRead + r.cacheWrite)} input tokens over ` +
-          `${plural(r.requests, "request")} (${n(r.cacheRead)} read from its cache, ${n(r.cacheWrite)} written to it), ` +
+          `${plural(r.requests, "request")} (${n(r.cacheRead)} read from its cache, ${
+            n(r.cacheWrite)
+          } written to it), ` +
           `its own tool definitions and system prompt included.`
       )
     )
   }
   out.push(...wrap(`The plugin would have shown the user ${plural(a.notes, "note")} about what it pruned.`))
   if (a.pluginLog.length > 0) {
-    out.push(...wrap(`The plugin logged ${plural(a.pluginLog.length, "warning or error", "warnings or errors")} (a failed request goes out unmodified):`))
+    out.push(
+      ...wrap(
+        `The plugin logged ${
+          plural(a.pluginLog.length, "warning or error", "warnings or errors")
+        } (a failed request goes out unmodified):`
+      )
+    )
     for (const line of a.pluginLog.slice(0, 3)) out.push(clip(`  ${line.split("\n")[0]}`))
   }
   if (options.nextStep !== undefined) out.push("", ...wrap(options.nextStep))

@@ -33,7 +33,7 @@ const MessageInfo = Schema.Struct({
 /** Every part has a type; what else is decoded depends on it (see `knownParts`). */
 const PartHead = Schema.Struct({ type: Schema.String })
 
-export const ExportFile = Schema.Struct({
+const ExportFile = Schema.Struct({
   info: Schema.Struct({
     id: Schema.String,
     title: Schema.optional(Schema.String),
@@ -69,8 +69,8 @@ const knownParts: Readonly<Record<string, Schema.Decoder<unknown>>> = {
   retry: TypeOnly
 }
 
-export type ExportInfo = typeof ExportFile.Type["info"]
-export type MessageInfo = typeof MessageInfo.Type
+type ExportInfo = typeof ExportFile.Type["info"]
+type MessageInfo = typeof MessageInfo.Type
 
 /** A decoded export, ready to replay. */
 export interface Session {
@@ -104,7 +104,11 @@ const valueAt = (input: unknown, path: ReadonlyArray<PropertyKey>): Option.Optio
 }
 
 const shortJson = (value: unknown): string => {
-  const text = Array.isArray(value) ? "an array" : Predicate.isObject(value) ? "an object" : JSON.stringify(value) ?? String(value)
+  const text = Array.isArray(value)
+    ? "an array"
+    : Predicate.isObject(value)
+    ? "an object"
+    : JSON.stringify(value) ?? String(value)
   return text.length > 40 ? `${text.slice(0, 37)}...` : text
 }
 
@@ -148,13 +152,18 @@ export const decodeExport = Effect.fn("analysis.decodeExport")(function*(text: s
     catch: (error) => new BadExport({ message: notJson(text, name, error) })
   })
   const decoded = yield* Schema.decodeUnknownEffect(ExportFile)(json).pipe(
-    Effect.mapError((error) => new BadExport({ message: `${name} is not an OpenCode export: ${describeIssue(json, error.issue)}` }))
+    Effect.mapError((error) =>
+      new BadExport({ message: `${name} is not an OpenCode export: ${describeIssue(json, error.issue)}` })
+    )
   )
   if (decoded.messages.length === 0) {
-    return yield* new BadExport({ message: `${name} is an export of session ${decoded.info.id} with no messages: nothing to analyse` })
+    return yield* new BadExport({
+      message: `${name} is an export of session ${decoded.info.id} with no messages: nothing to analyse`
+    })
   }
-  const raw = (json as { messages: ReadonlyArray<{ info: Record<string, any>; parts: ReadonlyArray<Record<string, any>> }> })
-    .messages
+  const raw =
+    (json as { messages: ReadonlyArray<{ info: Record<string, any>; parts: ReadonlyArray<Record<string, any>> }> })
+      .messages
   const skipped: Record<string, number> = {}
   const messages: Array<Msg> = []
   for (const [m, message] of raw.entries()) {
@@ -168,7 +177,9 @@ export const decodeExport = Effect.fn("analysis.decodeExport")(function*(text: s
       yield* Schema.decodeUnknownEffect(schema)(part).pipe(
         Effect.mapError((error) =>
           new BadExport({
-            message: `${name} is not an OpenCode export: ${describeIssue(json, error.issue, ["messages", m, "parts", p])}`
+            message: `${name} is not an OpenCode export: ${
+              describeIssue(json, error.issue, ["messages", m, "parts", p])
+            }`
           })
         )
       )
@@ -181,5 +192,10 @@ export const decodeExport = Effect.fn("analysis.decodeExport")(function*(text: s
       message: `${name} has no assistant messages: the session never reached the model, so there is nothing to replay`
     })
   }
-  return { info: decoded.info, messages, infos: decoded.messages.map((message) => message.info), skipped } satisfies Session
+  return {
+    info: decoded.info,
+    messages,
+    infos: decoded.messages.map((message) => message.info),
+    skipped
+  } satisfies Session
 })

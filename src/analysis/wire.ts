@@ -23,8 +23,8 @@
 import type { Msg } from "./copy.ts"
 
 /** Framing tokens: a message's role header, a tool call's or result's wrapper. Small constants; they only shift totals. */
-export const messageOverhead = 4
-export const toolOverhead = 8
+const messageOverhead = 4
+const toolOverhead = 8
 
 export const interruptedResult = "[Tool execution was interrupted]"
 export const clearedResult = "[Old tool result content cleared]"
@@ -165,7 +165,9 @@ const sameValue = (a: unknown, b: unknown): boolean => {
   return JSON.stringify(a) === JSON.stringify(b)
 }
 
-const compactedAt = (state: any): unknown => (typeof state?.time === "object" && state.time !== null ? state.time.compacted : undefined)
+const compactedAt = (
+  state: any
+): unknown => (typeof state?.time === "object" && state.time !== null ? state.time.compacted : undefined)
 
 /**
  * What parts send, in flat arrays indexed by a part's position in the stored history: checking that a copied part
@@ -228,7 +230,8 @@ class PartTable {
     if (part.type !== "tool") return part.text === this.texts[g] && part.ignored === this.ignored[g]
     const state = part.state
     if (part.tool !== this.tools[g] || typeof state !== "object" || state === null) return false
-    if (state.status !== this.statuses[g] || state.output !== this.outputs[g] || state.error !== this.errors[g]) return false
+    if (state.status !== this.statuses[g] || state.output !== this.outputs[g] || state.error !== this.errors[g])
+      return false
     if (compactedAt(state) !== this.compacted[g]) return false
     const flat = this.inputs[g]
     if (typeof state.input !== "object" || state.input === null) return flat === undefined
@@ -401,7 +404,7 @@ export class WireBuilder {
 }
 
 /** Token count of each block, counting every distinct string once with `count`. */
-export const blockTokens = (blocks: Blocks, count: (text: string) => number): ((block: number) => number) => {
+export const blockTokens = (blocks: Blocks, count: (text: string) => number): (block: number) => number => {
   const stringTokens = new Map<number, number>()
   const memo: Array<number | undefined> = []
   return (block) => {

@@ -47,7 +47,9 @@ const waitingLines = (waiting: WaitingPrunes, ttlSeconds: number, pressure: numb
       `and this session's cache serves ~${Math.round(horizon)}`
   return [
     `${callCount(waiting.calls)}, ${formatTokens(waiting.tokens)} tokens: ${why}.`,
-    `${indent}They apply when the cache expires (${Math.round(ttlSeconds / 60)} min without a request), at a compaction, or at ${Math.round(pressure * 100)}% of the window.`
+    `${indent}They apply when the cache expires (${
+      Math.round(ttlSeconds / 60)
+    } min without a request), at a compaction, or at ${Math.round(pressure * 100)}% of the window.`
   ]
 }
 
@@ -93,7 +95,9 @@ export const formatContext = (b: Breakdown): string => {
     : `${thousands(b.reported)} tokens (reported by the provider for the latest request)`
   lines.push("", `Pruned:           ${callCount(b.prunedCalls)}, ${formatTokens(b.prunedTokens)} tokens (estimated)`)
   if (b.pending.calls > 0) {
-    lines.push(`                  ${b.pending.calls} of them (${formatTokens(b.pending.tokens)}) go out with the next request.`)
+    lines.push(
+      `                  ${b.pending.calls} of them (${formatTokens(b.pending.tokens)}) go out with the next request.`
+    )
   }
   if (b.waiting !== undefined) {
     const [first, ...rest] = waitingLines(b.waiting, b.ttlSeconds, b.pressure, "                  ")
@@ -148,7 +152,9 @@ export const formatStats = (input: {
 }): string => {
   const { lifetime, session } = input
   const lines = [
-    `This session: ${callCount(session.calls)} pruned in what reached the model, ${formatTokens(session.tokens)} tokens taken out of every later request.`
+    `This session: ${callCount(session.calls)} pruned in what reached the model, ${
+      formatTokens(session.tokens)
+    } tokens taken out of every later request.`
   ]
   if (session.calls > 0) {
     lines.push(`  by strategy: ${tallies(session.byReason, input.reasonName)}`)
@@ -157,12 +163,18 @@ export const formatStats = (input: {
   if (session.lastPrune !== undefined) {
     const last = session.lastPrune
     lines.push(
-      `  last prune:  ${ago(last.at, input.now)}, ${last.calls} call${last.calls === 1 ? "" : "s"} (${input.reasonName(last.reason)}), ${formatTokens(last.tokens)} tokens`
+      `  last prune:  ${ago(last.at, input.now)}, ${last.calls} call${last.calls === 1 ? "" : "s"} (${
+        input.reasonName(last.reason)
+      }), ${formatTokens(last.tokens)} tokens`
     )
   }
   const pending = input.pending
   if (pending !== undefined && pending.calls > 0) {
-    lines.push(`  next request: ${callCount(pending.calls)} more (${formatTokens(pending.tokens)} tokens), pruned since the latest request.`)
+    lines.push(
+      `  next request: ${callCount(pending.calls)} more (${
+        formatTokens(pending.tokens)
+      } tokens), pruned since the latest request.`
+    )
   }
   if (input.waiting !== undefined) {
     const [first, ...rest] = waitingLines(input.waiting, input.ttlSeconds ?? 300, input.pressure ?? 0.8, "    ")
@@ -172,29 +184,45 @@ export const formatStats = (input: {
   if (applied.count > 0) {
     const warm = applied.count - applied.cold
     lines.push(
-      `  prompt cache: prunes reached the model ${applied.count} time${applied.count === 1 ? "" : "s"} (${applied.cold} with the cache already expired); ` +
-        (warm === 0 ? "no cache was rebuilt for them." : `${formatTokens(applied.rebuiltTokens)} cached tokens were rebuilt for them (estimated).`)
+      `  prompt cache: prunes reached the model ${applied.count} time${
+        applied.count === 1 ? "" : "s"
+      } (${applied.cold} with the cache already expired); ` +
+        (warm === 0
+          ? "no cache was rebuilt for them."
+          : `${formatTokens(applied.rebuiltTokens)} cached tokens were rebuilt for them (estimated).`)
     )
   }
   const cost = session.cost
   if (cost.requests > 0 && (cost.saved > 0 || cost.rebuilt > 0)) {
     const net = cost.saved - cost.rebuilt
     lines.push(
-      `  cost (${profileName(cost.profile)}, estimated, in input tokens): the pruned tokens would have cost ${formatTokens(Math.round(cost.saved))} ` +
-        `over ${cost.requests} request${cost.requests === 1 ? "" : "s"}; cache rebuilds cost ${formatTokens(Math.round(cost.rebuilt))}; ` +
-        (net >= 0 ? `net ${formatTokens(Math.round(net))} saved.` : `net ${formatTokens(Math.round(-net))} more than without pruning.`)
+      `  cost (${profileName(cost.profile)}, estimated, in input tokens): the pruned tokens would have cost ${
+        formatTokens(Math.round(cost.saved))
+      } ` +
+        `over ${cost.requests} request${cost.requests === 1 ? "" : "s"}; cache rebuilds cost ${
+          formatTokens(Math.round(cost.rebuilt))
+        }; ` +
+        (net >= 0
+          ? `net ${formatTokens(Math.round(net))} saved.`
+          : `net ${formatTokens(Math.round(-net))} more than without pruning.`)
     )
   }
   if (input.cache !== undefined && input.cache.requests > 0) {
     const { read, requests, uncached, write } = input.cache
     lines.push(
       read + write === 0
-        ? `  provider: ${requests} request${requests === 1 ? "" : "s"}, ${formatTokens(uncached)} input tokens, no prompt-cache usage reported.`
-        : `  provider: ${requests} request${requests === 1 ? "" : "s"}, ${formatTokens(read)} tokens read from cache, ${formatTokens(write)} written to it, ${formatTokens(uncached)} uncached (as reported).`
+        ? `  provider: ${requests} request${requests === 1 ? "" : "s"}, ${
+          formatTokens(uncached)
+        } input tokens, no prompt-cache usage reported.`
+        : `  provider: ${requests} request${requests === 1 ? "" : "s"}, ${formatTokens(read)} tokens read from cache, ${
+          formatTokens(write)
+        } written to it, ${formatTokens(uncached)} uncached (as reported).`
     )
   }
   lines.push(
-    `All sessions: ${lifetime.calls} call${lifetime.calls === 1 ? "" : "s"} pruned, ${formatTokens(lifetime.tokens)} tokens, in ${lifetime.sessions} session${lifetime.sessions === 1 ? "" : "s"}.`
+    `All sessions: ${lifetime.calls} call${lifetime.calls === 1 ? "" : "s"} pruned, ${
+      formatTokens(lifetime.tokens)
+    } tokens, in ${lifetime.sessions} session${lifetime.sessions === 1 ? "" : "s"}.`
   )
   if (lifetime.calls > 0) lines.push(`  by strategy: ${tallies(lifetime.byReason, input.reasonName)}`)
   return lines.join("\n")

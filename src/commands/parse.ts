@@ -33,7 +33,11 @@ export const parseCommand = (raw: string): DcpCommand => {
       const n = rest[0]
       if (n === undefined) return { _tag: "sweep", count: undefined }
       if (!positiveInteger.test(n)) {
-        return { _tag: "invalid", problem: `"${n}" is not a number of calls: /dcp sweep [n] takes a whole number of 1 or more, e.g. /dcp sweep 5.` }
+        return {
+          _tag: "invalid",
+          problem:
+            `"${n}" is not a number of calls: /dcp sweep [n] takes a whole number of 1 or more, e.g. /dcp sweep 5.`
+        }
       }
       return { _tag: "sweep", count: Number(n) }
     }
@@ -45,7 +49,10 @@ export const parseCommand = (raw: string): DcpCommand => {
       if (rest.length > 1) return extra("/dcp restore <id|all>")
       if (target.toLowerCase() === "all") return { _tag: "restore", target: "all" }
       if (!positiveInteger.test(target)) {
-        return { _tag: "invalid", problem: `"${target}" is not an id: /dcp restore takes the number shown in a placeholder, or "all".` }
+        return {
+          _tag: "invalid",
+          problem: `"${target}" is not an id: /dcp restore takes the number shown in a placeholder, or "all".`
+        }
       }
       return { _tag: "restore", target: Number(target) }
     }

@@ -87,7 +87,7 @@ export const parseJsonc = (text: string): ParseResult => {
   const scanner = Jsonc.createScanner(text, false)
   const errors: Array<Jsonc.ParseError> = []
   const stack: Array<Container> = []
-  let root: unknown = undefined
+  let root: unknown
   let token: Jsonc.SyntaxKind = SyntaxKind.EOF
 
   const report = (error: Jsonc.ParseErrorCode) => {
@@ -100,8 +100,10 @@ export const parseJsonc = (text: string): ParseResult => {
       const scanError = scanErrors[scanner.getTokenError()]
       if (scanError !== undefined) report(scanError)
       if (token === SyntaxKind.Unknown) report(ParseErrorCode.InvalidSymbol)
-      else if (token !== SyntaxKind.LineComment && token !== SyntaxKind.BlockComment &&
-        token !== SyntaxKind.LineBreak && token !== SyntaxKind.Trivia) return token
+      else if (
+        token !== SyntaxKind.LineComment && token !== SyntaxKind.BlockComment &&
+        token !== SyntaxKind.LineBreak && token !== SyntaxKind.Trivia
+      ) return token
     }
   }
 

@@ -215,7 +215,10 @@ const suggest = (key: string, known: ReadonlyArray<string>): string | undefined 
   // Lengths more than 2 apart are more than 2 edits apart: a key of any length costs no more than a short one.
   const scored = known.filter((k) => Math.abs(k.length - key.length) <= 2)
     .map((k) => ({ k, d: distance(lower, k.toLowerCase()) }))
-  const best = scored.reduce<{ k: string; d: number } | undefined>((a, b) => (a === undefined || b.d < a.d ? b : a), undefined)
+  const best = scored.reduce<{ k: string; d: number } | undefined>(
+    (a, b) => (a === undefined || b.d < a.d ? b : a),
+    undefined
+  )
   return best !== undefined && best.d <= Math.min(2, Math.floor(key.length / 3)) ? best.k : undefined
 }
 

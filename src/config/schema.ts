@@ -14,7 +14,9 @@ export const schemaUrl = "https://unpkg.com/opencode-context-pruner/schema/dcp.s
 
 const setting = <S extends Schema.Top>(schema: S, defaultValue: S["Encoded"], description: string) =>
   // Annotate before adding the default: annotations on the outer node do not reach the JSON Schema.
-  Schema.withDecodingDefaultKey<S>(Effect.succeed(defaultValue))(schema.annotate({ description, default: defaultValue }) as S)
+  Schema.withDecodingDefaultKey<S>(Effect.succeed(defaultValue))(
+    schema.annotate({ description, default: defaultValue }) as S
+  )
 
 const section = <Fields extends Schema.Struct.Fields>(description: string, fields: Fields) =>
   // Every field of a section has its own default, so an absent section decodes from {}.
@@ -40,7 +42,7 @@ export const PluginConfigFile = Schema.Struct({
   pruneNotification: setting(
     Schema.Literals(["off", "minimal", "detailed"]),
     "detailed",
-    "Message after a prune: \"off\", \"minimal\" (one line) or \"detailed\" (one line per pruned call)."
+    'Message after a prune: "off", "minimal" (one line) or "detailed" (one line per pruned call).'
   ),
   commands: section("The /dcp command.", {
     enabled: setting(Schema.Boolean, true, "Enable the /dcp command."),
@@ -74,9 +76,16 @@ export const PluginConfigFile = Schema.Struct({
     })
   }),
   strategies: section("Automatic pruning, applied without any model call.", {
-    repeats: section("Send a repeated output once: an unchanged re-read, a read-back of what was just written, the same command with the same output.", {
-      enabled: setting(Schema.Boolean, true, "Replace a repeat by a pointer to the earlier copy when it is first sent (no cache rebuild).")
-    }),
+    repeats: section(
+      "Send a repeated output once: an unchanged re-read, a read-back of what was just written, the same command with the same output.",
+      {
+        enabled: setting(
+          Schema.Boolean,
+          true,
+          "Replace a repeat by a pointer to the earlier copy when it is first sent (no cache rebuild)."
+        )
+      }
+    ),
     deduplication: section("Keep only the newest of identical tool calls (same tool, same input).", {
       enabled: setting(Schema.Boolean, true, "Prune older duplicates."),
       protectedTools: protectedTools("deduplication")
@@ -97,26 +106,41 @@ export const PluginConfigFile = Schema.Struct({
       protectedTools: protectedTools("masking")
     })
   }),
-  cache: section("When automatic prunes reach what is sent: only when that costs less than it saves under the provider's prompt cache.", {
-    mode: setting(
-      Schema.Literals(["auto", "immediate"]),
-      "auto",
-      "\"auto\": apply prunes when they pay for the cache rebuild they cause; \"immediate\": apply each prune at once."
-    ),
-    pricing: setting(
-      Schema.Literals(["auto", ...pricingNames]),
-      "auto",
-      "How the provider bills input: \"auto\" (from the model), \"anthropic\", \"anthropic-1h\", \"openai\", \"per-request\", \"none\"."
-    ),
-    minPruneTokens: setting(Tokens, 2000, "Never apply a batch that saves fewer tokens per request than this while the cache is warm."),
-    horizon: setting(
-      Schema.Union([Schema.Literal("auto"), Tokens]),
-      "auto",
-      "Requests the cache is expected to serve: \"auto\" (the session's pace) or a number (0: never apply while it is warm)."
-    ),
-    pressure: setting(Share, 0.9, "Apply pending prunes at once when the context fills this share of the model's window."),
-    ttlSeconds: setting(Seconds, 300, "After this many seconds without a request the cache is cold: pending prunes apply.")
-  })
+  cache: section(
+    "When automatic prunes reach what is sent: only when that costs less than it saves under the provider's prompt cache.",
+    {
+      mode: setting(
+        Schema.Literals(["auto", "immediate"]),
+        "auto",
+        '"auto": apply prunes when they pay for the cache rebuild they cause; "immediate": apply each prune at once.'
+      ),
+      pricing: setting(
+        Schema.Literals(["auto", ...pricingNames]),
+        "auto",
+        'How the provider bills input: "auto" (from the model), "anthropic", "anthropic-1h", "openai", "per-request", "none".'
+      ),
+      minPruneTokens: setting(
+        Tokens,
+        2000,
+        "Never apply a batch that saves fewer tokens per request than this while the cache is warm."
+      ),
+      horizon: setting(
+        Schema.Union([Schema.Literal("auto"), Tokens]),
+        "auto",
+        'Requests the cache is expected to serve: "auto" (the session\'s pace) or a number (0: never apply while it is warm).'
+      ),
+      pressure: setting(
+        Share,
+        0.9,
+        "Apply pending prunes at once when the context fills this share of the model's window."
+      ),
+      ttlSeconds: setting(
+        Seconds,
+        300,
+        "After this many seconds without a request the cache is cold: pending prunes apply."
+      )
+    }
+  )
 }).annotate({
   title: "opencode-context-pruner",
   description: "Configuration of the OpenCode dynamic context pruning plugin (dcp.jsonc)."

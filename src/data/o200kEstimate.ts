@@ -17,6 +17,7 @@ const space = 4
 const newline = 5
 const punct = 6
 
+// dprint-ignore: a table, one row a line
 /** Expected tokens x100 of a word by [prefix][case][letters], prefix none/space/other, case lower/Capital/UPPER/MIxed. */
 const wordTable: ReadonlyArray<ReadonlyArray<number>> = [
   [0, 100, 100, 104, 104, 104, 107, 110, 110, 159, 159, 159, 176, 241, 307, 307, 307, 307, 326, 347, 368, 389, 411, 432, 453],
@@ -36,6 +37,7 @@ const wordTable: ReadonlyArray<ReadonlyArray<number>> = [
 const wordSlope: ReadonlyArray<number> = wordTable.map((row) => row[24]! - row[23]!)
 
 /** Expected tokens x100 of a punctuation run by [space before][newline after][length]. */
+// dprint-ignore: a table, one row a line
 const punctTable: ReadonlyArray<ReadonlyArray<number>> = [
   [0, 100, 101, 125, 163, 199, 262, 279, 279, 380, 655, 655, 655],
   [0, 100, 102, 130, 174, 201, 291, 313, 356, 393, 441, 450, 485],
@@ -71,7 +73,15 @@ const fill = (block: number) => {
   for (let c = block << 8; c < (block + 1) << 8; c++) {
     const ch = String.fromCharCode(c)
     // Letters of both cases or none (Lm, Lo, M) join either side of a case split, as lowercase letters do here.
-    bmp[c] = isUpper.test(ch) ? upper : isLetter.test(ch) ? lower : isNumber.test(ch) ? digit : isSpace.test(ch) ? space : punct
+    bmp[c] = isUpper.test(ch)
+      ? upper
+      : isLetter.test(ch)
+      ? lower
+      : isNumber.test(ch)
+      ? digit
+      : isSpace.test(ch)
+      ? space
+      : punct
   }
   filled[block] = 1
 }
@@ -87,7 +97,8 @@ const classOf = (c: number): number => {
 const isAlphabet = (c: number) => c >= 0x0370 && c <= 0x052f
 
 /** Han, kana, Hangul and CJK symbols: o200k spends most of a token on each. */
-const isWide = (c: number) => (c >= 0x3000 && c <= 0x9fff) || (c >= 0xac00 && c <= 0xd7af) || (c >= 0xf900 && c <= 0xfaff)
+const isWide = (c: number) =>
+  (c >= 0x3000 && c <= 0x9fff) || (c >= 0xac00 && c <= 0xd7af) || (c >= 0xf900 && c <= 0xfaff)
 
 /** Where the scan stopped; module state instead of a returned pair, so the scan never allocates. */
 let at = 0

@@ -65,7 +65,12 @@ export interface AddContext {
  * when it is sent for the first time and is a repeat: the request path prunes it at once. A repeat never counts as a
  * newer copy of what it repeats, so deduplication and supersede-writes keep the copy it points to.
  */
-export const addToRules = (rules: Rules, calls: ReadonlyArray<ToolCall>, position: number, context: AddContext): Copy | undefined => {
+export const addToRules = (
+  rules: Rules,
+  calls: ReadonlyArray<ToolCall>,
+  position: number,
+  context: AddContext
+): Copy | undefined => {
   const call = calls[position]!
   const copy = rules.repeating === undefined || context.repeated
     ? undefined

@@ -38,5 +38,5 @@ export const rebuildEstimate = (input: {
 }
 
 /** `rebuildEstimate` when the position of the earliest changed call (of `count` calls in the view) is known. */
-export const rebuildFrom = (first: number, count: number, contextTokens: number): number =>
+const rebuildFrom = (first: number, count: number, contextTokens: number): number =>
   Math.round(contextTokens * (count - first) / count)

@@ -17,10 +17,20 @@ export type NotPrunable = "pruned" | "protected-tool" | "protected-file" | "rece
  * file are not protected, it finished, it has something worth replacing): such a call carries its stable ID from its
  * first send. Undefined otherwise.
  */
-export const taggable = (call: ToolCall, protection: Protection, protectedTools: ReadonlyArray<string>): number | undefined =>
-  fixedReason(call, protection, protectedTools) === undefined ? targetTokens(call, targetOf(call, "discard")!) : undefined
+export const taggable = (
+  call: ToolCall,
+  protection: Protection,
+  protectedTools: ReadonlyArray<string>
+): number | undefined =>
+  fixedReason(call, protection, protectedTools) === undefined
+    ? targetTokens(call, targetOf(call, "discard")!)
+    : undefined
 
-const fixedReason = (call: ToolCall, protection: Protection, protectedTools: ReadonlyArray<string>): NotPrunable | undefined => {
+const fixedReason = (
+  call: ToolCall,
+  protection: Protection,
+  protectedTools: ReadonlyArray<string>
+): NotPrunable | undefined => {
   if (protection.tool(call.tool, protectedTools)) return "protected-tool"
   if (protection.file(call)) return "protected-file"
   if (call.status === "pending" || call.status === "running") return "unfinished"
@@ -68,9 +78,12 @@ export const nudge = (input: {
   const prunable = input.prunable()
   const tokens = prunable.reduce((sum, entry) => sum + entry.tokens, 0)
   if (tokens < input.minTokens || !input.worth(tokens)) return undefined
-  const largest = [...prunable].sort((a, b) => b.tokens - a.tokens).slice(0, 6).map((entry) => entry.id).sort((a, b) => a - b)
+  const largest = [...prunable].sort((a, b) => b.tokens - a.tokens).slice(0, 6).map((entry) => entry.id).sort((a, b) =>
+    a - b
+  )
   const more = prunable.length > largest.length ? ", ..." : ""
-  return `[Context note, not from the user: ${formatTokens(tokens)} tokens in ${prunable.length} earlier tool outputs ` +
+  return `[Context note, not from the user: ${
+    formatTokens(tokens)
+  } tokens in ${prunable.length} earlier tool outputs ` +
     `could be discarded or extracted if you no longer need them (largest: ids ${largest.join(", ")}${more}).]`
 }
-

@@ -62,7 +62,11 @@ export const outputPlaceholder = (call: ToolCall, reason: Reason, id: number, ha
     if (of.kind === "contained") return `[these lines are unchanged in the output of id ${of.id}, ${size}]`
     return `[same output as id ${of.id}, ${size}]`
   }
-  const what = reason === "deduplication" ? "pruned duplicate" : reason === "extract" ? "pruned after extract" : "pruned"
+  const what = reason === "deduplication"
+    ? "pruned duplicate"
+    : reason === "extract"
+    ? "pruned after extract"
+    : "pruned"
   return `[${what}, ${size}]`
 }
 

@@ -11,20 +11,23 @@ export interface EnabledTools {
 
 export const systemSection = (tools: EnabledTools): string | undefined => {
   if (!tools.discard && !tools.extract) return undefined
-  const verbs = [tools.discard ? "`discard`" : undefined, tools.extract ? "`extract`" : undefined].filter((verb) => verb !== undefined)
+  const verbs = [tools.discard ? "`discard`" : undefined, tools.extract ? "`extract`" : undefined].filter((verb) =>
+    verb !== undefined
+  )
   return [
     "## Context pruning",
     "Prunable tool outputs start with [id N]. Old ones may become placeholders like [pruned, ~4k tokens; " +
-      (tools.recall ? "recall 17]: `recall` gets them back." : "id 17]: read the file again if you need it."),
+    (tools.recall ? "recall 17]: `recall` gets them back." : "id 17]: read the file again if you need it."),
     `With ${verbs.join(" or ")} you can drop large outputs you will not need again. Each prune makes the provider ` +
-      "re-read the conversation: prune rarely, in batches."
+    "re-read the conversation: prune rarely, in batches."
   ].join("\n")
 }
 
 export const discardDescription =
   'Drop tool outputs you no longer need. ids: "completion" (their task is done) or "noise" (irrelevant), then [id N] numbers.'
 
-export const recallDescription = 'Get the original content of pruned tool calls back. ids: the numbers from "recall N" in placeholders.'
+export const recallDescription =
+  'Get the original content of pruned tool calls back. ids: the numbers from "recall N" in placeholders.'
 
 export const extractDescription =
   "Replace tool outputs with short findings you keep (paths, symbols, lines, errors, decisions). ids: [id N] numbers; distillation: one finding per id."

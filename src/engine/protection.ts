@@ -86,7 +86,6 @@ export const makeProtection = (options: ProtectionOptions): Protection => {
   return {
     tool: (tool, extra = []) => alwaysProtectedTools.has(tool) || extra.includes(tool),
     file,
-    recent: (call) =>
-      options.turnProtection.enabled && options.currentTurn - call.turn < options.turnProtection.turns
+    recent: (call) => options.turnProtection.enabled && options.currentTurn - call.turn < options.turnProtection.turns
   }
 }

@@ -7,7 +7,8 @@ export const storedToolParts = (messages: ReadonlyArray<unknown>): Map<string, R
   const parts = new Map<string, Record<string, unknown>>()
   for (const message of messages) {
     for (const part of partsOf(message)) {
-      if (Predicate.isObject(part) && part.type === "tool" && typeof part.callID === "string") parts.set(part.callID, part)
+      if (Predicate.isObject(part) && part.type === "tool" && typeof part.callID === "string")
+        parts.set(part.callID, part)
     }
   }
   return parts

@@ -7,7 +7,7 @@ import type { PricingProfile } from "../pricing/profiles.ts"
  * cache is warm costs a rebuild now and saves its tokens on every later request the cache lives for. Prunes wait
  * until that pays, or until it is free:
  */
-export type Trigger =
+type Trigger =
   /** `cache.mode: "immediate"`, or a provider with no per-token cache cost (billed per request, or no cache). */
   | "immediate"
   /** The cache expired (no request for `ttlSeconds`): the whole prompt is written again anyway. */
@@ -113,7 +113,8 @@ export const schedule = (input: ScheduleInput): Decision => {
   const idle = { trigger: undefined, waiting: undefined }
   if (input.pendingTokens <= 0) return idle
   const kind = input.profile.kind
-  if (input.mode === "immediate" || kind === "per-request" || kind === "none") return { trigger: "immediate", waiting: undefined }
+  if (input.mode === "immediate" || kind === "per-request" || kind === "none")
+    return { trigger: "immediate", waiting: undefined }
   if (input.cold) return { trigger: "cold", waiting: undefined }
   if (input.compacted) return { trigger: "compaction", waiting: undefined }
   if (input.contextLimit !== undefined && input.contextTokens >= input.pressure * input.contextLimit) {
@@ -163,9 +164,10 @@ export const blocksFrom = (messages: ReadonlyArray<unknown>, from: number, limit
   let blocks = 0
   for (let m = messages.length - 1; m >= from && blocks <= limit; m--) {
     const message = messages[m]
-    const parts = typeof message === "object" && message !== null && Array.isArray((message as { parts?: unknown }).parts)
-      ? (message as { parts: ReadonlyArray<{ readonly type?: unknown }> }).parts
-      : []
+    const parts =
+      typeof message === "object" && message !== null && Array.isArray((message as { parts?: unknown }).parts)
+        ? (message as { parts: ReadonlyArray<{ readonly type?: unknown }> }).parts
+        : []
     for (const part of parts) {
       if (part?.type === "tool") blocks += 2
       else if (part?.type === "text" || part?.type === "reasoning" || part?.type === "file") blocks++

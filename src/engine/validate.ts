@@ -3,7 +3,7 @@ import type { ToolCall } from "./calls.ts"
 import { whyNotPrunable } from "./listing.ts"
 import type { Protection } from "./protection.ts"
 
-export const reasons = ["completion", "noise"] as const
+const reasons = ["completion", "noise"] as const
 export type DiscardReason = (typeof reasons)[number]
 
 export interface Selection {
@@ -30,18 +30,29 @@ export const validateDiscard = (
   context: ValidationContext
 ): Result.Result<Selection & { readonly reason: DiscardReason }, string> => {
   if (ids.length === 0) {
-    return Result.fail(`ids is empty. Pass the reason first, then the numbers of the outputs' [id N] tags, e.g. ${example}.`)
+    return Result.fail(
+      `ids is empty. Pass the reason first, then the numbers of the outputs' [id N] tags, e.g. ${example}.`
+    )
   }
   const first = String(ids[0]).trim().toLowerCase()
   if (!reasons.includes(first as DiscardReason)) {
-    return Result.fail(/^\d+$/.test(first)
-      ? `The reason is missing: the first entry of ids must be "completion" or "noise", then the ids, e.g. ["completion", "${first}"].`
-      : `Unknown reason ${JSON.stringify(first)}. Use "completion" (the task these outputs served is done) or "noise" (they were irrelevant), then the ids, e.g. ${example}.`)
+    return Result.fail(
+      /^\d+$/.test(first)
+        ? `The reason is missing: the first entry of ids must be "completion" or "noise", then the ids, e.g. ["completion", "${first}"].`
+        : `Unknown reason ${
+          JSON.stringify(first)
+        }. Use "completion" (the task these outputs served is done) or "noise" (they were irrelevant), then the ids, e.g. ${example}.`
+    )
   }
   if (ids.length === 1) {
-    return Result.fail(`No ids after the reason ${JSON.stringify(first)}: list the numeric ids to discard, e.g. ${example}.`)
+    return Result.fail(
+      `No ids after the reason ${JSON.stringify(first)}: list the numeric ids to discard, e.g. ${example}.`
+    )
   }
-  return Result.map(selectCalls(ids.slice(1), context), (selection) => ({ ...selection, reason: first as DiscardReason }))
+  return Result.map(
+    selectCalls(ids.slice(1), context),
+    (selection) => ({ ...selection, reason: first as DiscardReason })
+  )
 }
 
 /** `extract({ ids, distillation })`: numeric IDs and exactly one distilled finding per ID. */
@@ -51,15 +62,23 @@ export const validateExtract = (
   context: ValidationContext
 ): Result.Result<Selection & { readonly findings: ReadonlyArray<string> }, string> => {
   if (ids.length === 0) {
-    return Result.fail('ids is empty. Pass the numbers of the outputs\' [id N] tags, e.g. ["12", "15"], with one distillation entry per id.')
+    return Result.fail(
+      'ids is empty. Pass the numbers of the outputs\' [id N] tags, e.g. ["12", "15"], with one distillation entry per id.'
+    )
   }
   const findings = distillation.map((entry) => (typeof entry === "string" ? entry.trim() : ""))
   if (findings.length !== ids.length) {
-    return Result.fail(`Got ${ids.length} id${ids.length === 1 ? "" : "s"} but ${findings.length} distillation entr${findings.length === 1 ? "y" : "ies"}: give exactly one finding per id, in the same order.`)
+    return Result.fail(
+      `Got ${ids.length} id${ids.length === 1 ? "" : "s"} but ${findings.length} distillation entr${
+        findings.length === 1 ? "y" : "ies"
+      }: give exactly one finding per id, in the same order.`
+    )
   }
   const blank = findings.flatMap((finding, i) => (finding === "" ? [String(ids[i])] : []))
   if (blank.length > 0) {
-    return Result.fail(`The distillation for id ${blank.join(", ")} is empty: write the finding you want to keep for each id.`)
+    return Result.fail(
+      `The distillation for id ${blank.join(", ")} is empty: write the finding you want to keep for each id.`
+    )
   }
   return Result.map(selectCalls(ids, context), (selection) => ({ ...selection, findings }))
 }
@@ -136,7 +155,9 @@ export const validateRecall = (
   context: { readonly callOf: (id: number) => string | undefined; readonly pruned: ReadonlyMap<string, unknown> }
 ): Result.Result<ReadonlyArray<{ readonly id: number; readonly callID: string }>, string> => {
   if (ids.length === 0) {
-    return Result.fail('ids is empty. Pass the numbers shown in placeholders, e.g. ["17"] for "[pruned, ...; recall 17]".')
+    return Result.fail(
+      'ids is empty. Pass the numbers shown in placeholders, e.g. ["17"] for "[pruned, ...; recall 17]".'
+    )
   }
   const { found, problems } = checkIds(ids, {
     hint: 'use the number after "recall" in a placeholder.',

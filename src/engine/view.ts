@@ -65,8 +65,7 @@ export interface ViewInput {
 }
 
 /** Whether the model has tools to prune with, and so whether outputs carry their IDs. */
-export const offersPruning = (config: PluginConfig): boolean =>
-  config.tools.discard.enabled || config.tools.extract.enabled
+const offersPruning = (config: PluginConfig): boolean => config.tools.discard.enabled || config.tools.extract.enabled
 
 /** The view for this request: `previous` extended with the new calls when that is sound, else built afresh. */
 export const trackView = (previous: View | undefined, input: ViewInput): View => {
@@ -100,7 +99,13 @@ const emptyView = (input: ViewInput): View => ({
   copies: []
 })
 
-const add = (view: View, input: ViewInput, position: number, copied: Set<number>, sent: (position: number) => boolean) => {
+const add = (
+  view: View,
+  input: ViewInput,
+  position: number,
+  copied: Set<number>,
+  sent: (position: number) => boolean
+) => {
   const call = input.calls[position]!
   // A call's output is sent for the first time in the pass that first saw it finished, unless that pass is the first
   // one this process made for the session: then it may well have been sent before (OpenCode restarted).

@@ -37,17 +37,23 @@ export const dcp = Effect.fn("hooks.dcp")(function*(sessionID: string, args: str
   const command = parseCommand(args)
   // A command can be the user's first contact with the plugin: the config's problems come first, in the note too.
   const problems = yield* reportConfigProblems
-  const reply = yield* store.use(sessionID, (state) =>
-    state.isSubAgent && command._tag !== "help" && command._tag !== "invalid"
-      ? Effect.succeed(subAgentReply)
-      : Effect.tap(run(command, state), () => publishStatus(state)))
+  const reply = yield* store.use(
+    sessionID,
+    (state) =>
+      state.isSubAgent && command._tag !== "help" && command._tag !== "invalid"
+        ? Effect.succeed(subAgentReply)
+        : Effect.tap(run(command, state), () => publishStatus(state))
+  )
   const origin = yield* store.use(sessionID, (state) => Effect.succeed(state.origin))
   const text = [...problems.map(reportNote), reply].join("\n\n")
   const stored = yield* notifier.post(sessionID, text, origin)
   if (!(yield* host.busy(sessionID))) {
     yield* host.announceIdle(sessionID)
     yield* removeIfThrowaway(sessionID).pipe(
-      Effect.catchTag("HostError", (error) => Effect.logWarning("/dcp: a session made for the command was not removed", error))
+      Effect.catchTag(
+        "HostError",
+        (error) => Effect.logWarning("/dcp: a session made for the command was not removed", error)
+      )
     )
   }
   return stored
@@ -93,8 +99,10 @@ const stats = Effect.fnUntraced(function*(state: SessionState) {
   // The provider's figures are a bonus: without the stored session, the plugin's own statistics still answer.
   const cache = yield* host.messages(state.sessionID).pipe(
     Effect.map(reportedCacheUsage),
-    Effect.catchTag("HostError", (error) =>
-      Effect.as(Effect.logWarning("/dcp stats: the stored session could not be read", error), undefined))
+    Effect.catchTag(
+      "HostError",
+      (error) => Effect.as(Effect.logWarning("/dcp stats: the stored session could not be read", error), undefined)
+    )
   )
   const scheduler = yield* Scheduler
   return formatStats({
@@ -174,7 +182,9 @@ const sweep = Effect.fnUntraced(function*(state: SessionState, count: number | u
   )
   const scope = count === undefined ? "since your last message" : `among the last ${count}`
   if (recorded.length === 0) {
-    const any = count === undefined ? index.calls.some((call) => call.messageIndex > index.lastUserMessage) : index.calls.length > 0
+    const any = count === undefined
+      ? index.calls.some((call) => call.messageIndex > index.lastUserMessage)
+      : index.calls.length > 0
     return any
       ? `Nothing to sweep ${scope}: every call there is already pruned, protected or empty.`
       : `Nothing to sweep ${scope}: no tool was called there.`
@@ -182,7 +192,9 @@ const sweep = Effect.fnUntraced(function*(state: SessionState, count: number | u
   const tokens = recorded.reduce((total, entry) => total + entry.tokens, 0)
   const lines = recorded.map((entry) => `  ${entry.id}  ${entry.tool} ${entry.keyParameter}`.trimEnd())
   return [
-    `Swept ${recorded.length} call${recorded.length === 1 ? "" : "s"} ${scope}: ${formatTokens(tokens)} tokens out of every request from the next one on.`,
+    `Swept ${recorded.length} call${recorded.length === 1 ? "" : "s"} ${scope}: ${
+      formatTokens(tokens)
+    } tokens out of every request from the next one on.`,
     ...lines
   ].join("\n")
 })
@@ -197,12 +209,16 @@ const restore = Effect.fnUntraced(function*(state: SessionState, target: "all" |
   const chosen = target === "all" ? prunedIds : prunedIds.filter(([id]) => id === target)
   if (chosen.length === 0) {
     const known = [...state.ids.values()].includes(target as number)
-    return `${known ? `id ${target} is not pruned` : `There is no call with id ${target} in this session`}. Pruned ids: ${
-      prunedIds.map(([id]) => id).join(", ")
-    }.`
+    return `${
+      known ? `id ${target} is not pruned` : `There is no call with id ${target} in this session`
+    }. Pruned ids: ${prunedIds.map(([id]) => id).join(", ")}.`
   }
   const tokens = pruner.restore(state, chosen.map(([, callID]) => callID))
-  const what = target !== "all" ? `id ${target}` : chosen.length === 1 ? "the 1 pruned call" : `all ${chosen.length} pruned calls`
+  const what = target !== "all"
+    ? `id ${target}`
+    : chosen.length === 1
+    ? "the 1 pruned call"
+    : `all ${chosen.length} pruned calls`
   return `Restored ${what}: ${formatTokens(tokens)} tokens are sent to the model again from the next request on.`
 })
 

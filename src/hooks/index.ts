@@ -44,7 +44,9 @@ export const makeHooks = (runtime: Runtime, config: PluginConfig): Hooks => {
           const error = Cause.squash(cause)
           if (error instanceof ToolRejected) return Effect.fail(new Error(error.message))
           return Effect.logError(`${name} failed`, cause).pipe(
-            Effect.andThen(Effect.fail(new Error(`${name} could not run because of an internal error; ${nothingDone}.`)))
+            Effect.andThen(
+              Effect.fail(new Error(`${name} could not run because of an internal error; ${nothingDone}.`))
+            )
           )
         })
       )
@@ -103,7 +105,8 @@ export const makeHooks = (runtime: Runtime, config: PluginConfig): Hooks => {
     tool: tools,
     "experimental.chat.messages.transform": (_input, output) =>
       run("messages.transform", reportConfigProblems.pipe(Effect.andThen(transform(output.messages)))),
-    "experimental.chat.system.transform": (input, output) => run("system.transform", system(input.sessionID, output.system, input.model)),
+    "experimental.chat.system.transform": (input, output) =>
+      run("system.transform", system(input.sessionID, output.system, input.model)),
     "chat.message": (input) =>
       run(
         "chat.message",

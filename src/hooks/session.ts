@@ -89,7 +89,10 @@ export const reportConfigProblems = Effect.gen(function*() {
   for (const report of reports) {
     const { message, title } = formatReport(report)
     yield* host.toast({ title, message, variant: "warning" }).pipe(
-      Effect.catchTag("HostError", (error) => Effect.logWarning(`config problem not shown: ${title}\n${message}`, error))
+      Effect.catchTag(
+        "HostError",
+        (error) => Effect.logWarning(`config problem not shown: ${title}\n${message}`, error)
+      )
     )
   }
   return reports

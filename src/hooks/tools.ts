@@ -42,8 +42,15 @@ const refuseUnusableSession = (sessionID: string, nothingDone: string): Effect.E
 
 /** `discard`: prunes the outputs of the given calls, for a reason ("completion" or "noise"). */
 export const discard = (sessionID: string, ids: ReadonlyArray<unknown>) =>
-  prune(sessionID, "discard", (context) => validateDiscard(ids, context), (selection, pruned) =>
-    `Discarded ${describe(selection, pruned)} (${selection.reason}). From the next request on, placeholders replace them. ${carryOn}`)
+  prune(
+    sessionID,
+    "discard",
+    (context) => validateDiscard(ids, context),
+    (selection, pruned) =>
+      `Discarded ${
+        describe(selection, pruned)
+      } (${selection.reason}). From the next request on, placeholders replace them. ${carryOn}`
+  )
 
 /** `extract`: prunes the outputs of the given calls; the distilled findings stay as this call's own arguments. */
 export const extract = (sessionID: string, ids: ReadonlyArray<unknown>, distillation: ReadonlyArray<unknown>) =>
@@ -52,7 +59,9 @@ export const extract = (sessionID: string, ids: ReadonlyArray<unknown>, distilla
     "extract",
     (context) => validateExtract(ids, distillation, context),
     (selection, pruned) =>
-      `Extracted ${describe(selection, pruned)}. Your distilled findings stay in the conversation as the arguments of this call. ${carryOn}`,
+      `Extracted ${
+        describe(selection, pruned)
+      }. Your distilled findings stay in the conversation as the arguments of this call. ${carryOn}`,
     (state, selection) => {
       selection.calls.forEach(({ call, id }, i) => {
         state.findings.push({ id, tool: call.tool, text: selection.findings[i]! })
@@ -101,10 +110,13 @@ const prune = <S extends Selection>(
     const { worktree } = yield* Paths
     return yield* store.use(sessionID, (state) =>
       Effect.gen(function*() {
-        if (state.isSubAgent) return yield* new ToolRejected({ message: "Pruning is not available in sub-agent sessions." })
+        if (state.isSubAgent)
+          return yield* new ToolRejected({ message: "Pruning is not available in sub-agent sessions." })
         const latest = yield* cache.latest(sessionID)
         if (Option.isNone(latest)) {
-          return yield* new ToolRejected({ message: "No tool calls are known in this conversation yet: there is nothing to prune." })
+          return yield* new ToolRejected({
+            message: "No tool calls are known in this conversation yet: there is nothing to prune."
+          })
         }
         const index = latest.value
         const context: ValidationContext = {
@@ -115,7 +127,8 @@ const prune = <S extends Selection>(
           turnProtection: config.turnProtection.turns
         }
         const selection = validate(context)
-        if (Result.isFailure(selection)) return yield* new ToolRejected({ message: selection.failure })
+        if (Result.isFailure(selection))
+          return yield* new ToolRejected({ message: selection.failure })
         const chosen = selection.success
         const findings = "findings" in chosen ? (chosen.findings as ReadonlyArray<string>) : undefined
         const recorded = yield* pruner.apply(
@@ -138,7 +151,9 @@ const byStableId = (state: SessionState, index: ToolIndex): Map<number, ToolCall
   new Map(index.calls.map((call) => [stableId(state, call.callID), call]))
 
 const describe = (selection: Selection, tokens: number): string => {
-  const names = selection.calls.map(({ call, id }) => `${id} ${call.tool}${call.keyParameter === "" ? "" : ` ${call.keyParameter}`}`)
+  const names = selection.calls.map(({ call, id }) =>
+    `${id} ${call.tool}${call.keyParameter === "" ? "" : ` ${call.keyParameter}`}`
+  )
   const count = selection.calls.length
   return `${count} output${count === 1 ? "" : "s"}, ${formatTokens(tokens)} tokens: ${names.join(", ")}`
 }

@@ -105,7 +105,14 @@ const transformSession = Effect.fnUntraced(function*(state: SessionState, sessio
     )
   }
   const ledger = yield* Ledger
-  const pending = planAutomatic(state, view, index, protection, idOf, (call, reason, id) => ledger.saving(call, reason, id, handle))
+  const pending = planAutomatic(
+    state,
+    view,
+    index,
+    protection,
+    idOf,
+    (call, reason, id) => ledger.saving(call, reason, id, handle)
+  )
 
   // decide
   const changeAt = (position: number) => changeOf(state, view, index, messages, position)
@@ -138,11 +145,15 @@ const transformSession = Effect.fnUntraced(function*(state: SessionState, sessio
   const note = nudgeFor(state, view, index, protection, idOf, {
     arrivedFrom: firstCallOfMessage(calls, messages.length - 1),
     worth: (tokens) =>
-      paysBackAfter(decision.profile, tokens, rebuildTokens(decision.profile, {
-        contextTokens,
-        systemTokens: state.systemTokens ?? 0,
-        change: changeAt(0)
-      })) <= scheduler.horizon(state)
+      paysBackAfter(
+        decision.profile,
+        tokens,
+        rebuildTokens(decision.profile, {
+          contextTokens,
+          systemTokens: state.systemTokens ?? 0,
+          change: changeAt(0)
+        })
+      ) <= scheduler.horizon(state)
   })
   applyView(view, messages, calls, state.pruned, idOf)
   if (note !== undefined) appendTail(messages, note)
@@ -208,7 +219,9 @@ const nudgeFor = (
     prunable: () =>
       view.tagged.flatMap((position, i) => {
         const call = index.calls[position]!
-        return state.pruned.has(call.callID) || protection.recent(call) ? [] : [{ id: idOf(call), tokens: view.taggedTokens[i]! }]
+        return state.pruned.has(call.callID) || protection.recent(call)
+          ? []
+          : [{ id: idOf(call), tokens: view.taggedTokens[i]! }]
       }),
     worth: options.worth
   })
@@ -218,7 +231,13 @@ const nudgeFor = (
 const nearBlocks = 16
 
 /** Where a change at the call at `position` sits (see `ChangeAt`); past the last call: nowhere. */
-const changeOf = (state: SessionState, view: View, index: ToolIndex, messages: ReadonlyArray<unknown>, position: number): ChangeAt => {
+const changeOf = (
+  state: SessionState,
+  view: View,
+  index: ToolIndex,
+  messages: ReadonlyArray<unknown>,
+  position: number
+): ChangeAt => {
   const calls = index.calls
   if (position >= calls.length) return { tokensAfter: 0, nearEnd: true }
   const nearEnd = blocksFrom(messages, calls[position]!.messageIndex, nearBlocks) <= nearBlocks

@@ -1,15 +1,8 @@
-import type { Message, Part } from "@opencode-ai/sdk"
 import { Predicate, Schema } from "effect"
 
-/**
- * What `experimental.chat.messages.transform` hands us. The types are the SDK's, but at run time anything can
- * arrive (older or newer hosts, other plugins mutating first), so every field we depend on is decoded before use
- * and anything that does not decode is left exactly as it came.
- */
-export interface HostMessage {
-  info: Message
-  parts: Array<Part>
-}
+// What `experimental.chat.messages.transform` hands us is typed by the SDK, but at run time anything can arrive
+// (older or newer hosts, other plugins mutating first), so every field we depend on is decoded before use and
+// anything that does not decode is left exactly as it came.
 
 const ToolState = Schema.Struct({
   status: Schema.Literals(["pending", "running", "completed", "error"]),
@@ -29,10 +22,6 @@ export type ToolPartFields = typeof ToolPartFields.Type
 export type ToolStatus = ToolPartFields["state"]["status"]
 
 export const decodeToolPart = Schema.decodeUnknownOption(ToolPartFields)
-
-export const isToolPart = (part: unknown): part is { type: "tool"; callID: string; state: { status: unknown } } =>
-  Predicate.isObject(part) && part.type === "tool" && typeof part.callID === "string" &&
-  Predicate.isObject(part.state)
 
 export const roleOf = (message: unknown): "user" | "assistant" | undefined => {
   if (!Predicate.isObject(message) || !Predicate.isObject(message.info)) return undefined
@@ -59,11 +48,6 @@ export const findSessionId = (messages: ReadonlyArray<unknown>): string | undefi
   }
   return undefined
 }
-
-/** An assistant message OpenCode wrote as a compaction summary: what came before it is no longer sent. */
-export const isSummary = (message: unknown): boolean =>
-  roleOf(message) === "assistant" && Predicate.isObject(message) && Predicate.isObject(message.info) &&
-  message.info.summary === true
 
 export const partsOf = (message: unknown): ReadonlyArray<unknown> =>
   Predicate.isObject(message) && Array.isArray(message.parts) ? message.parts : []

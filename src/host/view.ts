@@ -5,7 +5,9 @@ const infoOf = (message: unknown): Record<string, unknown> =>
   Predicate.isObject(message) && Predicate.isObject(message.info) ? message.info : {}
 
 const compactionPart = (message: unknown): Record<string, unknown> | undefined =>
-  partsOf(message).find((part): part is Record<string, unknown> => Predicate.isObject(part) && part.type === "compaction")
+  partsOf(message).find((part): part is Record<string, unknown> =>
+    Predicate.isObject(part) && part.type === "compaction"
+  )
 
 const isFinishedSummary = (message: unknown): boolean => {
   const info = infoOf(message)
@@ -42,15 +44,25 @@ export const visibleHistory = <M>(chronological: ReadonlyArray<M>): Array<M> => 
     }
   }
   collected.reverse()
-  const request = findLastIndex(collected, (message) =>
-    roleOf(message) === "user" && typeof compactionPart(message)?.tail_start_id === "string")
+  const request = findLastIndex(
+    collected,
+    (message) => roleOf(message) === "user" && typeof compactionPart(message)?.tail_start_id === "string"
+  )
   if (request < 0) return collected
   const requestId = messageIdOf(collected[request])
-  const tail = collected.findIndex((message) => messageIdOf(message) === compactionPart(collected[request])!.tail_start_id)
+  const tail = collected.findIndex((message) =>
+    messageIdOf(message) === compactionPart(collected[request])!.tail_start_id
+  )
   const summary = collected.findIndex((message, i) =>
-    i > request && roleOf(message) === "assistant" && infoOf(message).summary === true && infoOf(message).parentID === requestId)
+    i > request && roleOf(message) === "assistant" && infoOf(message).summary === true &&
+    infoOf(message).parentID === requestId
+  )
   if (tail >= 0 && tail < request && summary > request) {
-    return [...collected.slice(request, summary + 1), ...collected.slice(tail, request), ...collected.slice(summary + 1)]
+    return [
+      ...collected.slice(request, summary + 1),
+      ...collected.slice(tail, request),
+      ...collected.slice(summary + 1)
+    ]
   }
   return collected
 }

@@ -14,7 +14,7 @@
  * - `per-request`: GitHub Copilot bills by request, whatever its size: only room in the context window matters.
  * - `none`: no prompt cache (local servers, or a provider without one): every token sent costs 1.
  */
-export type PricingKind = "anthropic" | "openai" | "per-request" | "none"
+type PricingKind = "anthropic" | "openai" | "per-request" | "none"
 
 export const pricingNames = ["anthropic", "anthropic-1h", "openai", "per-request", "none"] as const
 export type PricingName = (typeof pricingNames)[number]
@@ -35,7 +35,15 @@ export interface PricingProfile {
 }
 
 export const profiles: Readonly<Record<PricingName, PricingProfile>> = {
-  anthropic: { name: "anthropic", kind: "anthropic", read: 0.1, write: 1.25, ttlSeconds: 300, minTokens: 1024, lookbackBlocks: 20 },
+  anthropic: {
+    name: "anthropic",
+    kind: "anthropic",
+    read: 0.1,
+    write: 1.25,
+    ttlSeconds: 300,
+    minTokens: 1024,
+    lookbackBlocks: 20
+  },
   "anthropic-1h": {
     name: "anthropic-1h",
     kind: "anthropic",
@@ -46,7 +54,15 @@ export const profiles: Readonly<Record<PricingName, PricingProfile>> = {
     lookbackBlocks: 20
   },
   openai: { name: "openai", kind: "openai", read: 0.1, write: 1, ttlSeconds: 300, minTokens: 1024, lookbackBlocks: 0 },
-  "per-request": { name: "per-request", kind: "per-request", read: 1, write: 1, ttlSeconds: 0, minTokens: 0, lookbackBlocks: 0 },
+  "per-request": {
+    name: "per-request",
+    kind: "per-request",
+    read: 1,
+    write: 1,
+    ttlSeconds: 0,
+    minTokens: 0,
+    lookbackBlocks: 0
+  },
   none: { name: "none", kind: "none", read: 1, write: 1, ttlSeconds: 0, minTokens: 0, lookbackBlocks: 0 }
 }
 
@@ -69,7 +85,8 @@ export const profileFor = (model: PricedModel): PricingProfile => {
   const [provider, id] = names(model)
   if (provider!.includes("github-copilot")) return profiles["per-request"]
   if (
-    model.npm === "@ai-sdk/anthropic" || [provider!, id!].some((name) => name.includes("anthropic") || name.includes("claude"))
+    model.npm === "@ai-sdk/anthropic" ||
+    [provider!, id!].some((name) => name.includes("anthropic") || name.includes("claude"))
   ) {
     return profiles.anthropic
   }

@@ -4,7 +4,7 @@ import { defaultConfig, type PluginConfig } from "../config/schema.ts"
 import { renderTemplate } from "../config/template.ts"
 import { Paths } from "./Paths.ts"
 
-export type { PluginConfig, Problem }
+export type { PluginConfig }
 
 /** Everything wrong with one config file. */
 export interface FileReport {
@@ -38,7 +38,11 @@ export class Config extends Context.Service<Config, {
       const path = yield* Path.Path
       const paths = yield* Paths
       yield* writeDefaultGlobal(paths.globalConfigDir)
-      const dirs = [paths.globalConfigDir, ...Option.toArray(paths.envConfigDir), path.join(paths.projectDir, ".opencode")]
+      const dirs = [
+        paths.globalConfigDir,
+        ...Option.toArray(paths.envConfigDir),
+        path.join(paths.projectDir, ".opencode")
+      ]
       const unique = dirs.filter((dir, index) => dirs.findIndex((d) => path.resolve(d) === path.resolve(dir)) === index)
       const sources = yield* Effect.forEach(unique, readSource)
       return yield* make(sources.flatMap(Option.toArray))
@@ -46,7 +50,9 @@ export class Config extends Context.Service<Config, {
       Effect.catchCause((cause) => {
         const found = Cause.pretty(cause).split("\n")[0] ?? "an unknown error"
         return Effect.logError("dcp: config not loaded, using defaults", cause).pipe(
-          Effect.andThen(make([{ file: "(config)", loaded: whole("a loadable config", found, `Config not loaded (${found}).`) }]))
+          Effect.andThen(
+            make([{ file: "(config)", loaded: whole("a loadable config", found, `Config not loaded (${found}).`) }])
+          )
         )
       })
     )
@@ -98,7 +104,10 @@ const readSource = Effect.fn("Config.readSource")(function*(dir: string) {
     }
     if (text.failure.reason._tag !== "NotFound") {
       const found = unreadable(text.failure)
-      return Option.some<Source>({ file, loaded: whole("a readable file", found, `Could not read the file: ${found}.`) })
+      return Option.some<Source>({
+        file,
+        loaded: whole("a readable file", found, `Could not read the file: ${found}.`)
+      })
     }
   }
   return Option.none<Source>()
@@ -153,7 +162,9 @@ export const formatReport = (report: FileReport): { readonly title: string; read
     ...(shown.length < count ? [`+${count - shown.length} more`] : []),
     report.ignored
       ? "The whole file was ignored; defaults and the other config files apply."
-      : `${count === 1 ? "That key uses its" : "Those keys use their"} default (or an earlier file's value); the rest of the file applies.`
+      : `${
+        count === 1 ? "That key uses its" : "Those keys use their"
+      } default (or an earlier file's value); the rest of the file applies.`
   ]
   return {
     title: report.ignored ? "DCP: config file ignored" : `DCP: ${count} config problem${count === 1 ? "" : "s"}`,

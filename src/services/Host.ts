@@ -115,55 +115,61 @@ export class Host extends Context.Service<Host, {
   readonly log: (level: LogBody["level"], message: string, extra?: Record<string, unknown>) => Effect.Effect<void>
 }>()("opencode-context-pruner/Host") {
   static readonly layer = (client: HostClient) =>
-    Layer.succeed(Host, Host.of({
-      session: (sessionID) =>
-        call("session.get", () => client.session.get({ path: { id: sessionID } })).pipe(
-          Effect.flatMap((data) =>
-            Schema.decodeUnknownEffect(SessionInfo)(data).pipe(
-              Effect.mapError((cause) => new HostError({ operation: "session.get", cause }))
-            )
+    Layer.succeed(
+      Host,
+      Host.of({
+        session: (sessionID) =>
+          call("session.get", () => client.session.get({ path: { id: sessionID } })).pipe(
+            Effect.flatMap((data) =>
+              Schema.decodeUnknownEffect(SessionInfo)(data).pipe(
+                Effect.mapError((cause) => new HostError({ operation: "session.get", cause }))
+              )
+            ),
+            Effect.map((info) => ({
+              id: info.id,
+              parentID: info.parentID ?? undefined,
+              createdByRun: isRunModeSession(info.permission)
+            }))
           ),
-          Effect.map((info) => ({
-            id: info.id,
-            parentID: info.parentID ?? undefined,
-            createdByRun: isRunModeSession(info.permission)
-          }))
-        ),
-      messages: (sessionID) =>
-        call("session.messages", () => client.session.messages({ path: { id: sessionID } })).pipe(
-          Effect.map((data) => (Array.isArray(data) ? data : []))
-        ),
-      notify: (note) =>
-        Effect.flatMap(Clock.currentTimeMillis, (now) =>
-          call("session.prompt", () =>
-            client.session.prompt({
-            path: { id: note.sessionID },
-            body: {
-              noReply: true,
-              ...(note.agent === undefined ? {} : { agent: note.agent }),
-              ...(note.model === undefined ? {} : { model: { ...note.model } }),
-              ...(note.variant === undefined ? {} : { variant: note.variant }),
-              // A finished text part is what `opencode run` prints (as text, or as a JSON "text" event).
-              parts: [{ type: "text", text: note.text, ignored: true, time: { start: now, end: now } }]
-            }
-          }))),
-      busy: (sessionID) =>
-        call("session.status", () => client.session.status()).pipe(
-          Effect.map((statuses) => {
-            const status = Predicate.isObject(statuses) ? statuses[sessionID] : undefined
-            return Predicate.isObject(status) && status.type !== "idle"
-          })
-        ),
-      announceIdle: (sessionID) =>
-        call("session.abort", () => client.session.abort({ path: { id: sessionID } })).pipe(Effect.asVoid),
-      remove: (sessionID) => call("session.delete", () => client.session.delete({ path: { id: sessionID } })).pipe(Effect.asVoid),
-      toast: (toast) =>
-        call("tui.showToast", () => client.tui.showToast({ body: { ...toast, duration: 10_000 } })).pipe(Effect.asVoid),
-      log: (level, message, extra) =>
-        Effect.tryPromise(() =>
-          client.app.log({ body: { service: "dcp", level, message, ...(extra === undefined ? {} : { extra }) } })
-        ).pipe(Effect.ignore)
-    }))
+        messages: (sessionID) =>
+          call("session.messages", () => client.session.messages({ path: { id: sessionID } })).pipe(
+            Effect.map((data) => (Array.isArray(data) ? data : []))
+          ),
+        notify: (note) =>
+          Effect.flatMap(Clock.currentTimeMillis, (now) =>
+            call("session.prompt", () =>
+              client.session.prompt({
+                path: { id: note.sessionID },
+                body: {
+                  noReply: true,
+                  ...(note.agent === undefined ? {} : { agent: note.agent }),
+                  ...(note.model === undefined ? {} : { model: { ...note.model } }),
+                  ...(note.variant === undefined ? {} : { variant: note.variant }),
+                  // A finished text part is what `opencode run` prints (as text, or as a JSON "text" event).
+                  parts: [{ type: "text", text: note.text, ignored: true, time: { start: now, end: now } }]
+                }
+              }))),
+        busy: (sessionID) =>
+          call("session.status", () => client.session.status()).pipe(
+            Effect.map((statuses) => {
+              const status = Predicate.isObject(statuses) ? statuses[sessionID] : undefined
+              return Predicate.isObject(status) && status.type !== "idle"
+            })
+          ),
+        announceIdle: (sessionID) =>
+          call("session.abort", () => client.session.abort({ path: { id: sessionID } })).pipe(Effect.asVoid),
+        remove: (sessionID) =>
+          call("session.delete", () => client.session.delete({ path: { id: sessionID } })).pipe(Effect.asVoid),
+        toast: (toast) =>
+          call("tui.showToast", () => client.tui.showToast({ body: { ...toast, duration: 10_000 } })).pipe(
+            Effect.asVoid
+          ),
+        log: (level, message, extra) =>
+          Effect.tryPromise(() =>
+            client.app.log({ body: { service: "dcp", level, message, ...(extra === undefined ? {} : { extra }) } })
+          ).pipe(Effect.ignore)
+      })
+    )
 
   /** A scripted host: sessions it knows, and a record of every note, toast and log line sent to it. */
   static readonly layerTest = (fixture: HostFixture = {}) =>
@@ -171,15 +177,18 @@ export class Host extends Context.Service<Host, {
       Host,
       Effect.gen(function*() {
         const recorder = yield* HostRecorder
-        const fail = (operation: string) => Effect.fail(new HostError({ operation, cause: new Error("host unavailable") }))
+        const fail = (operation: string) =>
+          Effect.fail(new HostError({ operation, cause: new Error("host unavailable") }))
         return Host.of({
           session: (sessionID) =>
             Ref.update(recorder.sessionLookups, (n) => n + 1).pipe(
-              Effect.andThen(fixture.failing ? fail("session.get") : Effect.succeed({
-                id: sessionID,
-                parentID: fixture.sessions?.[sessionID]?.parentID,
-                createdByRun: fixture.sessions?.[sessionID]?.createdByRun ?? false
-              }))
+              Effect.andThen(
+                fixture.failing ? fail("session.get") : Effect.succeed({
+                  id: sessionID,
+                  parentID: fixture.sessions?.[sessionID]?.parentID,
+                  createdByRun: fixture.sessions?.[sessionID]?.createdByRun ?? false
+                })
+              )
             ),
           messages: (sessionID) =>
             fixture.failing ? fail("session.messages") : Effect.succeed(fixture.messages?.[sessionID] ?? []),
@@ -193,7 +202,8 @@ export class Host extends Context.Service<Host, {
             fixture.failing ? fail("session.abort") : Ref.update(recorder.idleAnnounced, (all) => [...all, sessionID]),
           remove: (sessionID) =>
             fixture.failing ? fail("session.delete") : Ref.update(recorder.removed, (all) => [...all, sessionID]),
-          toast: (toast) => fixture.failing ? fail("tui.showToast") : Ref.update(recorder.toasts, (all) => [...all, toast]),
+          toast: (toast) =>
+            fixture.failing ? fail("tui.showToast") : Ref.update(recorder.toasts, (all) => [...all, toast]),
           log: (level, message, extra) => Ref.update(recorder.logs, (all) => [...all, { level, message, extra }])
         })
       })

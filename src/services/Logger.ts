@@ -1,4 +1,15 @@
-import { Cause, Clock, Context, Effect, FileSystem, Layer, Logger as EffectLogger, Option, Path, References } from "effect"
+import {
+  Cause,
+  Clock,
+  Context,
+  Effect,
+  FileSystem,
+  Layer,
+  Logger as EffectLogger,
+  Option,
+  Path,
+  References
+} from "effect"
 import type { PlatformError } from "effect/PlatformError"
 import type { LogLevel } from "effect/LogLevel"
 import { Config } from "./Config.ts"
@@ -125,7 +136,10 @@ const render = (message: unknown, cause: Cause.Cause<unknown>): string => {
 
 const safeJson = (value: unknown): string => {
   if (value instanceof Error) return `${value.name}: ${value.message}`
-  const text = JSON.stringify(value, (_key, inner) => (inner instanceof Error ? `${inner.name}: ${inner.message}` : inner))
+  const text = JSON.stringify(
+    value,
+    (_key, inner) => (inner instanceof Error ? `${inner.name}: ${inner.message}` : inner)
+  )
   return text === undefined ? String(value) : text
 }
 

@@ -59,13 +59,18 @@ export class Notifier extends Context.Service<Notifier, {
             const text = entry === undefined
               ? undefined
               : formatNote(entry.calls, { mode, sessionTokens: entry.sessionTokens, showDistillation })
-            const all = [...notes, ...(text === undefined || entry === undefined ? [] : [{ text, origin: entry.origin }])]
+            const all = [
+              ...notes,
+              ...(text === undefined || entry === undefined ? [] : [{ text, origin: entry.origin }])
+            ]
             held.delete(sessionID)
             pending.delete(sessionID)
             for (const [i, note] of all.entries()) {
               // A note the host did not take waits for the next idle instead of being lost.
               yield* send(sessionID, note.text, note.origin).pipe(
-                Effect.tapError(() => Effect.sync(() => held.set(sessionID, [...all.slice(i), ...(held.get(sessionID) ?? [])])))
+                Effect.tapError(() =>
+                  Effect.sync(() => held.set(sessionID, [...all.slice(i), ...(held.get(sessionID) ?? [])]))
+                )
               )
             }
           }),

@@ -40,7 +40,7 @@ export class PersistenceError extends Schema.TaggedError<PersistenceError>()("Pe
  * `<sessionID>.json` and a session ID never contains ".".
  */
 export const lifetimeFileName = "lifetime.stats.json"
-export const sessionFileName = (sessionID: string) => `${sessionID}.json`
+const sessionFileName = (sessionID: string) => `${sessionID}.json`
 
 export const emptyLifetime: LifetimeFile = { version: 1, updatedAt: 0, sessions: 0, calls: 0, tokens: 0, byReason: {} }
 
@@ -284,7 +284,7 @@ const encodeLifetime = Schema.encodeEffect(Schema.fromJsonString(LifetimeFile))
 /** Token figures may be estimates: counts are rounded and clamped, so one odd delta cannot make the file invalid. */
 const count = (n: number) => (Number.isFinite(n) && n > 0 ? Math.round(n) : 0)
 
-export const addLifetimeDelta = (current: LifetimeFile, delta: LifetimeDelta, now: number): LifetimeFile => {
+const addLifetimeDelta = (current: LifetimeFile, delta: LifetimeDelta, now: number): LifetimeFile => {
   const byReason: Record<string, Tally> = { ...current.byReason }
   for (const [reason, tally] of Object.entries(delta.byReason)) {
     const before = byReason[reason] ?? { calls: 0, tokens: 0 }

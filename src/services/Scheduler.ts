@@ -63,7 +63,10 @@ export class Scheduler extends Context.Service<Scheduler, {
         profile,
         horizon: (state) => horizon(state.pace ?? { requests: 1, coldGaps: 0, run: 1 }, cache.horizon),
         expired: (state) =>
-          Effect.map(Clock.currentTimeMillis, (now) => cacheExpired(idleSeconds(now, state.lastRequestAt), cache.ttlSeconds)),
+          Effect.map(
+            Clock.currentTimeMillis,
+            (now) => cacheExpired(idleSeconds(now, state.lastRequestAt), cache.ttlSeconds)
+          ),
         decide: (state, request) =>
           Effect.map(Clock.currentTimeMillis, (now) => {
             let last = state.lastRequestAt
@@ -103,4 +106,3 @@ export class Scheduler extends Context.Service<Scheduler, {
     })
   )
 }
-

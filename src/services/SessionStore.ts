@@ -68,15 +68,18 @@ export class SessionStore extends Context.Service<SessionStore, {
           )
         )
 
-      const writer = yield* writeBehind(Effect.gen(function*() {
-        const batch = [...unsaved.values()]
-        unsaved.clear()
-        for (const state of batch) {
-          saving.set(state.sessionID, state)
-          yield* save(state)
-          if (saving.get(state.sessionID) === state) saving.delete(state.sessionID)
-        }
-      }), { spacing: "1 second" })
+      const writer = yield* writeBehind(
+        Effect.gen(function*() {
+          const batch = [...unsaved.values()]
+          unsaved.clear()
+          for (const state of batch) {
+            saving.set(state.sessionID, state)
+            yield* save(state)
+            if (saving.get(state.sessionID) === state) saving.delete(state.sessionID)
+          }
+        }),
+        { spacing: "1 second" }
+      )
 
       // Defined once, not per call: a generator function created per request would keep what that request's
       // callback references (the whole history sent) alive through V8's young-generation collections.

@@ -10,7 +10,7 @@ import { Persistence } from "./Persistence.ts"
 import { type ToolIndex, ToolCache } from "./ToolCache.ts"
 
 /** How many prunes a status lists for the dialog's restore choices: the newest; "restore all" covers the rest. */
-export const recentLimit = 10
+const recentLimit = 10
 
 /**
  * The status the terminal UI shows for each session (src/state/status.ts): taken when the request path, a pruning
@@ -112,7 +112,7 @@ const summarisePrunes = (state: SessionState, index: ToolIndex | undefined): Pru
 }
 
 /** The status of a session from its state and its latest request's index. */
-export const statusOf = (
+const statusOf = (
   state: SessionState,
   index: ToolIndex | undefined,
   summary: PrunedSummary,

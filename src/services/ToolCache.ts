@@ -2,16 +2,9 @@ import { posix } from "node:path"
 import { Context, Effect, Layer, Option, Predicate } from "effect"
 import { filePathOf, keyParameterOf, signatureOf, type ToolCall } from "../engine/calls.ts"
 import { LruMap } from "../data/LruMap.ts"
-import {
-  decodeToolPart,
-  isTypedByUser,
-  type ToolPartFields,
-  type ToolStatus
-} from "../host/messages.ts"
+import { decodeToolPart, isTypedByUser, type ToolPartFields, type ToolStatus } from "../host/messages.ts"
 import { Paths } from "./Paths.ts"
 import { Tokenizer } from "./Tokenizer.ts"
-
-export type { ToolCall }
 
 /** The tool calls of one request, oldest first, with what changed since the previous request. */
 export interface ToolIndex {

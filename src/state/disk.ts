@@ -1,4 +1,4 @@
-import { Clock, Effect, FileSystem, Option, Path, Random, Schedule, Schema, Scope } from "effect"
+import { Clock, Effect, FileSystem, Option, Path, Random, Schedule, Schema, type Scope } from "effect"
 import type { PlatformError } from "effect/PlatformError"
 import { type Liveness, liveness, type Owner, ownerTag, parseOwnerTag } from "./owner.ts"
 
@@ -9,7 +9,7 @@ import { type Liveness, liveness, type Owner, ownerTag, parseOwnerTag } from "./
  */
 
 /** Owner read/write only: state files hold tool call IDs and statistics of the user's sessions. */
-export const fileMode = 0o600
+const fileMode = 0o600
 const directoryMode = 0o700
 
 /**
@@ -96,7 +96,7 @@ export interface LockOptions {
   readonly timeoutMillis: number
 }
 
-export const defaultLockOptions: LockOptions = { staleAfterMillis: 5_000, timeoutMillis: 2_000 }
+const defaultLockOptions: LockOptions = { staleAfterMillis: 5_000, timeoutMillis: 2_000 }
 
 class LockBusy extends Schema.TaggedError<LockBusy>()("LockBusy", {}) {}
 
@@ -124,17 +124,21 @@ export const acquireFileLock = (
       Effect.catchReason("PlatformError", "AlreadyExists", () =>
         breakIfStale(lockFile, owner, options.staleAfterMillis).pipe(Effect.andThen(Effect.fail(new LockBusy()))))
     )
-    yield* Effect.acquireRelease(attempt, () => releaseFileLock(lockFile, token)).pipe(
-      Effect.retry({
-        while: (error) => error._tag === "LockBusy",
-        schedule: Schedule.spaced("4 millis").pipe(
-          Schedule.jittered,
-          Schedule.upTo({ duration: options.timeoutMillis })
+    yield* Effect.acquireRelease(attempt, () =>
+      releaseFileLock(lockFile, token)).pipe(
+        Effect.retry({
+          while: (error) =>
+            error._tag === "LockBusy",
+          schedule: Schedule.spaced("4 millis").pipe(
+            Schedule.jittered,
+            Schedule.upTo({ duration: options.timeoutMillis })
+          )
+        }),
+        Effect.catchTag(
+          "LockBusy",
+          () => Effect.fail(new LockTimeout({ lockFile, waitedMillis: options.timeoutMillis }))
         )
-      }),
-      Effect.catchTag("LockBusy", () =>
-        Effect.fail(new LockTimeout({ lockFile, waitedMillis: options.timeoutMillis })))
-    )
+      )
   })
 
 /**
@@ -226,7 +230,7 @@ export interface LeftoverOptions {
   readonly lock: LockOptions
 }
 
-export const defaultLeftoverOptions: LeftoverOptions = { orphanAfterMillis: 60 * 60_000, lock: defaultLockOptions }
+const defaultLeftoverOptions: LeftoverOptions = { orphanAfterMillis: 60 * 60_000, lock: defaultLockOptions }
 
 /**
  * The writer a leftover's name records: `<file>.<owner>.<random>.tmp` (an atomic write) or `.stale` (a lock being
@@ -256,7 +260,9 @@ export const removeLeftovers = Effect.fnUntraced(function*(
   for (const name of names) {
     const file = path.join(dir, name)
     const gone = yield* removeIfLeftover(file, name, self, options).pipe(
-      Effect.catch((error) => Effect.logWarning(`Could not remove leftover ${file}: ${error.message}`).pipe(Effect.as(false)))
+      Effect.catch((error) =>
+        Effect.logWarning(`Could not remove leftover ${file}: ${error.message}`).pipe(Effect.as(false))
+      )
     )
     if (gone) removed.push(name)
   }

@@ -37,13 +37,12 @@ export const PruneRecord = Schema.Struct({
 export type PruneRecord = typeof PruneRecord.Type
 
 /** How often prunes reached what is sent, and the prompt cache they made the provider rebuild (an estimate). */
-export const Applications = Schema.Struct({
+const Applications = Schema.Struct({
   count: Count,
   /** Applied when the cache had expired anyway: no rebuild cost. */
   cold: Count,
   rebuiltTokens: Count
 })
-export type Applications = typeof Applications.Type
 
 /**
  * The cost effect of pruning under the pricing profile of the session's provider (src/pricing/profiles.ts), in units
@@ -59,7 +58,7 @@ export const CostLedger = Schema.Struct({
 })
 export type CostLedger = typeof CostLedger.Type
 
-export const emptyCostLedger = (): CostLedger => ({ profile: "", requests: 0, saved: 0, rebuilt: 0 })
+const emptyCostLedger = (): CostLedger => ({ profile: "", requests: 0, saved: 0, rebuilt: 0 })
 
 export const SessionStats = Schema.Struct({
   /** Calls and tokens pruned in what reached the model (a prune still pending is not counted until it is sent). */
@@ -105,7 +104,7 @@ export const SessionFile = Schema.Struct({
 })
 export type SessionFile = typeof SessionFile.Type
 
-export const emptyStats = (): SessionStats => ({
+const emptyStats = (): SessionStats => ({
   calls: 0,
   tokens: 0,
   applications: { count: 0, cold: 0, rebuiltTokens: 0 },
@@ -162,14 +161,7 @@ export const sessionIdProblem = (id: string): string | undefined => {
   if (id.length === 0) return "it is empty"
   if (id.length > 128) return `it is ${id.length} characters long`
   if (id.startsWith("-")) return `it starts with "-"`
-  if (!sessionIdShape.test(id)) return "it contains a character other than an ASCII letter, digit, \"_\" or \"-\""
+  if (!sessionIdShape.test(id)) return 'it contains a character other than an ASCII letter, digit, "_" or "-"'
   if (windowsDeviceName.test(id)) return "it is a reserved device name on Windows"
   return undefined
 }
-
-export const SessionId = Schema.String.check(
-  Schema.makeFilter((id: string) => {
-    const problem = sessionIdProblem(id)
-    return problem === undefined ? undefined : `Invalid session ID: ${problem}; expected ${sessionIdRule}`
-  })
-)

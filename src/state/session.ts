@@ -78,7 +78,9 @@ export const fromFile = (file: SessionFile, isSubAgent: boolean): SessionState =
   dirty: false,
   origin: {},
   compacting: false,
-  undelivered: new Set(Object.entries(file.pruned).flatMap(([callID, record]) => (record.pending === true ? [callID] : []))),
+  undelivered: new Set(
+    Object.entries(file.pruned).flatMap(([callID, record]) => (record.pending === true ? [callID] : []))
+  ),
   nudgeAfter: 0,
   systemTokens: undefined,
   systemTexts: undefined,

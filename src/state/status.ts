@@ -54,12 +54,11 @@ export const StatusPrune = Schema.Struct({
 export type StatusPrune = typeof StatusPrune.Type
 
 /** Automatic prunes found but not applied yet, and why they wait (a short phrase, e.g. "warm cache"). */
-export const StatusPending = Schema.Struct({
+const StatusPending = Schema.Struct({
   calls: Count,
   tokens: Count,
   reason: Schema.String
 })
-export type StatusPending = typeof StatusPending.Type
 
 /**
  * The cost effect of pruning so far under the pricing profile of the session's provider (the session's cost ledger),

@@ -63,10 +63,10 @@ const percent = (part: number, whole: number): string => {
 }
 
 /** A reason as notes name it ("duplicate", "swept"); a reason this release does not know, as it was written. */
-export const reasonLabel = (reason: string): string => reasonName(reason as Reason) ?? reason
+const reasonLabel = (reason: string): string => reasonName(reason as Reason) ?? reason
 
 /** The net cost effect in input tokens: `~2.1k saved` or `~800 more`. */
-export const costNet = (cost: StatusCost): string => {
+const costNet = (cost: StatusCost): string => {
   const net = Math.round(cost.saved - cost.rebuilt)
   return net >= 0 ? `${formatTokens(net)} saved` : `${formatTokens(-net)} more`
 }
@@ -175,7 +175,9 @@ const breakdown = (context: StatusContext, reported: number | undefined): Readon
   const other = Math.max(0, sent - counted)
   const scale = counted === 0 || sent >= counted ? 1 : sent / counted
   const whole = sent + context.pruned
-  const window = context.limit === undefined ? "" : `, ${percent(sent, context.limit)} of a ${windowSize(context.limit)} window`
+  const window = context.limit === undefined
+    ? ""
+    : `, ${percent(sent, context.limit)} of a ${windowSize(context.limit)} window`
   const size = reported === undefined
     ? `${formatTokens(sent)} tokens${window} (estimated from the last request)`
     : `${thousands(reported)} tokens${window} (reported by the provider)`
@@ -187,8 +189,15 @@ const breakdown = (context: StatusContext, reported: number | undefined): Readon
     line(breakdownRow(`Tools (${context.calls})`, Math.round(context.tools * scale), whole)),
     ...(other > 0 ? [line(breakdownRow("Other", other, whole))] : []),
     line(breakdownRow("Pruned", context.pruned, whole), context.pruned > 0 ? "text" : "muted"),
-    line(`${" ".repeat(labelWidth)}Without pruning: ${formatTokens(whole)} tokens${reported === undefined ? "" : " (estimated)"}.`, "muted"),
-    ...(other > 0 ? [line(`${" ".repeat(labelWidth)}Other: tool definitions and the provider's own framing.`, "muted")] : [])
+    line(
+      `${" ".repeat(labelWidth)}Without pruning: ${formatTokens(whole)} tokens${
+        reported === undefined ? "" : " (estimated)"
+      }.`,
+      "muted"
+    ),
+    ...(other > 0
+      ? [line(`${" ".repeat(labelWidth)}Other: tool definitions and the provider's own framing.`, "muted")]
+      : [])
   ]
 }
 
@@ -209,7 +218,9 @@ export const dialogModel = (loaded: Loaded | undefined, situation: Situation): D
   }
   lines.push(line(""))
   lines.push(line(
-    `${"In effect".padEnd(labelWidth)}${plural(status.pruned.calls, "call")}, ${formatTokens(status.pruned.tokens)} tokens out of every request`
+    `${"In effect".padEnd(labelWidth)}${plural(status.pruned.calls, "call")}, ${
+      formatTokens(status.pruned.tokens)
+    } tokens out of every request`
   ))
   const reasons = byReason(status)
   lines.push(line(
@@ -222,13 +233,17 @@ export const dialogModel = (loaded: Loaded | undefined, situation: Situation): D
     lines.push(line(
       pending.calls === 0
         ? `${"Pending".padEnd(labelWidth)}none`
-        : `${"Pending".padEnd(labelWidth)}${plural(pending.calls, "call")}, ${formatTokens(pending.tokens)} tokens, waiting: ${pending.reason}`
+        : `${"Pending".padEnd(labelWidth)}${plural(pending.calls, "call")}, ${
+          formatTokens(pending.tokens)
+        } tokens, waiting: ${pending.reason}`
     ))
   }
   const cost = status.cost
   if (cost !== undefined) {
     lines.push(line(
-      `${"Cost".padEnd(labelWidth)}${costNet(cost)} in input tokens: pruned tokens ${formatTokens(Math.round(cost.saved))}, ` +
+      `${"Cost".padEnd(labelWidth)}${costNet(cost)} in input tokens: pruned tokens ${
+        formatTokens(Math.round(cost.saved))
+      }, ` +
         `cache rebuilds ${formatTokens(Math.round(cost.rebuilt))} (${cost.profile} pricing, estimated)`
     ))
   }
@@ -247,7 +262,9 @@ export const dialogModel = (loaded: Loaded | undefined, situation: Situation): D
     actions.push({
       args: "restore all",
       title: "Restore all",
-      description: `${plural(status.pruned.calls, "call")}, ${formatTokens(status.pruned.tokens)} tokens back into context`,
+      description: `${plural(status.pruned.calls, "call")}, ${
+        formatTokens(status.pruned.tokens)
+      } tokens back into context`,
       category: "Restore"
     })
   }

@@ -42,7 +42,7 @@ const failure = (error: unknown): Line => ({
   tone: "warning"
 })
 
-export const situationOf = (api: TuiPluginApi, sessionID: string): Situation => ({
+const situationOf = (api: TuiPluginApi, sessionID: string): Situation => ({
   subAgent: api.state.session.get(sessionID)?.parentID !== undefined,
   reported: reportedContext(api.state.session.messages(sessionID))
 })
@@ -84,7 +84,7 @@ const replyOf = (data: unknown): string | undefined => {
 
 const describeError = (error: unknown): string => {
   if (error instanceof Error) return error.message
-  const data = (error as { data?: { message?: unknown }; name?: unknown } | undefined)
+  const data = error as { data?: { message?: unknown }; name?: unknown } | undefined
   if (typeof data?.data?.message === "string") return data.data.message
   return typeof data?.name === "string" ? data.name : "the server did not run it"
 }
@@ -95,7 +95,11 @@ const describeError = (error: unknown): string => {
  */
 export const openDialog = (api: TuiPluginApi, board: Board, version: () => number, sessionID: string | undefined) => {
   if (sessionID === undefined) {
-    api.ui.toast({ variant: "info", title: "Context pruning", message: "Open a session first: /dcp shows its context." })
+    api.ui.toast({
+      variant: "info",
+      title: "Context pruning",
+      message: "Open a session first: /dcp shows its context."
+    })
     return
   }
   void board.refresh(sessionID)
@@ -124,7 +128,11 @@ export const openDialog = (api: TuiPluginApi, board: Board, version: () => numbe
         })
       }
     } catch (error) {
-      api.ui.toast({ variant: "error", title: "Context pruning", message: `/dcp ${action.args} failed: ${describeError(error)}` })
+      api.ui.toast({
+        variant: "error",
+        title: "Context pruning",
+        message: `/dcp ${action.args} failed: ${describeError(error)}`
+      })
     } finally {
       busy = false
       void board.refresh(sessionID)

@@ -14,7 +14,7 @@ import { contentInputs } from "./supersedeWrites.ts"
  *
  * Outputs are compared exactly; nothing is guessed. Only completed calls with a text output take part.
  */
-export type CopyKind = "same" | "written" | "contained"
+type CopyKind = "same" | "written" | "contained"
 
 export interface Copy {
   /** Position of the earlier copy in the view. */
@@ -34,7 +34,8 @@ export const repeating = (): Repeating => ({ newest: new Map(), files: new Map()
 
 const changesFile = (tool: string) => tool in contentInputs
 
-const isWholeRead = (call: ToolCall) => call.tool === "read" && call.input.offset === undefined && call.input.limit === undefined
+const isWholeRead = (call: ToolCall) =>
+  call.tool === "read" && call.input.offset === undefined && call.input.limit === undefined
 
 const hasOutput = (call: ToolCall) => call.status === "completed" && call.hasTextOutput && !call.compacted
 
@@ -44,7 +45,9 @@ const hasOutput = (call: ToolCall) => call.status === "completed" && call.hasTex
  */
 const numberedLine = /^(?: *(\d+)\t|(\d+): )(.*)$/
 
-const numberedLines = (output: string): { numbers: Array<number>; texts: Array<string>; first: number; last: number } => {
+const numberedLines = (
+  output: string
+): { numbers: Array<number>; texts: Array<string>; first: number; last: number } => {
   const numbers: Array<number> = []
   const texts: Array<string> = []
   let first = -1
@@ -71,7 +74,7 @@ const numberedLines = (output: string): { numbers: Array<number>; texts: Array<s
 }
 
 /** Whether a whole-file read shows exactly `content`, line for line from line 1. */
-export const showsContent = (output: string, content: string): boolean => {
+const showsContent = (output: string, content: string): boolean => {
   const lines = content.split("\n")
   if (lines.length > 1 && lines[lines.length - 1] === "") lines.pop()
   const { numbers, texts } = numberedLines(output)
@@ -81,7 +84,7 @@ export const showsContent = (output: string, content: string): boolean => {
 }
 
 /** The numbered lines of a partial read, as one block of its output, when they all appear in `earlier` as they are. */
-export const containedIn = (output: string, earlier: string): boolean => {
+const containedIn = (output: string, earlier: string): boolean => {
   const { first, last, numbers } = numberedLines(output)
   return numbers.length > 0 && earlier.includes(output.slice(first, last))
 }
@@ -124,12 +127,20 @@ export const repeat = (
   return undefined
 }
 
-const copyOf = (state: Repeating, calls: ReadonlyArray<ToolCall>, call: ToolCall, options: RepeatOptions): Copy | undefined => {
+const copyOf = (
+  state: Repeating,
+  calls: ReadonlyArray<ToolCall>,
+  call: ToolCall,
+  options: RepeatOptions
+): Copy | undefined => {
   const { outputOf, sent } = options
   const output = outputOf(call)
   if (output === undefined) return undefined
   const same = state.newest.get(call.signature)
-  if (same !== undefined && sent(same) && calls[same]!.outputTokens === call.outputTokens && outputOf(calls[same]!) === output) {
+  if (
+    same !== undefined && sent(same) && calls[same]!.outputTokens === call.outputTokens &&
+    outputOf(calls[same]!) === output
+  ) {
     return { source: same, kind: "same" }
   }
   if (call.tool !== "read" || call.absolutePath === undefined) return undefined
