@@ -15,7 +15,10 @@ const leaves = (ast: SchemaAST.AST, prefix = ""): ReadonlyArray<string> =>
 describe("README", () => {
   it("documents every config key with its actual default", () => {
     const rows = leaves(PluginConfigFile.ast).filter((path) => path !== "$schema").map((path) => {
-      const value = path.split(".").reduce<unknown>((inner, key) => (inner as Record<string, unknown>)[key], defaultConfig)
+      const value = path.split(".").reduce<unknown>(
+        (inner, key) => (inner as Record<string, unknown>)[key],
+        defaultConfig
+      )
       return `| \`${path}\` | \`${JSON.stringify(value)}\` |`
     })
     expect(rows.filter((row) => !readme.includes(row))).toEqual([])

@@ -48,10 +48,17 @@ export const PluginConfigFile = Schema.Struct({
     enabled: setting(Schema.Boolean, true, "Enable the /dcp command."),
     protectedTools: protectedTools("/dcp sweep")
   }),
-  turnProtection: section("Keep the most recent tool calls out of reach of pruning (a repeat aside: its earlier copy is in context).", {
-    enabled: setting(Schema.Boolean, false, "Never prune tool calls younger than `turns` turns, nor let the model discard them."),
-    turns: setting(Turns, 4, "How many of the most recent turns are protected.")
-  }),
+  turnProtection: section(
+    "Keep the most recent tool calls out of reach of pruning (a repeat aside: its earlier copy is in context).",
+    {
+      enabled: setting(
+        Schema.Boolean,
+        false,
+        "Never prune tool calls younger than `turns` turns, nor let the model discard them."
+      ),
+      turns: setting(Turns, 4, "How many of the most recent turns are protected.")
+    }
+  ),
   protectedFilePatterns: setting(
     Schema.Array(Schema.String),
     [],

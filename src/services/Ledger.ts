@@ -81,7 +81,14 @@ export class Ledger extends Context.Service<Ledger, {
         )
       }))
 
-      const placeholderTokens = (call: ToolCall, reason: Reason, target: Target, id: number, handle: Handle, of?: CopyOf) => {
+      const placeholderTokens = (
+        call: ToolCall,
+        reason: Reason,
+        target: Target,
+        id: number,
+        handle: Handle,
+        of?: CopyOf
+      ) => {
         if (target.kind === "output") return tokenizer.estimate(outputPlaceholder(call, reason, id, handle, of))
         let tokens = 0
         for (const key of target.keys) tokens += tokenizer.estimate(inputPlaceholder(call, reason, key, id, handle))
@@ -192,7 +199,8 @@ const add = (tally: Tally | undefined, calls: number, tokens: number): Tally => 
 const merge = (a: LifetimeDelta | undefined, b: LifetimeDelta): LifetimeDelta => {
   if (a === undefined) return b
   const byReason: Record<string, Tally> = { ...a.byReason }
-  for (const [reason, tally] of Object.entries(b.byReason)) byReason[reason] = add(byReason[reason], tally.calls, tally.tokens)
+  for (const [reason, tally] of Object.entries(b.byReason))
+    byReason[reason] = add(byReason[reason], tally.calls, tally.tokens)
   return {
     sessions: a.sessions + b.sessions,
     calls: a.calls + b.calls,

@@ -81,7 +81,13 @@ export class Pruner extends Context.Service<Pruner, {
           if (state.pruned.has(call.callID) || targetOf(call, reason) === undefined) continue
           const tokens = ledger.saving(call, reason, prune.id, handle, prune.of)
           if (tokens < minSaving) continue
-          state.pruned.set(call.callID, { reason, tokens, at, pending: true, ...(prune.of === undefined ? {} : { of: prune.of }) })
+          state.pruned.set(call.callID, {
+            reason,
+            tokens,
+            at,
+            pending: true,
+            ...(prune.of === undefined ? {} : { of: prune.of })
+          })
           state.undelivered.add(call.callID)
           const entry: PrunedCall = {
             id: prune.id,
@@ -115,7 +121,12 @@ export class Pruner extends Context.Service<Pruner, {
             const record = state.pruned.get(call.callID)
             state.undelivered.delete(call.callID)
             if (record === undefined) continue
-            state.pruned.set(call.callID, { reason: record.reason, tokens: record.tokens, at: record.at, ...(record.of === undefined ? {} : { of: record.of }) })
+            state.pruned.set(call.callID, {
+              reason: record.reason,
+              tokens: record.tokens,
+              at: record.at,
+              ...(record.of === undefined ? {} : { of: record.of })
+            })
             const entry = details.get(call.callID) ?? {
               id: state.ids.get(call.callID) ?? 0,
               tool: call.tool,
@@ -143,7 +154,9 @@ export class Pruner extends Context.Service<Pruner, {
             change: request.changeAt(first)
           })
         const { profile } = request
-        const extra = profile.kind === "anthropic" || profile.kind === "openai" ? rebuilt * (profile.write - profile.read) : 0
+        const extra = profile.kind === "anthropic" || profile.kind === "openai"
+          ? rebuilt * (profile.write - profile.read)
+          : 0
         yield* ledger.deliver(
           state,
           delivered,

@@ -23,7 +23,10 @@ interface Finished {
   readonly stderr: string
 }
 
-const analyse = (args: ReadonlyArray<string>, options: { readonly input?: string; readonly env?: Record<string, string> } = {}) =>
+const analyse = (
+  args: ReadonlyArray<string>,
+  options: { readonly input?: string; readonly env?: Record<string, string> } = {}
+) =>
   new Promise<Finished>((resolve, reject) => {
     const child = spawn(process.execPath, [cli, ...args], {
       cwd: work,
@@ -41,19 +44,27 @@ const analyse = (args: ReadonlyArray<string>, options: { readonly input?: string
 
 /** A short session: a file read twice, then an answer. */
 const smallExport = (extraParts: Array<unknown> = []) => {
-  const content = Array.from({ length: 80 }, (_, i) => `${i + 1}: export const value${i} = "line ${i} of the file"`).join("\n")
+  const content = Array.from({ length: 80 }, (_, i) => `${i + 1}: export const value${i} = "line ${i} of the file"`)
+    .join("\n")
   const read = (callID: string, at: number) => ({
     type: "tool",
     callID,
     tool: "read",
-    state: { status: "completed", input: { filePath: "/p/src/a.ts" }, output: content, time: { start: at, end: at + 5 } }
+    state: {
+      status: "completed",
+      input: { filePath: "/p/src/a.ts" },
+      output: content,
+      time: { start: at, end: at + 5 }
+    }
   })
   const info = (id: string, role: string, created: number) => ({
     id,
     sessionID: "ses_small",
     role,
     time: { created },
-    ...(role === "user" ? { agent: "build", model: { providerID: "p", modelID: "m" } } : { providerID: "p", modelID: "m" })
+    ...(role === "user"
+      ? { agent: "build", model: { providerID: "p", modelID: "m" } }
+      : { providerID: "p", modelID: "m" })
   })
   return JSON.stringify({
     info: { id: "ses_small", title: "Small", directory: "/p" },
@@ -93,7 +104,8 @@ describe("the bundled example (npm start)", () => {
   // when the plugin's behaviour does; then check the change is intended and update from `npm start -- --json`.
   // Token figures that go through the plugin's own estimates (a prune's saving, the "~N tokens" in placeholders) are
   // checked to within 1%.
-  const near = (actual: number, expected: number) => expect(Math.abs(actual - expected)).toBeLessThanOrEqual(expected * 0.01)
+  const near = (actual: number, expected: number) =>
+    expect(Math.abs(actual - expected)).toBeLessThanOrEqual(expected * 0.01)
   const number = (text: string) => Number(text.replaceAll(",", ""))
   const row = (report: string, pattern: RegExp): Array<number> => {
     const match = pattern.exec(report)
@@ -127,11 +139,17 @@ describe("the bundled example (npm start)", () => {
       expect(pruned).toBe(calls)
       near(saved!, tokens)
     }
-    const [sentWithout, sentPrune, sentWith] = row(report, /^ {2}Tokens sent +([\d,]+) +([\d,]+) +([\d,]+) +[-+]\d+\.\d%$/m)
+    const [sentWithout, sentPrune, sentWith] = row(
+      report,
+      /^ {2}Tokens sent +([\d,]+) +([\d,]+) +([\d,]+) +[-+]\d+\.\d%$/m
+    )
     expect(sentWithout).toBe(2_760_137)
     expect(sentPrune).toBe(2_760_137)
     near(sentWith!, 1_362_296)
-    const [costWithout, costPrune, costWith] = row(report, /^ {2}Cost, Anthropic cache +([\d,]+) +([\d,]+) +([\d,]+) +[-+]\d+\.\d%$/m)
+    const [costWithout, costPrune, costWith] = row(
+      report,
+      /^ {2}Cost, Anthropic cache +([\d,]+) +([\d,]+) +([\d,]+) +[-+]\d+\.\d%$/m
+    )
     expect(costWithout).toBe(516_355)
     expect(costPrune).toBe(516_355)
     near(costWith!, 290_130)
@@ -210,8 +228,22 @@ describe("the bundled example (npm start)", () => {
     expect(json.sent.sessionProfile).toBe("openai")
     expect(json.sent.withoutPlugin).toEqual({
       priced: {
-        anthropic: { profile: "anthropic", requests: 71, tokens: 2_760_137, readTokens: 2_551_145, writeTokens: 208_992, cost: 516_354.5 },
-        openai: { profile: "openai", requests: 71, tokens: 2_760_137, readTokens: 2_546_944, writeTokens: 0, cost: 467_887.4 }
+        anthropic: {
+          profile: "anthropic",
+          requests: 71,
+          tokens: 2_760_137,
+          readTokens: 2_551_145,
+          writeTokens: 208_992,
+          cost: 516_354.5
+        },
+        openai: {
+          profile: "openai",
+          requests: 71,
+          tokens: 2_760_137,
+          readTokens: 2_546_944,
+          writeTokens: 0,
+          cost: 467_887.4
+        }
       },
       compactions: 0,
       openCodePruned: 0
@@ -269,7 +301,11 @@ describe("config", () => {
   })
 
   it("a --config file that does not exist is a one-line error", async () => {
-    expectOneLineError(await analyse(["--example", "--config", join(work, "none.jsonc")]), 1, /cannot read the --config file .*none\.jsonc: no such file$/)
+    expectOneLineError(
+      await analyse(["--example", "--config", join(work, "none.jsonc")]),
+      1,
+      /cannot read the --config file .*none\.jsonc: no such file$/
+    )
   })
 })
 
@@ -303,22 +339,38 @@ describe.concurrent("input", () => {
 
   it("JSON that is not an export", async () => {
     await writeFile(join(work, "package.json"), JSON.stringify({ name: "x", version: "1.0.0" }))
-    expectOneLineError(await analyse(["package.json"]), 1, /^dcp-analyse: package\.json is not an OpenCode export: info is missing$/)
+    expectOneLineError(
+      await analyse(["package.json"]),
+      1,
+      /^dcp-analyse: package\.json is not an OpenCode export: info is missing$/
+    )
   })
 
   it("an export with no messages", async () => {
     await writeFile(join(work, "empty.json"), JSON.stringify({ info: { id: "ses_empty" }, messages: [] }))
-    expectOneLineError(await analyse(["empty.json"]), 1, /^dcp-analyse: empty\.json is an export of session ses_empty with no messages/)
+    expectOneLineError(
+      await analyse(["empty.json"]),
+      1,
+      /^dcp-analyse: empty\.json is an export of session ses_empty with no messages/
+    )
   })
 
   it("an export cut short (piped from opencode export)", async () => {
-    expectOneLineError(await analyse([], { input: smallExport().slice(0, 300) }), 1, /standard input is not complete JSON: it stops after 300 bytes/)
+    expectOneLineError(
+      await analyse([], { input: smallExport().slice(0, 300) }),
+      1,
+      /standard input is not complete JSON: it stops after 300 bytes/
+    )
   })
 
   it("usage mistakes exit with 2", async () => {
     expectOneLineError(await analyse(["--frobnicate"]), 2, /unknown option --frobnicate/)
     expectOneLineError(await analyse(["a.json", "b.json"]), 2, /give one export file/)
-    expectOneLineError(await analyse(["--example", "--context-window", "lots"]), 2, /--context-window must be a positive whole number/)
+    expectOneLineError(
+      await analyse(["--example", "--context-window", "lots"]),
+      2,
+      /--context-window must be a positive whole number/
+    )
   })
 
   it("--help prints the usage", async () => {
@@ -389,7 +441,9 @@ describe("what a new user meets", () => {
 
   it("the report on one's own session ends with how to try other settings", async () => {
     const lines = (await analyse([await small()])).stdout.trimEnd().split("\n")
-    expect(lines.slice(lines.findLastIndex((line) => line === "") + 1).join(" ")).toMatch(/^Next: to try other settings/)
+    expect(lines.slice(lines.findLastIndex((line) => line === "") + 1).join(" ")).toMatch(
+      /^Next: to try other settings/
+    )
   })
 
   it("the README's JSON command for a clone prints the JSON alone (npm's banner left out)", async () => {

@@ -159,7 +159,14 @@ describe("CostMeter, no cache", () => {
       meter.record(wire(["sys", "m1", "m2"], []), minute)
     }
     expect(perRequest.priced().cost).toBe(2)
-    expect(plain.priced()).toEqual({ profile: "none", requests: 2, tokens: 50, readTokens: 0, writeTokens: 0, cost: 50 })
+    expect(plain.priced()).toEqual({
+      profile: "none",
+      requests: 2,
+      tokens: 50,
+      readTokens: 0,
+      writeTokens: 0,
+      cost: 50
+    })
   })
 })
 

@@ -5,7 +5,12 @@ import { makeProgress, plainDelayMs, plainEveryMs, plainMinimumRequests } from "
 const reporter = (terminal: boolean) => {
   let now = 0
   const written: Array<string> = []
-  const progress = makeProgress({ name: "dcp-analyse", terminal, write: (text) => void written.push(text), now: () => now })
+  const progress = makeProgress({
+    name: "dcp-analyse",
+    terminal,
+    write: (text) => void written.push(text),
+    now: () => now
+  })
   return { progress, written, at: (ms: number) => void (now = ms) }
 }
 

@@ -32,7 +32,10 @@ describe("decodeExport", () => {
         tool: "read",
         state: { status: "completed", input: { filePath: "/p/a.ts" }, output: "x", metadata: { kept: true } }
       }
-      const session = yield* decodeExport(exportOf([user("m1", [{ type: "text", text: "hi" }]), assistant("m2", [tool])]), "in.json")
+      const session = yield* decodeExport(
+        exportOf([user("m1", [{ type: "text", text: "hi" }]), assistant("m2", [tool])]),
+        "in.json"
+      )
       assert.strictEqual(session.messages.length, 2)
       assert.deepStrictEqual(session.messages[1]!.parts[0], tool)
       assert.deepStrictEqual(session.skipped, {})
@@ -44,7 +47,10 @@ describe("decodeExport", () => {
       const session = yield* decodeExport(
         exportOf([
           user("m1", [{ type: "text", text: "hi" }, { type: "hologram", beam: 1 }]),
-          assistant("m2", [{ type: "step-start" }, { type: "hologram" }, { type: "vibe-check" }, { type: "text", text: "ok" }])
+          assistant("m2", [{ type: "step-start" }, { type: "hologram" }, { type: "vibe-check" }, {
+            type: "text",
+            text: "ok"
+          }])
         ]),
         "in.json"
       )
@@ -66,22 +72,36 @@ describe("decodeExport", () => {
 
   it.effect("JSON that is not an export names the first field that is wrong and what is there", () =>
     Effect.gen(function*() {
-      assert.strictEqual(yield* failure("[1, 2]"), "in.json is not an OpenCode export: the top level: expected object, found an array")
+      assert.strictEqual(
+        yield* failure("[1, 2]"),
+        "in.json is not an OpenCode export: the top level: expected object, found an array"
+      )
       assert.strictEqual(yield* failure(`{"hello": 1}`), "in.json is not an OpenCode export: info is missing")
       const badRole = exportOf([{ ...user("m1", []), info: { ...user("m1", []).info, role: "system" } }])
       assert.strictEqual(
         yield* failure(badRole),
         `in.json is not an OpenCode export: messages[0].info.role: expected "user" | "assistant", found "system"`
       )
-      const badTool = exportOf([user("m1", []), assistant("m2", [{ type: "tool", callID: "c", tool: "read", state: { status: "done" } }])])
-      assert.match(yield* failure(badTool), /^in\.json is not an OpenCode export: messages\[1\]\.parts\[0\]\.state\.status: expected/)
+      const badTool = exportOf([
+        user("m1", []),
+        assistant("m2", [{ type: "tool", callID: "c", tool: "read", state: { status: "done" } }])
+      ])
+      assert.match(
+        yield* failure(badTool),
+        /^in\.json is not an OpenCode export: messages\[1\]\.parts\[0\]\.state\.status: expected/
+      )
     }))
 
   it.effect("an export with no messages has nothing to analyse", () =>
-    Effect.map(failure(exportOf([])), (message) =>
-      assert.strictEqual(message, "in.json is an export of session ses_1 with no messages: nothing to analyse")))
+    Effect.map(
+      failure(exportOf([])),
+      (message) =>
+        assert.strictEqual(message, "in.json is an export of session ses_1 with no messages: nothing to analyse")
+    ))
 
   it.effect("an export without a model request has nothing to replay", () =>
-    Effect.map(failure(exportOf([user("m1", [{ type: "text", text: "hi" }])])), (message) =>
-      assert.match(message, /has no assistant messages/)))
+    Effect.map(
+      failure(exportOf([user("m1", [{ type: "text", text: "hi" }])])),
+      (message) => assert.match(message, /has no assistant messages/)
+    ))
 })

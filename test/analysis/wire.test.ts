@@ -10,14 +10,21 @@ const firstTool = (messages: ReadonlyArray<Msg>) =>
   messages.flatMap((m) => m.parts).find((p) => p.type === "tool" && p.state.status === "completed")!
 
 /** What a request sends, as readable lines: one per model message, `role: block | block`. */
-const render = (builder: WireBuilder, definitions: ReadonlyArray<readonly [string, string]>, messages: ReadonlyArray<Msg>) => {
+const render = (
+  builder: WireBuilder,
+  definitions: ReadonlyArray<readonly [string, string]>,
+  messages: ReadonlyArray<Msg>
+) => {
   const wire = builder.request(definitions, system, messages)
-  const roles = new Map(["system", "user", "assistant", "tool"].map((role) => [builder.blocks.boundary(role), role] as const))
+  const roles = new Map(
+    ["system", "user", "assistant", "tool"].map((role) => [builder.blocks.boundary(role), role] as const)
+  )
   const lines: Array<string> = []
   let line: Array<string> | undefined
   wire.blocks.forEach((id, position) => {
     const block = builder.blocks.blocks[id]!
-    const text = block.strings.map((s) => builder.blocks.strings[s]).join(" ") + (wire.breakpoints.includes(position) ? " *" : "")
+    const text = block.strings.map((s) => builder.blocks.strings[s]).join(" ") +
+      (wire.breakpoints.includes(position) ? " *" : "")
     if (block.boundary) {
       line = [roles.get(id)!]
       lines.push("")
@@ -33,7 +40,10 @@ const render = (builder: WireBuilder, definitions: ReadonlyArray<readonly [strin
 }
 
 const at = (created: number) => ({ created, completed: created })
-const user = (id: string, parts: Array<Record<string, any>>): Msg => ({ info: { id, role: "user", time: at(0) }, parts })
+const user = (id: string, parts: Array<Record<string, any>>): Msg => ({
+  info: { id, role: "user", time: at(0) },
+  parts
+})
 const assistant = (id: string, parts: Array<Record<string, any>>, extra: Record<string, any> = {}): Msg => ({
   info: { id, role: "assistant", time: at(0), ...extra },
   parts
@@ -91,7 +101,12 @@ describe("WireBuilder: OpenCode's conversion", () => {
       assistant("a0", [{ type: "step-start" }, { type: "text", text: "partial" }], { error: { name: "APIError" } }),
       assistant("a1", [
         { type: "step-start" },
-        tool("c1", { status: "completed", input: { filePath: "a" }, output: "A", time: { start: 0, end: 0, compacted: 5 } })
+        tool("c1", {
+          status: "completed",
+          input: { filePath: "a" },
+          output: "A",
+          time: { start: 0, end: 0, compacted: 5 }
+        })
       ]),
       assistant("a2", [{ type: "step-start" }, { type: "text", text: "aborted after text" }], {
         error: { name: "MessageAbortedError" }
@@ -110,7 +125,8 @@ describe("WireBuilder: OpenCode's conversion", () => {
     const messages = [user("u1", [{ type: "text", text: "hi" }])]
     const builder = new WireBuilder(messages, system)
     const wire = builder.request([["discard", "{}"]], ["one", "two", "three"], messages)
-    const strings = (position: number) => builder.blocks.blocks[wire.blocks[position]!]!.strings.map((s) => builder.blocks.strings[s])
+    const strings = (position: number) =>
+      builder.blocks.blocks[wire.blocks[position]!]!.strings.map((s) => builder.blocks.strings[s])
     expect(strings(0)).toEqual(["discard", "{}"])
     expect(wire.breakpoints.map(strings)).toEqual([["one"], ["two"], ["hi"]])
   })
@@ -154,7 +170,10 @@ describe("WireBuilder: reuse across requests", () => {
   it("counts what the plugin adds: tool definitions, a system section, an appended message", () => {
     const builder = new WireBuilder(session.messages, system)
     const copy = freshCopy(session.messages, session.messages.length)
-    copy.push({ info: { id: "dcp-note", role: "user" }, parts: [{ id: "dcp-note-text", type: "text", text: "a note" }] })
+    copy.push({
+      info: { id: "dcp-note", role: "user" },
+      parts: [{ id: "dcp-note-text", type: "text", text: "a note" }]
+    })
     builder.request([["discard", "{}"]], [...system, "## Context pruning"], copy)
     // A definition; the section's boundary and text; the appended message's boundary and text.
     expect([...builder.added.values()].reduce((a, b) => a + b, 0)).toBe(5)

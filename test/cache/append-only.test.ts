@@ -37,10 +37,16 @@ const cases: fc.Arbitrary<Case> = fc.record({
       horizon: fc.constantFrom("auto", 1000)
     }),
     strategies: fc.record({
-      staleOutputs: fc.record({ trigger: fc.constantFrom(0, 2000, 20_000), keepRecent: fc.constantFrom(1, 3), clearAtLeast: fc.constantFrom(0, 500) }),
+      staleOutputs: fc.record({
+        trigger: fc.constantFrom(0, 2000, 20_000),
+        keepRecent: fc.constantFrom(1, 3),
+        clearAtLeast: fc.constantFrom(0, 500)
+      }),
       repeats: fc.record({ enabled: fc.boolean() })
     }),
-    tools: fc.record({ settings: fc.record({ nudgeFrequency: fc.constantFrom(1, 3), nudgeMinTokens: fc.constantFrom(0, 8000) }) })
+    tools: fc.record({
+      settings: fc.record({ nudgeFrequency: fc.constantFrom(1, 3), nudgeMinTokens: fc.constantFrom(0, 8000) })
+    })
   }),
   pauses: fc.array(fc.constantFrom(0, 1, 1, 1, 10), { minLength: 30, maxLength: 30 })
 })
@@ -49,7 +55,11 @@ const withoutNote = (messages: ReadonlyArray<Msg>) =>
   messages.length > 0 && messages[messages.length - 1]!.info.id === syntheticId ? messages.slice(0, -1) : [...messages]
 
 /** Where `next` breaks the invariant against `previous`, or undefined. */
-const violation = (previous: ReadonlyArray<Msg>, next: ReadonlyArray<Msg>, applied: ReadonlySet<string>): string | undefined => {
+const violation = (
+  previous: ReadonlyArray<Msg>,
+  next: ReadonlyArray<Msg>,
+  applied: ReadonlySet<string>
+): string | undefined => {
   const sent = withoutNote(previous)
   if (next.length < sent.length) return `request shrank from ${sent.length} to ${next.length} messages`
   for (let m = 0; m < sent.length; m++) {
@@ -62,7 +72,9 @@ const violation = (previous: ReadonlyArray<Msg>, next: ReadonlyArray<Msg>, appli
       const b = after.parts[p]!
       if (JSON.stringify(a) === JSON.stringify(b)) continue
       if (b.type === "tool" && applied.has(String(b.callID))) continue
-      return `message ${m} part ${p} (${String(a.type)} ${String(a.callID ?? "")}) changed without a prune applied to it:\n` +
+      return `message ${m} part ${p} (${String(a.type)} ${
+        String(a.callID ?? "")
+      }) changed without a prune applied to it:\n` +
         `  before: ${JSON.stringify(a).slice(0, 300)}\n  after:  ${JSON.stringify(b).slice(0, 300)}`
     }
   }
@@ -90,7 +102,10 @@ describe("what is sent is append-only", () => {
           let previous: Array<Msg> | undefined
           let pruned = new Set<string>()
           // One request per assistant message (what OpenCode sends before it), and a last one with everything.
-          const ends = [...history.flatMap((message, i) => (message.info.role === "assistant" ? [i] : [])), history.length]
+          const ends = [
+            ...history.flatMap((message, i) => (message.info.role === "assistant" ? [i] : [])),
+            history.length
+          ]
           for (const [k, end] of ends.entries()) {
             time.now += pauses[k % pauses.length]! * 60_000
             const sent = yield* send(structuredClone(history.slice(0, end)))

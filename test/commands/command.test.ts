@@ -14,8 +14,12 @@ const project = (root: string) => `${root}/project`
 /** A run: the user asks, the model reads two files, then (after a second user message) runs a command and a todo. */
 const history = (root: string): Array<Msg> => [
   user("look at the code"),
-  assistant([tool({ tool: "read", callID: "c1", input: { filePath: `${project(root)}/a.ts` }, output: lines(80, "a") })]),
-  assistant([tool({ tool: "read", callID: "c2", input: { filePath: `${project(root)}/b.ts` }, output: lines(80, "b") })]),
+  assistant([
+    tool({ tool: "read", callID: "c1", input: { filePath: `${project(root)}/a.ts` }, output: lines(80, "a") })
+  ]),
+  assistant([
+    tool({ tool: "read", callID: "c2", input: { filePath: `${project(root)}/b.ts` }, output: lines(80, "b") })
+  ]),
   user("now test it"),
   assistant([tool({ tool: "bash", callID: "c3", input: { command: "npm test" }, output: lines(60, "test") })]),
   assistant([tool({ tool: "todowrite", callID: "c4", input: { todos: [] }, output: lines(20, "todo") })])
@@ -103,7 +107,9 @@ describe("/dcp commands", () => {
         yield* dcp(sessionID, "sweep")
         assert.strictEqual(
           yield* lastNote,
-          layoutNote("Nothing to sweep since your last message: every call there is already pruned, protected or empty.")
+          layoutNote(
+            "Nothing to sweep since your last message: every call there is already pruned, protected or empty."
+          )
         )
       })
     ))
@@ -120,7 +126,12 @@ describe("/dcp commands", () => {
   it.effect("restore sends a pruned call's content again, and automatic rules leave it alone afterwards", () =>
     scenario((root, messages) =>
       Effect.gen(function*() {
-        const twice = [...messages, assistant([tool({ tool: "read", callID: "c5", input: { filePath: `${project(root)}/a.ts` }, output: lines(80, "a") })])]
+        const twice = [
+          ...messages,
+          assistant([
+            tool({ tool: "read", callID: "c5", input: { filePath: `${project(root)}/a.ts` }, output: lines(80, "a") })
+          ])
+        ]
         assert.match(yield* outputOf(twice, "c1"), /^\[pruned duplicate/)
         yield* dcp(sessionID, "restore 1")
         assert.include(yield* lastNote, "Restored id 1")
@@ -174,7 +185,10 @@ describe("/dcp commands", () => {
     scenario(() =>
       Effect.gen(function*() {
         yield* dcp(sessionID, "sweep")
-        const pruned = yield* (yield* SessionStore).use(sessionID, (state) => Effect.succeed(state.pruned.get("c3")!.tokens))
+        const pruned = yield* (yield* SessionStore).use(
+          sessionID,
+          (state) => Effect.succeed(state.pruned.get("c3")!.tokens)
+        )
         yield* dcp(sessionID, "context")
         assert.include(yield* lastNote, `1 of them (${formatTokens(pruned)}) go out with the next request.`)
       })
@@ -198,11 +212,15 @@ describe("/dcp commands", () => {
     scenario(() =>
       Effect.gen(function*() {
         yield* dcp(sessionID, "sweep")
-        const pruned = yield* (yield* SessionStore).use(sessionID, (state) => Effect.succeed(state.pruned.get("c3")!.tokens))
+        const pruned = yield* (yield* SessionStore).use(sessionID, (state) =>
+          Effect.succeed(state.pruned.get("c3")!.tokens))
         yield* dcp(sessionID, "stats")
         const note = (yield* lastNote).replace(/\s+/g, " ")
         assert.include(note, "This session: 0 calls pruned")
-        assert.include(note, `next request: 1 call more (${formatTokens(pruned)} tokens), pruned since the latest request.`)
+        assert.include(
+          note,
+          `next request: 1 call more (${formatTokens(pruned)} tokens), pruned since the latest request.`
+        )
         assert.include(note, "All sessions: 0 calls pruned")
       })
     ))
@@ -226,12 +244,14 @@ describe("/dcp commands", () => {
         const [note] = yield* Ref.get(recorder.notes)
         // (wrapped where the temporary path is long)
         assert.isTrue(
-          note!.text.replace(/\s+/g, " ").startsWith(`DCP · 1 config problem in ${file}: • strategies.purgeErrors.turns: expected`)
+          note!.text.replace(/\s+/g, " ").startsWith(
+            `DCP · 1 config problem in ${file}: • strategies.purgeErrors.turns: expected`
+          )
         )
         assert.include(note!.text, "Nothing to show yet")
         assert.deepStrictEqual((yield* Ref.get(recorder.toasts)).map((toast) => toast.title), ["DCP: 1 config problem"])
         yield* dcp(sessionID, "context")
-        assert.notInclude((yield* lastNote), "config problem")
+        assert.notInclude(yield* lastNote, "config problem")
         assert.strictEqual((yield* Ref.get(recorder.toasts)).length, 1)
       }).pipe(Effect.provide(pluginUnder(root, { host: { messages: { [sessionID]: [] } } })))
     }).pipe(Effect.scoped))
@@ -253,7 +273,10 @@ describe("/dcp commands", () => {
   it.effect("a session opencode run made for the command alone is deleted once its note is out", () =>
     Effect.gen(function*() {
       const root = yield* tempDir
-      const notes = [{ info: { id: "msg_note", role: "user" }, parts: [{ type: "text", text: "DCP · ...", ignored: true }] }]
+      const notes = [{
+        info: { id: "msg_note", role: "user" },
+        parts: [{ type: "text", text: "DCP · ...", ignored: true }]
+      }]
       yield* Effect.gen(function*() {
         const recorder = yield* HostRecorder
         yield* dcp(sessionID, "stats")

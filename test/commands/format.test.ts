@@ -78,8 +78,13 @@ describe("/dcp output", () => {
   })
 
   it("context says when waiting prunes are too few to be worth a rebuild", () => {
-    const text = formatContext({ ...context, waiting: { ...waiting, why: { ...waiting.why, reason: "below-minimum" } } })
-    expect(text).toContain("Waiting:          3 calls, ~6.2k tokens: too few tokens to be worth a prompt-cache rebuild yet.")
+    const text = formatContext({
+      ...context,
+      waiting: { ...waiting, why: { ...waiting.why, reason: "below-minimum" } }
+    })
+    expect(text).toContain(
+      "Waiting:          3 calls, ~6.2k tokens: too few tokens to be worth a prompt-cache rebuild yet."
+    )
   })
 
   it("context with a provider figure: it is the total, and what the messages do not explain shows as Other", () => {
@@ -165,7 +170,13 @@ describe("/dcp output", () => {
   })
 
   it("stats counts prunes made since the latest request as going out with the next one", () => {
-    const text = formatStats({ session: emptyStats(), lifetime: noLifetime, now: 0, reasonName: names, pending: { calls: 2, tokens: 3000 } })
+    const text = formatStats({
+      session: emptyStats(),
+      lifetime: noLifetime,
+      now: 0,
+      reasonName: names,
+      pending: { calls: 2, tokens: 3000 }
+    })
     expect(text.split("\n")).toContain("  next request: 2 calls more (~3k tokens), pruned since the latest request.")
   })
 

@@ -25,12 +25,21 @@ describe("parsing /dcp arguments", () => {
 
   it("`restore` needs an id or `all`", () => {
     expect(parseCommand("restore")).toMatchObject({ _tag: "invalid", problem: expect.stringContaining(`id or "all"`) })
-    expect(parseCommand("restore x1")).toMatchObject({ _tag: "invalid", problem: expect.stringContaining(`"x1" is not an id`) })
+    expect(parseCommand("restore x1")).toMatchObject({
+      _tag: "invalid",
+      problem: expect.stringContaining(`"x1" is not an id`)
+    })
   })
 
   it("extra arguments are refused with the usage", () => {
-    expect(parseCommand("sweep 1 2")).toMatchObject({ _tag: "invalid", problem: expect.stringContaining("the usage is /dcp sweep [n].") })
-    expect(parseCommand("stats now")).toMatchObject({ _tag: "invalid", problem: expect.stringContaining("the usage is /dcp stats.") })
+    expect(parseCommand("sweep 1 2")).toMatchObject({
+      _tag: "invalid",
+      problem: expect.stringContaining("the usage is /dcp sweep [n].")
+    })
+    expect(parseCommand("stats now")).toMatchObject({
+      _tag: "invalid",
+      problem: expect.stringContaining("the usage is /dcp stats.")
+    })
   })
 
   it("an unknown subcommand is named", () => {

@@ -60,7 +60,10 @@ layer(Layer.mergeAll(NodeFileSystem.layer, NodePath.layer))("Config.layer", (it)
       Effect.gen(function*() {
         const { config } = yield* build({
           "global/dcp.jsonc": JSON.stringify({
-            strategies: { purgeErrors: { enabled: false, turns: 6, protectedTools: ["bash"] }, deduplication: { enabled: false } }
+            strategies: {
+              purgeErrors: { enabled: false, turns: 6, protectedTools: ["bash"] },
+              deduplication: { enabled: false }
+            }
           }),
           "project/dcp.jsonc": `{ "strategies": { "purgeErrors": { "turns": 9 } } }`
         })
@@ -177,7 +180,11 @@ layer(Layer.mergeAll(NodeFileSystem.layer, NodePath.layer))("Config.layer", (it)
 
     it.effect("an unreadable file (a directory named dcp.jsonc) yields defaults and a problem, not a failure", () =>
       Effect.gen(function*() {
-        const { config, at } = yield* build({ "global/dcp.jsonc": "{}", "project/dcp.jsonc": null, "project/dcp.json": `{ "debug": true }` })
+        const { config, at } = yield* build({
+          "global/dcp.jsonc": "{}",
+          "project/dcp.jsonc": null,
+          "project/dcp.json": `{ "debug": true }`
+        })
         assert.deepStrictEqual(config.current, defaultConfig)
         assert.deepStrictEqual(config.files, [at("global/dcp.jsonc")])
         assert.deepStrictEqual(yield* config.takeReports, [{
@@ -199,7 +206,8 @@ layer(Layer.mergeAll(NodeFileSystem.layer, NodePath.layer))("Config.layer", (it)
           const file = `${where}/dcp.jsonc` as const
           const { config, at } = yield* build({
             "global/dcp.jsonc": "{}",
-            [file]: `{ "__proto__": { "debug": true }, "cache": { "__proto__": { "mode": "immediate" } }, "pruneNotification": "off" }`
+            [file]:
+              `{ "__proto__": { "debug": true }, "cache": { "__proto__": { "mode": "immediate" } }, "pruneNotification": "off" }`
           }, { env: true })
           assert.deepStrictEqual(config.current, { ...defaultConfig, pruneNotification: "off" })
           assert.deepStrictEqual((yield* config.takeReports).map((r) => [r.file, r.problems.map((p) => p.message)]), [
@@ -221,9 +229,12 @@ layer(Layer.mergeAll(NodeFileSystem.layer, NodePath.layer))("Config.layer", (it)
           "project/dcp.jsonc": `{ "tools": { "x": ${deep} }, "debug": true }`
         })
         assert.deepStrictEqual(config.current, { ...defaultConfig, pruneNotification: "minimal", debug: true })
-        assert.deepStrictEqual((yield* config.takeReports).map((r) => [r.file, r.ignored, r.problems.map((p) => p.path)]), [
-          [at("project/dcp.jsonc"), false, ["tools.x"]]
-        ])
+        assert.deepStrictEqual(
+          (yield* config.takeReports).map((r) => [r.file, r.ignored, r.problems.map((p) => p.path)]),
+          [
+            [at("project/dcp.jsonc"), false, ["tools.x"]]
+          ]
+        )
       }))
 
     it.effect("an unreadable global dcp.jsonc is reported and no default config is written over it", () =>
@@ -246,7 +257,10 @@ describe("Config.layer never fails", () => {
       })
       const config = yield* Effect.provide(
         Config,
-        Config.layer.pipe(Layer.provide(Paths.layerUnder("/nonexistent")), Layer.provide(Layer.mergeAll(broken, NodePath.layer)))
+        Config.layer.pipe(
+          Layer.provide(Paths.layerUnder("/nonexistent")),
+          Layer.provide(Layer.mergeAll(broken, NodePath.layer))
+        )
       )
       assert.deepStrictEqual(config.current, defaultConfig)
       const reports = yield* config.takeReports
@@ -275,8 +289,18 @@ describe("formatReport", () => {
       file: "/home/me/.config/opencode/dcp.jsonc",
       ignored: false,
       problems: [
-        { path: "a", expected: "", found: "", message: "strategies.purgeErrors.turns: expected an integer >= 1, found 0" },
-        { path: "b", expected: "", found: "", message: `pruneNotification: expected "off", "minimal" or "detailed", found the string "loud"` }
+        {
+          path: "a",
+          expected: "",
+          found: "",
+          message: "strategies.purgeErrors.turns: expected an integer >= 1, found 0"
+        },
+        {
+          path: "b",
+          expected: "",
+          found: "",
+          message: `pruneNotification: expected "off", "minimal" or "detailed", found the string "loud"`
+        }
       ]
     })
     assert.deepStrictEqual(config, {
@@ -294,7 +318,12 @@ describe("formatReport", () => {
     const toast = formatReport({
       file: "/p/.opencode/dcp.jsonc",
       ignored: true,
-      problems: [{ path: "", expected: "valid JSONC", found: "", message: "Syntax error at line 3, column 5: comma expected." }]
+      problems: [{
+        path: "",
+        expected: "valid JSONC",
+        found: "",
+        message: "Syntax error at line 3, column 5: comma expected."
+      }]
     })
     assert.strictEqual(toast.title, "DCP: config file ignored")
     assert.strictEqual(
@@ -304,9 +333,18 @@ describe("formatReport", () => {
   })
 
   it("caps a long report at eight lines and counts the rest", () => {
-    const problems = Array.from({ length: 12 }, (_, i) => ({ path: `k${i}`, expected: "", found: "", message: `k${i}: unknown key` }))
+    const problems = Array.from(
+      { length: 12 },
+      (_, i) => ({ path: `k${i}`, expected: "", found: "", message: `k${i}: unknown key` })
+    )
     const lines = formatReport({ file: "f", ignored: false, problems }).message.split("\n")
     assert.isAtMost(lines.length, 8)
-    assert.deepStrictEqual(lines.slice(1, 6), ["• k0: unknown key", "• k1: unknown key", "• k2: unknown key", "• k3: unknown key", "+8 more"])
+    assert.deepStrictEqual(lines.slice(1, 6), [
+      "• k0: unknown key",
+      "• k1: unknown key",
+      "• k2: unknown key",
+      "• k3: unknown key",
+      "+8 more"
+    ])
   })
 })

@@ -29,7 +29,10 @@ describe("template", () => {
 
   it("documents every key with its description and its default, commented out", () => {
     const template = renderTemplate()
-    assert.include(template, `    // How many of the most recent turns are protected. Must be an integer >= 1.\n    // "turns": 4`)
+    assert.include(
+      template,
+      `    // How many of the most recent turns are protected. Must be an integer >= 1.\n    // "turns": 4`
+    )
     const undocumented = leafPaths(PluginConfigFile.ast).filter((path) => {
       if (path === "$schema") return false
       const key = path.split(".").at(-1)!

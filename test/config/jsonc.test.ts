@@ -5,8 +5,32 @@ import { parseJsonc } from "../../src/config/jsonc.ts"
 
 /** Pieces of JSONC, valid and not, so that generated texts hit every branch of the parser's error recovery. */
 const piece = fc.constantFrom(
-  "{", "}", "[", "]", ",", ":", " ", "\n", `"a"`, `"b"`, `"a\\u0041"`, `"bad\\x"`, `"open`, "1", "-2.5e3", "1e",
-  "0x1", "true", "false", "null", "nul", "// c\n", "/* c */", "/* open", "@", "\u00a0"
+  "{",
+  "}",
+  "[",
+  "]",
+  ",",
+  ":",
+  " ",
+  "\n",
+  `"a"`,
+  `"b"`,
+  `"a\\u0041"`,
+  `"bad\\x"`,
+  `"open`,
+  "1",
+  "-2.5e3",
+  "1e",
+  "0x1",
+  "true",
+  "false",
+  "null",
+  "nul",
+  "// c\n",
+  "/* c */",
+  "/* open",
+  "@",
+  "\u00a0"
 )
 const jsoncText = fc.oneof(
   fc.array(piece, { maxLength: 40 }).map((pieces) => pieces.join("")),

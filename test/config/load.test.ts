@@ -47,7 +47,11 @@ describe("parseConfig: JSONC", () => {
 describe("parseConfig: a bad value falls back, the rest of the file applies", () => {
   it("a string where a boolean is expected", () => {
     const { config, loaded } = load(`{ "enabled": "yes", "debug": true }`)
-    assert.deepStrictEqual(onlyProblem(loaded), { path: "enabled", expected: "true or false", found: `the string "yes"` })
+    assert.deepStrictEqual(onlyProblem(loaded), {
+      path: "enabled",
+      expected: "true or false",
+      found: `the string "yes"`
+    })
     assert.strictEqual(config.enabled, true)
     assert.strictEqual(config.debug, true)
   })
@@ -90,13 +94,21 @@ describe("parseConfig: a bad value falls back, the rest of the file applies", ()
 
   it("negative turns", () => {
     const { config, loaded } = load(`{ "turnProtection": { "enabled": true, "turns": -3 } }`)
-    assert.deepStrictEqual(onlyProblem(loaded), { path: "turnProtection.turns", expected: "an integer >= 1", found: "-3" })
+    assert.deepStrictEqual(onlyProblem(loaded), {
+      path: "turnProtection.turns",
+      expected: "an integer >= 1",
+      found: "-3"
+    })
     assert.deepStrictEqual(config.turnProtection, { enabled: true, turns: 4 })
   })
 
   it("non-integer turns", () => {
     const { config, loaded } = load(`{ "turnProtection": { "turns": 2.5 } }`)
-    assert.deepStrictEqual(onlyProblem(loaded), { path: "turnProtection.turns", expected: "an integer >= 1", found: "2.5" })
+    assert.deepStrictEqual(onlyProblem(loaded), {
+      path: "turnProtection.turns",
+      expected: "an integer >= 1",
+      found: "2.5"
+    })
     assert.strictEqual(config.turnProtection.turns, 4)
   })
 
@@ -241,7 +253,7 @@ describe("parseConfig: an unusable file is ignored whole", () => {
   })
 
   it("a file with only comments", () => {
-    ignoredWith("// { \"debug\": true }\n", { path: "", expected: "a JSON object", found: "only comments" })
+    ignoredWith('// { "debug": true }\n', { path: "", expected: "a JSON object", found: "only comments" })
   })
 
   it("an array at the root", () => {
@@ -260,10 +272,16 @@ describe("parseConfig: an unusable file is ignored whole", () => {
 describe("parseConfig: hostile input", () => {
   /** Every own property of Object.prototype with its value: a snapshot to compare after parsing. */
   const prototypeSnapshot = () =>
-    Object.getOwnPropertyNames(Object.prototype).map((name) => [name, Object.getOwnPropertyDescriptor(Object.prototype, name)])
+    Object.getOwnPropertyNames(Object.prototype).map((
+      name
+    ) => [name, Object.getOwnPropertyDescriptor(Object.prototype, name)])
 
   const protoCases: ReadonlyArray<readonly [string, string, string]> = [
-    ["at the top level", `{ "__proto__": { "debug": true, "cache": { "mode": "immediate" } }, "enabled": false }`, "__proto__"],
+    [
+      "at the top level",
+      `{ "__proto__": { "debug": true, "cache": { "mode": "immediate" } }, "enabled": false }`,
+      "__proto__"
+    ],
     ["in a section", `{ "cache": { "__proto__": { "mode": "immediate" } }, "enabled": false }`, "cache.__proto__"],
     [
       "in a nested section",
@@ -356,7 +374,9 @@ describe("merge", () => {
   })
 
   it("resolves later partials over earlier ones over the defaults", () => {
-    const config = Result.getOrThrow(resolve([{ debug: true, pruneNotification: "off" }, { pruneNotification: "minimal" }]))
+    const config = Result.getOrThrow(
+      resolve([{ debug: true, pruneNotification: "off" }, { pruneNotification: "minimal" }])
+    )
     assert.deepStrictEqual(config, { ...defaultConfig, debug: true, pruneNotification: "minimal" })
   })
 })

@@ -43,7 +43,10 @@ it("the analyser replays a fresh export of the real OpenCode as the plugin ran i
 
   // OpenCode's own compaction: the summariser's request, then the session goes on after the summary.
   s.model.script([{ text: "Summary: read src/a.ts and src/b.ts; nothing changed." }, done, done])
-  const compacted = await opencode.api("POST", `/session/${session}/summarize`, { providerID: "fake", modelID: "fake-model" })
+  const compacted = await opencode.api("POST", `/session/${session}/summarize`, {
+    providerID: "fake",
+    modelID: "fake-model"
+  })
   expect(compacted.status).toBe(200)
   await s.waitIdle(session)
   s.model.script([read(s, "src/c.ts", "an_5"), read(s, "src/c.ts", "an_6"), done])
@@ -53,7 +56,9 @@ it("the analyser replays a fresh export of the real OpenCode as the plugin ran i
   const stateFile = join(opencode.env.XDG_DATA_HOME!, "opencode", "storage", "plugin", "dcp", `${session}.json`)
   const state = await waitFor("the plugin's state file", 20_000, async () => {
     const text = await readFile(stateFile, "utf8").catch(() => undefined)
-    const parsed = text === undefined ? undefined : JSON.parse(text) as { stats: { byReason: Record<string, { calls: number }> } }
+    const parsed = text === undefined
+      ? undefined
+      : JSON.parse(text) as { stats: { byReason: Record<string, { calls: number }> } }
     return parsed?.stats.byReason.deduplication?.calls === 2 ? parsed : undefined
   }, 200)
 
@@ -67,16 +72,26 @@ it("the analyser replays a fresh export of the real OpenCode as the plugin ran i
   expect(stderr).toBe("")
   const analysis = JSON.parse(stdout) as Analysis
 
-  const exported = JSON.parse(await readFile(file, "utf8")) as { messages: Array<{ info: { role: string; summary?: boolean } }> }
+  const exported = JSON.parse(await readFile(file, "utf8")) as {
+    messages: Array<{ info: { role: string; summary?: boolean } }>
+  }
   expect(exported.messages.some((message) => message.info.summary === true)).toBe(true)
-  expect(analysis.session.requests).toBe(exported.messages.filter((message) => message.info.role === "assistant").length)
+  expect(analysis.session.requests).toBe(
+    exported.messages.filter((message) => message.info.role === "assistant").length
+  )
   expect(analysis.modelCalls).toEqual({ replayed: 1, accepted: 1, rejected: 0 })
   // What the offline replay pruned is what the plugin recorded while OpenCode ran.
-  const byReason = Object.fromEntries(analysis.pruned.filter((row) => row.calls > 0).map((row) => [row.reason, row.calls]))
-  expect(byReason).toEqual(Object.fromEntries(Object.entries(state.stats.byReason).map(([reason, t]) => [reason, t.calls])))
+  const byReason = Object.fromEntries(
+    analysis.pruned.filter((row) => row.calls > 0).map((row) => [row.reason, row.calls])
+  )
+  expect(byReason).toEqual(
+    Object.fromEntries(Object.entries(state.stats.byReason).map(([reason, t]) => [reason, t.calls]))
+  )
   // The last request the model really received carried as many placeholders as the replay's last request.
   const last = s.requests().at(-1)!
-  const placeholders = last.messages.filter((message) => message.role === "tool" && contentText(message.content).startsWith("[pruned"))
+  const placeholders = last.messages.filter((message) =>
+    message.role === "tool" && contentText(message.content).startsWith("[pruned")
+  )
   expect(placeholders.length).toBeGreaterThan(0)
   expect(analysis.finalRequest.prunedCalls).toBe(placeholders.length)
   // A session this short costs more with the plugin (its tool definitions and lists outweigh two placeholders).
@@ -92,7 +107,13 @@ it("the bundled analyser (dist/analyse.js) runs on the example under Node 20 wit
     return
   }
   const env = { PATH: process.env.PATH ?? "", HOME: scenario().root }
-  const bundled = await run(node20, [join(repo, "dist", "analyse.js"), "--example", "--json"], { env, maxBuffer: 64 * 1024 * 1024 })
-  const source = await run(process.execPath, [join(repo, "src", "analyse.ts"), "--example", "--json"], { env, maxBuffer: 64 * 1024 * 1024 })
+  const bundled = await run(node20, [join(repo, "dist", "analyse.js"), "--example", "--json"], {
+    env,
+    maxBuffer: 64 * 1024 * 1024
+  })
+  const source = await run(process.execPath, [join(repo, "src", "analyse.ts"), "--example", "--json"], {
+    env,
+    maxBuffer: 64 * 1024 * 1024
+  })
   expect(JSON.parse(bundled.stdout)).toEqual(JSON.parse(source.stdout))
 })

@@ -49,7 +49,11 @@ const prompts = (s: Scenario): ReadonlyArray<ReadonlyArray<Reply>> => [
     done
   ],
   [
-    call("edit", { filePath: s.path("src/app.ts"), oldString: 'export const app7 = "app line 7"', newString: "export const app7 = 7" }, "e1"),
+    call("edit", {
+      filePath: s.path("src/app.ts"),
+      oldString: 'export const app7 = "app line 7"',
+      newString: "export const app7 = 7"
+    }, "e1"),
     read(s, "src/app.ts", "r7"),
     call("write", { filePath: s.path("src/new.ts"), content: sourceFile("fresh", 120) }, "w1"),
     read(s, "src/new.ts", "r8"),
@@ -64,7 +68,11 @@ const prompts = (s: Scenario): ReadonlyArray<ReadonlyArray<Reply>> => [
     read(s, "src/util.ts", "r11"),
     call("bash", { command: "ls src", description: "list" }, "b5"),
     read(s, "src/app.ts", "r12"),
-    call("edit", { filePath: s.path("src/app.ts"), oldString: 'export const app9 = "app line 9"', newString: "export const app9 = 9" }, "e2"),
+    call("edit", {
+      filePath: s.path("src/app.ts"),
+      oldString: 'export const app9 = "app line 9"',
+      newString: "export const app9 = 9"
+    }, "e2"),
     done
   ]
 ]
@@ -95,7 +103,8 @@ const cost = (run: Run, upTo = run.bodies.length) =>
 /** What the plugin may change in text it sent before: nothing but a placeholder, once a prune applies. */
 const isPlaceholder = (text: string) => /\[[^\]]*~[\d.]+[kM]? tokens; (?:recall|id) \d+\]/.test(text)
 
-const unmarked = (message: unknown) => JSON.stringify(message, (key, value) => (key === "cache_control" ? undefined : value))
+const unmarked = (message: unknown) =>
+  JSON.stringify(message, (key, value) => (key === "cache_control" ? undefined : value))
 
 const isNote = (message: RecordedRequest["messages"][number]) =>
   message.role === "user" && contentText(message.content).startsWith("[Context note")
@@ -118,7 +127,9 @@ describe("without the plugin", () => {
     const assistants = run.messages.flatMap((message, i) => (message.info.role === "assistant" ? [i] : []))
     // Each request carries the history before the assistant message it produced.
     run.bodies.forEach((body, k) => {
-      const system = body.messages.filter((message) => message.role === "system").map((message) => contentText(message.content))
+      const system = body.messages.filter((message) => message.role === "system").map((message) =>
+        contentText(message.content)
+      )
       const builder = new WireBuilder(run.messages, system)
       const converted = builder.request([], system, run.messages.slice(0, assistants[k]))
       const shape = breakpointShape(builder.blocks, withoutTextOnlyAssistantMarks(builder.blocks, converted))
@@ -151,8 +162,14 @@ describe("with the plugin", () => {
     withPlugin = await runSession(scenario())
     expect(withPlugin.bodies).toHaveLength(25)
     const first = withPlugin.bodies[0]!
-    expect(first.tools?.map((tool) => tool.function.name)).toEqual(expect.arrayContaining(["discard", "extract", "recall"]))
-    expect(first.messages.some((message) => message.role === "system" && contentText(message.content).includes("## Context pruning"))).toBe(true)
+    expect(first.tools?.map((tool) => tool.function.name)).toEqual(
+      expect.arrayContaining(["discard", "extract", "recall"])
+    )
+    expect(
+      first.messages.some((message) =>
+        message.role === "system" && contentText(message.content).includes("## Context pruning")
+      )
+    ).toBe(true)
   })
 
   it("sends every message a request sent again byte-identical, except where a prune now applies", () => {
@@ -166,7 +183,10 @@ describe("with the plugin", () => {
         const b = unmarked(after[m])
         if (a === b) continue
         // A prune changes a tool result, or the content input of a call, to a placeholder: the rest stays.
-        expect(isPlaceholder(messageText(after[m]!)), `request ${k}, message ${m}:\n${a.slice(0, 400)}\n${b.slice(0, 400)}`).toBe(true)
+        expect(
+          isPlaceholder(messageText(after[m]!)),
+          `request ${k}, message ${m}:\n${a.slice(0, 400)}\n${b.slice(0, 400)}`
+        ).toBe(true)
         expect(before[m]!.role).toBe(after[m]!.role)
       }
     }
@@ -201,6 +221,11 @@ describe("the cost, priced by Anthropic's rules with OpenCode's own breakpoints"
 
 /** Prints the figures, so a run's log shows them. */
 const report = async (plain: number, pruned: number, what: string) => {
-  const version = JSON.parse(await readFile(join(new URL("../../", import.meta.url).pathname, "package.json"), "utf8")).version
-  console.log(`cache cost (${what}, plugin ${version}): without ${plain.toFixed(0)}, with ${pruned.toFixed(0)} = ${(pruned / plain).toFixed(3)}x`)
+  const version =
+    JSON.parse(await readFile(join(new URL("../../", import.meta.url).pathname, "package.json"), "utf8")).version
+  console.log(
+    `cache cost (${what}, plugin ${version}): without ${plain.toFixed(0)}, with ${pruned.toFixed(0)} = ${
+      (pruned / plain).toFixed(3)
+    }x`
+  )
 }

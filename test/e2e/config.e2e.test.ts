@@ -12,7 +12,8 @@ describe("purge errors with strategies.purgeErrors.turns = 1 in the project conf
     files: {
       "src/a.ts": sourceFile("alpha"),
       "src/b.ts": sourceFile("beta"),
-      ".opencode/dcp.jsonc": '{\n  // purge failed inputs one turn later\n  "strategies": { "purgeErrors": { "turns": 1 } },\n}\n'
+      ".opencode/dcp.jsonc":
+        '{\n  // purge failed inputs one turn later\n  "strategies": { "purgeErrors": { "turns": 1 } },\n}\n'
     }
   })
 
@@ -22,7 +23,12 @@ describe("purge errors with strategies.purgeErrors.turns = 1 in the project conf
     const marker = "PURGE_MARKER_e41c"
     // webfetch rejects a non-HTTP URL before any network access: a failed call with a large string input.
     const url = `ftp://example.invalid/${marker}/${Array.from({ length: 30 }, (_, i) => `segment-${i}`).join("/")}`
-    s.model.script([call("webfetch", { url }, "err_1"), read(s, "src/a.ts", "err_2"), read(s, "src/b.ts", "err_3"), done])
+    s.model.script([
+      call("webfetch", { url }, "err_1"),
+      read(s, "src/a.ts", "err_2"),
+      read(s, "src/b.ts", "err_3"),
+      done
+    ])
     await s.prompt(session, "fetch that URL")
     const requests = s.requests()
 
@@ -55,10 +61,14 @@ describe("an invalid project config", () => {
       s.model.script([read(s, "src/a.ts", "bad_1"), read(s, "src/a.ts", "bad_2"), done])
       await s.prompt(session, "read a.ts twice")
 
-      const toast = await waitFor("a toast naming strategies.purgeErrors.turns", 20_000, () =>
-        events.events.find((event) =>
-          event.type === "tui.toast.show" && String(event.properties.message).includes("strategies.purgeErrors.turns")
-        ))
+      const toast = await waitFor(
+        "a toast naming strategies.purgeErrors.turns",
+        20_000,
+        () =>
+          events.events.find((event) =>
+            event.type === "tui.toast.show" && String(event.properties.message).includes("strategies.purgeErrors.turns")
+          )
+      )
       expect(String(toast.properties.message)).toContain(".opencode/dcp.jsonc")
       expect(resultOf(requestAfter(s.requests(), "bad_2"), "bad_1")).toMatch(
         placeholder("[pruned duplicate, ~N tokens; id 1]")

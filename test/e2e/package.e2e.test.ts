@@ -22,7 +22,14 @@ interface Packed {
 }
 
 /** What a user has no use for must stay out: sources, tests, maps, the benchmark, the lock file. */
-const shipped = [/^LICENSE$/, /^README\.md$/, /^package\.json$/, /^dist\/[\w-]+\.js$/, /^schema\/dcp\.schema\.json$/, /^examples\/session\.json$/]
+const shipped = [
+  /^LICENSE$/,
+  /^README\.md$/,
+  /^package\.json$/,
+  /^dist\/[\w-]+\.js$/,
+  /^schema\/dcp\.schema\.json$/,
+  /^examples\/session\.json$/
+]
 
 /** The modules OpenCode's terminal UI hands a TUI plugin (scripts/build.ts leaves them as imports). */
 const hostModules = new Set(["solid-js", "@opentui/solid/jsx-runtime"])
@@ -78,18 +85,28 @@ describe("the package as users install it", () => {
   const installed = async () => {
     const copies = await copiesOf(join(world.env.XDG_CACHE_HOME!, "opencode", "packages"), "opencode-context-pruner")
     return Promise.all(copies.map(async (copy) => ({
-      beside: (await readdir(join(copy, ".."))).filter((entry) => !entry.startsWith(".") && entry !== "opencode-context-pruner"),
+      beside: (await readdir(join(copy, ".."))).filter((entry) =>
+        !entry.startsWith(".") && entry !== "opencode-context-pruner"
+      ),
       small: (await sizeOf(copy)) < 8_000_000
     })))
   }
   const manifest = async () =>
-    JSON.parse(await readFile(join(repo, "package.json"), "utf8")) as { name: string; version: string } & Record<string, unknown>
+    JSON.parse(await readFile(join(repo, "package.json"), "utf8")) as
+      & { name: string; version: string }
+      & Record<string, unknown>
 
   beforeAll(async () => {
     root = await mkdtemp(join(tmpdir(), "dcp-e2e-package-"))
     await mkdir(join(root, "pack"))
     // dist/ was built by the tier's global setup: packing must not build again.
-    const { stdout } = await run("npm", ["pack", "--ignore-scripts", "--json", "--pack-destination", join(root, "pack")], {
+    const { stdout } = await run("npm", [
+      "pack",
+      "--ignore-scripts",
+      "--json",
+      "--pack-destination",
+      join(root, "pack")
+    ], {
       cwd: repo
     })
     packed = (JSON.parse(stdout) as ReadonlyArray<Packed>)[0]!
@@ -127,7 +144,9 @@ describe("the package as users install it", () => {
     expect([pkg.dependencies ?? {}, pkg.peerDependencies ?? {}, pkg.optionalDependencies ?? {}]).toEqual([{}, {}, {}])
     const builtins = new Set([...builtinModules, ...builtinModules.map((name) => `node:${name}`)])
     const outside = Object.entries(await importsOf(join(repo, "dist"))).flatMap(([file, imports]) =>
-      imports.filter((path) => !path.startsWith("./") && !builtins.has(path) && !(file === "tui.js" && hostModules.has(path)))
+      imports.filter((path) =>
+        !path.startsWith("./") && !builtins.has(path) && !(file === "tui.js" && hostModules.has(path))
+      )
         .map((path) => `${file}: ${path}`)
     )
     expect(outside).toEqual([])
@@ -140,7 +159,9 @@ describe("the package as users install it", () => {
     })
     expect(result.stdout).toContain("Detected server + tui targets")
     for (const file of ["opencode.json", "tui.json"]) {
-      const config = JSON.parse(await readFile(join(world.project, ".opencode", file), "utf8")) as { plugin: Array<unknown> }
+      const config = JSON.parse(await readFile(join(world.project, ".opencode", file), "utf8")) as {
+        plugin: Array<unknown>
+      }
       expect(config.plugin, file).toEqual(["opencode-context-pruner"])
     }
     // Only the package was asked for (npm's audit endpoint aside): a dependency would have been requested too.
@@ -163,7 +184,9 @@ describe("the package as users install it", () => {
       120_000
     )
     expect(sidebarOf(screen)).toMatch(/^Context pruning\n[\d,]+ tokens, \d+% of 200k\nPruned: 1 call, ~\d+ tokens$/m)
-    expect(model.main()[0]?.tools?.map((tool) => tool.function.name)).toEqual(expect.arrayContaining(["discard", "extract"]))
+    expect(model.main()[0]?.tools?.map((tool) => tool.function.name)).toEqual(
+      expect.arrayContaining(["discard", "extract"])
+    )
     // OpenCode 1.18.33's terminal UI installs the package again, under its bare name beside `<name>@latest`: a copy
     // of the package alone, like the first.
     expect(await installed()).toEqual([{ beside: [], small: true }, { beside: [], small: true }])

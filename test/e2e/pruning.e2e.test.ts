@@ -133,15 +133,23 @@ describe("the plugin in a main session", () => {
     const s = scenario()
     const session = await s.newSession()
     const finding = "FINDING_MARKER_c7d1 gamma exports gamma0 to gamma59"
-    s.model.script([read(s, "src/c.ts", "cp_1"), call("extract", { ids: ["1"], distillation: [finding] }, "cp_2"), done])
+    s.model.script([
+      read(s, "src/c.ts", "cp_1"),
+      call("extract", { ids: ["1"], distillation: [finding] }, "cp_2"),
+      done
+    ])
     await s.prompt(session, "read c.ts and keep what matters")
     const stateFile = join(s.opencode().env.XDG_DATA_HOME!, "opencode", "storage", "plugin", "dcp", `${session}.json`)
-    const findings = async () => (JSON.parse(await readFile(stateFile, "utf8")) as { findings: Array<unknown> }).findings
+    const findings = async () =>
+      (JSON.parse(await readFile(stateFile, "utf8")) as { findings: Array<unknown> }).findings
     await waitFor("the finding in the state file", 10_000, async () => (await findings().catch(() => [])).length === 1)
 
     const before = s.requests().length
     s.model.script([{ text: "Summary: c.ts was read." }])
-    const compacted = await s.opencode().api("POST", `/session/${session}/summarize`, { providerID: "fake", modelID: "fake-model" })
+    const compacted = await s.opencode().api("POST", `/session/${session}/summarize`, {
+      providerID: "fake",
+      modelID: "fake-model"
+    })
     expect(compacted.status).toBe(200)
     const summariser = s.requests().slice(before)
     expect(summariser.some((request) => requestText(request).includes(`(read 1) ${finding}`))).toBe(true)
@@ -206,7 +214,9 @@ describe("/dcp commands and recall", () => {
     const note = await dcp(s, session, "context")
     const lines = note.split("\n")
     const chart = lines.findIndex((line) => line.startsWith("  System"))
-    expect(flat(lines.slice(0, chart).join("\n"))).toMatch(/^DCP · Current context by kind of content \(.*estimated.*\):$/)
+    expect(flat(lines.slice(0, chart).join("\n"))).toMatch(
+      /^DCP · Current context by kind of content \(.*estimated.*\):$/
+    )
     for (const [i, label] of ["System", "User", "Assistant", "Tools \\(3\\)"].entries()) {
       expect(lines[chart + i]).toMatch(new RegExp(`^ {2}${label} +[█░]{24} +\\d+% +~[\\d.]+k?$`))
     }
@@ -247,7 +257,9 @@ describe("/dcp commands and recall", () => {
     await s.waitForNote(second, "discarded")
 
     const stats = await dcp(s, second, "stats")
-    expect(flat(stats)).toMatch(/^DCP · This session: 2 calls pruned in what reached the model, ~[\d.]+k? tokens taken out of every later request\. /)
+    expect(flat(stats)).toMatch(
+      /^DCP · This session: 2 calls pruned in what reached the model, ~[\d.]+k? tokens taken out of every later request\. /
+    )
     expect(stats).toMatch(/^ {2}by strategy: .*\bduplicate 1 \(~[\d.]+k?\)/m)
     expect(stats).toMatch(/^ {2}by strategy: .*\bdiscarded 1 \(~[\d.]+k?\)/m)
     expect(stats).toMatch(/^ {2}by tool: +read 2 \(~[\d.]+k?\)$/m)
@@ -299,7 +311,9 @@ describe("/dcp commands and recall", () => {
     expect(swept.split("\n").at(-1)).toBe("  4  read src/d.ts")
     expectSwept(await next("go on"), ["sw_4"])
 
-    expect(flat(await dcp(s, session, "sweep"))).toBe("DCP · Nothing to sweep since your last message: no tool was called there.")
+    expect(flat(await dcp(s, session, "sweep"))).toBe(
+      "DCP · Nothing to sweep since your last message: no tool was called there."
+    )
     const two = await dcp(s, session, "sweep 2")
     expect(flat(two)).toMatch(
       /^DCP · Swept 2 calls among the last 2: ~[\d.]+k? tokens out of every request from the next one on\. 2 read src\/b\.ts 3 read src\/c\.ts$/
@@ -345,7 +359,9 @@ describe("/dcp commands and recall", () => {
     }
 
     expect(await dcp(s, session, "restore 2")).toBe("DCP · id 2 is not pruned. Pruned ids: 1, 3, 4.")
-    expect(await dcp(s, session, "restore 9")).toBe("DCP · There is no call with id 9 in this session. Pruned ids: 1, 3, 4.")
+    expect(await dcp(s, session, "restore 9")).toBe(
+      "DCP · There is no call with id 9 in this session. Pruned ids: 1, 3, 4."
+    )
     expect(await dcp(s, session, "restore x")).toMatch(/^DCP · "x" is not an id: /)
     expect(flat(await dcp(s, session, "restore 1"))).toMatch(
       /^DCP · Restored id 1: ~[\d.]+k? tokens are sent to the model again from the next request on\.$/
@@ -364,7 +380,9 @@ describe("/dcp commands and recall", () => {
     expect(resultOf(afterAll, "rs_1")).toContain(alphaEnd)
     expect(resultOf(afterAll, "rs_3")).toContain("beta line 59")
     expect(resultOf(afterAll, "rs_4")).toContain("gamma line 59")
-    const results = afterAll.messages.filter((message) => message.role === "tool").map((message) => contentText(message.content))
+    const results = afterAll.messages.filter((message) => message.role === "tool").map((message) =>
+      contentText(message.content)
+    )
     expect(results.filter((result) => result.includes("[pruned"))).toEqual([])
     expect(await dcp(s, session, "restore all")).toBe("DCP · Nothing to restore: no call is pruned in this session.")
   })
@@ -389,7 +407,9 @@ describe("/dcp commands and recall", () => {
     expect(original).toMatchObject({ status: "completed", output: expect.stringContaining(alphaEnd) })
     // What recall brings back is an output like any other: it carries its own ID.
     expect(resultOf(afterRecall, "rc_3")).toBe(
-      `[id 3]\nOriginal content of id 1 (read src/a.ts), as sent before it was pruned:\n${(original as { output: string }).output}`
+      `[id 3]\nOriginal content of id 1 (read src/a.ts), as sent before it was pruned:\n${
+        (original as { output: string }).output
+      }`
     )
 
     const refused = resultOf(requestAfter(requests, "rc_4"), "rc_4")

@@ -36,7 +36,15 @@ describe("/dcp from opencode run", () => {
   it("with --format json, the note is one text event, as a reply of the model would be", async () => {
     const s = scenario()
     const session = await sessionWithReads(s, "json")
-    const result = await runOpenCode(s.opencode(), ["--command", "dcp", "stats", "--session", session, "--format", "json"])
+    const result = await runOpenCode(s.opencode(), [
+      "--command",
+      "dcp",
+      "stats",
+      "--session",
+      session,
+      "--format",
+      "json"
+    ])
     expect(result.code, result.stderr).toBe(0)
     const texts = events(result.stdout).filter((event) => event.type === "text")
     expect(texts).toHaveLength(1)

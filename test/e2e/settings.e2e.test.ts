@@ -54,10 +54,14 @@ describe('commands.enabled: false and cache.mode "auto" (the default) in the pro
       const response = await s.command(session, "dcp", "stats")
       // OpenCode answers an unknown command with HTTP 500 and says which in a session.error event.
       expect(response.status).toBe(500)
-      const error = await waitFor("a session.error naming the command", 20_000, () =>
-        events.events.find((event) =>
-          event.type === "session.error" && JSON.stringify(event.properties).includes("Command not found")
-        ))
+      const error = await waitFor(
+        "a session.error naming the command",
+        20_000,
+        () =>
+          events.events.find((event) =>
+            event.type === "session.error" && JSON.stringify(event.properties).includes("Command not found")
+          )
+      )
       expect(error.properties).toMatchObject({
         sessionID: session,
         error: { data: { message: expect.stringMatching(/^Command not found: "dcp"\./) } }
@@ -111,11 +115,16 @@ describe("cache.horizon: 1000 in auto mode", () => {
     const session = await s.newSession()
     // big.ts read twice: ~5k tokens pending. Applying costs rewriting the ~5k after it at 1.15 more than reading it;
     // waiting costs 0.1 x 5k a request: about a dozen requests, made here by small commands.
-    const padding = Array.from({ length: 16 }, (_, i) => call("bash", { command: `echo ${i}`, description: "echo" }, `pad_${i}`))
+    const padding = Array.from(
+      { length: 16 },
+      (_, i) => call("bash", { command: `echo ${i}`, description: "echo" }, `pad_${i}`)
+    )
     s.model.script([read(s, "src/big.ts", "wait_1"), read(s, "src/big.ts", "wait_2"), ...padding, done])
     await s.prompt(session, "read big.ts twice, then echo")
     const requests = s.requests()
-    const applied = requests.findIndex((request) => resultOf(request, "wait_1")?.startsWith("[pruned duplicate") === true)
+    const applied = requests.findIndex((request) =>
+      resultOf(request, "wait_1")?.startsWith("[pruned duplicate") === true
+    )
     const found = requests.findIndex((request) => resultOf(request, "wait_2") !== undefined)
     expect(found).toBeGreaterThan(0)
     // Waited on the warm cache for several requests, then applied and kept applied.

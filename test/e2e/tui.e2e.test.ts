@@ -44,49 +44,59 @@ describe("the terminal UI", () => {
     await rm(root, { recursive: true, force: true })
   })
 
-  it("shows the session's pruning in the sidebar, and /dcp opens a dialog that sweeps and restores with no model turn", async () => {
-    const ui = tui!
-    model.script([call("read", { filePath: file }, "dup_1"), call("read", { filePath: file }, "dup_2"), done])
-    await ui.type("read a.ts twice")
-    await ui.press("Enter")
+  it(
+    "shows the session's pruning in the sidebar, and /dcp opens a dialog that sweeps and restores with no model turn",
+    async () => {
+      const ui = tui!
+      model.script([call("read", { filePath: file }, "dup_1"), call("read", { filePath: file }, "dup_2"), done])
+      await ui.type("read a.ts twice")
+      await ui.press("Enter")
 
-    const panel = sidebarOf(await ui.waitForScreen(
-      "the panel to show the prune",
-      // "esc interrupt" is shown while the agent loop runs, which a fresh OpenCode takes its time to start (20-30 s
-      // seen on 2 busy cores).
-      (screen) => /Pruned: 1 call/.test(sidebarOf(screen)) && screen.includes("Done.") && !screen.includes("esc interrupt"),
-      120_000
-    ))
-    await ui.save("tui-panel")
-    expect(panel).toMatch(/^Context pruning\n[\d,]+ tokens, \d+% of 200k\nPruned: 1 call, ~\d+ tokens$/m)
-    const requests = model.main().length
-    expect(requests).toBe(3)
+      const panel = sidebarOf(
+        await ui.waitForScreen(
+          "the panel to show the prune",
+          // "esc interrupt" is shown while the agent loop runs, which a fresh OpenCode takes its time to start (20-30 s
+          // seen on 2 busy cores).
+          (screen) =>
+            /Pruned: 1 call/.test(sidebarOf(screen)) && screen.includes("Done.") && !screen.includes("esc interrupt"),
+          120_000
+        )
+      )
+      await ui.save("tui-panel")
+      expect(panel).toMatch(/^Context pruning\n[\d,]+ tokens, \d+% of 200k\nPruned: 1 call, ~\d+ tokens$/m)
+      const requests = model.main().length
+      expect(requests).toBe(3)
 
-    // `/dcp` alone picks the TUI part's entry of the autocomplete, listed first.
-    await ui.type("/dcp")
-    await ui.waitForScreen("the autocomplete to list the dialog", (screen) => screen.includes("context breakdown, sweep and restore"))
-    await ui.press("Enter")
-    const dialog = await ui.waitForScreen(
-      "the /dcp dialog",
-      (screen) => screen.includes("Sweep and restore") && /In effect +1 call/.test(screen)
-    )
-    await ui.save("tui-dialog")
-    expect(dialog).toMatch(/Context: [\d,]+ tokens, \d+% of a 200k window/)
-    expect(dialog).toMatch(/Pruned +█*░+ +\d+% +~\d+/)
-    expect(dialog).toMatch(/\d+ {2}read src\/a\.ts ~\d+ tokens, (duplicate|repeat)/)
+      // `/dcp` alone picks the TUI part's entry of the autocomplete, listed first.
+      await ui.type("/dcp")
+      await ui.waitForScreen(
+        "the autocomplete to list the dialog",
+        (screen) => screen.includes("context breakdown, sweep and restore")
+      )
+      await ui.press("Enter")
+      const dialog = await ui.waitForScreen(
+        "the /dcp dialog",
+        (screen) => screen.includes("Sweep and restore") && /In effect +1 call/.test(screen)
+      )
+      await ui.save("tui-dialog")
+      expect(dialog).toMatch(/Context: [\d,]+ tokens, \d+% of a 200k window/)
+      expect(dialog).toMatch(/Pruned +█*░+ +\d+% +~\d+/)
+      expect(dialog).toMatch(/\d+ {2}read src\/a\.ts ~\d+ tokens, (duplicate|repeat)/)
 
-    // The second choice is "Restore all": it runs the server part's /dcp restore, whose note ends in the conversation.
-    await ui.press("Down", "Enter")
-    const restored = await ui.waitForScreen(
-      "the restore to show in the panel and the dialog",
-      (screen) => sidebarOf(screen).includes("Pruned: nothing yet") && /In effect +0 calls/.test(screen)
-    )
-    await ui.save("tui-restored")
-    expect(restored).toContain("Restored the 1 pruned call")
-    expect(model.main().length).toBe(requests)
+      // The second choice is "Restore all": it runs the server part's /dcp restore, whose note ends in the conversation.
+      await ui.press("Down", "Enter")
+      const restored = await ui.waitForScreen(
+        "the restore to show in the panel and the dialog",
+        (screen) => sidebarOf(screen).includes("Pruned: nothing yet") && /In effect +0 calls/.test(screen)
+      )
+      await ui.save("tui-restored")
+      expect(restored).toContain("Restored the 1 pruned call")
+      expect(model.main().length).toBe(requests)
 
-    await ui.press("Escape")
-    await ui.waitForScreen("the dialog to close", (screen) => !screen.includes("Sweep and restore"))
-    expect(model.main().length).toBe(requests)
-  }, 240_000)
+      await ui.press("Escape")
+      await ui.waitForScreen("the dialog to close", (screen) => !screen.includes("Sweep and restore"))
+      expect(model.main().length).toBe(requests)
+    },
+    240_000
+  )
 })

@@ -18,7 +18,13 @@ describe("findingsForSummary", () => {
   })
 
   it("asks the summariser to keep each finding, naming its tool and id", () => {
-    expect(findingsForSummary([{ id: 3, tool: "read", text: "a.ts exports parse()" }, { id: 5, tool: "grep", text: "no TODOs" }]))
+    expect(
+      findingsForSummary([{ id: 3, tool: "read", text: "a.ts exports parse()" }, {
+        id: 5,
+        tool: "grep",
+        text: "no TODOs"
+      }])
+    )
       .toBe([
         "Findings the assistant distilled from tool outputs it pruned earlier. Keep them in the summary:",
         "- (read 3) a.ts exports parse()",
@@ -56,45 +62,56 @@ effectDescribe("compaction hands extracted findings to the summariser", () => {
     Effect.gen(function*() {
       const root = yield* tempDir
       const context = yield* extracted.pipe(Effect.andThen(compact()), Effect.provide(pipelineUnder(root)))
-      assert.deepStrictEqual(context, [findingsForSummary([
-        { id: 1, tool: "read", text: findings[0]! },
-        { id: 2, tool: "read", text: findings[1]! }
-      ])!])
+      assert.deepStrictEqual(context, [
+        findingsForSummary([
+          { id: 1, tool: "read", text: findings[0]! },
+          { id: 2, tool: "read", text: findings[1]! }
+        ])!
+      ])
     }).pipe(Effect.scoped))
 
-  effectIt.effect("pushes them once: after a completed compaction the next one gets nothing", () =>
-    Effect.gen(function*() {
-      const root = yield* tempDir
-      const [first, second] = yield* extracted.pipe(
-        Effect.andThen(Effect.all([compactFully(), compact()])),
-        Effect.provide(pipelineUnder(root))
-      )
-      assert.strictEqual(first.length, 1)
-      assert.deepStrictEqual(second, [])
-    }).pipe(Effect.scoped))
+  effectIt.effect(
+    "pushes them once: after a completed compaction the next one gets nothing",
+    () =>
+      Effect.gen(function*() {
+        const root = yield* tempDir
+        const [first, second] = yield* extracted.pipe(
+          Effect.andThen(Effect.all([compactFully(), compact()])),
+          Effect.provide(pipelineUnder(root))
+        )
+        assert.strictEqual(first.length, 1)
+        assert.deepStrictEqual(second, [])
+      }).pipe(Effect.scoped)
+  )
 
-  effectIt.effect("a compaction that never completed hands the same findings to the next one", () =>
-    Effect.gen(function*() {
-      const root = yield* tempDir
-      const [first, second] = yield* extracted.pipe(
-        Effect.andThen(Effect.all([compact(), compact()])),
-        Effect.provide(pipelineUnder(root))
-      )
-      assert.strictEqual(first.length, 1)
-      assert.deepStrictEqual(second, first)
-    }).pipe(Effect.scoped))
+  effectIt.effect(
+    "a compaction that never completed hands the same findings to the next one",
+    () =>
+      Effect.gen(function*() {
+        const root = yield* tempDir
+        const [first, second] = yield* extracted.pipe(
+          Effect.andThen(Effect.all([compact(), compact()])),
+          Effect.provide(pipelineUnder(root))
+        )
+        assert.strictEqual(first.length, 1)
+        assert.deepStrictEqual(second, first)
+      }).pipe(Effect.scoped)
+  )
 
-  effectIt.effect("session.compacted clears the session's findings; the compacting hook alone keeps them", () =>
-    Effect.gen(function*() {
-      const root = yield* tempDir
-      yield* Effect.gen(function*() {
-        yield* extracted
-        yield* compact()
-        assert.strictEqual((yield* stateOf(sessionID)).findings.length, 2)
-        yield* compacted()
-        assert.deepStrictEqual((yield* stateOf(sessionID)).findings, [])
-      }).pipe(Effect.provide(pipelineUnder(root)))
-    }).pipe(Effect.scoped))
+  effectIt.effect(
+    "session.compacted clears the session's findings; the compacting hook alone keeps them",
+    () =>
+      Effect.gen(function*() {
+        const root = yield* tempDir
+        yield* Effect.gen(function*() {
+          yield* extracted
+          yield* compact()
+          assert.strictEqual((yield* stateOf(sessionID)).findings.length, 2)
+          yield* compacted()
+          assert.deepStrictEqual((yield* stateOf(sessionID)).findings, [])
+        }).pipe(Effect.provide(pipelineUnder(root)))
+      }).pipe(Effect.scoped)
+  )
 
   effectIt.effect("session.compacted of another session leaves this one's findings", () =>
     Effect.gen(function*() {
@@ -147,28 +164,41 @@ effectDescribe("compaction hands extracted findings to the summariser", () => {
       assert.deepStrictEqual(context, [])
     }).pipe(Effect.scoped))
 
-  effectIt.effect("a sub-agent session pushes nothing, even with findings in its state file", () =>
-    Effect.gen(function*() {
-      const root = yield* tempDir
-      const sub = "ses_subagent0000000000000001"
-      const context = yield* Effect.gen(function*() {
-        const persistence = yield* Persistence
-        yield* persistence.save({ ...emptySessionFile(sub, 0), findings: [{ id: 1, tool: "read", text: "kept by mistake" }] })
-        return yield* compact(sub)
-      }).pipe(Effect.provide(pipelineUnder(root, {}, { host: { sessions: { [sub]: { parentID: sessionID } } } })))
-      assert.deepStrictEqual(context, [])
-    }).pipe(Effect.scoped))
+  effectIt.effect(
+    "a sub-agent session pushes nothing, even with findings in its state file",
+    () =>
+      Effect.gen(function*() {
+        const root = yield* tempDir
+        const sub = "ses_subagent0000000000000001"
+        const context = yield* Effect.gen(function*() {
+          const persistence = yield* Persistence
+          yield* persistence.save({
+            ...emptySessionFile(sub, 0),
+            findings: [{ id: 1, tool: "read", text: "kept by mistake" }]
+          })
+          return yield* compact(sub)
+        }).pipe(Effect.provide(pipelineUnder(root, {}, { host: { sessions: { [sub]: { parentID: sessionID } } } })))
+        assert.deepStrictEqual(context, [])
+      }).pipe(Effect.scoped)
+  )
 })
 
 effectDescribe("compaction through the plugin's hooks", () => {
-  effectIt.effect("experimental.session.compacting receives the findings in output.context", () =>
-    Effect.gen(function*() {
-      const root = yield* tempDir
-      const { call, hooks } = yield* hooksUnder(root)
-      yield* call(() => hooks["experimental.chat.messages.transform"]!({} as never, { messages: fresh(history) as never }))
-      yield* call(() => hooks.tool!.extract!.execute({ ids: ["2"], distillation: ["b.ts is unused"] }, toolContext()))
-      const output = { context: [] as Array<string>, prompt: undefined }
-      yield* call(() => hooks["experimental.session.compacting"]!({ sessionID }, output))
-      assert.deepStrictEqual(output.context, ["Findings the assistant distilled from tool outputs it pruned earlier. Keep them in the summary:\n- (read 2) b.ts is unused"])
-    }).pipe(Effect.scoped))
+  effectIt.effect(
+    "experimental.session.compacting receives the findings in output.context",
+    () =>
+      Effect.gen(function*() {
+        const root = yield* tempDir
+        const { call, hooks } = yield* hooksUnder(root)
+        yield* call(() =>
+          hooks["experimental.chat.messages.transform"]!({} as never, { messages: fresh(history) as never })
+        )
+        yield* call(() => hooks.tool!.extract!.execute({ ids: ["2"], distillation: ["b.ts is unused"] }, toolContext()))
+        const output = { context: [] as Array<string>, prompt: undefined }
+        yield* call(() => hooks["experimental.session.compacting"]!({ sessionID }, output))
+        assert.deepStrictEqual(output.context, [
+          "Findings the assistant distilled from tool outputs it pruned earlier. Keep them in the summary:\n- (read 2) b.ts is unused"
+        ])
+      }).pipe(Effect.scoped)
+  )
 })

@@ -12,7 +12,9 @@ const calls = () =>
 
 describe("estimateContext", () => {
   it("adds the system prompt, text at four characters a token, and every call's inputs and outputs", () => {
-    expect(estimateContext({ calls: calls(), textChars: 400, systemTokens: 50, pruned: new Map() })).toBe(50 + 100 + 630)
+    expect(estimateContext({ calls: calls(), textChars: 400, systemTokens: 50, pruned: new Map() })).toBe(
+      50 + 100 + 630
+    )
   })
 
   it("rounds a partial token of text up", () => {

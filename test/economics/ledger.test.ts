@@ -126,7 +126,12 @@ describe("Pruner.apply", () => {
         const call = readCall("a", 500)
         const saving = ledger.saving(call, "discard", 1, recallHandle)
         const recorded = yield* pruner.apply(state, [prune(call, "discard", 1)], recallHandle)
-        assert.deepStrictEqual(recorded.map((entry) => [entry.id, entry.tool, entry.reason, entry.tokens]), [[1, "read", "discard", saving]])
+        assert.deepStrictEqual(recorded.map((entry) => [entry.id, entry.tool, entry.reason, entry.tokens]), [[
+          1,
+          "read",
+          "discard",
+          saving
+        ]])
         const { at: _at, ...record } = state.pruned.get("a")!
         assert.deepStrictEqual(record, { reason: "discard", tokens: saving, pending: true })
         assert.deepStrictEqual([...state.undelivered], ["a"])
@@ -148,7 +153,9 @@ describe("Pruner.apply", () => {
     withBooks(({ pruner }) =>
       Effect.gen(function*() {
         const state = stateFor("ses_a")
-        const recorded = yield* pruner.apply(state, [prune(readCall("tiny", 2), "deduplication", 1)], recallHandle, { minSaving: 1 })
+        const recorded = yield* pruner.apply(state, [prune(readCall("tiny", 2), "deduplication", 1)], recallHandle, {
+          minSaving: 1
+        })
         assert.deepStrictEqual(recorded, [])
         assert.strictEqual(state.pruned.size, 0)
         assert.strictEqual(state.undelivered.size, 0)
@@ -162,7 +169,9 @@ describe("Pruner.apply", () => {
         const state = stateFor("ses_a")
         const call = readCall("a", 500)
         const saving = ledger.saving(call, "deduplication", 1, recallHandle)
-        const recorded = yield* pruner.apply(state, [prune(call, "deduplication", 1)], recallHandle, { minSaving: saving })
+        const recorded = yield* pruner.apply(state, [prune(call, "deduplication", 1)], recallHandle, {
+          minSaving: saving
+        })
         assert.strictEqual(recorded.length, 1)
       })
     ))
@@ -225,7 +234,10 @@ describe("Pruner.deliver", () => {
       Effect.gen(function*() {
         const state = stateFor("ses_a")
         const calls = [readCall("a", 500), readCall("b", 700), bashCall("c", 900)]
-        const first = yield* pruner.apply(state, [prune(calls[0]!, "deduplication", 1), prune(calls[1]!, "deduplication", 2)], recallHandle)
+        const first = yield* pruner.apply(state, [
+          prune(calls[0]!, "deduplication", 1),
+          prune(calls[1]!, "deduplication", 2)
+        ], recallHandle)
         yield* pruner.deliver(state, request(calls))
         const second = yield* pruner.apply(state, [prune(calls[2]!, "discard", 3)], recallHandle)
         yield* pruner.deliver(state, request(calls))
@@ -236,7 +248,10 @@ describe("Pruner.deliver", () => {
           deduplication: { calls: 2, tokens: a! + b! },
           discard: { calls: 1, tokens: c! }
         })
-        assert.deepStrictEqual(state.stats.byTool, { read: { calls: 2, tokens: a! + b! }, bash: { calls: 1, tokens: c! } })
+        assert.deepStrictEqual(state.stats.byTool, {
+          read: { calls: 2, tokens: a! + b! },
+          bash: { calls: 1, tokens: c! }
+        })
       })
     ))
 
@@ -247,7 +262,11 @@ describe("Pruner.deliver", () => {
         const calls = [readCall("a"), readCall("b"), readCall("c")]
         yield* pruner.apply(state, [prune(calls[0]!, "discard", 1)], recallHandle)
         yield* pruner.deliver(state, request(calls))
-        const recorded = yield* pruner.apply(state, [prune(calls[1]!, "sweep", 2), prune(calls[2]!, "sweep", 3)], recallHandle)
+        const recorded = yield* pruner.apply(
+          state,
+          [prune(calls[1]!, "sweep", 2), prune(calls[2]!, "sweep", 3)],
+          recallHandle
+        )
         yield* pruner.deliver(state, request(calls))
         const { at: _at, ...last } = state.stats.lastPrune!
         assert.deepStrictEqual(last, { reason: "sweep", calls: 2, tokens: recorded[0]!.tokens + recorded[1]!.tokens })
@@ -270,7 +289,11 @@ describe("Pruner.deliver", () => {
       Effect.gen(function*() {
         const state = stateFor("ses_a")
         const calls = [readCall("a", 500, 1), readCall("b", 500, 3)]
-        yield* pruner.apply(state, [prune(calls[1]!, "deduplication", 2), prune(calls[0]!, "deduplication", 1)], recallHandle)
+        yield* pruner.apply(
+          state,
+          [prune(calls[1]!, "deduplication", 2), prune(calls[0]!, "deduplication", 1)],
+          recallHandle
+        )
         yield* pruner.deliver(state, request(calls, { profile: profiles.openai }))
         assert.deepStrictEqual(state.stats.applications, { count: 1, cold: 0, rebuiltTokens: 3_000 })
       })
@@ -372,7 +395,11 @@ describe("Pruner.restore", () => {
       Effect.gen(function*() {
         const state = stateFor("ses_a")
         const calls = [readCall("a"), readCall("b")]
-        const recorded = yield* pruner.apply(state, [prune(calls[0]!, "discard", 1), prune(calls[1]!, "discard", 2)], recallHandle)
+        const recorded = yield* pruner.apply(
+          state,
+          [prune(calls[0]!, "discard", 1), prune(calls[1]!, "discard", 2)],
+          recallHandle
+        )
         const tokens = pruner.restore(state, ["a", "b", "unknown"])
         assert.strictEqual(tokens, recorded[0]!.tokens + recorded[1]!.tokens)
         assert.strictEqual(state.pruned.size, 0)
@@ -420,7 +447,12 @@ describe("Ledger.charge", () => {
   it.effect("prices the pruned tokens of a warm request at the cache's read price, under the session's profile", () =>
     Effect.gen(function*() {
       const cost = yield* charge({ profile: profiles.anthropic, cold: false, pruned: 1_000 })
-      assert.deepStrictEqual(cost, { profile: "anthropic", requests: 1, saved: 1_000 * profiles.anthropic.read, rebuilt: 0 })
+      assert.deepStrictEqual(cost, {
+        profile: "anthropic",
+        requests: 1,
+        saved: 1_000 * profiles.anthropic.read,
+        rebuilt: 0
+      })
     }))
 
   it.effect("prices them at the write price when the cache had expired", () =>
@@ -497,7 +529,8 @@ describe("Ledger.lifetime", () => {
           const inner = yield* Persistence
           return Persistence.of({
             ...inner,
-            addToLifetime: () => Effect.fail(new PersistenceError({ operation: "lock", path: "lifetime", cause: new Error("busy") }))
+            addToLifetime: () =>
+              Effect.fail(new PersistenceError({ operation: "lock", path: "lifetime", cause: new Error("busy") }))
           })
         })
       ).pipe(Layer.provide(Persistence.layerMemory))

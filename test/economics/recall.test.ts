@@ -33,11 +33,15 @@ describe("validateRecall", () => {
   })
 
   it("rejects an empty list, saying what to pass", () => {
-    expect(failure([])).toBe('ids is empty. Pass the numbers shown in placeholders, e.g. ["17"] for "[pruned, ...; recall 17]".')
+    expect(failure([])).toBe(
+      'ids is empty. Pass the numbers shown in placeholders, e.g. ["17"] for "[pruned, ...; recall 17]".'
+    )
   })
 
   it("rejects a non-numeric id", () => {
-    expect(failure(["abc"])).toBe('Nothing was recalled.\n"abc" is not a numeric id; use the number after "recall" in a placeholder.')
+    expect(failure(["abc"])).toBe(
+      'Nothing was recalled.\n"abc" is not a numeric id; use the number after "recall" in a placeholder.'
+    )
   })
 
   it("rejects a negative or fractional id as non-numeric", () => {
@@ -50,7 +54,9 @@ describe("validateRecall", () => {
   })
 
   it("rejects an id that is not pruned", () => {
-    expect(failure(["3"])).toBe("Nothing was recalled.\nid 3 is not pruned: its content is already in the conversation.")
+    expect(failure(["3"])).toBe(
+      "Nothing was recalled.\nid 3 is not pruned: its content is already in the conversation."
+    )
   })
 
   it("returns nothing when one id of several is wrong, and names every problem", () => {
@@ -73,7 +79,9 @@ describe("storedToolParts", () => {
   })
 
   it("skips malformed messages and parts", () => {
-    const parts = storedToolParts([null, { info: {} }, { parts: [null, { type: "tool" }, { type: "tool", callID: "ok", tool: "x" }] }])
+    const parts = storedToolParts([null, { info: {} }, {
+      parts: [null, { type: "tool" }, { type: "tool", callID: "ok", tool: "x" }]
+    }])
     expect([...parts.keys()]).toEqual(["ok"])
   })
 })
@@ -82,17 +90,31 @@ describe("originalContent", () => {
   const part = (tool: string, state: Record<string, unknown>) => ({ type: "tool", callID: "c", tool, state })
 
   it("is the output of a completed call", () => {
-    expect(originalContent(part("read", { status: "completed", input: { filePath: "a.ts" }, output: "the file" }), "deduplication"))
+    expect(
+      originalContent(
+        part("read", { status: "completed", input: { filePath: "a.ts" }, output: "the file" }),
+        "deduplication"
+      )
+    )
       .toBe("the file")
   })
 
   it("is the written content of a superseded write", () => {
-    expect(originalContent(part("write", { status: "completed", input: { filePath: "a.ts", content: "new body" }, output: "Wrote" }), "supersedeWrites"))
+    expect(
+      originalContent(
+        part("write", { status: "completed", input: { filePath: "a.ts", content: "new body" }, output: "Wrote" }),
+        "supersedeWrites"
+      )
+    )
       .toBe("content:\nnew body")
   })
 
   it("is both strings of a superseded edit", () => {
-    const state = { status: "completed", input: { filePath: "a.ts", oldString: "old", newString: "new" }, output: "Edited" }
+    const state = {
+      status: "completed",
+      input: { filePath: "a.ts", oldString: "old", newString: "new" },
+      output: "Edited"
+    }
     expect(originalContent(part("edit", state), "supersedeWrites")).toBe("oldString:\nold\n\nnewString:\nnew")
   })
 
@@ -103,7 +125,9 @@ describe("originalContent", () => {
 
   it("is the questions of a question call", () => {
     const state = { status: "completed", input: { questions: [{ question: "Which?" }] }, output: "a" }
-    expect(originalContent(part("question", state), "discard")).toBe(`questions:\n${JSON.stringify([{ question: "Which?" }], null, 2)}`)
+    expect(originalContent(part("question", state), "discard")).toBe(
+      `questions:\n${JSON.stringify([{ question: "Which?" }], null, 2)}`
+    )
   })
 
   it("is a non-text output as JSON", () => {
@@ -124,7 +148,8 @@ describe("formatRecall", () => {
   })
 
   it("separates several entries with a blank line", () => {
-    expect(formatRecall([{ id: 1, label: "a", content: "x" }, { id: 2, label: "b", content: "y" }]).split("\n\n")).toHaveLength(2)
+    expect(formatRecall([{ id: 1, label: "a", content: "x" }, { id: 2, label: "b", content: "y" }]).split("\n\n"))
+      .toHaveLength(2)
   })
 })
 
@@ -138,7 +163,14 @@ const command = `node scripts/migrate.js ${"--table users ".repeat(20)}`
 const session: Array<Msg> = [
   user("migrate"),
   assistant([read("c1", "src/a.ts")]),
-  assistant([tool({ tool: "write", callID: "w1", input: { filePath: "src/new.ts", content: written }, output: "Wrote file successfully." })]),
+  assistant([
+    tool({
+      tool: "write",
+      callID: "w1",
+      input: { filePath: "src/new.ts", content: written },
+      output: "Wrote file successfully."
+    })
+  ]),
   assistant([tool({ tool: "bash", callID: "e1", input: { command }, error: "Error: table users is locked" })]),
   assistant([read("r1", "src/new.ts", written)]),
   assistant([read("c5", "src/a.ts")]),
@@ -156,7 +188,9 @@ const afterOneRequest = <A, E, R>(
     const root = yield* tempDir
     return yield* send(fresh(session)).pipe(
       Effect.andThen(program),
-      Effect.provide(pipelineUnder(root, options.config ?? {}, { host: { messages: { [sessionID]: options.stored ?? session } } }))
+      Effect.provide(
+        pipelineUnder(root, options.config ?? {}, { host: { messages: { [sessionID]: options.stored ?? session } } })
+      )
     )
   }).pipe(Effect.scoped)
 
@@ -164,26 +198,40 @@ const rejection = <A, E extends { message: string }, R>(program: Effect.Effect<A
   Effect.map(Effect.flip(program), (error) => error.message)
 
 effectDescribe("recall", () => {
-  effectIt.effect("the session as sent has ids 1, 2 and 3 pruned, each for its own reason", () =>
-    afterOneRequest(Effect.gen(function*() {
-      const state = yield* stateOf(sessionID)
-      assert.deepStrictEqual(
-        Object.fromEntries(Object.entries(state.pruned).map(([callID, record]) => [state.ids[callID], record.reason])),
-        { 1: "deduplication", 2: "supersedeWrites", 3: "purgeErrors" }
-      )
-    })))
+  effectIt.effect(
+    "the session as sent has ids 1, 2 and 3 pruned, each for its own reason",
+    () =>
+      afterOneRequest(Effect.gen(function*() {
+        const state = yield* stateOf(sessionID)
+        assert.deepStrictEqual(
+          Object.fromEntries(
+            Object.entries(state.pruned).map(([callID, record]) => [state.ids[callID], record.reason])
+          ),
+          { 1: "deduplication", 2: "supersedeWrites", 3: "purgeErrors" }
+        )
+      }))
+  )
 
   effectIt.effect("returns the original output of a pruned call", () =>
     afterOneRequest(Effect.gen(function*() {
       const reply = yield* recall(sessionID, ["1"])
-      assert.strictEqual(reply, `Original content of id 1 (read src/a.ts), as sent before it was pruned:\n${content("src/a.ts")}`)
+      assert.strictEqual(
+        reply,
+        `Original content of id 1 (read src/a.ts), as sent before it was pruned:\n${content("src/a.ts")}`
+      )
     })))
 
-  effectIt.effect("returns the original written content of a superseded write", () =>
-    afterOneRequest(Effect.gen(function*() {
-      const reply = yield* recall(sessionID, ["2"])
-      assert.strictEqual(reply, `Original content of id 2 (write src/new.ts), as sent before it was pruned:\ncontent:\n${written}`)
-    })))
+  effectIt.effect(
+    "returns the original written content of a superseded write",
+    () =>
+      afterOneRequest(Effect.gen(function*() {
+        const reply = yield* recall(sessionID, ["2"])
+        assert.strictEqual(
+          reply,
+          `Original content of id 2 (write src/new.ts), as sent before it was pruned:\ncontent:\n${written}`
+        )
+      }))
+  )
 
   effectIt.effect("returns the original inputs of a purged failed call", () =>
     afterOneRequest(Effect.gen(function*() {
@@ -192,29 +240,38 @@ effectDescribe("recall", () => {
       assert.include(reply, `as sent before it was pruned:\ncommand:\n${command}`)
     })))
 
-  effectIt.effect("returns several originals at once, in the order asked", () =>
-    afterOneRequest(Effect.gen(function*() {
-      const reply = yield* recall(sessionID, ["3", "1"])
-      const entries = reply.split("\n\nOriginal content of ")
-      assert.strictEqual(entries.length, 2)
-      assert.match(entries[0]!, /^Original content of id 3 \(bash /)
-      assert.match(entries[1]!, /^id 1 \(read src\/a\.ts\)/)
-      assert.include(reply, content("src/a.ts"))
-      assert.include(reply, command)
-    })))
+  effectIt.effect(
+    "returns several originals at once, in the order asked",
+    () =>
+      afterOneRequest(Effect.gen(function*() {
+        const reply = yield* recall(sessionID, ["3", "1"])
+        const entries = reply.split("\n\nOriginal content of ")
+        assert.strictEqual(entries.length, 2)
+        assert.match(entries[0]!, /^Original content of id 3 \(bash /)
+        assert.match(entries[1]!, /^id 1 \(read src\/a\.ts\)/)
+        assert.include(reply, content("src/a.ts"))
+        assert.include(reply, command)
+      }))
+  )
 
-  effectIt.effect("does not un-prune: the next request still carries the placeholder", () =>
-    afterOneRequest(Effect.gen(function*() {
-      yield* recall(sessionID, ["1"])
-      const next = yield* send(fresh(session))
-      assert.match(toolPart(next, "c1").state.output, /^\[pruned duplicate, .*; recall 1\]$/)
-    })))
+  effectIt.effect(
+    "does not un-prune: the next request still carries the placeholder",
+    () =>
+      afterOneRequest(Effect.gen(function*() {
+        yield* recall(sessionID, ["1"])
+        const next = yield* send(fresh(session))
+        assert.match(toolPart(next, "c1").state.output, /^\[pruned duplicate, .*; recall 1\]$/)
+      }))
+  )
 
   effectIt.effect("says so when the original is gone from the stored session", () =>
     afterOneRequest(
       Effect.gen(function*() {
         const reply = yield* recall(sessionID, ["1"])
-        assert.strictEqual(reply, "id 1 (read src/a.ts): the original is no longer in the stored session (compacted or deleted).")
+        assert.strictEqual(
+          reply,
+          "id 1 (read src/a.ts): the original is no longer in the stored session (compacted or deleted)."
+        )
       }),
       { stored: session.filter((message) => !message.parts.some((part) => part.callID === "c1")) }
     ))
@@ -231,14 +288,23 @@ effectDescribe("recall", () => {
 
   effectIt.effect("rejects an unknown id", () =>
     afterOneRequest(Effect.gen(function*() {
-      assert.include(yield* rejection(recall(sessionID, ["42"])), "There is no tool call with id 42 in this conversation.")
+      assert.include(
+        yield* rejection(recall(sessionID, ["42"])),
+        "There is no tool call with id 42 in this conversation."
+      )
     })))
 
-  effectIt.effect("rejects an id that is not pruned, and returns none of the others", () =>
-    afterOneRequest(Effect.gen(function*() {
-      const message = yield* rejection(recall(sessionID, ["1", "6"]))
-      assert.strictEqual(message, "Nothing was recalled.\nid 6 is not pruned: its content is already in the conversation.")
-    })))
+  effectIt.effect(
+    "rejects an id that is not pruned, and returns none of the others",
+    () =>
+      afterOneRequest(Effect.gen(function*() {
+        const message = yield* rejection(recall(sessionID, ["1", "6"]))
+        assert.strictEqual(
+          message,
+          "Nothing was recalled.\nid 6 is not pruned: its content is already in the conversation."
+        )
+      }))
+  )
 
   effectIt.effect("is refused in a sub-agent session", () =>
     Effect.gen(function*() {
@@ -252,13 +318,19 @@ effectDescribe("recall", () => {
   effectIt.effect("a recall output can itself be pruned later", () =>
     afterOneRequest(Effect.gen(function*() {
       const reply = yield* recall(sessionID, ["1"])
-      const withRecall = [...session, assistant([tool({ tool: "recall", callID: "rc1", input: { ids: ["1"] }, output: reply })])]
+      const withRecall = [
+        ...session,
+        assistant([tool({ tool: "recall", callID: "rc1", input: { ids: ["1"] }, output: reply })])
+      ]
       yield* send(fresh(withRecall))
       const state = yield* stateOf(sessionID)
       const recallId = state.ids.rc1!
       yield* discard(sessionID, ["completion", String(recallId)])
       const next = yield* send(fresh(withRecall))
-      assert.match(toolPart(next, "rc1").state.output, new RegExp(`^\\[pruned, ~[\\d.]+k? tokens; recall ${recallId}\\]$`))
+      assert.match(
+        toolPart(next, "rc1").state.output,
+        new RegExp(`^\\[pruned, ~[\\d.]+k? tokens; recall ${recallId}\\]$`)
+      )
     })))
 })
 
@@ -312,39 +384,52 @@ effectDescribe("the recall tool in the plugin's hooks", () => {
     Effect.gen(function*() {
       const root = yield* tempDir
       const { call, hooks } = yield* hooksUnder(root, { host: { messages: { [sessionID]: session } } })
-      yield* call(() => hooks["experimental.chat.messages.transform"]!({} as never, { messages: fresh(session) as never }))
+      yield* call(() =>
+        hooks["experimental.chat.messages.transform"]!({} as never, { messages: fresh(session) as never })
+      )
       const reply = yield* call(() => hooks.tool!.recall!.execute({ ids: ["1"] }, toolContext()))
       assert.include(String(reply), content("src/a.ts"))
     }).pipe(Effect.scoped))
 
-  effectIt.effect("a refused recall reaches the model as a failed tool call with the reason", () =>
-    Effect.gen(function*() {
-      const root = yield* tempDir
-      const { call, hooks } = yield* hooksUnder(root, { host: { messages: { [sessionID]: session } } })
-      yield* call(() => hooks["experimental.chat.messages.transform"]!({} as never, { messages: fresh(session) as never }))
-      const error = yield* call(() =>
-        hooks.tool!.recall!.execute({ ids: ["6"] }, toolContext()).then(
-          () => undefined,
-          (error: unknown) => error
+  effectIt.effect(
+    "a refused recall reaches the model as a failed tool call with the reason",
+    () =>
+      Effect.gen(function*() {
+        const root = yield* tempDir
+        const { call, hooks } = yield* hooksUnder(root, { host: { messages: { [sessionID]: session } } })
+        yield* call(() =>
+          hooks["experimental.chat.messages.transform"]!({} as never, { messages: fresh(session) as never })
         )
-      )
-      assert.instanceOf(error, Error)
-      assert.include((error as Error).message, "id 6 is not pruned")
-    }).pipe(Effect.scoped))
+        const error = yield* call(() =>
+          hooks.tool!.recall!.execute({ ids: ["6"] }, toolContext()).then(
+            () => undefined,
+            (error: unknown) => error
+          )
+        )
+        assert.instanceOf(error, Error)
+        assert.include((error as Error).message, "id 6 is not pruned")
+      }).pipe(Effect.scoped)
+  )
 })
 
 effectDescribe("the recall tool when the plugin fails inside", () => {
-  effectIt.effect("tells the model that nothing was recalled, not that nothing was pruned", () =>
-    Effect.gen(function*() {
-      const root = yield* tempDir
-      const { call, hooks } = yield* hooksUnder(root, { host: { failing: true } })
-      const error = yield* call(() =>
-        hooks.tool!.recall!.execute({ ids: ["1"] }, toolContext()).then(
-          () => undefined,
-          (error: unknown) => error
+  effectIt.effect(
+    "tells the model that nothing was recalled, not that nothing was pruned",
+    () =>
+      Effect.gen(function*() {
+        const root = yield* tempDir
+        const { call, hooks } = yield* hooksUnder(root, { host: { failing: true } })
+        const error = yield* call(() =>
+          hooks.tool!.recall!.execute({ ids: ["1"] }, toolContext()).then(
+            () => undefined,
+            (error: unknown) => error
+          )
         )
-      )
-      assert.instanceOf(error, Error)
-      assert.strictEqual((error as Error).message, "recall could not run because of an internal error; nothing was recalled.")
-    }).pipe(Effect.scoped))
+        assert.instanceOf(error, Error)
+        assert.strictEqual(
+          (error as Error).message,
+          "recall could not run because of an internal error; nothing was recalled."
+        )
+      }).pipe(Effect.scoped)
+  )
 })

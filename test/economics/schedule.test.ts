@@ -36,7 +36,10 @@ const decide = (overrides: Partial<ScheduleInput>) => schedule({ ...quiet, ...ov
 
 describe("schedule: a warm cache", () => {
   it("keeps prunes pending while applying them would not pay back within the horizon, and says why", () => {
-    expect(decide({})).toEqual({ trigger: undefined, waiting: { reason: "warm-cache", paysBackAfter: 92, horizon: 50 } })
+    expect(decide({})).toEqual({
+      trigger: undefined,
+      waiting: { reason: "warm-cache", paysBackAfter: 92, horizon: 50 }
+    })
   })
 
   it("applies them when they pay back within the horizon and waiting has cost as much as the rebuild", () => {
@@ -100,7 +103,11 @@ describe("schedule: triggers that need no break-even", () => {
   })
 
   it("does nothing when nothing is pending", () => {
-    for (const overrides of [{ mode: "immediate" as const }, { cold: true }, { compacted: true }, { contextTokens: 190_000 }]) {
+    for (
+      const overrides of [{ mode: "immediate" as const }, { cold: true }, { compacted: true }, {
+        contextTokens: 190_000
+      }]
+    ) {
       expect(decide({ ...overrides, pendingTokens: 0 })).toEqual({ trigger: undefined, waiting: undefined })
     }
   })
@@ -128,7 +135,9 @@ describe("the session's pace and the horizon", () => {
 describe("rebuild and pay-back", () => {
   it("rewrites everything after the system prompt under Anthropic's rules, unless the change is near the end", () => {
     const input = { contextTokens: 100_000, systemTokens: 8000 }
-    expect(rebuildTokens(profiles.anthropic, { ...input, change: { tokensAfter: 30_000, nearEnd: false } })).toBe(92_000)
+    expect(rebuildTokens(profiles.anthropic, { ...input, change: { tokensAfter: 30_000, nearEnd: false } })).toBe(
+      92_000
+    )
     expect(rebuildTokens(profiles.anthropic, { ...input, change: { tokensAfter: 3000, nearEnd: true } })).toBe(3000)
     expect(rebuildTokens(profiles.openai, { ...input, change: { tokensAfter: 30_000, nearEnd: false } })).toBe(30_000)
   })

@@ -7,7 +7,12 @@ import { emptySessionFile } from "../../src/state/schema.ts"
 import { fromFile, type SessionState } from "../../src/state/session.ts"
 
 const cache = { mode: "auto", minPruneTokens: 5000, pressure: 0.5, ttlSeconds: 300 }
-const model = (providerID: string, contextLimit: number | undefined) => ({ providerID, modelID: "m", npm: undefined, contextLimit })
+const model = (providerID: string, contextLimit: number | undefined) => ({
+  providerID,
+  modelID: "m",
+  npm: undefined,
+  contextLimit
+})
 
 const schedulerWith = (config: object = {}) =>
   Scheduler.layer.pipe(Layer.provide(Config.layerFrom({ cache: { ...cache, ...config } })))
@@ -15,16 +20,22 @@ const schedulerWith = (config: object = {}) =>
 const freshState = (): SessionState => fromFile(emptySessionFile("ses_scheduler", 0), false)
 
 /** A small saving on a large context: nothing but the cache's temperature or the mode can make it apply. */
-const small = { pendingTokens: 100, contextTokens: 100_000, change: { tokensAfter: 100_000, nearEnd: false }, compacted: false }
+const small = {
+  pendingTokens: 100,
+  contextTokens: 100_000,
+  change: { tokensAfter: 100_000, nearEnd: false },
+  compacted: false
+}
 
 /** The trigger for a request; `history`: when the history's requests were sent, for a session new to this process. */
 const decide = (
   state: SessionState,
   request: Partial<typeof small> = {},
   history: ReadonlyArray<number> = []
-) => Scheduler.use((scheduler) => scheduler.decide(state, { ...small, ...request, history: () => history })).pipe(
-  Effect.map((decision) => decision.trigger)
-)
+) =>
+  Scheduler.use((scheduler) => scheduler.decide(state, { ...small, ...request, history: () => history })).pipe(
+    Effect.map((decision) => decision.trigger)
+  )
 
 describe("Scheduler", () => {
   it.effect("the first request of a session in this process applies pending prunes as cold", () =>
@@ -149,7 +160,10 @@ describe("Scheduler", () => {
     Effect.gen(function*() {
       const state = freshState()
       state.model = model("openai", 200_000)
-      assert.strictEqual(yield* Scheduler.use((scheduler) => Effect.succeed(scheduler.profile(state).name)), "anthropic-1h")
+      assert.strictEqual(
+        yield* Scheduler.use((scheduler) => Effect.succeed(scheduler.profile(state).name)),
+        "anthropic-1h"
+      )
     }).pipe(Effect.provide(schedulerWith({ pricing: "anthropic-1h" }))))
 
   it.effect("a context at the pressure share of the model's window applies on a warm cache", () =>

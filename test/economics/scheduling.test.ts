@@ -59,7 +59,10 @@ describe("scheduling through the transform: no trigger", () => {
       const [sent, state] = yield* Effect.all([send(fresh(first)), stateOf(sessionID)]).pipe(
         Effect.provide(autoUnder(root, { mode: "immediate" }))
       )
-      assert.deepStrictEqual([outputOf(sent, "c1"), outputOf(sent, "c2")], [tagged(1, content(a)), tagged(2, content(b))])
+      assert.deepStrictEqual([outputOf(sent, "c1"), outputOf(sent, "c2")], [
+        tagged(1, content(a)),
+        tagged(2, content(b))
+      ])
       assert.deepStrictEqual(state.stats.applications, { count: 0, cold: 0, rebuiltTokens: 0 })
     }))
 

@@ -68,7 +68,10 @@ describe("staleOutputs: keepRecent", () => {
   })
 
   it("counts protected and unfinished calls among the most recent", () => {
-    const calls = history([readOf("a"), readOf("b"), readOf("c"), { tool: "todowrite", input: {} }, { tool: "bash", status: "running" }])
+    const calls = history([readOf("a"), readOf("b"), readOf("c"), { tool: "todowrite", input: {} }, {
+      tool: "bash",
+      status: "running"
+    }])
     expect(mask(calls, { keepRecent: 2, clearAtLeast: 0 })).toEqual(["c1", "c2", "c3"])
   })
 })
@@ -83,7 +86,12 @@ describe("staleOutputs: clearAtLeast", () => {
   })
 
   it("does not count protected outputs towards the batch", () => {
-    const calls = history([readOf("a"), { tool: "task", input: { description: "explore" }, outputTokens: 5000 }, readOf("b"), readOf("c")])
+    const calls = history([
+      readOf("a"),
+      { tool: "task", input: { description: "explore" }, outputTokens: 5000 },
+      readOf("b"),
+      readOf("c")
+    ])
     expect(mask(calls, { keepRecent: 1, clearAtLeast: 1001 })).toEqual([])
   })
 })
@@ -101,7 +109,11 @@ describe("staleOutputs: what is never masked", () => {
   })
 
   it("tools in strategies.staleOutputs.protectedTools", () => {
-    const calls = history([{ tool: "bash", input: { command: "npm test" }, outputTokens: 2000 }, readOf("a", { outputTokens: 2000 }), readOf("b")])
+    const calls = history([
+      { tool: "bash", input: { command: "npm test" }, outputTokens: 2000 },
+      readOf("a", { outputTokens: 2000 }),
+      readOf("b")
+    ])
     expect(mask(calls, { keepRecent: 1, protectedTools: ["bash"] })).toEqual(["c2"])
   })
 
@@ -111,7 +123,11 @@ describe("staleOutputs: what is never masked", () => {
   })
 
   it("turn-protected calls", () => {
-    const calls = history([readOf("a", { turn: 1, outputTokens: 2000 }), readOf("b", { turn: 9, outputTokens: 2000 }), readOf("c", { turn: 10 })])
+    const calls = history([
+      readOf("a", { turn: 1, outputTokens: 2000 }),
+      readOf("b", { turn: 9, outputTokens: 2000 }),
+      readOf("c", { turn: 10 })
+    ])
     const protection = protect({ turnProtection: { enabled: true, turns: 4 }, currentTurn: 10 })
     expect(mask(calls, { keepRecent: 1 }, protection)).toEqual(["c1"])
   })
@@ -137,7 +153,11 @@ describe("staleOutputs: what is never masked", () => {
 describe("staleOutputs through automaticCandidates", () => {
   const run = (
     calls: ReadonlyArray<ToolCall>,
-    input: { stale?: Partial<StaleOptions & { enabled: boolean }>; restored?: ReadonlySet<string>; pruned?: ReadonlySet<string> } = {}
+    input: {
+      stale?: Partial<StaleOptions & { enabled: boolean }>
+      restored?: ReadonlySet<string>
+      pruned?: ReadonlySet<string>
+    } = {}
   ) =>
     automaticCandidates({
       calls,
@@ -173,7 +193,10 @@ describe("staleOutputs through automaticCandidates", () => {
 
   it("measures clearAtLeast without the calls other rules claimed", () => {
     const calls = history([readOf("a"), readOf("b"), readOf("a")])
-    expect(run(calls, { stale: { keepRecent: 1, clearAtLeast: 600 } })).toEqual([{ callID: "c1", reason: "deduplication" }])
+    expect(run(calls, { stale: { keepRecent: 1, clearAtLeast: 600 } })).toEqual([{
+      callID: "c1",
+      reason: "deduplication"
+    }])
   })
 
   it("does not mask without a context size (the trigger is not reached)", () => {
@@ -182,7 +205,7 @@ describe("staleOutputs through automaticCandidates", () => {
       pruned: new Set(),
       protection: protect(),
       strategies: strategies({ staleOutputs: options }),
-      currentTurn: 1,
+      currentTurn: 1
     })
     expect(found).toEqual([])
   })
@@ -190,7 +213,10 @@ describe("staleOutputs through automaticCandidates", () => {
 
 /** Five reads of different files, about 2.5k tokens each: a context of about 12.5k. */
 const names = ["a", "b", "c", "d", "e"]
-const reads: Array<Msg> = [user("read everything"), ...names.map((name, i) => assistant([read(`c${i + 1}`, `src/${name}.ts`)]))]
+const reads: Array<Msg> = [
+  user("read everything"),
+  ...names.map((name, i) => assistant([read(`c${i + 1}`, `src/${name}.ts`)]))
+]
 
 /** The reads' outputs as a request sends them. */
 const outputs = (sent: ReadonlyArray<Msg>) => names.map((_, i) => toolPart(sent, `c${i + 1}`).state.output)
@@ -204,21 +230,27 @@ const masking = (stale: object = {}) => ({
 })
 
 effectDescribe("staleOutputs through the transform", () => {
-  effectIt.effect("masked outputs reach the model as placeholders, the most recent ones in full", () =>
-    Effect.gen(function*() {
-      const root = yield* tempDir
-      const sent = yield* send(fresh(reads)).pipe(Effect.provide(pipelineUnder(root, masking())))
-      for (const [i, name] of names.entries()) {
-        const output = toolPart(sent, `c${i + 1}`).state.output
-        if (i < 3) assert.match(output, new RegExp(`^\\[pruned, ~[\\d.]+k? tokens; recall ${i + 1}\\]$`))
-        else assert.strictEqual(output, tagged(i + 1, content(`src/${name}.ts`)))
-      }
-    }))
+  effectIt.effect(
+    "masked outputs reach the model as placeholders, the most recent ones in full",
+    () =>
+      Effect.gen(function*() {
+        const root = yield* tempDir
+        const sent = yield* send(fresh(reads)).pipe(Effect.provide(pipelineUnder(root, masking())))
+        for (const [i, name] of names.entries()) {
+          const output = toolPart(sent, `c${i + 1}`).state.output
+          if (i < 3) assert.match(output, new RegExp(`^\\[pruned, ~[\\d.]+k? tokens; recall ${i + 1}\\]$`))
+          else assert.strictEqual(output, tagged(i + 1, content(`src/${name}.ts`)))
+        }
+      })
+  )
 
   effectIt.effect("masked outputs are recorded under staleOutputs", () =>
     Effect.gen(function*() {
       const root = yield* tempDir
-      const state = yield* send(fresh(reads)).pipe(Effect.andThen(stateOf(sessionID)), Effect.provide(pipelineUnder(root, masking())))
+      const state = yield* send(fresh(reads)).pipe(
+        Effect.andThen(stateOf(sessionID)),
+        Effect.provide(pipelineUnder(root, masking()))
+      )
       assert.deepStrictEqual(Object.keys(state.pruned).sort(), ["c1", "c2", "c3"])
       assert.strictEqual(state.stats.byReason.staleOutputs?.calls, 3)
     }))
@@ -240,7 +272,9 @@ effectDescribe("staleOutputs through the transform", () => {
   effectIt.effect("tools in strategies.staleOutputs.protectedTools are sent in full", () =>
     Effect.gen(function*() {
       const root = yield* tempDir
-      const sent = yield* send(fresh(reads)).pipe(Effect.provide(pipelineUnder(root, masking({ protectedTools: ["read"] }))))
+      const sent = yield* send(fresh(reads)).pipe(
+        Effect.provide(pipelineUnder(root, masking({ protectedTools: ["read"] })))
+      )
       assert.deepStrictEqual(outputs(sent), whole)
     }))
 

@@ -102,7 +102,10 @@ describe("formatStats: the provider line", () => {
 /** An assistant message with the token usage the provider reported for its request. */
 const reported = (message: Msg, tokens: { input: number; read: number; write: number }): Msg => ({
   ...message,
-  info: { ...message.info, tokens: { input: tokens.input, output: 50, reasoning: 0, cache: { read: tokens.read, write: tokens.write } } }
+  info: {
+    ...message.info,
+    tokens: { input: tokens.input, output: 50, reasoning: 0, cache: { read: tokens.read, write: tokens.write } }
+  }
 })
 
 describe("reportedCacheUsage", () => {
@@ -118,8 +121,16 @@ describe("reportedCacheUsage", () => {
   it("ignores user messages, messages without usage and values that are not numbers", () => {
     const noUsage = assistant([])
     delete noUsage.info.tokens
-    const odd = { ...noUsage, info: { ...noUsage.info, tokens: { input: "many", cache: { read: Number.NaN, write: 7 } } } }
-    expect(reportedCacheUsage([user("go"), noUsage, odd, null, "x"])).toEqual({ requests: 1, read: 0, write: 7, uncached: 0 })
+    const odd = {
+      ...noUsage,
+      info: { ...noUsage.info, tokens: { input: "many", cache: { read: Number.NaN, write: 7 } } }
+    }
+    expect(reportedCacheUsage([user("go"), noUsage, odd, null, "x"])).toEqual({
+      requests: 1,
+      read: 0,
+      write: 7,
+      uncached: 0
+    })
   })
 
   it("is zero for an empty session", () => {
@@ -169,7 +180,12 @@ effectDescribe("/dcp stats", () => {
     Effect.gen(function*() {
       const root = yield* tempDir
       const note = yield* statsAfter(coldRequest).pipe(Effect.provide(withStored(root)))
-      assert.include(note, wrapNote("  prompt cache: prunes reached the model 1 time (1 with the cache already expired); no cache was rebuilt for them."))
+      assert.include(
+        note,
+        wrapNote(
+          "  prompt cache: prunes reached the model 1 time (1 with the cache already expired); no cache was rebuilt for them."
+        )
+      )
     }))
 
   effectIt.effect("counts a warm application's rebuilt cache", () =>
@@ -211,12 +227,20 @@ effectDescribe("/dcp stats", () => {
       )
     }))
 
-  effectIt.effect("shows the provider line computed from the stored session's assistant tokens", () =>
-    Effect.gen(function*() {
-      const root = yield* tempDir
-      const note = yield* statsAfter(coldRequest).pipe(Effect.provide(withStored(root)))
-      assert.include(note, wrapNote("  provider: 2 requests, ~2.8k tokens read from cache, ~2.6k written to it, ~3.2k uncached (as reported)."))
-    }))
+  effectIt.effect(
+    "shows the provider line computed from the stored session's assistant tokens",
+    () =>
+      Effect.gen(function*() {
+        const root = yield* tempDir
+        const note = yield* statsAfter(coldRequest).pipe(Effect.provide(withStored(root)))
+        assert.include(
+          note,
+          wrapNote(
+            "  provider: 2 requests, ~2.8k tokens read from cache, ~2.6k written to it, ~3.2k uncached (as reported)."
+          )
+        )
+      })
+  )
 })
 
 effectDescribe("/dcp stats without the stored session", () => {
@@ -232,14 +256,19 @@ effectDescribe("/dcp stats without the stored session", () => {
     })
   ).pipe(Layer.provideMerge(Host.layerTest()))
 
-  effectIt.effect("still shows the session's and the lifetime statistics, without the provider line", () =>
-    Effect.gen(function*() {
-      const root = yield* tempDir
-      const note = yield* statsAfter(coldRequest).pipe(
-        Effect.provide(compose({ paths: Paths.layerUnder(root), host: hostWithoutMessages, tokenizer: Tokenizer.layerEstimate }))
-      )
-      assert.match(note, /^DCP · This session: 1 call pruned/)
-      assert.include(note, "prompt cache: prunes reached the model 1 time")
-      assert.notInclude(note, "provider:")
-    }))
+  effectIt.effect(
+    "still shows the session's and the lifetime statistics, without the provider line",
+    () =>
+      Effect.gen(function*() {
+        const root = yield* tempDir
+        const note = yield* statsAfter(coldRequest).pipe(
+          Effect.provide(
+            compose({ paths: Paths.layerUnder(root), host: hostWithoutMessages, tokenizer: Tokenizer.layerEstimate })
+          )
+        )
+        assert.match(note, /^DCP · This session: 1 call pruned/)
+        assert.include(note, "prompt cache: prunes reached the model 1 time")
+        assert.notInclude(note, "provider:")
+      })
+  )
 })

@@ -11,7 +11,10 @@ import { pipelineUnder, type PluginUnderOptions } from "../pipeline/helpers.ts"
 
 /** `lines` lines of 48 characters: 12 tokens a line with the estimate tokenizer (plus the newlines). */
 export const content = (label: string, lines = 200) =>
-  Array.from({ length: lines }, (_, i) => `${label} ${String(i + 1).padStart(4, "0")}: ${"x".repeat(40 - label.length)}`)
+  Array.from(
+    { length: lines },
+    (_, i) => `${label} ${String(i + 1).padStart(4, "0")}: ${"x".repeat(40 - label.length)}`
+  )
     .join("\n")
 
 export const read = (callID: string, filePath: string, output = content(filePath)) =>

@@ -10,7 +10,11 @@ import { type AppliedPrune, applyPrunes, indexOf, protect, realIndexLayer, strat
 
 const file = `${worktree}/src/app.ts`
 const longCommand = `node -e '${"console.log(1);".repeat(40)}'`
-const questions = [{ question: "Which database should I use?", header: "Database", options: [{ label: "Postgres", description: "relational" }, { label: "SQLite", description: "embedded" }] }]
+const questions = [{
+  question: "Which database should I use?",
+  header: "Database",
+  options: [{ label: "Postgres", description: "relational" }, { label: "SQLite", description: "embedded" }]
+}]
 
 /** One of each kind of call a prune can touch. */
 const session = (): Array<Msg> => {
@@ -22,7 +26,12 @@ const session = (): Array<Msg> => {
       tool({ tool: "bash", callID: "b1", input: { command: longCommand, description: "run" }, error: "SyntaxError: x" })
     ]),
     assistant([
-      tool({ tool: "write", callID: "w1", input: { filePath: file, content: lines(100) }, output: "Wrote file successfully." }),
+      tool({
+        tool: "write",
+        callID: "w1",
+        input: { filePath: file, content: lines(100) },
+        output: "Wrote file successfully."
+      }),
       tool({
         tool: "edit",
         callID: "e1",
@@ -32,7 +41,12 @@ const session = (): Array<Msg> => {
       tool({ tool: "read", callID: "r2", input: { filePath: file }, output: lines(120) })
     ]),
     assistant([
-      tool({ tool: "question", callID: "q1", input: { questions }, output: 'User has answered your questions: "Which database should I use?"="Postgres".' }),
+      tool({
+        tool: "question",
+        callID: "q1",
+        input: { questions },
+        output: 'User has answered your questions: "Which database should I use?"="Postgres".'
+      }),
       tool({ tool: "webfetch", callID: "f1", input: { url: "https://example.com/logo" }, output: "Fetched image" })
     ])
   ]
@@ -58,7 +72,13 @@ const structure = (messages: ReadonlyArray<Msg>) =>
   messages.map((message) => ({
     id: message.info.id,
     role: message.info.role,
-    parts: message.parts.map((part) => ({ id: part.id, type: part.type, callID: part.callID, tool: part.tool, status: (part.state as any)?.status }))
+    parts: message.parts.map((part) => ({
+      id: part.id,
+      type: part.type,
+      callID: part.callID,
+      tool: part.tool,
+      status: (part.state as any)?.status
+    }))
   }))
 
 describe("applyPrunes", () => {
@@ -215,7 +235,9 @@ describe("applyPrunes", () => {
       ).join("\n")
       const messages = [
         user("write the handlers"),
-        assistant([tool({ tool: "write", callID: "w1", input: { filePath: file, content }, output: "Wrote file successfully." })]),
+        assistant([
+          tool({ tool: "write", callID: "w1", input: { filePath: file, content }, output: "Wrote file successfully." })
+        ]),
         assistant([tool({ tool: "read", callID: "r1", input: { filePath: file }, output: content })])
       ]
       const tokenizer = yield* Tokenizer
@@ -225,7 +247,7 @@ describe("applyPrunes", () => {
         pruned: new Set(),
         protection: protect({ currentTurn: index.turns }),
         strategies: strategies(),
-        currentTurn: index.turns,
+        currentTurn: index.turns
       })
       assert.deepStrictEqual(candidates, [{ callID: "w1", reason: "supersedeWrites" }])
 

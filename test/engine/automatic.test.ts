@@ -10,7 +10,8 @@ const write: CallSpec = { tool: "write", input: { filePath: file, content: lines
 const failed: CallSpec = { tool: "bash", input: { command: `echo ${"x".repeat(300)}` }, error: "exit 1", turn: 1 }
 
 /** One call of each rule: c1 a duplicate read, c2 a superseded write, c3 an old failure; c4 the newest read. */
-const mixed = (): Array<ToolCall> => history([{ ...read, turn: 1 }, { ...write, turn: 1 }, failed, { ...read, turn: 9 }])
+const mixed = (): Array<ToolCall> =>
+  history([{ ...read, turn: 1 }, { ...write, turn: 1 }, failed, { ...read, turn: 9 }])
 
 const run = (
   calls: ReadonlyArray<ToolCall>,
@@ -22,7 +23,7 @@ const run = (
     pruned,
     protection: protect({ currentTurn: 10 }),
     strategies: strategies(overrides),
-    currentTurn: 10,
+    currentTurn: 10
   })
 
 describe("automaticCandidates", () => {
@@ -39,7 +40,10 @@ describe("automaticCandidates", () => {
   })
 
   it("lists a call claimed by two rules once, under the first rule's reason", () => {
-    const multiedit: CallSpec = { tool: "multiedit", input: { filePath: file, edits: [{ oldString: "a", newString: "b" }] } }
+    const multiedit: CallSpec = {
+      tool: "multiedit",
+      input: { filePath: file, edits: [{ oldString: "a", newString: "b" }] }
+    }
     const candidates = run(history([multiedit, multiedit, read]))
     expect(candidates.filter((candidate) => candidate.callID === "c1")).toEqual([
       { callID: "c1", reason: "deduplication" }
@@ -61,7 +65,7 @@ describe("automaticCandidates", () => {
       restored: new Set(["c1"]),
       protection: protect({ currentTurn: 10 }),
       strategies: strategies(),
-      currentTurn: 10,
+      currentTurn: 10
     })
     expect(candidates.map((candidate) => candidate.callID)).toEqual(["c2", "c3"])
   })
@@ -100,7 +104,7 @@ describe("automaticCandidates", () => {
       pruned: new Set(),
       protection: protect({ turnProtection: { enabled: true, turns: 20 }, currentTurn: 10 }),
       strategies: strategies(),
-      currentTurn: 10,
+      currentTurn: 10
     })
     expect(candidates).toEqual([])
   })
@@ -111,7 +115,7 @@ describe("automaticCandidates", () => {
       pruned: new Set(),
       protection: protect({ patterns: ["src/app.ts"] }),
       strategies: strategies(),
-      currentTurn: 10,
+      currentTurn: 10
     })
     expect(candidates).toEqual([])
   })

@@ -83,6 +83,8 @@ describe("signatureOf", () => {
   })
 
   it("differs when a value differs", () => {
-    expect(signatureOf("read", { filePath: "a", offset: 1 })).not.toBe(signatureOf("read", { filePath: "a", offset: 2 }))
+    expect(signatureOf("read", { filePath: "a", offset: 1 })).not.toBe(
+      signatureOf("read", { filePath: "a", offset: 2 })
+    )
   })
 })

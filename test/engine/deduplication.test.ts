@@ -116,7 +116,8 @@ describe("deduplication", () => {
   })
 
   it("after a compaction, does not prune a call whose older copy is gone from the view", () => {
-    const read = (callID: string) => tool({ tool: "read", callID, input: { filePath: `${worktree}/a.ts` }, output: "body" })
+    const read = (callID: string) =>
+      tool({ tool: "read", callID, input: { filePath: `${worktree}/a.ts` }, output: "body" })
     const before = [user("go"), assistant([read("r1")]), assistant([read("r2")])]
     const after = [
       assistant([], { summary: true, id: "msg_summary" }),
@@ -130,7 +131,8 @@ describe("deduplication", () => {
   })
 
   it("after a compaction, still prunes duplicates that are both in the view", () => {
-    const read = (callID: string) => tool({ tool: "read", callID, input: { filePath: `${worktree}/a.ts` }, output: "body" })
+    const read = (callID: string) =>
+      tool({ tool: "read", callID, input: { filePath: `${worktree}/a.ts` }, output: "body" })
     const before = [user("go"), assistant([read("r1")])]
     const after = [assistant([], { summary: true }), user("continue"), assistant([read("r2")]), assistant([read("r3")])]
     const [, compacted] = indexViews([before, after])

@@ -10,7 +10,10 @@ const endingWithUser = (): Array<Msg> => [
   user("now fix it")
 ]
 const endingWithAssistant = (): Array<Msg> => {
-  const messages = [user("fix it"), assistant([tool({ tool: "read", callID: "r1", input: { filePath: "a.ts" }, output: "body" })])]
+  const messages = [
+    user("fix it"),
+    assistant([tool({ tool: "read", callID: "r1", input: { filePath: "a.ts" }, output: "body" })])
+  ]
   Object.assign(messages[1]!.info, {
     summary: true,
     error: { name: "MessageAbortedError", data: {} },

@@ -10,7 +10,10 @@ const read = (path: string, outputTokens = 1200): CallSpec => ({
 })
 
 /** The positions of the calls that carry their ID tag, and the tokens a discard of each would free. */
-const tagged = (specs: ReadonlyArray<CallSpec>, options: { protection?: Protection; protectedTools?: ReadonlyArray<string> } = {}) =>
+const tagged = (
+  specs: ReadonlyArray<CallSpec>,
+  options: { protection?: Protection; protectedTools?: ReadonlyArray<string> } = {}
+) =>
   history(specs).flatMap((entry, position) => {
     const tokens = taggable(entry, options.protection ?? protect(), options.protectedTools ?? [])
     return tokens === undefined ? [] : [[position, tokens]]
@@ -23,15 +26,21 @@ describe("taggable: the calls that carry their stable ID, by rules that never ch
   })
 
   it("leaves out always-protected tools", () => {
-    expect(tagged([
-      { tool: "task", input: { description: "explore" }, outputTokens: 5000 },
-      { tool: "todowrite", input: { todos: [] }, outputTokens: 500 },
-      read("a.ts")
-    ]).map(([position]) => position)).toEqual([2])
+    expect(
+      tagged([
+        { tool: "task", input: { description: "explore" }, outputTokens: 5000 },
+        { tool: "todowrite", input: { todos: [] }, outputTokens: 500 },
+        read("a.ts")
+      ]).map(([position]) => position)
+    ).toEqual([2])
   })
 
   it("leaves out the tools protected in tools.settings.protectedTools", () => {
-    expect(tagged([{ tool: "bash", input: { command: "npm test" }, outputTokens: 900 }, read("a.ts")], { protectedTools: ["bash"] }))
+    expect(
+      tagged([{ tool: "bash", input: { command: "npm test" }, outputTokens: 900 }, read("a.ts")], {
+        protectedTools: ["bash"]
+      })
+    )
       .toEqual([[1, 1200]])
   })
 
@@ -59,7 +68,13 @@ describe("taggable: the calls that carry their stable ID, by rules that never ch
   })
 
   it("tags a failed call by the size of its large inputs", () => {
-    const failed = call({ tool: "bash", callID: "c1", input: { command: "x" }, inputTokens: { command: 400 }, error: "exit 1" })
+    const failed = call({
+      tool: "bash",
+      callID: "c1",
+      input: { command: "x" },
+      inputTokens: { command: 400 },
+      error: "exit 1"
+    })
     expect(taggable(failed, protect(), [])).toBe(400)
   })
 })
@@ -68,9 +83,13 @@ describe("whyNotPrunable", () => {
   const context = { pruned: new Map<string, unknown>(), protection: protect(), protectedTools: [] }
 
   it("names the first rule that keeps a call", () => {
-    expect(whyNotPrunable(call({ ...read("a.ts"), callID: "x" }), { ...context, pruned: new Map([["x", {}]]) })).toBe("pruned")
+    expect(whyNotPrunable(call({ ...read("a.ts"), callID: "x" }), { ...context, pruned: new Map([["x", {}]]) })).toBe(
+      "pruned"
+    )
     expect(whyNotPrunable(call({ tool: "task", input: {} }), context)).toBe("protected-tool")
-    expect(whyNotPrunable(call(read(".env")), { ...context, protection: protect({ patterns: [".env"] }) })).toBe("protected-file")
+    expect(whyNotPrunable(call(read(".env")), { ...context, protection: protect({ patterns: [".env"] }) })).toBe(
+      "protected-file"
+    )
     const recent = protect({ turnProtection: { enabled: true, turns: 2 }, currentTurn: 3 })
     expect(whyNotPrunable(call({ ...read("a.ts"), turn: 3 }), { ...context, protection: recent })).toBe("recent")
     expect(whyNotPrunable(call({ ...read("a.ts"), status: "running" }), context)).toBe("unfinished")
@@ -82,7 +101,15 @@ describe("whyNotPrunable", () => {
 
 describe("nudge", () => {
   const prunable = [{ id: 3, tokens: 4200 }, { id: 7, tokens: 850 }, { id: 12, tokens: 6000 }]
-  const due = { enabled: true, frequency: 10, minTokens: 8000, resultsSince: 10, arrived: 2, prunable: () => prunable, worth: () => true }
+  const due = {
+    enabled: true,
+    frequency: 10,
+    minTokens: 8000,
+    resultsSince: 10,
+    arrived: 2,
+    prunable: () => prunable,
+    worth: () => true
+  }
 
   it("quantifies the opportunity and names the largest outputs when due", () => {
     expect(nudge(due)).toBe(

@@ -30,70 +30,102 @@ const notes: ReadonlyArray<readonly [string, string]> = [
   ["an unknown subcommand", formatHelp((parseCommand("frobnicate") as { problem: string }).problem)],
   ["a bad sweep count", (parseCommand("sweep 2.5") as { problem: string }).problem],
   ["a restore without an id", (parseCommand("restore") as { problem: string }).problem],
-  ["/dcp stats", formatStats({
-    session: {
-      calls: 48,
-      tokens: 123_400,
-      applications: { count: 12, cold: 3, rebuiltTokens: 460_000 },
-      cost: { profile: "anthropic-1h", requests: 400, saved: 2_400_000, rebuilt: 3_100_000 },
-      byReason: {
-        deduplication: { calls: 13, tokens: 13_000 },
-        staleOutputs: { calls: 18, tokens: 32_000 },
-        supersedeWrites: { calls: 15, tokens: 7000 },
-        purgeErrors: { calls: 1, tokens: 170 },
-        discard: { calls: 1, tokens: 900 }
+  [
+    "/dcp stats",
+    formatStats({
+      session: {
+        calls: 48,
+        tokens: 123_400,
+        applications: { count: 12, cold: 3, rebuiltTokens: 460_000 },
+        cost: { profile: "anthropic-1h", requests: 400, saved: 2_400_000, rebuilt: 3_100_000 },
+        byReason: {
+          deduplication: { calls: 13, tokens: 13_000 },
+          staleOutputs: { calls: 18, tokens: 32_000 },
+          supersedeWrites: { calls: 15, tokens: 7000 },
+          purgeErrors: { calls: 1, tokens: 170 },
+          discard: { calls: 1, tokens: 900 }
+        },
+        byTool: {
+          read: { calls: 30, tokens: 90_000 },
+          bash: { calls: 10, tokens: 20_000 },
+          webfetch: { calls: 8, tokens: 13_400 }
+        },
+        lastPrune: { at: now - 5 * 60_000, reason: "staleOutputs", calls: 6, tokens: 8400 }
       },
-      byTool: { read: { calls: 30, tokens: 90_000 }, bash: { calls: 10, tokens: 20_000 }, webfetch: { calls: 8, tokens: 13_400 } },
-      lastPrune: { at: now - 5 * 60_000, reason: "staleOutputs", calls: 6, tokens: 8400 }
-    },
-    lifetime: {
-      version: 1,
-      updatedAt: now,
-      sessions: 70,
-      calls: 1200,
-      tokens: 3_100_000,
-      byReason: { deduplication: { calls: 600, tokens: 1_500_000 }, staleOutputs: { calls: 500, tokens: 1_400_000 }, purgeErrors: { calls: 100, tokens: 200_000 } }
-    },
-    now,
-    cache: { requests: 400, read: 12_000_000, write: 900_000, uncached: 150_000 },
-    pending: { calls: 12, tokens: 31_000 },
-    waiting: { calls: 140, tokens: 412_000, why: { reason: "warm-cache", paysBackAfter: 11.2, horizon: 7.4 } },
-    ttlSeconds: 300,
-    pressure: 0.8,
-    profile: "anthropic-1h",
-    reasonName: names
-  })],
-  ["/dcp context", formatContext({
-    system: 12_000,
-    user: 3000,
-    assistant: 9000,
-    tools: 140_000,
-    toolCalls: 412,
-    prunedCalls: 230,
-    prunedTokens: 410_000,
-    reported: 171_234,
-    pending: { calls: 12, tokens: 31_000 },
-    waiting: { calls: 140, tokens: 412_000, why: { reason: "warm-cache", paysBackAfter: 11.2, horizon: 7.4 } },
-    ttlSeconds: 300,
-    pressure: 0.8
-  })],
-  ["a detailed prune note", formatNote([
-    { id: 1203, tool: "read", keyParameter: longPath, reason: "deduplication", tokens: 14_200 },
-    { id: 1204, tool: "bash", keyParameter: "npm test -- --reporter verbose --run test/some/file.test.ts", reason: "staleOutputs", tokens: 3000 },
-    {
-      id: 1205,
-      tool: "bash",
-      keyParameter: "npm run build",
-      reason: "extract",
-      tokens: 900,
-      distillation: "The build fails in src/app.ts: the type of handler does not match the router's, since the router was upgraded."
-    }
-  ], { mode: "detailed", sessionTokens: 52_000, showDistillation: true })!],
-  ["a config problem", reportNote({
-    file: "/home/someone/.config/opencode/dcp.jsonc",
-    ignored: false,
-    problems: [{ path: "pruneNotification", expected: "", found: "", message: `pruneNotification: expected "off", "minimal" or "detailed", found the string "loud"` }]
-  })]
+      lifetime: {
+        version: 1,
+        updatedAt: now,
+        sessions: 70,
+        calls: 1200,
+        tokens: 3_100_000,
+        byReason: {
+          deduplication: { calls: 600, tokens: 1_500_000 },
+          staleOutputs: { calls: 500, tokens: 1_400_000 },
+          purgeErrors: { calls: 100, tokens: 200_000 }
+        }
+      },
+      now,
+      cache: { requests: 400, read: 12_000_000, write: 900_000, uncached: 150_000 },
+      pending: { calls: 12, tokens: 31_000 },
+      waiting: { calls: 140, tokens: 412_000, why: { reason: "warm-cache", paysBackAfter: 11.2, horizon: 7.4 } },
+      ttlSeconds: 300,
+      pressure: 0.8,
+      profile: "anthropic-1h",
+      reasonName: names
+    })
+  ],
+  [
+    "/dcp context",
+    formatContext({
+      system: 12_000,
+      user: 3000,
+      assistant: 9000,
+      tools: 140_000,
+      toolCalls: 412,
+      prunedCalls: 230,
+      prunedTokens: 410_000,
+      reported: 171_234,
+      pending: { calls: 12, tokens: 31_000 },
+      waiting: { calls: 140, tokens: 412_000, why: { reason: "warm-cache", paysBackAfter: 11.2, horizon: 7.4 } },
+      ttlSeconds: 300,
+      pressure: 0.8
+    })
+  ],
+  [
+    "a detailed prune note",
+    formatNote([
+      { id: 1203, tool: "read", keyParameter: longPath, reason: "deduplication", tokens: 14_200 },
+      {
+        id: 1204,
+        tool: "bash",
+        keyParameter: "npm test -- --reporter verbose --run test/some/file.test.ts",
+        reason: "staleOutputs",
+        tokens: 3000
+      },
+      {
+        id: 1205,
+        tool: "bash",
+        keyParameter: "npm run build",
+        reason: "extract",
+        tokens: 900,
+        distillation:
+          "The build fails in src/app.ts: the type of handler does not match the router's, since the router was upgraded."
+      }
+    ], { mode: "detailed", sessionTokens: 52_000, showDistillation: true })!
+  ],
+  [
+    "a config problem",
+    reportNote({
+      file: "/home/someone/.config/opencode/dcp.jsonc",
+      ignored: false,
+      problems: [{
+        path: "pruneNotification",
+        expected: "",
+        found: "",
+        message: `pruneNotification: expected "off", "minimal" or "detailed", found the string "loud"`
+      }]
+    })
+  ]
 ]
 
 describe("notes in the terminal UI", () => {

@@ -8,7 +8,14 @@ const pruned: ReadonlyArray<PrunedCall> = [
   { id: 9, tool: "mystery", keyParameter: "", reason: "purgeErrors", tokens: 40 }
 ]
 const extracted: ReadonlyArray<PrunedCall> = [
-  { id: 4, tool: "bash", keyParameter: "npm test", reason: "extract", tokens: 900, distillation: "3 tests fail in auth.test.ts" }
+  {
+    id: 4,
+    tool: "bash",
+    keyParameter: "npm test",
+    reason: "extract",
+    tokens: 900,
+    distillation: "3 tests fail in auth.test.ts"
+  }
 ]
 
 const note = (calls: ReadonlyArray<PrunedCall>, mode: "off" | "minimal" | "detailed", showDistillation = false) =>

@@ -44,7 +44,9 @@ describe("outputPlaceholder", () => {
   })
 
   it("points a repeat to the earlier copy of what it sent", () => {
-    expect(outputPlaceholder(read(), "repeat", 9, recallHandle, { id: 4, kind: "same" })).toBe("[same output as id 4, ~4.2k tokens; recall 9]")
+    expect(outputPlaceholder(read(), "repeat", 9, recallHandle, { id: 4, kind: "same" })).toBe(
+      "[same output as id 4, ~4.2k tokens; recall 9]"
+    )
     expect(outputPlaceholder(read(), "repeat", 9, recallHandle, { id: 4, kind: "contained" }))
       .toBe("[these lines are unchanged in the output of id 4, ~4.2k tokens; recall 9]")
     expect(outputPlaceholder(read(), "repeat", 9, recallHandle, { id: 4, kind: "written" }))
@@ -84,7 +86,9 @@ describe("inputPlaceholder", () => {
       inputTokens: {}
     })
     // 407 characters of JSON at about four characters a token
-    expect(inputPlaceholder(question, "discard", "questions", 5, idHandle)).toBe("[pruned questions: ~102 tokens; id 5]")
+    expect(inputPlaceholder(question, "discard", "questions", 5, idHandle)).toBe(
+      "[pruned questions: ~102 tokens; id 5]"
+    )
   })
 })
 
@@ -134,7 +138,11 @@ describe("targetTokens", () => {
   })
 
   it("adds up the tokens of the targeted inputs", () => {
-    const edit = call({ tool: "edit", input: { filePath: "a", oldString: "x", newString: "y" }, inputTokens: { filePath: 1, oldString: 30, newString: 40 } })
+    const edit = call({
+      tool: "edit",
+      input: { filePath: "a", oldString: "x", newString: "y" },
+      inputTokens: { filePath: 1, oldString: 30, newString: 40 }
+    })
     expect(targetTokens(edit, { kind: "inputs", keys: ["oldString", "newString"] })).toBe(70)
   })
 })

@@ -8,7 +8,18 @@ describe("protection of tools", () => {
   it("always protects the tools that carry plans, sub-agent work, pruning calls and file changes", () => {
     const protection = protect()
     for (
-      const tool of ["task", "todowrite", "todoread", "discard", "extract", "batch", "write", "edit", "plan_enter", "plan_exit"]
+      const tool of [
+        "task",
+        "todowrite",
+        "todoread",
+        "discard",
+        "extract",
+        "batch",
+        "write",
+        "edit",
+        "plan_enter",
+        "plan_exit"
+      ]
     ) {
       expect(protection.tool(tool), tool).toBe(true)
     }
@@ -75,7 +86,9 @@ describe("protection of files", () => {
   })
 
   it("applies to the path of a list call", () => {
-    expect(protect({ patterns: ["secret"] }).file(call({ tool: "list", input: { path: `${worktree}/secret` } }))).toBe(true)
+    expect(protect({ patterns: ["secret"] }).file(call({ tool: "list", input: { path: `${worktree}/secret` } }))).toBe(
+      true
+    )
   })
 })
 

@@ -114,7 +114,11 @@ export interface AppliedPrune {
  * Writes prunes into `messages` the way the request path's view does (`render`, then `applyRendered`); returns how
  * many parts changed.
  */
-export const applyPrunes = (messages: ReadonlyArray<unknown>, prunes: Iterable<AppliedPrune>, handle: Handle): number => {
+export const applyPrunes = (
+  messages: ReadonlyArray<unknown>,
+  prunes: Iterable<AppliedPrune>,
+  handle: Handle
+): number => {
   let changed = 0
   for (const { call, id, reason } of prunes) {
     const texts = render(call, { reason }, id, handle)

@@ -31,7 +31,9 @@ const failure = <A>(result: Result.Result<A, string>): string => {
   if (Result.isSuccess(result)) throw new Error(`expected a failure, got ${JSON.stringify(result.success)}`)
   return result.failure
 }
-const selected = <A extends { calls: ReadonlyArray<{ id: number; call: ToolCall }> }>(result: Result.Result<A, string>) => {
+const selected = <A extends { calls: ReadonlyArray<{ id: number; call: ToolCall }> }>(
+  result: Result.Result<A, string>
+) => {
   if (Result.isFailure(result)) throw new Error(`expected a success, got ${result.failure}`)
   return result.success.calls.map(({ call, id }) => [id, call.callID])
 }
@@ -99,15 +101,21 @@ describe("validateDiscard", () => {
   })
 
   it("rejects a tool protected in the settings", () => {
-    expect(failure(validateDiscard(["noise", "17"], context))).toContain("id 17 (webfetch https://example.com) is a webfetch call")
+    expect(failure(validateDiscard(["noise", "17"], context))).toContain(
+      "id 17 (webfetch https://example.com) is a webfetch call"
+    )
   })
 
   it("rejects a call on a protected file", () => {
-    expect(failure(validateDiscard(["noise", "13"], context))).toContain("id 13 (read .env) touches a file matching a protected file pattern")
+    expect(failure(validateDiscard(["noise", "13"], context))).toContain(
+      "id 13 (read .env) touches a file matching a protected file pattern"
+    )
   })
 
   it("rejects a turn-protected call, naming the protected turns", () => {
-    expect(failure(validateDiscard(["noise", "14"], context))).toContain("id 14 (read src/new.ts) is from the last 3 turns")
+    expect(failure(validateDiscard(["noise", "14"], context))).toContain(
+      "id 14 (read src/new.ts) is from the last 3 turns"
+    )
   })
 
   it("rejects a call already pruned", () => {
@@ -115,11 +123,15 @@ describe("validateDiscard", () => {
   })
 
   it("rejects a call that has not finished", () => {
-    expect(failure(validateDiscard(["noise", "16"], context))).toContain("id 16 (bash npm run dev) has not finished yet")
+    expect(failure(validateDiscard(["noise", "16"], context))).toContain(
+      "id 16 (bash npm run dev) has not finished yet"
+    )
   })
 
   it("rejects a call with no output left to prune", () => {
-    expect(failure(validateDiscard(["noise", "18"], context))).toContain("id 18 (mcp_image logo) has no output worth pruning")
+    expect(failure(validateDiscard(["noise", "18"], context))).toContain(
+      "id 18 (mcp_image logo) has no output worth pruning"
+    )
   })
 
   it("prunes nothing when one id among valid ones is bad", () => {
@@ -162,7 +174,9 @@ describe("validateExtract", () => {
   })
 
   it("rejects an empty or non-text distillation, naming its id", () => {
-    expect(failure(validateExtract(["10", "11"], ["kept", "   "], context))).toContain("The distillation for id 11 is empty")
+    expect(failure(validateExtract(["10", "11"], ["kept", "   "], context))).toContain(
+      "The distillation for id 11 is empty"
+    )
     expect(failure(validateExtract(["10"], [42], context))).toContain("The distillation for id 10 is empty")
   })
 

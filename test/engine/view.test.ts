@@ -24,8 +24,14 @@ type Step =
 
 const steps: fc.Arbitrary<Array<Step>> = fc.array(
   fc.oneof(
-    { weight: 6, arbitrary: fc.record({ kind: fc.constant("grow" as const), messages: fc.integer({ min: 0, max: 3 }) }) },
-    { weight: 1, arbitrary: fc.record({ kind: fc.constant("revert" as const), messages: fc.integer({ min: 1, max: 2 }) }) },
+    {
+      weight: 6,
+      arbitrary: fc.record({ kind: fc.constant("grow" as const), messages: fc.integer({ min: 0, max: 3 }) })
+    },
+    {
+      weight: 1,
+      arbitrary: fc.record({ kind: fc.constant("revert" as const), messages: fc.integer({ min: 1, max: 2 }) })
+    },
     { weight: 1, arbitrary: fc.record({ kind: fc.constant("toolPrune" as const), pick: fc.nat() }) },
     { weight: 1, arbitrary: fc.record({ kind: fc.constant("restore" as const), pick: fc.nat() }) }
   ),
@@ -50,7 +56,12 @@ describe("the request path's incremental view", () => {
           turnProtection: options.turnProtection,
           strategies: {
             ...defaultConfig.strategies,
-            staleOutputs: { ...defaultConfig.strategies.staleOutputs, trigger: options.trigger, keepRecent: 3, clearAtLeast: 300 }
+            staleOutputs: {
+              ...defaultConfig.strategies.staleOutputs,
+              trigger: options.trigger,
+              keepRecent: 3,
+              clearAtLeast: 300
+            }
           },
           tools: {
             ...defaultConfig.tools,
@@ -99,7 +110,11 @@ describe("the request path's incremental view", () => {
             restored.add(callID)
             revision++
           }
-          const protection = protect({ patterns: options.patterns, turnProtection: options.turnProtection, currentTurn: index.turns })
+          const protection = protect({
+            patterns: options.patterns,
+            turnProtection: options.turnProtection,
+            currentTurn: index.turns
+          })
           const input = (previous: View | undefined) =>
             trackView(previous, {
               calls,
@@ -119,7 +134,12 @@ describe("the request path's incremental view", () => {
           kept = incremental
           // Repeats found at their first send are pruned at once, as the request path does.
           for (const { call, copy } of incremental.copies) {
-            pruned.set(call.callID, { reason: "repeat", tokens: 3, at: 0, of: { id: idOf(calls[copy.source]!), kind: copy.kind } })
+            pruned.set(call.callID, {
+              reason: "repeat",
+              tokens: 3,
+              at: 0,
+              of: { id: idOf(calls[copy.source]!), kind: copy.kind }
+            })
           }
           if (incremental.copies.length > 0) revision++
           notePrunes(incremental, incremental.copies.map(({ call }) => call), pruned, revision, idOf)

@@ -1,11 +1,21 @@
 import { describe, expect, it } from "vitest"
 import { requestTimes } from "../../src/host/messages.ts"
 
-const message = (role: string, time?: unknown) => ({ info: { role, sessionID: "ses_x", ...(time === undefined ? {} : { time }) }, parts: [] })
+const message = (role: string, time?: unknown) => ({
+  info: { role, sessionID: "ses_x", ...(time === undefined ? {} : { time }) },
+  parts: []
+})
 
 describe("requestTimes", () => {
   it("is the creation time of every assistant message, oldest first", () => {
-    expect(requestTimes([message("user", { created: 1 }), message("assistant", { created: 2 }), message("assistant", { created: 5 }), message("user", { created: 9 })]))
+    expect(
+      requestTimes([
+        message("user", { created: 1 }),
+        message("assistant", { created: 2 }),
+        message("assistant", { created: 5 }),
+        message("user", { created: 9 })
+      ])
+    )
       .toEqual([2, 5])
   })
 

@@ -17,7 +17,10 @@ const startAndStop = (root: string) =>
 
 /** The temporaries in `stateDir` whose names record process `pid`. */
 const temporariesOf = (stateDir: string, pid: number) =>
-  Effect.map(listTree(stateDir), (files) => files.filter((f) => f.endsWith(".tmp") && new RegExp(`[.-]${pid}[.-]`).test(f)))
+  Effect.map(
+    listTree(stateDir),
+    (files) => files.filter((f) => f.endsWith(".tmp") && new RegExp(`[.-]${pid}[.-]`).test(f))
+  )
 
 const delta = { sessions: 0, calls: 2, tokens: 300, byReason: { deduplication: { calls: 2, tokens: 300 } } }
 
@@ -116,7 +119,8 @@ describe("Persistence.layer: temporaries of interrupted writes", () => {
       const { root, stateDir } = yield* tempRoot
       const fs = yield* FileSystem.FileSystem
       yield* fs.makeDirectory(stateDir, { recursive: true })
-      const otherMachine = (name: string) => `${name}.json.${ownerTag({ host: "0123456789ab", pid: 4242, started: "77" })}.x1.tmp`
+      const otherMachine = (name: string) =>
+        `${name}.json.${ownerTag({ host: "0123456789ab", pid: 4242, started: "77" })}.x1.tmp`
       const olderRelease = (name: string) => `${name}.json.4242.x1.tmp`
       const fresh = [otherMachine("ses_a"), olderRelease("ses_b")]
       const old = [otherMachine("ses_c"), olderRelease("ses_d")]
@@ -150,36 +154,42 @@ describe("Persistence.layer: the lifetime lock of a crashed process", () => {
       // The start-up clean-up or the update itself breaks it; either way no waiter polls it until it is stale.
       assert.isAtMost(counting.attempts(), 2)
       assert.isTrue(
-        logs.some((line) => line.level === "Warn" && line.message.includes(`process ${holder.pid} on this machine, is no longer running`)),
+        logs.some((line) =>
+          line.level === "Warn" && line.message.includes(`process ${holder.pid} on this machine, is no longer running`)
+        ),
         JSON.stringify(logs)
       )
       assert.deepStrictEqual(yield* listTree(stateDir), [lifetimeFileName])
     }).pipe(Effect.provide(platform)), 30_000)
 
-  it.live("a lock held by a running process is not broken, however old: the update gives up, the holder keeps it", () =>
-    Effect.gen(function*() {
-      const { root, stateDir } = yield* tempRoot
-      const fs = yield* FileSystem.FileSystem
-      const lockFile = `${stateDir}/${lifetimeFileName}.lock`
-      const holder = yield* spawnStalledWorker(root, "lifetime")
-      yield* holder.ready
-      const token = yield* fs.readFileString(lockFile)
-      // Older than the age at which a lock whose holder cannot be checked counts as abandoned.
-      const aMinuteAgo = new Date(Date.now() - 60_000)
-      yield* fs.utimes(lockFile, aMinuteAgo, aMinuteAgo)
+  it.live(
+    "a lock held by a running process is not broken, however old: the update gives up, the holder keeps it",
+    () =>
+      Effect.gen(function*() {
+        const { root, stateDir } = yield* tempRoot
+        const fs = yield* FileSystem.FileSystem
+        const lockFile = `${stateDir}/${lifetimeFileName}.lock`
+        const holder = yield* spawnStalledWorker(root, "lifetime")
+        yield* holder.ready
+        const token = yield* fs.readFileString(lockFile)
+        // Older than the age at which a lock whose holder cannot be checked counts as abandoned.
+        const aMinuteAgo = new Date(Date.now() - 60_000)
+        yield* fs.utimes(lockFile, aMinuteAgo, aMinuteAgo)
 
-      const update = yield* Effect.result(
-        Persistence.use((p) => p.addToLifetime(delta)).pipe(Effect.provide(persistenceUnder(root)))
-      )
+        const update = yield* Effect.result(
+          Persistence.use((p) => p.addToLifetime(delta)).pipe(Effect.provide(persistenceUnder(root)))
+        )
 
-      assert.isTrue(yield* holder.running)
-      if (process.platform === "linux") {
-        assert.strictEqual(update._tag === "Failure" && update.failure.operation, "lock")
-        assert.strictEqual(yield* fs.readFileString(lockFile), token)
-      } else {
-        // Elsewhere the kernel does not say when a process started: an old lock of a running PID may belong to a
-        // process that reused the PID, and is broken by its age.
-        assert.strictEqual(update._tag, "Success")
-      }
-    }).pipe(Effect.provide(platform)), 30_000)
+        assert.isTrue(yield* holder.running)
+        if (process.platform === "linux") {
+          assert.strictEqual(update._tag === "Failure" && update.failure.operation, "lock")
+          assert.strictEqual(yield* fs.readFileString(lockFile), token)
+        } else {
+          // Elsewhere the kernel does not say when a process started: an old lock of a running PID may belong to a
+          // process that reused the PID, and is broken by its age.
+          assert.strictEqual(update._tag, "Success")
+        }
+      }).pipe(Effect.provide(platform)),
+    30_000
+  )
 })

@@ -31,7 +31,12 @@ const program = Effect.gen(function*() {
   yield* go
   const start = Date.now()
   for (let i = 0; i < Number(count); i++) {
-    yield* persistence.addToLifetime({ sessions: 0, calls: 1, tokens: 10, byReason: { worker: { calls: 1, tokens: 10 } } })
+    yield* persistence.addToLifetime({
+      sessions: 0,
+      calls: 1,
+      tokens: 10,
+      byReason: { worker: { calls: 1, tokens: 10 } }
+    })
   }
   process.stdout.write(`${JSON.stringify({ start, end: Date.now() })}\n`)
 })

@@ -100,7 +100,7 @@ describe("Persistence.layer: lifetime statistics", () => {
         const persistence = yield* Persistence
         const fs = yield* FileSystem.FileSystem
         yield* fs.makeDirectory(stateDir, { recursive: true })
-        yield* fs.writeFileString(`${stateDir}/${lifetimeFileName}`, "{\"calls\": \"many\"")
+        yield* fs.writeFileString(`${stateDir}/${lifetimeFileName}`, '{"calls": "many"')
 
         const { result, logs } = yield* withCapturedLogs(persistence.lifetime)
 

@@ -68,7 +68,12 @@ describe("Persistence.layerMemory", () => {
     Effect.gen(function*() {
       const persistence = yield* Persistence
       assert.deepStrictEqual(yield* persistence.lifetime, emptyLifetime)
-      yield* persistence.addToLifetime({ sessions: 1, calls: 1, tokens: 10, byReason: { noise: { calls: 1, tokens: 10 } } })
+      yield* persistence.addToLifetime({
+        sessions: 1,
+        calls: 1,
+        tokens: 10,
+        byReason: { noise: { calls: 1, tokens: 10 } }
+      })
       const totals = yield* persistence.addToLifetime({ sessions: 0, calls: 2, tokens: 5, byReason: {} })
       assert.deepStrictEqual({ ...totals, updatedAt: 0 }, {
         ...emptyLifetime,

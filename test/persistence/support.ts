@@ -24,7 +24,9 @@ export const tempRoot = Effect.gen(function*() {
 
 /** A test body run against the live layer over a fresh temporary root. */
 export const onDisk = <A, E>(
-  body: (dirs: { root: string; stateDir: string }) => Effect.Effect<A, E, Persistence | FileSystem.FileSystem | Path.Path>
+  body: (
+    dirs: { root: string; stateDir: string }
+  ) => Effect.Effect<A, E, Persistence | FileSystem.FileSystem | Path.Path>
 ) =>
   Effect.gen(function*() {
     const dirs = yield* tempRoot

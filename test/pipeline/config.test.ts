@@ -13,7 +13,9 @@ const opencodeConfigAfter = (opencode: Record<string, any>, config: object = {})
   }).pipe(Effect.scoped)
 
 const primaryTools = (config: Record<string, any>): Array<string> => config.experimental?.primary_tools ?? []
-const tools = (discard: boolean, extract: boolean) => ({ tools: { discard: { enabled: discard }, extract: { enabled: extract } } })
+const tools = (discard: boolean, extract: boolean) => ({
+  tools: { discard: { enabled: discard }, extract: { enabled: extract } }
+})
 
 describe("config hook", () => {
   it.effect("registers discard and extract as primary tools", () =>
@@ -24,7 +26,9 @@ describe("config hook", () => {
 
   it.effect("keeps the primary tools and other experimental settings already there", () =>
     Effect.gen(function*() {
-      const config = yield* opencodeConfigAfter({ experimental: { primary_tools: ["websearch", "todowrite"], batch_tool: true } })
+      const config = yield* opencodeConfigAfter({
+        experimental: { primary_tools: ["websearch", "todowrite"], batch_tool: true }
+      })
       assert.deepStrictEqual(primaryTools(config).slice(0, 2), ["websearch", "todowrite"])
       assert.includeMembers(primaryTools(config), ["discard", "extract"])
       assert.strictEqual(config.experimental.batch_tool, true)
@@ -53,7 +57,9 @@ describe("config hook", () => {
 
   it.effect("registers neither when both are off, and keeps what was there", () =>
     Effect.gen(function*() {
-      const tools_ = primaryTools(yield* opencodeConfigAfter({ experimental: { primary_tools: ["websearch"] } }, tools(false, false)))
+      const tools_ = primaryTools(
+        yield* opencodeConfigAfter({ experimental: { primary_tools: ["websearch"] } }, tools(false, false))
+      )
       assert.strictEqual(tools_[0], "websearch")
       assert.notInclude(tools_, "discard")
       assert.notInclude(tools_, "extract")

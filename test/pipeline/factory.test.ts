@@ -14,7 +14,10 @@ let root: string
 beforeEach(async () => {
   root = rootOf()
   await mkdir(join(root, "project", ".opencode"), { recursive: true })
-  await writeFile(join(root, "project", ".opencode", "dcp.jsonc"), `{ "protectedFilePatterns": ["**/secret/**"], "cache": { "mode": "immediate" } }`)
+  await writeFile(
+    join(root, "project", ".opencode", "dcp.jsonc"),
+    `{ "protectedFilePatterns": ["**/secret/**"], "cache": { "mode": "immediate" } }`
+  )
 })
 
 const big = (label: string) => Array.from({ length: 150 }, (_, i) => `${label} ${i}: some content here`).join("\n")
@@ -30,7 +33,9 @@ const history = (): Array<Msg> => [
 
 const load = async (client: FakeClient) => {
   const hooks = await loadPlugin(root, client)
-  return hooks as Required<Pick<Hooks, "tool" | "event" | "dispose" | "experimental.chat.messages.transform" | "chat.message">>
+  return hooks as Required<
+    Pick<Hooks, "tool" | "event" | "dispose" | "experimental.chat.messages.transform" | "chat.message">
+  >
 }
 
 const context = () => toolContext(join(root, "project"))
@@ -57,7 +62,10 @@ describe("pruning tools through the plugin factory", () => {
   it("discard.execute sends its note through the client only when the session goes idle, with the user's agent", async () => {
     const client = fakeClient()
     const hooks = await load(client)
-    await hooks["chat.message"]({ sessionID, agent: "plan", model: { providerID: "p", modelID: "m" } } as never, {} as never)
+    await hooks["chat.message"](
+      { sessionID, agent: "plan", model: { providerID: "p", modelID: "m" } } as never,
+      {} as never
+    )
     await transform(hooks, fresh(history()))
     await hooks.tool.discard!.execute({ ids: ["completion", "1", "2"] }, context())
     await transform(hooks, fresh(history()))
@@ -66,7 +74,12 @@ describe("pruning tools through the plugin factory", () => {
     expect(notesSent(client)).toHaveLength(1)
     expect(notesSent(client)[0]!.body).toMatchObject({
       path: { id: sessionID },
-      body: { noReply: true, agent: "plan", model: { providerID: "p", modelID: "m" }, parts: [{ type: "text", ignored: true }] }
+      body: {
+        noReply: true,
+        agent: "plan",
+        model: { providerID: "p", modelID: "m" },
+        parts: [{ type: "text", ignored: true }]
+      }
     })
     await hooks.dispose()
   })
@@ -87,7 +100,9 @@ describe("pruning tools through the plugin factory", () => {
     const hooks = await load(fakeClient())
     await transform(hooks, fresh(history()))
     await expect(hooks.tool.discard!.execute({ ids: ["noise", "3"] }, context())).rejects.toThrow(
-      new Error("Nothing was pruned.\nid 3 (read secret/k.ts) touches a file matching a protected file pattern; it is never pruned.")
+      new Error(
+        "Nothing was pruned.\nid 3 (read secret/k.ts) touches a file matching a protected file pattern; it is never pruned."
+      )
     )
     await expect(hooks.tool.discard!.execute({ ids: ["tidy", "1"] }, context())).rejects.toBeInstanceOf(Error)
     const next = await transform(hooks, fresh(history()))
@@ -100,10 +115,15 @@ describe("pruning tools through the plugin factory", () => {
     await transform(hooks, fresh(history()))
     const distillation = ["a.ts defines compute()"]
     const reply = await hooks.tool.extract!.execute({ ids: ["1"], distillation }, context())
-    const next = await transform(hooks, fresh([
-      ...history(),
-      assistant([tool({ tool: "extract", callID: "x1", input: { ids: ["1"], distillation }, output: reply as string })])
-    ]))
+    const next = await transform(
+      hooks,
+      fresh([
+        ...history(),
+        assistant([
+          tool({ tool: "extract", callID: "x1", input: { ids: ["1"], distillation }, output: reply as string })
+        ])
+      ])
+    )
     expect(toolPart(next, "c1").state.output).toMatch(/^\[pruned after extract, .*; (?:id|recall) 1\]$/)
     expect(toolPart(next, "x1").state.input.distillation).toEqual(distillation)
     await hooks.dispose()
@@ -128,14 +148,19 @@ describe("pruning tools through the plugin factory", () => {
   })
 
   const unusable = "../ses_1"
-  const refusal = `The context pruning plugin cannot work in this session. Invalid session ID "${unusable}": it contains a ` +
+  const refusal =
+    `The context pruning plugin cannot work in this session. Invalid session ID "${unusable}": it contains a ` +
     `character other than an ASCII letter, digit, "_" or "-". A session ID is 1 to 128 ASCII letters, digits, "_" or ` +
     `"-", not starting with "-".`
   type Loaded = Awaited<ReturnType<typeof load>>
   const inUnusable = () => ({ ...context(), sessionID: unusable })
   const calls: ReadonlyArray<readonly [string, (hooks: Loaded) => Promise<unknown>, string]> = [
     ["discard", (hooks) => hooks.tool.discard!.execute({ ids: ["noise", "1"] }, inUnusable()), "Nothing was pruned."],
-    ["extract", (hooks) => hooks.tool.extract!.execute({ ids: ["1"], distillation: ["x"] }, inUnusable()), "Nothing was pruned."],
+    [
+      "extract",
+      (hooks) => hooks.tool.extract!.execute({ ids: ["1"], distillation: ["x"] }, inUnusable()),
+      "Nothing was pruned."
+    ],
     ["recall", (hooks) => hooks.tool.recall!.execute({ ids: ["1"] }, inUnusable()), "Nothing was recalled."]
   ]
 

@@ -132,4 +132,3 @@ export const hooksUnder = (root: string, options: PluginUnderOptions = {}) =>
     const call = <A>(f: () => Promise<A>) => Effect.promise(f)
     return { hooks, run, call, config }
   })
-

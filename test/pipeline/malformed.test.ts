@@ -59,7 +59,10 @@ const malformedParts: ReadonlyArray<readonly [string, unknown]> = [
   ["a tool part whose input is a string", toolPartOf({ status: "completed", input: "src/a.ts", output })],
   ["a tool part whose input is an array", toolPartOf({ status: "completed", input: ["src/a.ts"], output })],
   ["a tool part whose input is null", toolPartOf({ status: "completed", input: null, output })],
-  ["a tool part without a callID", { ...toolPartOf({ status: "completed", input: { filePath: "x" }, output }), callID: undefined }],
+  ["a tool part without a callID", {
+    ...toolPartOf({ status: "completed", input: { filePath: "x" }, output }),
+    callID: undefined
+  }],
   ["a tool part whose state is a string", toolPartOf("completed")],
   ["a part of an unknown type", { id: "prt_new", type: "hologram", payload: { x: 1 } }],
   ["a part that is null", null],
@@ -131,7 +134,10 @@ describe("malformed host input through the messages hook", () => {
       ]
       const { messages, result } = yield* transformThroughHook(fresh(history), { tokenizer: Tokenizer.layer })
       assert.isUndefined(result)
-      assert.match(toolPart(messages as Array<Msg>, "c1").state.output, /^\[pruned duplicate, ~[\d.]+M tokens; (?:id|recall) 1\]$/)
+      assert.match(
+        toolPart(messages as Array<Msg>, "c1").state.output,
+        /^\[pruned duplicate, ~[\d.]+M tokens; (?:id|recall) 1\]$/
+      )
       assert.strictEqual(toolPart(messages as Array<Msg>, "c2").state.output, tagged(2, huge))
     }).pipe(Effect.scoped))
 
@@ -155,10 +161,13 @@ describe("malformed host input through the messages hook", () => {
 
   it.effect("a history with an invalid session ID goes out unmodified", () =>
     Effect.gen(function*() {
-      const history = [user("go", { session: "../../etc" }), assistant([
-        tool({ tool: "read", callID: "c1", input: { filePath: "a" }, output }),
-        tool({ tool: "read", callID: "c2", input: { filePath: "a" }, output })
-      ], { session: "../../etc" })]
+      const history = [
+        user("go", { session: "../../etc" }),
+        assistant([
+          tool({ tool: "read", callID: "c1", input: { filePath: "a" }, output }),
+          tool({ tool: "read", callID: "c2", input: { filePath: "a" }, output })
+        ], { session: "../../etc" })
+      ]
       const { messages, result } = yield* transformThroughHook(fresh(history))
       assert.isUndefined(result)
       assert.deepStrictEqual(messages, history)

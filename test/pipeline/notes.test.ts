@@ -6,7 +6,8 @@ import { tempDir } from "../support/layers.ts"
 import { hooksUnder, idle, notes, type PluginServices } from "./helpers.ts"
 
 const big = (label: string) => Array.from({ length: 150 }, (_, i) => `${label} ${i}: some content here`).join("\n")
-const read = (callID: string, file: string) => tool({ tool: "read", callID, input: { filePath: file }, output: big(file) })
+const read = (callID: string, file: string) =>
+  tool({ tool: "read", callID, input: { filePath: file }, output: big(file) })
 
 /** One agent run: three requests, each adding a step; two of them make a read a duplicate. */
 const run: ReadonlyArray<Array<Msg>> = (() => {
@@ -127,11 +128,21 @@ describe("notes", () => {
       const root = yield* tempDir
       const { call, hooks, run: inPlugin } = yield* hooksUnder(root)
       for (const request of run) {
-        yield* call(() => hooks["experimental.chat.messages.transform"]!({} as never, { messages: fresh(request) as never }))
+        yield* call(() =>
+          hooks["experimental.chat.messages.transform"]!({} as never, { messages: fresh(request) as never })
+        )
       }
-      yield* call(() => hooks.event!({ event: { type: "session.status", properties: { sessionID, status: { type: "busy" } } } as never }))
+      yield* call(() =>
+        hooks.event!({
+          event: { type: "session.status", properties: { sessionID, status: { type: "busy" } } } as never
+        })
+      )
       assert.deepStrictEqual(yield* inPlugin(notes), [])
-      yield* call(() => hooks.event!({ event: { type: "session.status", properties: { sessionID, status: { type: "idle" } } } as never }))
+      yield* call(() =>
+        hooks.event!({
+          event: { type: "session.status", properties: { sessionID, status: { type: "idle" } } } as never
+        })
+      )
       assert.strictEqual((yield* inPlugin(notes)).length, 1)
     }).pipe(Effect.scoped))
 })

@@ -21,7 +21,8 @@ const session = "ses_property0000000000000001"
 const runs = { numRuns: 60 }
 const cases: fc.Arbitrary<[HistorySpec, GeneratedConfig]> = fc.tuple(historySpec(), generatedConfig)
 
-const oneIn = (n: number) => fc.oneof({ weight: n - 1, arbitrary: fc.constant(false) }, { weight: 1, arbitrary: fc.constant(true) })
+const oneIn = (n: number) =>
+  fc.oneof({ weight: n - 1, arbitrary: fc.constant(false) }, { weight: 1, arbitrary: fc.constant(true) })
 
 /**
  * Histories in which some tool calls repeat an earlier completed call with a long output exactly (tool, input and
@@ -75,7 +76,8 @@ const sendFresh = (messages: Array<Msg>, config: GeneratedConfig, host = {}) =>
 
 /** A placeholder for the call with stable ID `id`: every kind ends with the ID it can be recalled by. */
 const isPlaceholder = (value: unknown, id: number | undefined) =>
-  typeof value === "string" && value.startsWith("[") && (value.endsWith(`; recall ${id}]`) || value.endsWith(`; id ${id}]`))
+  typeof value === "string" && value.startsWith("[") &&
+  (value.endsWith(`; recall ${id}]`) || value.endsWith(`; id ${id}]`))
 
 /** A text sent as it came, or under the `[id N]` tag of the call with stable ID `id`. */
 const sentAsIs = (sent: unknown, original: unknown, id: number | undefined) =>
@@ -103,7 +105,11 @@ const partOf = (messages: ReadonlyArray<Msg>, callID: string) =>
   messages.flatMap((message) => message.parts).find((part) => part.callID === callID) as Record<string, any>
 
 /** Only content changes: message and part structure, IDs, roles and tool metadata stay. */
-const assertSameStructure = (input: ReadonlyArray<Msg>, output: ReadonlyArray<Msg>, ids: Readonly<Record<string, number>>) => {
+const assertSameStructure = (
+  input: ReadonlyArray<Msg>,
+  output: ReadonlyArray<Msg>,
+  ids: Readonly<Record<string, number>>
+) => {
   const extra = output.length - input.length
   assert.isTrue(extra === 0 || (extra === 1 && output[output.length - 1]!.info.id === syntheticId), "message count")
   input.forEach((message, i) => {
@@ -120,11 +126,19 @@ const assertSameStructure = (input: ReadonlyArray<Msg>, output: ReadonlyArray<Ms
       assert.strictEqual(after.status, before.status, "status")
       assert.isTrue(sentAsIs(after.error, before.error, id), `error text, under its ID tag at most: ${after.error}`)
       if (!sentAsIs(after.output, before.output, id)) {
-        assert.isTrue(isPlaceholder(after.output, id), `output replaced by a placeholder: ${String(after.output).slice(0, 80)}`)
+        assert.isTrue(
+          isPlaceholder(after.output, id),
+          `output replaced by a placeholder: ${String(after.output).slice(0, 80)}`
+        )
       }
-      assert.deepStrictEqual(Object.keys(after.input ?? {}).sort(), Object.keys(before.input ?? {}).sort(), "input keys")
+      assert.deepStrictEqual(
+        Object.keys(after.input ?? {}).sort(),
+        Object.keys(before.input ?? {}).sort(),
+        "input keys"
+      )
       for (const [key, value] of Object.entries(before.input ?? {})) {
-        if (JSON.stringify(after.input[key]) !== JSON.stringify(value)) assert.isTrue(isPlaceholder(after.input[key], id), `input ${key}`)
+        if (JSON.stringify(after.input[key]) !== JSON.stringify(value))
+          assert.isTrue(isPlaceholder(after.input[key], id), `input ${key}`)
       }
       const { output: _o, input: _i, error: _e, attachments: _a, ...restBefore } = before
       const { output: _o2, input: _i2, error: _e2, attachments: _a2, ...restAfter } = after
@@ -142,7 +156,8 @@ const fileOf = (part: Record<string, any>): string | undefined =>
 const untagged = (part: Record<string, any>, id: number | undefined): Record<string, any> => {
   const state = { ...part.state }
   for (const key of ["output", "error"]) {
-    if (typeof state[key] === "string" && state[key].startsWith(`[id ${id}]\n`)) state[key] = state[key].slice(`[id ${id}]\n`.length)
+    if (typeof state[key] === "string" && state[key].startsWith(`[id ${id}]\n`))
+      state[key] = state[key].slice(`[id ${id}]\n`.length)
   }
   return { ...part, state }
 }
@@ -162,7 +177,8 @@ const assertProtectedUntouched = (
   for (const { part, turn } of calls) {
     const sent = partOf(output, part.callID)
     const file = fileOf(part)
-    const byPattern = file !== undefined && config.protectedFilePatterns.some((pattern) => matchesProtectedPattern(pattern, file))
+    const byPattern = file !== undefined &&
+      config.protectedFilePatterns.some((pattern) => matchesProtectedPattern(pattern, file))
     const recent = config.turnProtection.enabled && turns - turn < config.turnProtection.turns
     if (byPattern || part.tool === "task" || part.tool === "todowrite") {
       assert.deepStrictEqual(sent, part, `protected ${part.tool} ${part.callID}`)
@@ -233,7 +249,10 @@ describe("transform properties over generated histories", () => {
             const { ids } = yield* stateOf(session)
             for (const [callID, bytes] of applied) {
               const sent = JSON.stringify(partOf(output, callID))
-              assert.isTrue(sent === bytes, `${callID} was sent as ${bytes.slice(0, 300)}\nthen as ${sent.slice(0, 300)}`)
+              assert.isTrue(
+                sent === bytes,
+                `${callID} was sent as ${bytes.slice(0, 300)}\nthen as ${sent.slice(0, 300)}`
+              )
             }
             const { calls } = callsOf(messages.slice(0, n))
             for (const { part } of calls) {

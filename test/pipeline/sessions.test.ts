@@ -18,20 +18,33 @@ const requestsOf = (history: ReadonlyArray<Msg>): Array<Array<Msg>> =>
 const sessions: Record<string, Array<Msg>> = {
   ses_dup: [
     user("read twice", { session: "ses_dup" }),
-    assistant([tool({ tool: "read", callID: "c1", input: { filePath: "src/a.ts" }, output: big("a") })], { session: "ses_dup" }),
-    assistant([tool({ tool: "read", callID: "c2", input: { filePath: "src/a.ts" }, output: big("a") })], { session: "ses_dup" })
+    assistant([tool({ tool: "read", callID: "c1", input: { filePath: "src/a.ts" }, output: big("a") })], {
+      session: "ses_dup"
+    }),
+    assistant([tool({ tool: "read", callID: "c2", input: { filePath: "src/a.ts" }, output: big("a") })], {
+      session: "ses_dup"
+    })
   ],
   ses_write: [
     user("write and read", { session: "ses_write" }),
-    assistant([tool({ tool: "write", callID: "c1", input: { filePath: "src/b.ts", content: big("b") }, output: "ok" })], {
+    assistant(
+      [tool({ tool: "write", callID: "c1", input: { filePath: "src/b.ts", content: big("b") }, output: "ok" })],
+      {
+        session: "ses_write"
+      }
+    ),
+    assistant([tool({ tool: "read", callID: "c2", input: { filePath: "src/b.ts" }, output: big("b") })], {
       session: "ses_write"
-    }),
-    assistant([tool({ tool: "read", callID: "c2", input: { filePath: "src/b.ts" }, output: big("b") })], { session: "ses_write" })
+    })
   ],
   ses_plain: [
     user("just look", { session: "ses_plain" }),
-    assistant([tool({ tool: "grep", callID: "c1", input: { pattern: "TODO" }, output: big("grep") })], { session: "ses_plain" }),
-    assistant([tool({ tool: "glob", callID: "c2", input: { pattern: "**/*.ts" }, output: big("glob") })], { session: "ses_plain" })
+    assistant([tool({ tool: "grep", callID: "c1", input: { pattern: "TODO" }, output: big("grep") })], {
+      session: "ses_plain"
+    }),
+    assistant([tool({ tool: "glob", callID: "c2", input: { pattern: "**/*.ts" }, output: big("glob") })], {
+      session: "ses_plain"
+    })
   ],
   ses_other: [
     user("other ids", { session: "ses_other" }),
@@ -46,7 +59,9 @@ const sessions: Record<string, Array<Msg>> = {
 const essentials = (state: SessionFile) => ({
   ids: state.ids,
   nextId: state.nextId,
-  pruned: Object.fromEntries(Object.entries(state.pruned).map(([callID, record]) => [callID, [record.reason, record.tokens]])),
+  pruned: Object.fromEntries(
+    Object.entries(state.pruned).map(([callID, record]) => [callID, [record.reason, record.tokens]])
+  ),
   calls: state.stats.calls,
   tokens: state.stats.tokens,
   byReason: state.stats.byReason,

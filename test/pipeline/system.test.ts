@@ -8,7 +8,9 @@ import { hooksUnder } from "./helpers.ts"
 const model = { providerID: "fake", id: "fake-model", limit: { context: 200_000, output: 8_000 } }
 const agentPrompt = "You are opencode, an interactive CLI tool that helps users with software engineering tasks."
 
-const tools = (discard: boolean, extract: boolean) => ({ tools: { discard: { enabled: discard }, extract: { enabled: extract } } })
+const tools = (discard: boolean, extract: boolean) => ({
+  tools: { discard: { enabled: discard }, extract: { enabled: extract } }
+})
 
 /** The system prompt after the real hook ran once per request in `requests`. */
 const systemAfter = (
@@ -21,7 +23,9 @@ const systemAfter = (
     const results: Array<Array<string>> = []
     for (const request of requests) {
       const output = { system: [...request.system] }
-      yield* call(() => hooks["experimental.chat.system.transform"]!({ sessionID: request.sessionID, model } as never, output))
+      yield* call(() =>
+        hooks["experimental.chat.system.transform"]!({ sessionID: request.sessionID, model } as never, output)
+      )
       results.push(output.system)
     }
     return results

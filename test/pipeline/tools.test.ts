@@ -124,13 +124,22 @@ describe("discard", () => {
         for (const n of [9, 10, 11, 12]) {
           const sent = yield* send(fresh(messages))
           nudged.push(/could be discarded or extracted/.test(tailOf(sent) ?? ""))
-          messages = [...messages, assistant([tool({ tool: "glob", callID: `c${n}`, input: { pattern: `*.${n}` }, output: big(`glob${n}`) })])]
+          messages = [
+            ...messages,
+            assistant([tool({ tool: "glob", callID: `c${n}`, input: { pattern: `*.${n}` }, output: big(`glob${n}`) })])
+          ]
         }
         // Counted from before the discard, the 8th result (the request after c9) would have been due.
         assert.deepStrictEqual(nudged, [false, false, false, true])
       }),
       // Billed per request, a nudge is always worth its rebuild: only the count decides.
-      { config: { ...config, cache: { pricing: "per-request" }, tools: { settings: { nudgeFrequency: 4, nudgeMinTokens: 100 } } } }
+      {
+        config: {
+          ...config,
+          cache: { pricing: "per-request" },
+          tools: { settings: { nudgeFrequency: 4, nudgeMinTokens: 100 } }
+        }
+      }
     ))
 })
 
@@ -150,7 +159,9 @@ describe("extract", () => {
   it.effect("the outputs are pruned and the extract call still carries the distillation in the next request", () =>
     withPlugin(Effect.gen(function*() {
       const reply = yield* extract(sessionID, ["1", "2"], distillation)
-      const next = yield* send(fresh([...history, pruningCall("extract", "x1", { ids: ["1", "2"], distillation }, reply)]))
+      const next = yield* send(
+        fresh([...history, pruningCall("extract", "x1", { ids: ["1", "2"], distillation }, reply)])
+      )
       assert.match(toolPart(next, "c1").state.output, /^\[pruned after extract, ~[\d.]+k? tokens; (?:id|recall) 1\]$/)
       assert.match(toolPart(next, "c2").state.output, /^\[pruned after extract, ~[\d.]+k? tokens; (?:id|recall) 2\]$/)
       assert.deepStrictEqual(toolPart(next, "x1").state.input, { ids: ["1", "2"], distillation })
@@ -167,18 +178,50 @@ describe("extract", () => {
 describe("validation failures are rejections that prune nothing", () => {
   const failures: ReadonlyArray<readonly [string, () => Effect.Effect<string, { message: string }, any>, string]> = [
     ["an empty discard", () => discard(sessionID, []), "ids is empty. Pass the reason first"],
-    ["a discard without a reason", () => discard(sessionID, ["1", "2"]), 'The reason is missing: the first entry of ids must be "completion" or "noise"'],
+    [
+      "a discard without a reason",
+      () => discard(sessionID, ["1", "2"]),
+      'The reason is missing: the first entry of ids must be "completion" or "noise"'
+    ],
     ["an unknown reason", () => discard(sessionID, ["cleanup", "1"]), 'Unknown reason "cleanup". Use "completion"'],
     ["a reason without ids", () => discard(sessionID, ["noise"]), 'No ids after the reason "noise"'],
     ["a non-numeric id", () => discard(sessionID, ["noise", "abc"]), '"abc" is not a numeric id'],
-    ["an id out of range", () => discard(sessionID, ["noise", "99"]), "There is no tool call with id 99 in this conversation"],
+    [
+      "an id out of range",
+      () => discard(sessionID, ["noise", "99"]),
+      "There is no tool call with id 99 in this conversation"
+    ],
     ["an id listed twice", () => discard(sessionID, ["noise", "1", "1"]), "id 1 is listed twice."],
-    ["an id of a protected tool", () => discard(sessionID, ["noise", "3"]), "id 3 (task Explore) is a task call, which is never pruned."],
-    ["an id of a protected file", () => discard(sessionID, ["noise", "4"]), "id 4 (read secret/keys.ts) touches a file matching a protected file pattern"],
-    ["an id of an unfinished call", () => discard(sessionID, ["noise", "6"]), "id 6 (bash npm run dev) has not finished yet."],
-    ["an id with no text output", () => discard(sessionID, ["noise", "7"]), "id 7 (bash ls) has no output worth pruning"],
-    ["valid and invalid ids together", () => discard(sessionID, ["noise", "1", "99"]), "There is no tool call with id 99"],
-    ["an empty extract", () => extract(sessionID, [], []), "ids is empty. Pass the numbers of the outputs' [id N] tags"],
+    [
+      "an id of a protected tool",
+      () => discard(sessionID, ["noise", "3"]),
+      "id 3 (task Explore) is a task call, which is never pruned."
+    ],
+    [
+      "an id of a protected file",
+      () => discard(sessionID, ["noise", "4"]),
+      "id 4 (read secret/keys.ts) touches a file matching a protected file pattern"
+    ],
+    [
+      "an id of an unfinished call",
+      () => discard(sessionID, ["noise", "6"]),
+      "id 6 (bash npm run dev) has not finished yet."
+    ],
+    [
+      "an id with no text output",
+      () => discard(sessionID, ["noise", "7"]),
+      "id 7 (bash ls) has no output worth pruning"
+    ],
+    [
+      "valid and invalid ids together",
+      () => discard(sessionID, ["noise", "1", "99"]),
+      "There is no tool call with id 99"
+    ],
+    [
+      "an empty extract",
+      () => extract(sessionID, [], []),
+      "ids is empty. Pass the numbers of the outputs' [id N] tags"
+    ],
     ["fewer findings than ids", () => extract(sessionID, ["1", "2"], ["one"]), "Got 2 ids but 1 distillation entry"],
     ["a blank finding", () => extract(sessionID, ["1", "2"], ["one", "  "]), "The distillation for id 2 is empty"],
     ["an extract of a protected tool", () => extract(sessionID, ["3"], ["x"]), "is a task call, which is never pruned."]
@@ -199,14 +242,20 @@ describe("validation failures are rejections that prune nothing", () => {
   it.effect("an already pruned id is rejected and nothing more is pruned", () =>
     withPlugin(Effect.gen(function*() {
       yield* discard(sessionID, ["noise", "1"])
-      assert.include(yield* rejection(discard(sessionID, ["noise", "2", "1"])), "id 1 (read src/a.ts) is already pruned.")
+      assert.include(
+        yield* rejection(discard(sessionID, ["noise", "2", "1"])),
+        "id 1 (read src/a.ts) is already pruned."
+      )
       assert.deepStrictEqual(Object.keys((yield* stateOf(sessionID)).pruned), ["c1"])
     })))
 
   it.effect("a turn-protected id is rejected", () =>
     withPlugin(
       Effect.gen(function*() {
-        assert.include(yield* rejection(discard(sessionID, ["noise", "5"])), "id 5 (bash npm test) is from the last 2 turns, which are protected")
+        assert.include(
+          yield* rejection(discard(sessionID, ["noise", "5"])),
+          "id 5 (bash npm test) is from the last 2 turns, which are protected"
+        )
         assert.deepStrictEqual((yield* stateOf(sessionID)).pruned, {})
       }),
       { config: { turnProtection: { enabled: true, turns: 2 } } }
@@ -215,7 +264,10 @@ describe("validation failures are rejections that prune nothing", () => {
   it.effect("pruning in a sub-agent session is rejected", () =>
     withPlugin(
       Effect.gen(function*() {
-        assert.strictEqual(yield* rejection(discard(sessionID, ["noise", "1"])), "Pruning is not available in sub-agent sessions.")
+        assert.strictEqual(
+          yield* rejection(discard(sessionID, ["noise", "1"])),
+          "Pruning is not available in sub-agent sessions."
+        )
       }),
       { host: { sessions: { [sessionID]: { parentID: "ses_parent" } } } }
     ))

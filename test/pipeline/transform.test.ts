@@ -77,13 +77,18 @@ describe("transform: supersede writes", () => {
       const content = big("written")
       const history = [
         user("write then check"),
-        assistant([tool({ tool: "write", callID: "w1", input: { filePath: file, content }, output: "Wrote file successfully." })]),
+        assistant([
+          tool({ tool: "write", callID: "w1", input: { filePath: file, content }, output: "Wrote file successfully." })
+        ]),
         assistant([tool({ tool: "read", callID: "r1", input: { filePath: file }, output: content })])
       ]
       const sent = yield* send(fresh(history)).pipe(Effect.provide(pipelineUnder(root)))
       assert.strictEqual(occurrences(JSON.stringify(sent), "written 17: export"), 1)
       const write = toolPart(sent, "w1").state
-      assert.match(write.input.content, /^\[pruned content: ~[\d.]+k? tokens; the file was read again later; (?:id|recall) 1\]$/)
+      assert.match(
+        write.input.content,
+        /^\[pruned content: ~[\d.]+k? tokens; the file was read again later; (?:id|recall) 1\]$/
+      )
       assert.strictEqual(write.input.filePath, file)
       assert.strictEqual(write.output, "Wrote file successfully.")
       assert.strictEqual(toolPart(sent, "r1").state.output, tagged(2, content))
@@ -117,7 +122,9 @@ describe("transform: supersede writes", () => {
       const root = yield* tempDir
       const history = [
         user("write then peek"),
-        assistant([tool({ tool: "write", callID: "w1", input: { filePath: "src/a.ts", content: big("w") }, output: "ok" })]),
+        assistant([
+          tool({ tool: "write", callID: "w1", input: { filePath: "src/a.ts", content: big("w") }, output: "ok" })
+        ]),
         assistant([tool({ tool: "read", callID: "r1", input: { filePath: "src/a.ts", offset: 100 }, output: "tail" })])
       ]
       const sent = yield* send(fresh(history)).pipe(Effect.provide(pipelineUnder(root)))
@@ -127,7 +134,12 @@ describe("transform: supersede writes", () => {
 
 describe("transform: purge errors", () => {
   const failed = (command: string) =>
-    tool({ tool: "bash", callID: "b1", input: { command, description: "Build" }, error: "exit code 2: syntax error near fi" })
+    tool({
+      tool: "bash",
+      callID: "b1",
+      input: { command, description: "Build" },
+      error: "exit code 2: syntax error near fi"
+    })
 
   it.effect("an old failed call's large input is replaced and its error text kept", () =>
     Effect.gen(function*() {
@@ -240,8 +252,14 @@ describe("transform: restart", () => {
   it.effect("a prune reloaded after a restart is not counted again", () =>
     Effect.gen(function*() {
       const root = yield* tempDir
-      const first = yield* send(fresh(history)).pipe(Effect.andThen(stateOf(sessionID)), Effect.provide(pipelineUnder(root)))
-      const second = yield* send(fresh(history)).pipe(Effect.andThen(stateOf(sessionID)), Effect.provide(pipelineUnder(root)))
+      const first = yield* send(fresh(history)).pipe(
+        Effect.andThen(stateOf(sessionID)),
+        Effect.provide(pipelineUnder(root))
+      )
+      const second = yield* send(fresh(history)).pipe(
+        Effect.andThen(stateOf(sessionID)),
+        Effect.provide(pipelineUnder(root))
+      )
       assert.strictEqual(first.stats.calls, 1)
       assert.deepStrictEqual(prunesIn(second.stats), prunesIn(first.stats))
     }).pipe(Effect.scoped))
@@ -250,8 +268,14 @@ describe("transform: restart", () => {
     Effect.gen(function*() {
       const root = yield* tempDir
       yield* send(fresh(history)).pipe(Effect.provide(pipelineUnder(root)))
-      const longer = [...history, assistant([tool({ tool: "glob", callID: "c4", input: { pattern: "**/*.ts" }, output: "a.ts" })])]
-      const state = yield* send(fresh(longer)).pipe(Effect.andThen(stateOf(sessionID)), Effect.provide(pipelineUnder(root)))
+      const longer = [
+        ...history,
+        assistant([tool({ tool: "glob", callID: "c4", input: { pattern: "**/*.ts" }, output: "a.ts" })])
+      ]
+      const state = yield* send(fresh(longer)).pipe(
+        Effect.andThen(stateOf(sessionID)),
+        Effect.provide(pipelineUnder(root))
+      )
       assert.deepStrictEqual(state.ids, { c1: 1, c2: 2, c3: 3, c4: 4 })
     }).pipe(Effect.scoped))
 })
@@ -340,8 +364,13 @@ describe("transform: nudges", () => {
   const nudgeConfig = { tools: { settings: { nudgeFrequency: 3, nudgeMinTokens: 100 } } }
   const steps = [
     user("explore"),
-    ...Array.from({ length: 6 }, (_, i) =>
-      assistant([tool({ tool: "read", callID: `c${i + 1}`, input: { filePath: `src/f${i + 1}.ts` }, output: big(`f${i + 1}`) })]))
+    ...Array.from(
+      { length: 6 },
+      (_, i) =>
+        assistant([
+          tool({ tool: "read", callID: `c${i + 1}`, input: { filePath: `src/f${i + 1}.ts` }, output: big(`f${i + 1}`) })
+        ])
+    )
   ]
   /** The request after `n` steps of the agent loop. */
   const request = (n: number) => fresh(steps.slice(0, n + 1))

@@ -67,10 +67,13 @@ describe("plugin factory", () => {
       const hooks = await load(fakeClient({ mode }))
       const messages = fresh(history())
       const before = structuredClone(messages)
-      await expect(hooks["experimental.chat.messages.transform"]!({}, { messages: messages as never })).resolves.toBeUndefined()
+      await expect(hooks["experimental.chat.messages.transform"]!({}, { messages: messages as never })).resolves
+        .toBeUndefined()
       await expect(hooks["chat.message"]!({ sessionID }, { message: {} as never, parts: [] })).resolves.toBeUndefined()
       await expect(hooks["experimental.session.compacting"]!({ sessionID }, { context: [] })).resolves.toBeUndefined()
-      await expect(hooks.event!({ event: { type: "session.deleted", properties: { info: { id: sessionID } } } as never }))
+      await expect(
+        hooks.event!({ event: { type: "session.deleted", properties: { info: { id: sessionID } } } as never })
+      )
         .resolves.toBeUndefined()
       expect(messages).toEqual(before)
       await hooks.dispose?.()
@@ -79,7 +82,10 @@ describe("plugin factory", () => {
 
   it("registers /dcp through the config hook, and the pruning tools as primary-agent tools", async () => {
     const hooks = await load()
-    const opencode: Record<string, any> = { command: { mine: { template: "x" } }, experimental: { primary_tools: ["other"] } }
+    const opencode: Record<string, any> = {
+      command: { mine: { template: "x" } },
+      experimental: { primary_tools: ["other"] }
+    }
     await hooks.config!(opencode as never)
     expect(Object.keys(opencode.command).sort()).toEqual(["dcp", "mine"])
     expect(opencode.command.dcp.description).toContain("stats")
@@ -90,13 +96,16 @@ describe("plugin factory", () => {
   it("/dcp is answered by a thrown HTTP 200 response (no model turn) after storing its output as a note", async () => {
     const client = fakeClient()
     const hooks = await load(client)
-    const thrown = await hooks["command.execute.before"]!({ command: "dcp", sessionID, arguments: "" }, { parts: [] }).then(
-      () => undefined,
-      (value: unknown) => value
-    )
+    const thrown = await hooks["command.execute.before"]!({ command: "dcp", sessionID, arguments: "" }, { parts: [] })
+      .then(
+        () => undefined,
+        (value: unknown) => value
+      )
     expect(thrown).toMatchObject({ "~effect/http/HttpServerResponse": "~effect/http/HttpServerResponse", status: 200 })
     const note = client.calls.find((call) => call.method === "session.prompt")
-    expect(note?.body).toMatchObject({ body: { noReply: true, parts: [{ ignored: true, text: expect.stringContaining("/dcp sweep") }] } })
+    expect(note?.body).toMatchObject({
+      body: { noReply: true, parts: [{ ignored: true, text: expect.stringContaining("/dcp sweep") }] }
+    })
     expect(client.calls.map((call) => call.method)).toContain("session.abort")
     await hooks.dispose?.()
   })
@@ -105,7 +114,8 @@ describe("plugin factory", () => {
     const client = fakeClient()
     const hooks = await load(client)
     const parts: Array<never> = []
-    await expect(hooks["command.execute.before"]!({ command: "review", sessionID, arguments: "" }, { parts })).resolves.toBeUndefined()
+    await expect(hooks["command.execute.before"]!({ command: "review", sessionID, arguments: "" }, { parts })).resolves
+      .toBeUndefined()
     expect(client.calls.filter((call) => call.method === "session.prompt")).toEqual([])
     await hooks.dispose?.()
   })
@@ -130,7 +140,9 @@ describe("plugin factory", () => {
 
   it("a transform given garbage returns normally and changes nothing", async () => {
     const hooks = await load()
-    const inputs: Array<Array<unknown>> = [[], [null], [42, "x"], [{ info: null, parts: null }], [{ parts: [{ type: "tool" }] }]]
+    const inputs: Array<Array<unknown>> = [[], [null], [42, "x"], [{ info: null, parts: null }], [{
+      parts: [{ type: "tool" }]
+    }]]
     for (const messages of inputs) {
       const before = structuredClone(messages)
       await hooks["experimental.chat.messages.transform"]!({}, { messages: messages as never })

@@ -74,7 +74,11 @@ describe("Logger", () => {
       const path = yield* Path.Path
       for (const [name, age] of [["old.log", 3], ["mid.log", 2], ["new.log", 1]] as const) {
         yield* fs.writeFileString(path.join(root, name), "x".repeat(1000))
-        yield* fs.utimes(path.join(root, name), new Date(Date.now() - age * 60_000), new Date(Date.now() - age * 60_000))
+        yield* fs.utimes(
+          path.join(root, name),
+          new Date(Date.now() - age * 60_000),
+          new Date(Date.now() - age * 60_000)
+        )
       }
       yield* enforceBudget(fs, path, root, 2500)
       assert.deepStrictEqual(yield* filesUnder(root), ["mid.log", "new.log"])

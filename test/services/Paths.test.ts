@@ -31,8 +31,13 @@ describe("Paths", () => {
 
   it.effect("shows paths relative to the project directory when OpenCode reports no git worktree", () =>
     Effect.gen(function*() {
-      assert.strictEqual((yield* resolved({ directory: "/work/app", worktree: "/" }, { HOME: "/h" })).worktree, "/work/app")
-      assert.strictEqual((yield* resolved({ directory: "/work/app/pkg", worktree: "/work/app" }, { HOME: "/h" })).worktree, "/work/app")
+      assert.strictEqual(
+        (yield* resolved({ directory: "/work/app", worktree: "/" }, { HOME: "/h" })).worktree,
+        "/work/app"
+      )
+      assert.strictEqual(
+        (yield* resolved({ directory: "/work/app/pkg", worktree: "/work/app" }, { HOME: "/h" })).worktree,
+        "/work/app"
+      )
     }))
 })
-

@@ -14,7 +14,9 @@ const statusDir = (root: string) => `${root}/data/opencode/storage/plugin/dcp/st
 /** The same file read twice: the older read is a duplicate, pruned at once under `cache.mode: "immediate"`. */
 const history = (root: string): Array<Msg> => [
   user("read a.ts twice"),
-  assistant([tool({ tool: "read", callID: "c1", input: { filePath: `${root}/project/a.ts` }, output: lines(80, "a") })]),
+  assistant([
+    tool({ tool: "read", callID: "c1", input: { filePath: `${root}/project/a.ts` }, output: lines(80, "a") })
+  ]),
   assistant([tool({ tool: "read", callID: "c2", input: { filePath: `${root}/project/a.ts` }, output: lines(80, "a") })])
 ]
 
@@ -71,7 +73,10 @@ describe("the status the terminal UI reads", () => {
       Effect.gen(function*() {
         yield* transform(fresh(messages))
         const loaded = yield* readByTui(root)
-        assert.deepStrictEqual(loaded._tag === "ok" ? [loaded.status.pruned.calls, loaded.status.pending?.calls] : loaded, [0, 1])
+        assert.deepStrictEqual(
+          loaded._tag === "ok" ? [loaded.status.pruned.calls, loaded.status.pending?.calls] : loaded,
+          [0, 1]
+        )
         assert.match(loaded._tag === "ok" ? loaded.status.pending?.reason ?? "" : "", /cache/)
       }), `{ "cache": { "mode": "auto" } }`))
 

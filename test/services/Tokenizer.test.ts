@@ -47,4 +47,3 @@ describe("Tokenizer", () => {
     }).pipe(Effect.provide(layer))
   })
 })
-

@@ -62,8 +62,14 @@ describe("ToolCache", () => {
   it.effect("a call whose status changed since the last request is indexed again", () =>
     Effect.gen(function*() {
       const toolCache = yield* ToolCache
-      const running = [user("go"), assistant([tool({ tool: "read", callID: "c1", input: { filePath: "a" }, status: "running" })])]
-      const done = [user("go"), assistant([tool({ tool: "read", callID: "c1", input: { filePath: "a" }, output: "body" })])]
+      const running = [
+        user("go"),
+        assistant([tool({ tool: "read", callID: "c1", input: { filePath: "a" }, status: "running" })])
+      ]
+      const done = [
+        user("go"),
+        assistant([tool({ tool: "read", callID: "c1", input: { filePath: "a" }, output: "body" })])
+      ]
       assert.strictEqual((yield* toolCache.sync(sessionID, running)).byCallId.get("c1")?.status, "running")
       const index = yield* toolCache.sync(sessionID, done)
       assert.strictEqual(index.byCallId.get("c1")?.status, "completed")
@@ -93,7 +99,10 @@ describe("ToolCache", () => {
 
   it.effect("an output OpenCode already cleared counts for nothing", () =>
     Effect.gen(function*() {
-      const messages = [user("go"), assistant([tool({ tool: "read", callID: "c1", input: {}, output: "x".repeat(50), compacted: true })])]
+      const messages = [
+        user("go"),
+        assistant([tool({ tool: "read", callID: "c1", input: {}, output: "x".repeat(50), compacted: true })])
+      ]
       const call = (yield* (yield* ToolCache).sync(sessionID, messages)).byCallId.get("c1")
       assert.strictEqual(call?.compacted, true)
       assert.strictEqual(call?.outputTokens, 0)
@@ -104,7 +113,11 @@ describe("ToolCache", () => {
       const toolCache = yield* ToolCache
       yield* toolCache.sync(sessionID, history())
       const summary = assistant([text("summary of the work")], { summary: true, id: "msg_summary" })
-      const after = [summary, user("continue"), assistant([tool({ tool: "read", callID: "c4", input: { filePath: "b" }, output: "b" })])]
+      const after = [
+        summary,
+        user("continue"),
+        assistant([tool({ tool: "read", callID: "c4", input: { filePath: "b" }, output: "b" })])
+      ]
       const index = yield* toolCache.sync(sessionID, after)
       assert.deepStrictEqual([...index.vanished].sort(), ["c1", "c2", "c3"])
       assert.deepStrictEqual([...index.byCallId.keys()], ["c4"])

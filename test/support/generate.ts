@@ -55,7 +55,9 @@ export const matchesProtectedPattern = (pattern: string, filePath: string): bool
 
 /** Deterministic text of `lines` lines, different per seed. */
 export const body = (seed: number, lines: number): string =>
-  Array.from({ length: lines }, (_, i) => `${seed}:${i + 1} const value${i} = compute(${seed}, ${i}) // line`).join("\n")
+  Array.from({ length: lines }, (_, i) => `${seed}:${i + 1} const value${i} = compute(${seed}, ${i}) // line`).join(
+    "\n"
+  )
 
 /**
  * Long text stays a small description in the spec (so a failing case prints in a few lines) and becomes `body(seed,
@@ -102,9 +104,12 @@ const inputs: Record<string, fc.Arbitrary<Record<string, unknown>>> = {
     ),
     description: fc.constantFrom("Run tests", "List files", undefined)
   }, { requiredKeys: ["command"] }),
-  grep: fc.record({ pattern: fc.constantFrom("TODO", "compute\\(", "export"), path: fc.constantFrom("src", undefined) }, {
-    requiredKeys: ["pattern"]
-  }),
+  grep: fc.record(
+    { pattern: fc.constantFrom("TODO", "compute\\(", "export"), path: fc.constantFrom("src", undefined) },
+    {
+      requiredKeys: ["pattern"]
+    }
+  ),
   glob: fc.record({ pattern: fc.constantFrom("**/*.ts", "src/**") }),
   task: fc.record({
     description: fc.constantFrom("Explore the code", "Find callers"),
@@ -145,8 +150,14 @@ export const toolCall: fc.Arbitrary<ToolCallSpec> = fc.constantFrom(...toolNames
 )
 
 const part: fc.Arbitrary<PartSpec> = fc.oneof(
-  { weight: 2, arbitrary: fc.record({ kind: fc.constant("text" as const), text: fc.constantFrom("Let me look.", "Done.", "") }) },
-  { weight: 1, arbitrary: fc.record({ kind: fc.constant("reasoning" as const), text: fc.constantFrom("thinking", "plan") }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({ kind: fc.constant("text" as const), text: fc.constantFrom("Let me look.", "Done.", "") })
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({ kind: fc.constant("reasoning" as const), text: fc.constantFrom("thinking", "plan") })
+  },
   { weight: 6, arbitrary: toolCall }
 )
 
@@ -191,9 +202,18 @@ export const build = (spec: HistorySpec, session: string): Array<Msg> =>
     const parts: Array<Record<string, unknown>> = [{ id: partId(0), ...base, type: "step-start" }]
     message.parts.forEach((item, j) => {
       const pid = partId(j + 1)
-      if (item.kind === "text") parts.push({ id: pid, ...base, type: "text", text: item.text, time: { start: 1, end: 2 } })
-      else if (item.kind === "reasoning") parts.push({ id: pid, ...base, type: "reasoning", text: item.text, time: { start: 1, end: 2 } })
-      else parts.push({ id: pid, ...base, type: "tool", callID: `call_${i}_${j}`, tool: item.tool, state: toolState(item) })
+      if (item.kind === "text")
+        parts.push({ id: pid, ...base, type: "text", text: item.text, time: { start: 1, end: 2 } })
+      else if (item.kind === "reasoning")
+        parts.push({ id: pid, ...base, type: "reasoning", text: item.text, time: { start: 1, end: 2 } })
+      else parts.push({
+          id: pid,
+          ...base,
+          type: "tool",
+          callID: `call_${i}_${j}`,
+          tool: item.tool,
+          state: toolState(item)
+        })
     })
     parts.push({
       id: partId(message.parts.length + 1),
@@ -233,7 +253,9 @@ const toolState = (call: ToolCallSpec): Record<string, unknown> => {
         title: call.tool,
         metadata: {},
         time: { start: 1, end: 2 },
-        ...(call.attachments ? { attachments: [{ type: "file", mime: "text/plain", url: "data:,x", filename: "x" }] } : {})
+        ...(call.attachments
+          ? { attachments: [{ type: "file", mime: "text/plain", url: "data:,x", filename: "x" }] }
+          : {})
       }
     case "error":
       return { status: "error", input, error: call.error, time: { start: 1, end: 2 } }

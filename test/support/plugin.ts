@@ -15,7 +15,7 @@ import { sessionID } from "./history.ts"
  * Each test of the file gets a fresh root holding HOME, the XDG config and data directories and the project (under
  * `project/`); the environment is restored after it. Returns the current test's root.
  */
-export const useIsolatedHome = (prefix: string): (() => string) => {
+export const useIsolatedHome = (prefix: string): () => string => {
   let root = ""
   const saved = { ...process.env }
   beforeEach(async () => {

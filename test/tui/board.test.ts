@@ -61,12 +61,13 @@ describe("the board", () => {
   it("follows a session's file as the server part replaces it", async () => {
     const board = createBoard(dir)
     try {
-      const changed = () => new Promise<void>((resolve) => {
-        const off = board.subscribe(() => {
-          off()
-          resolve()
+      const changed = () =>
+        new Promise<void>((resolve) => {
+          const off = board.subscribe(() => {
+            off()
+            resolve()
+          })
         })
-      })
       const first = changed()
       expect(board.get("ses_a")).toBeUndefined()
       await first
@@ -89,6 +90,8 @@ describe("the board", () => {
       )
     )
     expect(statusDirectory(env)).toBe(join(stateDir, "status"))
-    expect(statusDirectory({ HOME: env.HOME })).toBe(join(env.HOME, ".local", "share", "opencode", "storage", "plugin", "dcp", "status"))
+    expect(statusDirectory({ HOME: env.HOME })).toBe(
+      join(env.HOME, ".local", "share", "opencode", "storage", "plugin", "dcp", "status")
+    )
   })
 })

@@ -9,8 +9,12 @@ import { useIsolatedHome } from "../support/plugin.ts"
 vi.mock("solid-js", () => ({
   createSignal: <T>(value: T) => {
     let current = value
-    return [() => current, (next: T | ((previous: T) => T)) =>
-      (current = typeof next === "function" ? (next as (previous: T) => T)(current) : next)]
+    return [
+      () => current,
+      (
+        next: T | ((previous: T) => T)
+      ) => (current = typeof next === "function" ? (next as (previous: T) => T)(current) : next)
+    ]
   },
   createMemo: <T>(compute: () => T) => compute
 }))
@@ -163,6 +167,8 @@ describe("the TUI part in the host", () => {
 
   it("a host API that throws leaves the host running: the plugin resolves and says why in a toast", async () => {
     const host = running = await start(fakeApi({ broken: true }))
-    expect(host.toasts).toEqual([expect.objectContaining({ variant: "warning", message: expect.stringContaining("slots are broken") })])
+    expect(host.toasts).toEqual([
+      expect.objectContaining({ variant: "warning", message: expect.stringContaining("slots are broken") })
+    ])
   })
 })

@@ -12,7 +12,16 @@ const status = (overrides: Partial<SessionStatus> = {}): Loaded => ({
     version: 1,
     sessionID: "ses_a",
     updatedAt: 1_000,
-    context: { tokens: 12_400, limit: 200_000, system: 1_800, text: 2_600, tools: 8_000, calls: 9, pruned: 3_100, at: 900 },
+    context: {
+      tokens: 12_400,
+      limit: 200_000,
+      system: 1_800,
+      text: 2_600,
+      tools: 8_000,
+      calls: 9,
+      pruned: 3_100,
+      at: 900
+    },
     pruned: { calls: 3, tokens: 3_100 },
     session: {
       calls: 5,
@@ -88,7 +97,10 @@ describe("the sidebar panel", () => {
   })
 
   it("a sub-agent session is left as is, whatever its file says", () => {
-    expect(texts(panelLines(status(), { subAgent: true }))).toEqual(["Context pruning", "Sub-agent session: left as is."])
+    expect(texts(panelLines(status(), { subAgent: true }))).toEqual([
+      "Context pruning",
+      "Sub-agent session: left as is."
+    ])
   })
 })
 
@@ -152,10 +164,13 @@ describe("the /dcp dialog", () => {
   })
 
   it("shows pending prunes and the cost effect when the server part reports them", () => {
-    const { lines } = dialogModel(status({
-      pending: { calls: 2, tokens: 1_500, reason: "warm cache" },
-      cost: { profile: "anthropic", saved: 1_000, rebuilt: 1_800 }
-    }), main)
+    const { lines } = dialogModel(
+      status({
+        pending: { calls: 2, tokens: 1_500, reason: "warm cache" },
+        cost: { profile: "anthropic", saved: 1_000, rebuilt: 1_800 }
+      }),
+      main
+    )
     expect(texts(lines).slice(10)).toEqual([
       "Pending       2 calls, ~1.5k tokens, waiting: warm cache",
       "Cost          ~800 more in input tokens: pruned tokens ~1k, cache rebuilds ~1.8k (anthropic pricing, estimated)"
@@ -164,8 +179,18 @@ describe("the /dcp dialog", () => {
 
   it("offers sweep, restore all, and each recent prune to restore", () => {
     expect(dialogModel(status(), main).actions).toEqual([
-      { args: "sweep", title: "Sweep", description: "prune every tool call since your last message", category: "Prune" },
-      { args: "restore all", title: "Restore all", description: "3 calls, ~3.1k tokens back into context", category: "Restore" },
+      {
+        args: "sweep",
+        title: "Sweep",
+        description: "prune every tool call since your last message",
+        category: "Prune"
+      },
+      {
+        args: "restore all",
+        title: "Restore all",
+        description: "3 calls, ~3.1k tokens back into context",
+        category: "Restore"
+      },
       { args: "restore 7", title: "7  read src/app.ts", description: "~1.2k tokens, duplicate", category: "Restore" },
       { args: "restore 4", title: "4  bash npm test", description: "~800 tokens, swept", category: "Restore" }
     ])

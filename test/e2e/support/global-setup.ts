@@ -43,8 +43,11 @@ const prepareConfigTemplate = async (): Promise<string> => {
       await opencode.api("GET", "/config")
       // package.json and package-lock.json are written when the install has finished.
       await waitFor("OpenCode's first-start install", 120_000, () => exists(join(config, "package-lock.json")))
-      await waitFor("OpenCode's first-start install", 10_000, () =>
-        exists(join(config, "node_modules", "@opencode-ai", "plugin", "package.json")))
+      await waitFor(
+        "OpenCode's first-start install",
+        10_000,
+        () => exists(join(config, "node_modules", "@opencode-ai", "plugin", "package.json"))
+      )
     } catch (error) {
       throw new Error(`${String(error)}\n--- opencode log tail ---\n${opencode.logs().slice(-3000)}`)
     } finally {

@@ -5,7 +5,9 @@ import type { AddressInfo } from "node:net"
 export interface Reply {
   readonly text?: string
   /** `id` is the call ID OpenCode stores and sends back with the result (default `call_<n>`). */
-  readonly toolCalls?: ReadonlyArray<{ readonly name: string; readonly args: Record<string, unknown>; readonly id?: string }>
+  readonly toolCalls?: ReadonlyArray<
+    { readonly name: string; readonly args: Record<string, unknown>; readonly id?: string }
+  >
 }
 
 /** A request body as OpenCode sent it (OpenAI chat-completions format). */
@@ -40,7 +42,10 @@ export interface ModelServer {
   readonly close: () => Promise<void>
 }
 
-export const startModelServer = async (smallModel = "fake-small", smallReply = "Scripted session"): Promise<ModelServer> => {
+export const startModelServer = async (
+  smallModel = "fake-small",
+  smallReply = "Scripted session"
+): Promise<ModelServer> => {
   const requests: Array<RecordedRequest> = []
   const times: Array<number> = []
   let queue: Array<Reply> = []
@@ -79,7 +84,11 @@ export const startModelServer = async (smallModel = "fake-small", smallReply = "
         model: body.model,
         choices: [{
           index: 0,
-          message: { role: "assistant", content: reply.text ?? null, ...(toolCalls.length ? { tool_calls: toolCalls } : {}) },
+          message: {
+            role: "assistant",
+            content: reply.text ?? null,
+            ...(toolCalls.length ? { tool_calls: toolCalls } : {})
+          },
           finish_reason: finish
         }],
         usage

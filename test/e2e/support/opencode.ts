@@ -106,7 +106,9 @@ process.once("exit", () => {
  * Lays out an isolated world under `options.root`: HOME and XDG directories, the global config (from the template),
  * and the project with its `opencode.json` and files. Returns the environment OpenCode runs with and the project.
  */
-export const prepareWorld = async (options: OpenCodeOptions): Promise<{ env: Record<string, string>; project: string }> => {
+export const prepareWorld = async (
+  options: OpenCodeOptions
+): Promise<{ env: Record<string, string>; project: string }> => {
   const env = isolatedEnv(options.root)
   const project = join(options.root, "project")
   await mkdir(project, { recursive: true })
@@ -117,7 +119,10 @@ export const prepareWorld = async (options: OpenCodeOptions): Promise<{ env: Rec
     await mkdir(join(globalConfig, file, ".."), { recursive: true })
     await writeFile(join(globalConfig, file), content)
   }
-  await writeFile(join(project, "opencode.json"), JSON.stringify(openCodeConfig(options.plugin, options.modelUrl, options.mainModel), null, 2))
+  await writeFile(
+    join(project, "opencode.json"),
+    JSON.stringify(openCodeConfig(options.plugin, options.modelUrl, options.mainModel), null, 2)
+  )
   for (const [file, content] of Object.entries(options.projectFiles ?? {})) {
     await mkdir(join(project, file, ".."), { recursive: true })
     await writeFile(join(project, file), content)
@@ -132,12 +137,16 @@ export const prepareWorld = async (options: OpenCodeOptions): Promise<{ env: Rec
 /** Starts `opencode serve` for an isolated project; resolves once it listens. */
 export const startOpenCode = async (options: OpenCodeOptions): Promise<OpenCode> => {
   const { env, project } = await prepareWorld(options)
-  const child: ChildProcess = spawn(opencodeBinary, ["serve", "--port", "0", "--hostname", "127.0.0.1", "--print-logs"], {
-    cwd: project,
-    env,
-    stdio: ["ignore", "pipe", "pipe"],
-    detached: true
-  })
+  const child: ChildProcess = spawn(
+    opencodeBinary,
+    ["serve", "--port", "0", "--hostname", "127.0.0.1", "--print-logs"],
+    {
+      cwd: project,
+      env,
+      stdio: ["ignore", "pipe", "pipe"],
+      detached: true
+    }
+  )
   running.add(child)
   child.once("exit", () => running.delete(child))
   let output = ""

@@ -236,7 +236,7 @@ export const startScenario = async (options: ScenarioOptions = {}): Promise<Scen
  * One scenario shared by the tests of the enclosing `describe` (or file), which run one after the other, each in
  * its own session. A failing test prints what the model received during that test and the OpenCode log tail.
  */
-export const useScenario = (options: ScenarioOptions = {}): (() => Scenario) => {
+export const useScenario = (options: ScenarioOptions = {}): () => Scenario => {
   let scenario: Scenario | undefined
   beforeAll(async () => {
     scenario = await startScenario(options)

@@ -57,7 +57,24 @@ export const startTui = async (options: {
   const stderr = join(options.env.TMPDIR ?? options.project, `${session}.stderr`)
   const variables = Object.entries({ ...options.env, TERM: "xterm-256color" }).map(([key, value]) => `${key}=${value}`)
   const command = `exec ${[opencodeBinary, ...(options.args ?? [])].map(quote).join(" ")} 2>${quote(stderr)}`
-  await tmux("new-session", "-d", "-s", session, "-x", "160", "-y", "48", "-c", options.project, "env", "-i", ...variables, "sh", "-c", command)
+  await tmux(
+    "new-session",
+    "-d",
+    "-s",
+    session,
+    "-x",
+    "160",
+    "-y",
+    "48",
+    "-c",
+    options.project,
+    "env",
+    "-i",
+    ...variables,
+    "sh",
+    "-c",
+    command
+  )
   sessions.add(session)
 
   const screen = async () => {
@@ -79,7 +96,9 @@ export const startTui = async (options: {
       }, 200)
     } catch (error) {
       const errors = await readFile(stderr, "utf8").catch(() => "")
-      throw new Error(`${String(error)}\n--- last screen ---\n${last}\n--- opencode stderr (tail) ---\n${errors.slice(-2000)}`)
+      throw new Error(
+        `${String(error)}\n--- last screen ---\n${last}\n--- opencode stderr (tail) ---\n${errors.slice(-2000)}`
+      )
     }
   }
   const tui: Tui = {

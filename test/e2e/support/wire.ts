@@ -17,7 +17,8 @@ export const wireOfBody = (blocks: Blocks, body: RecordedRequest): Wire => {
     out.push(block)
     if (marked) breakpoints.push(out.length - 1)
   }
-  for (const tool of body.tools ?? []) push(blocks.toolDefinition(tool.function.name, JSON.stringify(tool.function)), false)
+  for (const tool of body.tools ?? [])
+    push(blocks.toolDefinition(tool.function.name, JSON.stringify(tool.function)), false)
   for (const message of body.messages) {
     const start = out.length
     out.push(blocks.boundary(message.role))
@@ -26,13 +27,20 @@ export const wireOfBody = (blocks: Blocks, body: RecordedRequest): Wire => {
       if (content !== "") push(blocks.text(message.role, content), false)
     } else if (Array.isArray(content)) {
       for (const part of content as Array<{ text?: unknown; cache_control?: unknown }>) {
-        push(blocks.text(message.role, typeof part.text === "string" ? part.text : JSON.stringify(part)), part.cache_control !== undefined)
+        push(
+          blocks.text(message.role, typeof part.text === "string" ? part.text : JSON.stringify(part)),
+          part.cache_control !== undefined
+        )
       }
     }
     const calls = Array.isArray(message.tool_calls)
       ? (message.tool_calls as Array<{ function: { name: string; arguments: string }; cache_control?: unknown }>)
       : []
-    for (const call of calls) push(blocks.text("call", `${call.function.name}\u0000${call.function.arguments}`), call.cache_control !== undefined)
+    for (const call of calls)
+      push(
+        blocks.text("call", `${call.function.name}\u0000${call.function.arguments}`),
+        call.cache_control !== undefined
+      )
     if ((message as { cache_control?: unknown }).cache_control !== undefined && out.length - 1 > start) {
       if (breakpoints.at(-1) !== out.length - 1) breakpoints.push(out.length - 1)
     }
