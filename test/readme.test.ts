@@ -1,5 +1,5 @@
 import { readFileSync } from "node:fs"
-import { SchemaAST } from "effect"
+import type { SchemaAST } from "effect"
 import { describe, expect, it } from "vitest"
 import { fieldsOf, isSection } from "../src/config/load.ts"
 import { defaultConfig, PluginConfigFile } from "../src/config/schema.ts"

@@ -434,14 +434,14 @@ describe("what a new user meets", () => {
 
   it("the report on the example ends with how to run it on one's own session", async () => {
     const lines = (await analyse(["--example"])).stdout.trimEnd().split("\n")
-    const next = lines.slice(lines.findLastIndex((line) => line === "") + 1).join(" ")
+    const next = lines.slice(lines.lastIndexOf("") + 1).join(" ")
     expect(next).toMatch(/^Next: the same for one of your own sessions\./)
     expect(next).toContain("opencode export <ID> > session.json, then run dcp-analyse session.json.")
   })
 
   it("the report on one's own session ends with how to try other settings", async () => {
     const lines = (await analyse([await small()])).stdout.trimEnd().split("\n")
-    expect(lines.slice(lines.findLastIndex((line) => line === "") + 1).join(" ")).toMatch(
+    expect(lines.slice(lines.lastIndexOf("") + 1).join(" ")).toMatch(
       /^Next: to try other settings/
     )
   })

@@ -223,7 +223,7 @@ layer(Layer.mergeAll(NodeFileSystem.layer, NodePath.layer))("Config.layer", (it)
 
     it.effect("a file nested 100,000 levels deep is reported with its name and the key, and the rest applies", () =>
       Effect.gen(function*() {
-        const deep = `{"a":`.repeat(100_000) + "1" + "}".repeat(100_000)
+        const deep = `${`{"a":`.repeat(100_000)}1${"}".repeat(100_000)}`
         const { config, at } = yield* build({
           "global/dcp.jsonc": `{ "pruneNotification": "minimal" }`,
           "project/dcp.jsonc": `{ "tools": { "x": ${deep} }, "debug": true }`

@@ -1,6 +1,6 @@
 import { NodeFileSystem } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, FileSystem, Result, SchemaAST } from "effect"
+import { Effect, FileSystem, Result, type SchemaAST } from "effect"
 import { renderJsonSchema, schemaFile } from "../../scripts/config-schema.ts"
 import { fieldsOf, isSection, parseConfig, resolve } from "../../src/config/load.ts"
 import { defaultConfig, PluginConfigFile } from "../../src/config/schema.ts"

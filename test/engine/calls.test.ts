@@ -26,7 +26,7 @@ describe("keyParameterOf", () => {
 
   it("names a bash call by its command, on one line and shortened to 80 characters", () => {
     expect(keyParameterOf("bash", { command: "npm   test\n  --watch" }, worktree)).toBe("npm test --watch")
-    const long = keyParameterOf("bash", { command: "echo " + "a".repeat(200) }, worktree)
+    const long = keyParameterOf("bash", { command: `echo ${"a".repeat(200)}` }, worktree)
     expect(long).toHaveLength(80)
     expect(long.endsWith("…")).toBe(true)
   })

@@ -128,7 +128,7 @@ export const applyPrunes = (
 }
 
 /** About four characters a token: predictable counts for the indexed histories. */
-export const quarterTokens = (text: string) => Math.ceil(text.length / 4)
+const quarterTokens = (text: string) => Math.ceil(text.length / 4)
 
 const indexLayer = (tokenizer: Layer.Layer<Tokenizer>) =>
   ToolCache.layer.pipe(

@@ -64,7 +64,7 @@ export const renameHangs = (reached: Deferred.Deferred<void>) =>
     })
   ).pipe(Layer.provide(NodeFileSystem.layer))
 
-export interface LogLine {
+interface LogLine {
   readonly level: string
   readonly message: string
 }

@@ -5,7 +5,7 @@ import { Effect } from "effect"
 const lifetimeWorker = fileURLToPath(new URL("./lifetime-worker.ts", import.meta.url))
 const stalledWorker = fileURLToPath(new URL("./stalled-worker.ts", import.meta.url))
 
-export interface WorkerExit {
+interface WorkerExit {
   readonly code: number | null
   readonly signal: NodeJS.Signals | null
   readonly stdout: string

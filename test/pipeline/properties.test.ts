@@ -118,7 +118,10 @@ const assertSameStructure = (
     assert.strictEqual(sent.parts.length, message.parts.length, "part count")
     message.parts.forEach((part, j) => {
       const out = sent.parts[j] as Record<string, any>
-      if (part.type !== "tool") return assert.deepStrictEqual(out, part, "non-tool part")
+      if (part.type !== "tool") {
+        assert.deepStrictEqual(out, part, "non-tool part")
+        return
+      }
       const { state: before, ...fields } = part as Record<string, any>
       const { state: after, ...outFields } = out
       const id = ids[String(part.callID)]

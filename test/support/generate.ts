@@ -9,7 +9,7 @@
 import fc from "fast-check"
 import type { Msg } from "./history.ts"
 
-export type Status = "completed" | "error" | "pending" | "running"
+type Status = "completed" | "error" | "pending" | "running"
 
 export interface ToolCallSpec {
   readonly kind: "tool"
@@ -21,7 +21,7 @@ export interface ToolCallSpec {
   readonly attachments: boolean
 }
 
-export type PartSpec =
+type PartSpec =
   | { readonly kind: "text"; readonly text: string }
   | { readonly kind: "reasoning"; readonly text: string }
   | ToolCallSpec
@@ -35,7 +35,7 @@ export interface HistorySpec {
 }
 
 /** Files the generated calls touch: relative and absolute, some under patterns tests protect. */
-export const filePool = [
+const filePool = [
   "src/app.ts",
   "src/util.ts",
   "/srv/app/src/app.ts",
@@ -54,7 +54,7 @@ export const matchesProtectedPattern = (pattern: string, filePath: string): bool
     : false
 
 /** Deterministic text of `lines` lines, different per seed. */
-export const body = (seed: number, lines: number): string =>
+const body = (seed: number, lines: number): string =>
   Array.from({ length: lines }, (_, i) => `${seed}:${i + 1} const value${i} = compute(${seed}, ${i}) // line`).join(
     "\n"
   )
@@ -63,7 +63,7 @@ export const body = (seed: number, lines: number): string =>
  * Long text stays a small description in the spec (so a failing case prints in a few lines) and becomes `body(seed,
  * lines)` when the history is built.
  */
-export interface Lines {
+interface Lines {
   readonly seed: number
   readonly lines: number
 }
@@ -129,7 +129,7 @@ const inputs: Record<string, fc.Arbitrary<Record<string, unknown>>> = {
   })
 }
 
-export const toolNames = Object.keys(inputs)
+const toolNames = Object.keys(inputs)
 
 const status: fc.Arbitrary<Status> = fc.oneof(
   { weight: 8, arbitrary: fc.constant("completed" as const) },
@@ -137,7 +137,7 @@ const status: fc.Arbitrary<Status> = fc.oneof(
   { weight: 1, arbitrary: fc.constantFrom("pending" as const, "running" as const) }
 )
 
-export const toolCall: fc.Arbitrary<ToolCallSpec> = fc.constantFrom(...toolNames).chain((name) =>
+const toolCall: fc.Arbitrary<ToolCallSpec> = fc.constantFrom(...toolNames).chain((name) =>
   fc.record({
     kind: fc.constant("tool" as const),
     tool: fc.constant(name),

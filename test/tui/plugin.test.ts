@@ -77,9 +77,19 @@ const fakeApi = (options: { readonly broken?: boolean } = {}) => {
         return "id"
       }
     },
-    keymap: { registerLayer: (layer: (typeof layers)[number]) => (layers.push(layer), () => undefined) },
+    keymap: {
+      registerLayer: (layer: (typeof layers)[number]) => {
+        layers.push(layer)
+        return () => undefined
+      }
+    },
     event: { on: () => () => undefined },
-    lifecycle: { onDispose: (dispose: () => unknown) => (disposers.push(dispose), () => undefined) },
+    lifecycle: {
+      onDispose: (dispose: () => unknown) => {
+        disposers.push(dispose)
+        return () => undefined
+      }
+    },
     route: { current: { name: "session", params: { sessionID } } },
     theme: { current: theme },
     state: {

@@ -36,7 +36,7 @@ export interface OpenCode {
   readonly stop: () => Promise<void>
 }
 
-export const isolatedEnv = (root: string): Record<string, string> => ({
+const isolatedEnv = (root: string): Record<string, string> => ({
   PATH: process.env.PATH ?? "/usr/bin:/bin",
   HOME: join(root, "home"),
   XDG_CONFIG_HOME: join(root, "home", ".config"),
@@ -52,7 +52,7 @@ export const isolatedEnv = (root: string): Record<string, string> => ({
   OPENCODE_DISABLE_EXTERNAL_SKILLS: "1"
 })
 
-export const openCodeConfig = (plugin: string | undefined, modelUrl: string, mainModel = "fake-model") => ({
+const openCodeConfig = (plugin: string | undefined, modelUrl: string, mainModel = "fake-model") => ({
   $schema: "https://opencode.ai/config.json",
   model: `fake/${mainModel}`,
   small_model: "fake/fake-small",

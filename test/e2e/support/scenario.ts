@@ -39,25 +39,25 @@ export interface ScenarioOptions {
   readonly globalConfig?: object
 }
 
-export interface StoredPart {
+interface StoredPart {
   readonly type: string
   readonly text?: string
   readonly ignored?: boolean
   readonly synthetic?: boolean
 }
 
-export interface StoredMessage {
+interface StoredMessage {
   readonly info: { readonly id: string; readonly role: string }
   readonly parts: ReadonlyArray<StoredPart>
 }
 
-export interface ServerEvent {
+interface ServerEvent {
   readonly type: string
   readonly properties: Record<string, unknown>
 }
 
 /** A live subscription to `GET /event`, collecting every event. */
-export interface EventStream {
+interface EventStream {
   readonly events: ReadonlyArray<ServerEvent>
   readonly close: () => void
 }
@@ -95,7 +95,7 @@ export interface Scenario {
   readonly dispose: () => Promise<void>
 }
 
-export const startScenario = async (options: ScenarioOptions = {}): Promise<Scenario> => {
+const startScenario = async (options: ScenarioOptions = {}): Promise<Scenario> => {
   const root = await mkdtemp(join(tmpdir(), "dcp-e2e-"))
   const model = await startModelServer()
   const start = () =>
