@@ -42,5 +42,5 @@ export const formatRecall = (
   entries.map(({ content, id, label }) =>
     content === undefined
       ? `id ${id} (${label}): the original is no longer in the stored session (compacted or deleted).`
-      : `Original content of id ${id} (${label}), as sent before it was pruned:\n${content}`
+      : `Original content of id ${id} (${label}), as stored:\n${content}`
   ).join("\n\n")

@@ -407,9 +407,7 @@ describe("/dcp commands and recall", () => {
     expect(original).toMatchObject({ status: "completed", output: expect.stringContaining(alphaEnd) })
     // What recall brings back is an output like any other: it carries its own ID.
     expect(resultOf(afterRecall, "rc_3")).toBe(
-      `[id 3]\nOriginal content of id 1 (read src/a.ts), as sent before it was pruned:\n${
-        (original as { output: string }).output
-      }`
+      `[id 3]\nOriginal content of id 1 (read src/a.ts), as stored:\n${(original as { output: string }).output}`
     )
 
     const refused = resultOf(requestAfter(requests, "rc_4"), "rc_4")

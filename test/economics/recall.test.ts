@@ -139,7 +139,7 @@ describe("originalContent", () => {
 describe("formatRecall", () => {
   it("shows each original under its id and label", () => {
     expect(formatRecall([{ id: 4, label: "read src/a.ts", content: "body" }]))
-      .toBe("Original content of id 4 (read src/a.ts), as sent before it was pruned:\nbody")
+      .toBe("Original content of id 4 (read src/a.ts), as stored:\nbody")
   })
 
   it("says when an original is gone from the stored session", () => {
@@ -217,7 +217,7 @@ effectDescribe("recall", () => {
       const reply = yield* recall(sessionID, ["1"])
       assert.strictEqual(
         reply,
-        `Original content of id 1 (read src/a.ts), as sent before it was pruned:\n${content("src/a.ts")}`
+        `Original content of id 1 (read src/a.ts), as stored:\n${content("src/a.ts")}`
       )
     })))
 
@@ -228,7 +228,7 @@ effectDescribe("recall", () => {
         const reply = yield* recall(sessionID, ["2"])
         assert.strictEqual(
           reply,
-          `Original content of id 2 (write src/new.ts), as sent before it was pruned:\ncontent:\n${written}`
+          `Original content of id 2 (write src/new.ts), as stored:\ncontent:\n${written}`
         )
       }))
   )
@@ -237,7 +237,7 @@ effectDescribe("recall", () => {
     afterOneRequest(Effect.gen(function*() {
       const reply = yield* recall(sessionID, ["3"])
       assert.include(reply, "Original content of id 3 (bash node scripts/migrate.js")
-      assert.include(reply, `as sent before it was pruned:\ncommand:\n${command}`)
+      assert.include(reply, `as stored:\ncommand:\n${command}`)
     })))
 
   effectIt.effect(

@@ -31,10 +31,10 @@ export const projectConfig = (root: string, config: unknown) =>
  * the request: unless a test says otherwise, prunes apply at once. And the histories re-read files to make
  * duplicates: repeats, pruned at their first send, are off unless a test is about them (test/pipeline/repeats.test.ts).
  */
-export const immediate = { cache: { mode: "immediate" }, strategies: { repeats: { enabled: false } } } as const
+const immediate = { cache: { mode: "immediate" }, strategies: { repeats: { enabled: false } } } as const
 
 /** `config` over `immediate`, key by key at every depth, as the plugin merges config files. */
-export const withImmediate = (config: object = {}): object => merged(immediate, config)
+const withImmediate = (config: object = {}): object => merged(immediate, config)
 
 const merged = (base: object, over: object): object => {
   const out: Record<string, unknown> = { ...base }

@@ -32,7 +32,10 @@ const whole = listing(file, source)
 const read = (callID: string, output = whole) => tool({ tool: "read", callID, input: { filePath: file }, output })
 
 const testOutput = (failing: number) =>
-  Array.from({ length: 60 }, (_, i) => `  ${i < failing ? "✗" : "✓"} suite ${i + 1} › handles case ${i + 1} (${i + 3} ms)`)
+  Array.from(
+    { length: 60 },
+    (_, i) => `  ${i < failing ? "✗" : "✓"} suite ${i + 1} › handles case ${i + 1} (${i + 3} ms)`
+  )
     .join("\n")
 const bash = (callID: string, output: string) =>
   tool({ tool: "bash", callID, input: { command: "npm test", description: "Run the tests" }, output })
@@ -48,7 +51,8 @@ const edit = (callID: string) =>
   })
 const edited = source.map((line, i) => (i === 4 ? fixed : line))
 
-const sameAs = (of: number, id: number) => new RegExp(`^\\[same output as id ${of}, ~[\\d.]+k? tokens; recall ${id}\\]$`)
+const sameAs = (of: number, id: number) =>
+  new RegExp(`^\\[same output as id ${of}, ~[\\d.]+k? tokens; recall ${id}\\]$`)
 
 const outputOf = (messages: ReadonlyArray<Msg>, callID: string) => String(toolPart(messages, callID).state.output)
 
@@ -57,8 +61,7 @@ const outputOf = (messages: ReadonlyArray<Msg>, callID: string) => String(toolPa
  * (A first request in a process sends nothing for the first time: OpenCode may have sent it before a restart.)
  * Returns what request 2 sent.
  */
-const firstSendOf = (before: Array<Msg>, after: Array<Msg>) =>
-  Effect.andThen(send(fresh(before)), send(fresh(after)))
+const firstSendOf = (before: Array<Msg>, after: Array<Msg>) => Effect.andThen(send(fresh(before)), send(fresh(after)))
 
 /** The automatic prunes waiting for the cache as of the latest request (kept in memory, not in the state file). */
 const waiting = Effect.gen(function*() {
@@ -94,7 +97,10 @@ describe("repeats: an unchanged re-read", () => {
       const glob = tool({ tool: "glob", callID: "c3", input: { pattern: "**/*.ts" }, output: "src/a.ts" })
       const longer = yield* send(fresh([...after, assistant([glob])]))
       assert.match(outputOf(first, "c2"), sameAs(1, 2))
-      assert.deepStrictEqual([outputOf(again, "c2"), outputOf(longer, "c2")], [outputOf(first, "c2"), outputOf(first, "c2")])
+      assert.deepStrictEqual([outputOf(again, "c2"), outputOf(longer, "c2")], [
+        outputOf(first, "c2"),
+        outputOf(first, "c2")
+      ])
     })))
 
   it.effect("keeps its placeholder byte-identical after a restart", () =>
@@ -118,7 +124,9 @@ describe("repeats: a read-back of what was just written", () => {
   const content = `${source.join("\n")}\n`
   const before = [
     user("create new.ts"),
-    assistant([tool({ tool: "write", callID: "w1", input: { filePath: newFile, content }, output: "Wrote file successfully." })])
+    assistant([
+      tool({ tool: "write", callID: "w1", input: { filePath: newFile, content }, output: "Wrote file successfully." })
+    ])
   ]
   const readBack = tool({ tool: "read", callID: "r1", input: { filePath: newFile }, output: listing(newFile, source) })
   const after = [...before, assistant([readBack])]
@@ -127,7 +135,10 @@ describe("repeats: a read-back of what was just written", () => {
     withRepeats(Effect.gen(function*() {
       const sent = yield* firstSendOf(before, after)
       const state = yield* stateOf(sessionID)
-      assert.match(outputOf(sent, "r1"), /^\[the same content as the earlier write of this file, ~[\d.]+k? tokens; recall 2\]$/)
+      assert.match(
+        outputOf(sent, "r1"),
+        /^\[the same content as the earlier write of this file, ~[\d.]+k? tokens; recall 2\]$/
+      )
       assert.deepStrictEqual(state.pruned.r1?.of, { id: 1, kind: "written" })
     })))
 
@@ -141,13 +152,21 @@ describe("repeats: a read-back of what was just written", () => {
 
 describe("repeats: a partial read", () => {
   const partial = (callID: string, lines: ReadonlyArray<string>) =>
-    tool({ tool: "read", callID, input: { filePath: file, offset: 40, limit: 20 }, output: listing(file, lines, 40, 59) })
+    tool({
+      tool: "read",
+      callID,
+      input: { filePath: file, offset: 40, limit: 20 },
+      output: listing(file, lines, 40, 59)
+    })
 
   it.effect("of lines the latest whole read showed is a placeholder pointing at that read", () =>
     withRepeats(Effect.gen(function*() {
       const before = [user("read a.ts"), assistant([read("r1")])]
       const sent = yield* firstSendOf(before, [...before, assistant([partial("r2", source)])])
-      assert.match(outputOf(sent, "r2"), /^\[these lines are unchanged in the output of id 1, ~[\d.]+k? tokens; recall 2\]$/)
+      assert.match(
+        outputOf(sent, "r2"),
+        /^\[these lines are unchanged in the output of id 1, ~[\d.]+k? tokens; recall 2\]$/
+      )
       assert.deepStrictEqual((yield* stateOf(sessionID)).pruned.r2?.of, { id: 1, kind: "contained" })
       assert.strictEqual(outputOf(sent, "r1"), tagged(1, whole))
     })))
@@ -236,7 +255,10 @@ describe("repeats: the earlier copy pruned later", () => {
   const discarded = Effect.gen(function*() {
     const first = yield* firstSendOf(before, after)
     const reply = yield* discard(sessionID, ["noise", "1"])
-    const history = [...after, assistant([tool({ tool: "discard", callID: "d1", input: { ids: ["noise", "1"] }, output: reply })])]
+    const history = [
+      ...after,
+      assistant([tool({ tool: "discard", callID: "d1", input: { ids: ["noise", "1"] }, output: reply })])
+    ]
     const next = yield* send(fresh(history))
     return { first, next, history }
   })
@@ -262,7 +284,7 @@ describe("repeats: the earlier copy pruned later", () => {
       Effect.gen(function*() {
         yield* discarded
         const reply = yield* recall(sessionID, ["2"])
-        assert.strictEqual(reply, `Original content of id 2 (read src/a.ts), as sent before it was pruned:\n${whole}`)
+        assert.strictEqual(reply, `Original content of id 2 (read src/a.ts), as stored:\n${whole}`)
       }),
       repeatsOn,
       stored
@@ -273,7 +295,7 @@ describe("repeats: the earlier copy pruned later", () => {
       Effect.gen(function*() {
         yield* discarded
         const reply = yield* recall(sessionID, ["1"])
-        assert.strictEqual(reply, `Original content of id 1 (read src/a.ts), as sent before it was pruned:\n${whole}`)
+        assert.strictEqual(reply, `Original content of id 1 (read src/a.ts), as stored:\n${whole}`)
       }),
       repeatsOn,
       stored
