@@ -40,6 +40,11 @@ export interface ReplayOptions {
    * (`exact`, diagnostic) or 4 characters a token (`estimate`, diagnostic).
    */
   readonly tokenizer?: "default" | "estimate" | "exact"
+  /**
+   * Simulate OpenCode's compaction at overflow (default). Off, every request sends the whole history however long:
+   * the worst case for latency (a model with a window larger than the session, or `compaction.auto: false`).
+   */
+  readonly compaction?: boolean
   /** Where to write the ReplayResult as JSON. */
   readonly out: string
 }
@@ -247,7 +252,7 @@ export const replay = async (options: ReplayOptions): Promise<ReplayResult> => {
     model,
     profiles: [profiles.anthropic, profiles.openai],
     count,
-    compactAtOverflow: true,
+    compactAtOverflow: options.compaction ?? true,
     openCodePrune: options.plugin === "prune",
     directory: projectDir,
     between: async (request) => {
