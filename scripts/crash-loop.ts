@@ -150,11 +150,14 @@ const toolContext = (sessionID: string) => ({
 })
 
 /** The stable ID the transform listed for call `i`, read from the <prunable-tools> block it appended. */
+/** The stable ID the plugin gave call `i`: the `[id N]` tag at the head of its output as sent. */
 const listedId = (messages: ReadonlyArray<unknown>, i: number): string | undefined => {
-  const tail = messages.at(-1) as { parts?: Array<{ text?: string; state?: { output?: string } }> } | undefined
-  const text = tail?.parts?.map((part) => part.text ?? part.state?.output ?? "").join("\n") ?? ""
-  const line = new RegExp(`^(\\d+): read, (?:.*/)?file${i}\\.ts \\(`, "m")
-  return line.exec(text)?.[1]
+  for (const message of messages as Array<{ parts?: Array<{ callID?: string; state?: { output?: string } }> }>) {
+    for (const part of message.parts ?? []) {
+      if (part.callID === `call_${i}`) return /^\[id (\d+)\]\n/.exec(part.state?.output ?? "")?.[1]
+    }
+  }
+  return undefined
 }
 
 /** One OpenCode process: requests, prunes and idles for ever, printing `ack <i>` and `idle <ms>` lines. */
@@ -229,6 +232,7 @@ const loop = async () => {
   const slots = Array.from({ length: workers }, () => ({ calls: 0, acked: [] as Array<number> }))
   const firstIdle: Array<number> = []
   const leftByKills = { kills: 0, temporaries: 0, locks: 0 }
+  let unexpectedExits = 0
 
   const start = (slot: number, restart: boolean): Running => {
     const args = [
@@ -255,7 +259,13 @@ const loop = async () => {
         }
       })
     })
-    const exit = new Promise<void>((resolve) => child.on("close", () => resolve()))
+    const exit = new Promise<void>((resolve) =>
+      child.on("close", () => {
+        // A worker that ends without being killed failed on its own: the loop would measure nothing.
+        if (!child.killed) unexpectedExits++
+        resolve()
+      })
+    )
     return { child, ready, exit }
   }
 
@@ -333,6 +343,7 @@ const loop = async () => {
       plugin: options.source ? "src/plugin.ts" : "dist/plugin.js",
       workers,
       kills,
+      unexpectedExits,
       loopSeconds: Number(loopSeconds.toFixed(1)),
       leftByKills: { ...leftByKills, kills: `${leftByKills.kills} of ${kills}` },
       acknowledgedPrunes: ackedPrunes,
@@ -354,7 +365,8 @@ const loop = async () => {
   ))
   await rm(root, { recursive: true, force: true })
   const clean = afterFinalStart.temporaries + afterFinalStart.locks + afterFinalStart.brokenLocks === 0
-  process.exit(clean && check.missing === 0 && unparsable === 0 && finalCode === 0 ? 0 : 1)
+  const sound = unexpectedExits === 0 && ackedPrunes > 0 && check.missing === 0 && unparsable === 0 && finalCode === 0
+  process.exit(clean && sound ? 0 : 1)
 }
 
 if (options.role === "worker") await worker()
