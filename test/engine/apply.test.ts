@@ -1,12 +1,20 @@
 import { assert, describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { automaticCandidates } from "../../src/engine/automatic.ts"
 import { idHandle, recallHandle } from "../../src/engine/placeholders.ts"
 import type { Reason } from "../../src/engine/strategies/candidate.ts"
 import { Tokenizer } from "../../src/services/Tokenizer.ts"
 import { ToolCache, type ToolIndex } from "../../src/services/ToolCache.ts"
 import { assistant, fresh, lines, type Msg, sessionID, text, tool, toolPart, user } from "../support/history.ts"
-import { type AppliedPrune, applyPrunes, indexOf, protect, realIndexLayer, strategies, worktree } from "./support.ts"
+import {
+  type AppliedPrune,
+  applyPrunes,
+  automaticCandidates,
+  indexOf,
+  protect,
+  realIndexLayer,
+  strategies,
+  worktree
+} from "./support.ts"
 
 const file = `${worktree}/src/app.ts`
 const longCommand = `node -e '${"console.log(1);".repeat(40)}'`

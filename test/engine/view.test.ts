@@ -8,6 +8,7 @@ import type { PruneRecord } from "../../src/state/schema.ts"
 import type { ToolIndex } from "../../src/services/ToolCache.ts"
 import { history, protectedPatterns } from "../support/generate.ts"
 import { fresh, type Msg, sessionID } from "../support/history.ts"
+import { estimateContext } from "./oracle.ts"
 import { indexViews, protect, worktree } from "./support.ts"
 
 /**
@@ -149,6 +150,7 @@ describe("the request path's incremental view", () => {
           const query = { calls, pruned, restored, protection, currentTurn: index.turns }
           const context = viewContext(incremental, index.textChars, 100)
           expect(context).toBe(viewContext(afresh, index.textChars, 100))
+          expect(context).toBe(estimateContext({ calls, textChars: index.textChars, systemTokens: 100, pruned }))
           const candidates = viewCandidates(incremental, { ...query, contextTokens: context })
           expect(candidates).toEqual(viewCandidates(afresh, { ...query, contextTokens: context }))
 
@@ -166,6 +168,8 @@ describe("the request path's incremental view", () => {
           expect(incremental.tagged).toEqual(rebuilt.tagged)
           expect(incremental.resultsSince).toBe(rebuilt.resultsSince)
           expect(viewContext(incremental, index.textChars, 100)).toBe(viewContext(rebuilt, index.textChars, 100))
+          expect(viewContext(incremental, index.textChars, 100))
+            .toBe(estimateContext({ calls, textChars: index.textChars, systemTokens: 100, pruned }))
           const sent = fresh(views[i]!)
           const expected = fresh(views[i]!)
           applyView(incremental, sent, calls, pruned, idOf)
