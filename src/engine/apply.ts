@@ -2,7 +2,7 @@ import { Predicate } from "effect"
 import type { CopyOf } from "../state/schema.ts"
 import type { ToolCall } from "./calls.ts"
 import { type Handle, inputPlaceholder, outputPlaceholder, type Target, targetOf } from "./placeholders.ts"
-import type { Reason } from "./strategies/candidate.ts"
+import type { Reason } from "./reasons.ts"
 
 /** A prune's replacement texts for one call. */
 export interface Rendered {

@@ -1,6 +1,6 @@
 import type { ToolCall } from "./calls.ts"
 import type { CopyOf } from "../state/schema.ts"
-import type { Reason } from "./strategies/candidate.ts"
+import type { Reason } from "./reasons.ts"
 import { minInputTokens } from "./strategies/purgeErrors.ts"
 import { contentInputs } from "./strategies/supersedeWrites.ts"
 

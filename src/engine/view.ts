@@ -7,7 +7,8 @@ import { contextTokens } from "./context.ts"
 import { taggable } from "./listing.ts"
 import { type Handle, targetOf } from "./placeholders.ts"
 import type { Protection } from "./protection.ts"
-import type { Candidate, Reason } from "./strategies/candidate.ts"
+import type { Reason } from "./reasons.ts"
+import type { Candidate } from "./strategies/candidate.ts"
 import type { Copy } from "./strategies/repeats.ts"
 
 /**

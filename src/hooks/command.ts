@@ -3,9 +3,8 @@ import { contentsOf, reportedCacheUsage, reportedContext } from "../commands/bre
 import { formatContext, formatHelp, formatStats } from "../commands/format.ts"
 import { type DcpCommand, parseCommand } from "../commands/parse.ts"
 import { sweepSelection } from "../commands/select.ts"
-import { reasonName } from "../engine/notes.ts"
+import { reasonName } from "../engine/reasons.ts"
 import { formatTokens } from "../engine/placeholders.ts"
-import type { Reason } from "../engine/strategies/candidate.ts"
 import { partsOf, roleOf } from "../host/messages.ts"
 import { visibleHistory } from "../host/view.ts"
 import { Config, reportNote } from "../services/Config.ts"
@@ -110,7 +109,7 @@ const stats = Effect.fnUntraced(function*(state: SessionState) {
     lifetime,
     now,
     cache,
-    reasonName: (reason) => reasonName(reason as Reason),
+    reasonName,
     pending: pendingOf(state),
     waiting: state.waiting,
     profile: scheduler.profile(state).name

@@ -1,7 +1,7 @@
 import { Effect, Option, Result, Schema } from "effect"
 import type { ToolCall } from "../engine/calls.ts"
 import { formatTokens } from "../engine/placeholders.ts"
-import type { Reason } from "../engine/strategies/candidate.ts"
+import type { Reason } from "../engine/reasons.ts"
 import { formatRecall, originalContent, storedToolParts } from "../engine/recall.ts"
 import {
   type Selection,

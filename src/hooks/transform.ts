@@ -2,7 +2,7 @@ import { Effect, Predicate } from "effect"
 import type { PluginConfig } from "../config/schema.ts"
 import type { ToolCall } from "../engine/calls.ts"
 import { appendTail } from "../engine/inject.ts"
-import { nudge } from "../engine/listing.ts"
+import { nudge, prunableNow } from "../engine/listing.ts"
 import { type Handle, idHandle, recallHandle } from "../engine/placeholders.ts"
 import { makeProtection, type Protection } from "../engine/protection.ts"
 import { blocksFrom, type ChangeAt, paysBackAfter, rebuildTokens } from "../engine/schedule.ts"
@@ -219,9 +219,9 @@ const nudgeFor = (
     prunable: () =>
       view.tagged.flatMap((position, i) => {
         const call = index.calls[position]!
-        return state.pruned.has(call.callID) || protection.recent(call)
-          ? []
-          : [{ id: idOf(call), tokens: view.taggedTokens[i]! }]
+        return prunableNow(call, { pruned: state.pruned, protection })
+          ? [{ id: idOf(call), tokens: view.taggedTokens[i]! }]
+          : []
       }),
     worth: options.worth
   })

@@ -10,7 +10,7 @@ import {
   targetOf,
   targetTokens
 } from "../engine/placeholders.ts"
-import type { Reason } from "../engine/strategies/candidate.ts"
+import type { Reason } from "../engine/reasons.ts"
 import type { PricingProfile } from "../pricing/profiles.ts"
 import type { CopyOf, LifetimeDelta, LifetimeFile, Tally } from "../state/schema.ts"
 import { changed, type SessionState } from "../state/session.ts"

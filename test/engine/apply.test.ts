@@ -1,7 +1,7 @@
 import { assert, describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { idHandle, recallHandle } from "../../src/engine/placeholders.ts"
-import type { Reason } from "../../src/engine/strategies/candidate.ts"
+import type { Reason } from "../../src/engine/reasons.ts"
 import { Tokenizer } from "../../src/services/Tokenizer.ts"
 import { ToolCache, type ToolIndex } from "../../src/services/ToolCache.ts"
 import { assistant, fresh, lines, type Msg, sessionID, text, tool, toolPart, user } from "../support/history.ts"
