@@ -19,7 +19,7 @@ import { Tokenizer } from "../services/Tokenizer.ts"
 import { ToolCache } from "../services/ToolCache.ts"
 import { type SessionState, stableId } from "../state/session.ts"
 import { reportConfigProblems } from "./session.ts"
-import { handleFor, protectionFor } from "./transform.ts"
+import { recallHintFor, protectionFor } from "./transform.ts"
 import { publishStatus } from "./status.ts"
 
 const subAgentReply =
@@ -177,7 +177,7 @@ const sweep = Effect.fnUntraced(function*(state: SessionState, count: number | u
   const recorded = yield* pruner.apply(
     state,
     selected.map((call) => ({ call, reason: "sweep" as const, id: stableId(state, call.callID) })),
-    handleFor(config)
+    recallHintFor(config)
   )
   const scope = count === undefined ? "since your last message" : `among the last ${count}`
   if (recorded.length === 0) {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest"
 import type { ToolCall } from "../../src/engine/calls.ts"
 import { viewContext } from "../../src/engine/view.ts"
-import { freshView, history } from "../engine/support.ts"
+import { freshViewState, history } from "../engine/support.ts"
 
 /** c1: 100 output + 10 input tokens; c2: 200 output + 20 input; c3: 300 output, no string input. */
 const calls = () =>
@@ -18,7 +18,7 @@ const estimateContext = (input: {
   readonly systemTokens: number
   readonly pruned: ReadonlyMap<string, { readonly tokens: number }>
 }): number => {
-  const view = freshView(input.calls, {
+  const view = freshViewState(input.calls, {
     pruned: new Map([...input.pruned].map(([callID, { tokens }]) => [callID, { reason: "discard", tokens, at: 0 }]))
   })
   return viewContext(view, input.textChars, input.systemTokens)

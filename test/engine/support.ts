@@ -8,11 +8,11 @@ import { Effect, Layer } from "effect"
 import { defaultConfig, type PluginConfig } from "../../src/config/schema.ts"
 import { applyRendered, render } from "../../src/engine/apply.ts"
 import { filePathOf, keyParameterOf, signatureOf, type ToolCall } from "../../src/engine/calls.ts"
-import { type Handle, idHandle } from "../../src/engine/placeholders.ts"
+import { type RecallHint, idOnlyHint } from "../../src/engine/placeholders.ts"
 import { makeProtection, type Protection, type ProtectionOptions } from "../../src/engine/protection.ts"
 import type { Reason } from "../../src/engine/reasons.ts"
 import type { Candidate } from "../../src/engine/strategies/candidate.ts"
-import { trackView, type View, viewCandidates } from "../../src/engine/view.ts"
+import { trackView, type ViewState, viewCandidates } from "../../src/engine/view.ts"
 import type { PruneRecord } from "../../src/state/schema.ts"
 import type { ToolStatus } from "../../src/host/messages.ts"
 import { Paths } from "../../src/services/Paths.ts"
@@ -123,18 +123,18 @@ export const alone = <K extends keyof PluginConfig["strategies"]>(
 }
 
 /**
- * The request path's view of `calls` built afresh (`trackView` with no earlier view): what it builds on a session's
- * first request and whenever the view is rebuilt. A view extended request by request must give the same
+ * The request path's state of the view `calls` built afresh (`trackView` with no earlier state): what it builds on a
+ * session's first request and whenever the state is rebuilt. A state extended request by request must give the same
  * (test/engine/view.test.ts).
  */
-export const freshView = (
+export const freshViewState = (
   calls: ReadonlyArray<ToolCall>,
   options: {
     readonly pruned?: ReadonlyMap<string, PruneRecord>
     readonly protection?: Protection
     readonly config?: PluginConfig
   } = {}
-): View =>
+): ViewState =>
   trackView(undefined, {
     calls,
     pass: 1,
@@ -145,7 +145,7 @@ export const freshView = (
     nudgeAfter: 0,
     config: options.config ?? defaultConfig,
     protection: options.protection ?? protect(),
-    handle: idHandle,
+    recallHint: idOnlyHint,
     idOf: (call) => call.position + 1,
     outputOf: () => undefined
   })
@@ -160,12 +160,12 @@ export const automaticCandidates = (input: {
   readonly currentTurn: number
   readonly contextTokens?: number
 }): Array<Candidate> => {
-  const view = freshView(input.calls, {
+  const viewState = freshViewState(input.calls, {
     pruned: new Map([...input.pruned.keys()].map((callID) => [callID, { reason: "discard", tokens: 0, at: 0 }])),
     protection: input.protection,
     config: { ...defaultConfig, strategies: input.strategies }
   })
-  return viewCandidates(view, input)
+  return viewCandidates(viewState, input)
 }
 
 /** A prune as the request path applies it. */
@@ -182,11 +182,11 @@ export interface AppliedPrune {
 export const applyPrunes = (
   messages: ReadonlyArray<unknown>,
   prunes: Iterable<AppliedPrune>,
-  handle: Handle
+  recallHint: RecallHint
 ): number => {
   let changed = 0
   for (const { call, id, reason } of prunes) {
-    const texts = render(call, { reason }, id, handle)
+    const texts = render(call, { reason }, id, recallHint)
     if (texts !== undefined && applyRendered(messages, call, texts)) changed++
   }
   return changed
