@@ -3,8 +3,7 @@ import { homedir } from "node:os"
 import { Clock, Effect, FileSystem, Layer, ManagedRuntime, Option, Path, Predicate, Schema } from "effect"
 import { reportedCacheUsage } from "../commands/breakdown.ts"
 import type { PluginConfig } from "../config/schema.ts"
-import { reasonName } from "../engine/notes.ts"
-import type { Reason } from "../engine/strategies/candidate.ts"
+import { isReason, reasonEnabled, reasonName, reasons } from "../engine/reasons.ts"
 import { makeHooks } from "../hooks/index.ts"
 import { compose, type Services } from "../layers/main.ts"
 import { type PricingName, type PricingProfile, profileFor, profiles } from "../pricing/profiles.ts"
@@ -157,32 +156,6 @@ export interface Analysis {
   readonly notes: number
   /** Warnings and errors the plugin logged (it fails open: the request went out unmodified). */
   readonly pluginLog: ReadonlyArray<string>
-}
-
-/** The order reasons are shown in: automatic strategies first, then what the model or the user asks for. */
-const reasons = [
-  "deduplication",
-  "supersedeWrites",
-  "purgeErrors",
-  "staleOutputs",
-  "discard",
-  "extract",
-  "sweep"
-] as const
-
-const enabledReason = (config: PluginConfig, reason: string): boolean => {
-  switch (reason) {
-    case "deduplication":
-    case "supersedeWrites":
-    case "purgeErrors":
-    case "staleOutputs":
-      return config.strategies[reason].enabled
-    case "discard":
-    case "extract":
-      return config.tools[reason].enabled
-    default:
-      return config.commands.enabled
-  }
 }
 
 interface Recorded {
@@ -491,10 +464,10 @@ export const replay = Effect.fn("analysis.replay")(function*(session: Session, o
   const pruned = shown
     .map((reason) => ({
       reason,
-      name: (reasons as ReadonlyArray<string>).includes(reason) ? reasonName(reason as Reason) : reason,
+      name: reasonName(reason),
       calls: state.byReason[reason]?.calls ?? 0,
       tokens: state.byReason[reason]?.tokens ?? 0,
-      enabled: current.enabled && enabledReason(current, reason)
+      enabled: current.enabled && isReason(reason) && reasonEnabled(current, reason)
     }))
     // Automatic strategies are always listed (a zero says something); the rest only when they pruned.
     .filter((row, i) => i < 4 || row.calls > 0)

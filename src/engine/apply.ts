@@ -1,15 +1,15 @@
 import { Predicate } from "effect"
 import type { CopyOf } from "../state/schema.ts"
 import type { ToolCall } from "./calls.ts"
-import { type Handle, inputPlaceholder, outputPlaceholder, type Target, targetOf } from "./placeholders.ts"
-import type { Reason } from "./strategies/candidate.ts"
+import { type RecallHint, inputPlaceholder, outputPlaceholder, type Target, targetOf } from "./placeholders.ts"
+import type { Reason } from "./reasons.ts"
 
 /** A prune's replacement texts for one call. */
 export interface Rendered {
   readonly reason: Reason
   readonly of: CopyOf | undefined
   readonly id: number
-  readonly handle: Handle
+  readonly recallHint: RecallHint
   readonly target: Target
   readonly output: string | undefined
   readonly inputs: ReadonlyArray<readonly [string, string]>
@@ -23,26 +23,29 @@ export const render = (
   call: ToolCall,
   prune: { readonly reason: string; readonly of?: CopyOf | undefined },
   id: number,
-  handle: Handle
+  recallHint: RecallHint
 ): Rendered | undefined => {
   const reason = prune.reason as Reason
   const of = prune.of
   const known = rendered.get(call)
-  if (known !== undefined && known.reason === reason && known.id === id && known.handle === handle && known.of === of) {
+  if (
+    known !== undefined && known.reason === reason && known.id === id && known.recallHint === recallHint &&
+    known.of === of
+  ) {
     return known
   }
   const target = targetOf(call, reason)
   if (target === undefined) return undefined
   const fresh: Rendered = target.kind === "output"
-    ? { reason, of, id, handle, target, output: outputPlaceholder(call, reason, id, handle, of), inputs: [] }
+    ? { reason, of, id, recallHint, target, output: outputPlaceholder(call, reason, id, recallHint, of), inputs: [] }
     : {
       reason,
       of,
       id,
-      handle,
+      recallHint,
       target,
       output: undefined,
-      inputs: target.keys.map((key) => [key, inputPlaceholder(call, reason, key, id, handle)] as const)
+      inputs: target.keys.map((key) => [key, inputPlaceholder(call, reason, key, id, recallHint)] as const)
     }
   rendered.set(call, fresh)
   return fresh

@@ -158,15 +158,3 @@ const forgetGone = (
   positions.length = kept
   return positions
 }
-
-/**
- * What the enabled automatic rules would prune in the current view, one candidate per call (the first rule to
- * claim a call names the reason), skipping calls already pruned or restored by the user. Pure: no model call,
- * no state change.
- */
-export const automaticCandidates = (input: CandidateInput): Array<Candidate> => {
-  const rules = emptyRules(input.strategies, input.protection)
-  const context: AddContext = { firstSend: false, repeated: false, sent: () => true, outputOf: () => undefined }
-  for (let i = 0; i < input.calls.length; i++) addToRules(rules, input.calls, i, context)
-  return candidatesFrom(rules, input)
-}

@@ -39,20 +39,30 @@ const fixedReason = (
   return undefined
 }
 
+interface Now {
+  readonly pruned: ReadonlyMap<string, unknown>
+  readonly protection: Protection
+}
+
+/** The rules that change as the session goes on: a call gets pruned, or ages out of turn protection. */
+const changingReason = (call: ToolCall, now: Now): "pruned" | "recent" | undefined =>
+  now.pruned.has(call.callID) ? "pruned" : now.protection.recent(call) ? "recent" : undefined
+
 /** Why the model may not prune a call now, or undefined when it may. */
 export const whyNotPrunable = (
   call: ToolCall,
-  input: {
-    readonly pruned: ReadonlyMap<string, unknown>
-    readonly protection: Protection
-    readonly protectedTools: ReadonlyArray<string>
-  }
+  input: Now & { readonly protectedTools: ReadonlyArray<string> }
 ): NotPrunable | undefined => {
-  if (input.pruned.has(call.callID)) return "pruned"
-  const fixed = fixedReason(call, input.protection, input.protectedTools)
-  if (fixed !== undefined) return fixed
-  return input.protection.recent(call) ? "recent" : undefined
+  const changing = changingReason(call, input)
+  if (changing === "pruned") return changing
+  return fixedReason(call, input.protection, input.protectedTools) ?? changing
 }
+
+/**
+ * Whether the model may prune a `taggable` call now: `whyNotPrunable` for a call the rules that never change already
+ * allow, without checking them again.
+ */
+export const prunableNow = (call: ToolCall, now: Now): boolean => changingReason(call, now) === undefined
 
 /**
  * The nudge, sent in the trailing note of the request where it is due: neutral, quantified, naming the largest

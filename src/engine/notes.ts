@@ -1,5 +1,5 @@
 import { formatTokens } from "./placeholders.ts"
-import type { Reason } from "./strategies/candidate.ts"
+import { type Reason, reasonName } from "./reasons.ts"
 
 /** One pruned call, as reported to the user. */
 export interface PrunedCall {
@@ -12,19 +12,6 @@ export interface PrunedCall {
 }
 
 export type NotificationMode = "off" | "minimal" | "detailed"
-
-const reasonNames: Readonly<Record<Reason, string>> = {
-  repeat: "repeat",
-  deduplication: "duplicate",
-  supersedeWrites: "superseded write",
-  purgeErrors: "failed call input",
-  staleOutputs: "stale output",
-  discard: "discarded",
-  extract: "extracted",
-  sweep: "swept"
-}
-
-export const reasonName = (reason: Reason): string => reasonNames[reason]
 
 /**
  * The note shown after an agent run (or a command) that pruned something: one line with the tokens saved now and

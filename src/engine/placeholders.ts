@@ -1,6 +1,6 @@
 import type { ToolCall } from "./calls.ts"
 import type { CopyOf } from "../state/schema.ts"
-import type { Reason } from "./strategies/candidate.ts"
+import type { Reason } from "./reasons.ts"
 import { minInputTokens } from "./strategies/purgeErrors.ts"
 import { contentInputs } from "./strategies/supersedeWrites.ts"
 
@@ -46,17 +46,24 @@ export const formatTokens = (tokens: number): string => {
 }
 
 /** How a placeholder tells the model to get the content back: the recall tool when enabled, else just the ID. */
-export type Handle = (id: number) => string
-export const recallHandle: Handle = (id) => `recall ${id}`
-export const idHandle: Handle = (id) => `id ${id}`
+export type RecallHint = (id: number) => string
+export const recallToolHint: RecallHint = (id) => `recall ${id}`
+export const idOnlyHint: RecallHint = (id) => `id ${id}`
 
 /**
  * The call itself still shows its tool and arguments, so a placeholder only says what became of the output, its size
- * and how to get it back. Placeholders are built only from facts that never change for a call (tool, key argument, original size, stable
- * ID, reason), so the same prune produces the same bytes on every request and the prompt cache keeps matching.
+ * and how to get it back (its recall hint). Placeholders are built only from facts that never change for a call (tool,
+ * key argument, original size, stable ID, reason), so the same prune produces the same bytes on every request and the
+ * prompt cache keeps matching.
  */
-export const outputPlaceholder = (call: ToolCall, reason: Reason, id: number, handle: Handle, of?: CopyOf): string => {
-  const size = `${formatTokens(call.outputTokens)} tokens; ${handle(id)}`
+export const outputPlaceholder = (
+  call: ToolCall,
+  reason: Reason,
+  id: number,
+  recallHint: RecallHint,
+  of?: CopyOf
+): string => {
+  const size = `${formatTokens(call.outputTokens)} tokens; ${recallHint(id)}`
   if (reason === "repeat" && of !== undefined) {
     if (of.kind === "written") return `[the same content as the earlier write of this file, ${size}]`
     if (of.kind === "contained") return `[these lines are unchanged in the output of id ${of.id}, ${size}]`
@@ -70,9 +77,15 @@ export const outputPlaceholder = (call: ToolCall, reason: Reason, id: number, ha
   return `[${what}, ${size}]`
 }
 
-export const inputPlaceholder = (call: ToolCall, reason: Reason, key: string, id: number, handle: Handle): string => {
+export const inputPlaceholder = (
+  call: ToolCall,
+  reason: Reason,
+  key: string,
+  id: number,
+  recallHint: RecallHint
+): string => {
   const size = `${formatTokens(call.inputTokens[key] ?? approximateTokens(call.input[key]))} tokens`
-  if (reason === "supersedeWrites") return `[pruned ${key}: ${size}; the file was read again later; ${handle(id)}]`
-  if (call.status === "error") return `[pruned ${key} of a failed call: ${size}; ${handle(id)}]`
-  return `[pruned ${key}: ${size}; ${handle(id)}]`
+  if (reason === "supersedeWrites") return `[pruned ${key}: ${size}; the file was read again later; ${recallHint(id)}]`
+  if (call.status === "error") return `[pruned ${key} of a failed call: ${size}; ${recallHint(id)}]`
+  return `[pruned ${key}: ${size}; ${recallHint(id)}]`
 }

@@ -5,26 +5,27 @@ import { addToRules, candidatesFrom, emptyRules, type Rules } from "./automatic.
 import type { ToolCall } from "./calls.ts"
 import { contextTokens } from "./context.ts"
 import { taggable } from "./listing.ts"
-import { type Handle, targetOf } from "./placeholders.ts"
+import { type RecallHint, targetOf } from "./placeholders.ts"
 import type { Protection } from "./protection.ts"
-import type { Candidate, Reason } from "./strategies/candidate.ts"
+import type { Reason } from "./reasons.ts"
+import type { Candidate } from "./strategies/candidate.ts"
 import type { Copy } from "./strategies/repeats.ts"
 
 /**
- * What the request path derives from a session's view of tool calls, kept between requests and extended with the
- * calls each request adds, so that a request costs in proportion to what changed rather than to the whole history:
- * the automatic rules' state, the calls' token total and the pruned part of it, the prunes to apply, and the calls
- * that carry their stable ID. It is rebuilt from the whole view whenever the view did more than add calls
- * (compaction, revert, a status change), or prunes, restores or the nudge baseline changed outside the request path
- * (the session's `revision` moved).
+ * A view is the tool calls a request sends, as the ToolCache indexes them. Its state is what the request path derives
+ * from it, kept between requests and extended with the calls each request adds, so that a request costs in
+ * proportion to what changed rather than to the whole history: the automatic rules' state, the calls' token total and
+ * the pruned part of it, the prunes to apply, and the calls that carry their stable ID. It is rebuilt from the whole
+ * view whenever the view did more than add calls (compaction, revert, a status change), or prunes, restores or the
+ * nudge baseline changed outside the request path (the session's `revision` moved).
  */
-export interface View {
-  /** The ToolCache pass this view reflects. */
+export interface ViewState {
+  /** The ToolCache pass this state reflects. */
   pass: number
   /** The session revision it reflects. */
   revision: number
   readonly config: PluginConfig
-  readonly handle: Handle
+  readonly recallHint: RecallHint
   /** Calls taken into account: positions `0 .. count - 1` of the view. */
   count: number
   readonly rules: Rules
@@ -58,7 +59,7 @@ export interface ViewInput {
   readonly nudgeAfter: number
   readonly config: PluginConfig
   readonly protection: Protection
-  readonly handle: Handle
+  readonly recallHint: RecallHint
   readonly idOf: (call: ToolCall) => number
   /** A call's output in the request being built. */
   readonly outputOf: (call: ToolCall) => string | undefined
@@ -67,26 +68,28 @@ export interface ViewInput {
 /** Whether the model has tools to prune with, and so whether outputs carry their IDs. */
 const offersPruning = (config: PluginConfig): boolean => config.tools.discard.enabled || config.tools.extract.enabled
 
-/** The view for this request: `previous` extended with the new calls when that is sound, else built afresh. */
-export const trackView = (previous: View | undefined, input: ViewInput): View => {
+/** The view state for this request: `previous` extended with the new calls when that is sound, else built afresh. */
+export const trackView = (previous: ViewState | undefined, input: ViewInput): ViewState => {
   const reusable = previous !== undefined && input.appendOnly && previous.pass === input.previousPass &&
-    previous.revision === input.revision && previous.config === input.config && previous.handle === input.handle &&
+    previous.revision === input.revision && previous.config === input.config &&
+    previous.recallHint === input.recallHint &&
     previous.count <= input.calls.length
-  const view = reusable ? previous : emptyView(input)
-  view.copies = []
+  const viewState = reusable ? previous : emptyViewState(input)
+  viewState.copies = []
   const copied = new Set<number>()
   const sent = (position: number) => !copied.has(position) && !input.pruned.has(input.calls[position]!.callID)
-  for (let position = view.count; position < input.calls.length; position++) add(view, input, position, copied, sent)
-  view.count = input.calls.length
-  view.pass = input.pass
-  return view
+  for (let position = viewState.count; position < input.calls.length; position++)
+    add(viewState, input, position, copied, sent)
+  viewState.count = input.calls.length
+  viewState.pass = input.pass
+  return viewState
 }
 
-const emptyView = (input: ViewInput): View => ({
+const emptyViewState = (input: ViewInput): ViewState => ({
   pass: input.pass,
   revision: input.revision,
   config: input.config,
-  handle: input.handle,
+  recallHint: input.recallHint,
   count: 0,
   rules: emptyRules(input.config.strategies, input.protection),
   tokens: 0,
@@ -100,7 +103,7 @@ const emptyView = (input: ViewInput): View => ({
 })
 
 const add = (
-  view: View,
+  viewState: ViewState,
   input: ViewInput,
   position: number,
   copied: Set<number>,
@@ -110,7 +113,7 @@ const add = (
   // A call's output is sent for the first time in the pass that first saw it finished, unless that pass is the first
   // one this process made for the session: then it may well have been sent before (OpenCode restarted).
   const firstSend = input.previousPass !== undefined && call.finalPass === input.pass
-  const copy = addToRules(view.rules, input.calls, position, {
+  const copy = addToRules(viewState.rules, input.calls, position, {
     firstSend,
     repeated: input.pruned.get(call.callID)?.reason === "repeat",
     sent,
@@ -118,28 +121,28 @@ const add = (
   })
   if (copy !== undefined) {
     copied.add(position)
-    view.copies.push({ call, copy })
+    viewState.copies.push({ call, copy })
   }
-  view.tokens += call.totalTokens
+  viewState.tokens += call.totalTokens
   const record = input.pruned.get(call.callID)
-  if (record !== undefined) applied(view, call, record, input.idOf(call))
-  if (call.status === "completed" && input.idOf(call) > input.nudgeAfter) view.resultsSince++
+  if (record !== undefined) applied(viewState, call, record, input.idOf(call))
+  if (call.status === "completed" && input.idOf(call) > input.nudgeAfter) viewState.resultsSince++
   if (!offersPruning(input.config)) return
   const tokens = taggable(call, input.protection, input.config.tools.settings.protectedTools)
   if (tokens === undefined) return
-  view.tagged.push(position)
-  view.taggedTokens.push(tokens)
+  viewState.tagged.push(position)
+  viewState.taggedTokens.push(tokens)
 }
 
-const applied = (view: View, call: ToolCall, record: PruneRecord, id: number) => {
-  view.prunedTokens += record.tokens
-  view.applied.push(call)
-  view.appliedTexts.push(render(call, record, id, view.handle))
+const applied = (viewState: ViewState, call: ToolCall, record: PruneRecord, id: number) => {
+  viewState.prunedTokens += record.tokens
+  viewState.applied.push(call)
+  viewState.appliedTexts.push(render(call, record, id, viewState.recallHint))
 }
 
-/** Records prunes the request path or a tool just made, keeping the view current. */
+/** Records prunes the request path or a tool just made, keeping the view state current. */
 export const notePrunes = (
-  view: View,
+  viewState: ViewState,
   calls: ReadonlyArray<ToolCall>,
   pruned: ReadonlyMap<string, PruneRecord>,
   revision: number,
@@ -147,38 +150,38 @@ export const notePrunes = (
 ): void => {
   for (const call of calls) {
     const record = pruned.get(call.callID)
-    if (record !== undefined) applied(view, call, record, idOf(call))
+    if (record !== undefined) applied(viewState, call, record, idOf(call))
   }
-  view.revision = revision
+  viewState.revision = revision
 }
 
 /** The automatic rules' candidates in this request. */
 export const viewCandidates = (
-  view: View,
+  viewState: ViewState,
   input: Omit<Parameters<typeof candidatesFrom>[1], "strategies">
-): Array<Candidate> => candidatesFrom(view.rules, { ...input, strategies: view.config.strategies })
+): Array<Candidate> => candidatesFrom(viewState.rules, { ...input, strategies: viewState.config.strategies })
 
-/** The size of this request, estimated from the counts its view holds, less applied prunes. */
-export const viewContext = (view: View, textChars: number, systemTokens: number): number =>
-  contextTokens(systemTokens, textChars, view.tokens - view.prunedTokens)
+/** The size of this request, estimated from the counts its view state holds, less applied prunes. */
+export const viewContext = (viewState: ViewState, textChars: number, systemTokens: number): number =>
+  contextTokens(systemTokens, textChars, viewState.tokens - viewState.prunedTokens)
 
 /**
- * Writes what the view sends into `messages`: every applied prune's placeholder, and every tagged call's ID at the
- * head of its output, unless a prune replaced that output (a prune of inputs, such as a failed call's, leaves the
- * output and its tag as they were sent).
+ * Writes into `messages` what the view state says is sent: every applied prune's placeholder, and every tagged call's
+ * ID at the head of its output, unless a prune replaced that output (a prune of inputs, such as a failed call's,
+ * leaves the output and its tag as they were sent).
  */
 export const applyView = (
-  view: View,
+  viewState: ViewState,
   messages: ReadonlyArray<unknown>,
   calls: ReadonlyArray<ToolCall>,
   pruned: ReadonlyMap<string, { readonly reason: string }>,
   idOf: (call: ToolCall) => number
 ): void => {
-  for (let i = 0; i < view.applied.length; i++) {
-    const texts = view.appliedTexts[i]
-    if (texts !== undefined) applyRendered(messages, view.applied[i]!, texts)
+  for (let i = 0; i < viewState.applied.length; i++) {
+    const texts = viewState.appliedTexts[i]
+    if (texts !== undefined) applyRendered(messages, viewState.applied[i]!, texts)
   }
-  for (const position of view.tagged) {
+  for (const position of viewState.tagged) {
     const call = calls[position]!
     const record = pruned.get(call.callID)
     if (record === undefined || targetOf(call, record.reason as Reason)?.kind !== "output") {

@@ -3,9 +3,8 @@ import { contentsOf, reportedCacheUsage, reportedContext } from "../commands/bre
 import { formatContext, formatHelp, formatStats } from "../commands/format.ts"
 import { type DcpCommand, parseCommand } from "../commands/parse.ts"
 import { sweepSelection } from "../commands/select.ts"
-import { reasonName } from "../engine/notes.ts"
+import { reasonName } from "../engine/reasons.ts"
 import { formatTokens } from "../engine/placeholders.ts"
-import type { Reason } from "../engine/strategies/candidate.ts"
 import { partsOf, roleOf } from "../host/messages.ts"
 import { visibleHistory } from "../host/view.ts"
 import { Config, reportNote } from "../services/Config.ts"
@@ -20,7 +19,7 @@ import { Tokenizer } from "../services/Tokenizer.ts"
 import { ToolCache } from "../services/ToolCache.ts"
 import { type SessionState, stableId } from "../state/session.ts"
 import { reportConfigProblems } from "./session.ts"
-import { handleFor, protectionFor } from "./transform.ts"
+import { recallHintFor, protectionFor } from "./transform.ts"
 import { publishStatus } from "./status.ts"
 
 const subAgentReply =
@@ -110,7 +109,7 @@ const stats = Effect.fnUntraced(function*(state: SessionState) {
     lifetime,
     now,
     cache,
-    reasonName: (reason) => reasonName(reason as Reason),
+    reasonName,
     pending: pendingOf(state),
     waiting: state.waiting,
     profile: scheduler.profile(state).name
@@ -178,7 +177,7 @@ const sweep = Effect.fnUntraced(function*(state: SessionState, count: number | u
   const recorded = yield* pruner.apply(
     state,
     selected.map((call) => ({ call, reason: "sweep" as const, id: stableId(state, call.callID) })),
-    handleFor(config)
+    recallHintFor(config)
   )
   const scope = count === undefined ? "since your last message" : `among the last ${count}`
   if (recorded.length === 0) {

@@ -1,7 +1,7 @@
 import { Effect, Option, Result, Schema } from "effect"
 import type { ToolCall } from "../engine/calls.ts"
 import { formatTokens } from "../engine/placeholders.ts"
-import type { Reason } from "../engine/strategies/candidate.ts"
+import type { Reason } from "../engine/reasons.ts"
 import { formatRecall, originalContent, storedToolParts } from "../engine/recall.ts"
 import {
   type Selection,
@@ -20,7 +20,7 @@ import { type ToolIndex, ToolCache } from "../services/ToolCache.ts"
 import { sessionIdProblem } from "../state/schema.ts"
 import { changed, newestId, type SessionState, stableId } from "../state/session.ts"
 import { publishStatus } from "./status.ts"
-import { handleFor, protectionFor } from "./transform.ts"
+import { recallHintFor, protectionFor } from "./transform.ts"
 
 /** A tool call the plugin refuses, with the message the model gets back. */
 export class ToolRejected extends Schema.TaggedError<ToolRejected>()("ToolRejected", {
@@ -134,7 +134,7 @@ const prune = <S extends Selection>(
         const recorded = yield* pruner.apply(
           state,
           chosen.calls.map(({ call, id }, i) => ({ call, reason, id, distillation: findings?.[i] })),
-          handleFor(config)
+          recallHintFor(config)
         )
         keep?.(state, chosen)
         state.nudgeAfter = newestId(state)

@@ -2,15 +2,15 @@ import { Effect, Predicate } from "effect"
 import type { PluginConfig } from "../config/schema.ts"
 import type { ToolCall } from "../engine/calls.ts"
 import { appendTail } from "../engine/inject.ts"
-import { nudge } from "../engine/listing.ts"
-import { type Handle, idHandle, recallHandle } from "../engine/placeholders.ts"
+import { nudge, prunableNow } from "../engine/listing.ts"
+import { type RecallHint, idOnlyHint, recallToolHint } from "../engine/placeholders.ts"
 import { makeProtection, type Protection } from "../engine/protection.ts"
 import { blocksFrom, type ChangeAt, paysBackAfter, rebuildTokens } from "../engine/schedule.ts"
-import { applyView, trackView, type View, viewCandidates, viewContext } from "../engine/view.ts"
+import { applyView, trackView, type ViewState, viewCandidates, viewContext } from "../engine/view.ts"
 import { findSessionId, requestTimes } from "../host/messages.ts"
 import { Config } from "../services/Config.ts"
 import { Ledger } from "../services/Ledger.ts"
-import { Logger } from "../services/Logger.ts"
+import { PluginLog } from "../services/PluginLog.ts"
 import { Paths } from "../services/Paths.ts"
 import { type Prune, Pruner } from "../services/Pruner.ts"
 import { Scheduler } from "../services/Scheduler.ts"
@@ -20,7 +20,9 @@ import { changed, type SessionState, stableId } from "../state/session.ts"
 import { publishStatus } from "./status.ts"
 
 /** How placeholders point back to the original content: the recall tool when the model has it. */
-export const handleFor = (config: PluginConfig): Handle => (config.tools.recall.enabled ? recallHandle : idHandle)
+export const recallHintFor = (
+  config: PluginConfig
+): RecallHint => (config.tools.recall.enabled ? recallToolHint : idOnlyHint)
 
 /** The protection rules for the session's current view. */
 export const protectionFor = (config: PluginConfig, worktree: string, index: ToolIndex): Protection =>
@@ -60,11 +62,11 @@ const transformSession = Effect.fnUntraced(function*(state: SessionState, sessio
   }
   const cache = yield* ToolCache
   const pruner = yield* Pruner
-  const logger = yield* Logger
+  const pluginLog = yield* PluginLog
   const scheduler = yield* Scheduler
   const { current: config } = yield* Config
   const { worktree } = yield* Paths
-  const handle = handleFor(config)
+  const recallHint = recallHintFor(config)
 
   // index
   const index = yield* cache.sync(sessionID, messages)
@@ -73,7 +75,7 @@ const transformSession = Effect.fnUntraced(function*(state: SessionState, sessio
   for (const call of index.changed) idOf(call)
   const protection = protectionFor(config, worktree, index)
   const calls = index.calls
-  const view = trackView(state.view, {
+  const viewState = trackView(state.viewState, {
     calls,
     pass: index.pass,
     previousPass: index.previousPass,
@@ -83,42 +85,42 @@ const transformSession = Effect.fnUntraced(function*(state: SessionState, sessio
     nudgeAfter: state.nudgeAfter,
     config,
     protection,
-    handle,
+    recallHint,
     idOf,
     outputOf: (call) => outputAt(messages, call)
   })
-  state.view = view
+  state.viewState = viewState
 
   // plan: a repeat is pruned at its first send, which costs no cache rebuild; automatic rules' prunes wait for the
   // scheduler
-  if (view.copies.length > 0) {
+  if (viewState.copies.length > 0) {
     yield* pruner.apply(
       state,
-      view.copies.map(({ call, copy }): Prune => ({
+      viewState.copies.map(({ call, copy }): Prune => ({
         call,
         reason: "repeat",
         id: idOf(call),
         of: { id: idOf(calls[copy.source]!), kind: copy.kind }
       })),
-      handle,
+      recallHint,
       { minSaving: 1 }
     )
   }
   const ledger = yield* Ledger
   const pending = planAutomatic(
     state,
-    view,
+    viewState,
     index,
     protection,
     idOf,
-    (call, reason, id) => ledger.saving(call, reason, id, handle)
+    (call, reason, id) => ledger.saving(call, reason, id, recallHint)
   )
 
   // decide
-  const changeAt = (position: number) => changeOf(state, view, index, messages, position)
+  const changeAt = (position: number) => changeOf(state, viewState, index, messages, position)
   const decision = yield* scheduler.decide(state, {
     pendingTokens: pending.tokens,
-    contextTokens: viewContext(view, index.textChars, state.systemTokens ?? 0),
+    contextTokens: viewContext(viewState, index.textChars, state.systemTokens ?? 0),
     change: changeAt(pending.first),
     compacted,
     history: () => requestTimes(messages)
@@ -128,21 +130,21 @@ const transformSession = Effect.fnUntraced(function*(state: SessionState, sessio
     : { calls: pending.prunes.length, tokens: pending.tokens, why: decision.waiting }
 
   // apply
-  if (decision.trigger !== undefined) yield* pruner.apply(state, pending.prunes, handle, { minSaving: 1 })
-  const contextTokens = viewContext(view, index.textChars, state.systemTokens ?? 0)
+  if (decision.trigger !== undefined) yield* pruner.apply(state, pending.prunes, recallHint, { minSaving: 1 })
+  const contextTokens = viewContext(viewState, index.textChars, state.systemTokens ?? 0)
   yield* pruner.deliver(state, {
-    handle,
+    recallHint,
     profile: decision.profile,
     cold: decision.cold,
     calls,
     contextTokens,
     systemTokens: state.systemTokens ?? 0,
-    prunedTokens: view.prunedTokens,
+    prunedTokens: viewState.prunedTokens,
     changeAt
   })
 
   // render
-  const note = nudgeFor(state, view, index, protection, idOf, {
+  const note = nudgeFor(state, viewState, index, protection, idOf, {
     arrivedFrom: firstCallOfMessage(calls, messages.length - 1),
     worth: (tokens) =>
       paysBackAfter(
@@ -155,29 +157,29 @@ const transformSession = Effect.fnUntraced(function*(state: SessionState, sessio
         })
       ) <= scheduler.horizon(state)
   })
-  applyView(view, messages, calls, state.pruned, idOf)
+  applyView(viewState, messages, calls, state.pruned, idOf)
   if (note !== undefined) appendTail(messages, note)
   state.sentRevision = state.revision
   yield* publishStatus(state)
-  if (logger.debug) yield* logger.snapshot(sessionID, messages)
+  if (pluginLog.debug) yield* pluginLog.snapshot(sessionID, messages)
 })
 
 /** The automatic rules' prunes in this request, with the tokens they would save and the earliest one's position. */
 const planAutomatic = (
   state: SessionState,
-  view: View,
+  viewState: ViewState,
   index: ToolIndex,
   protection: Protection,
   idOf: (call: ToolCall) => number,
   saving: (call: ToolCall, reason: Prune["reason"], id: number) => number
 ) => {
-  const candidates = viewCandidates(view, {
+  const candidates = viewCandidates(viewState, {
     calls: index.calls,
     pruned: state.pruned,
     restored: state.restored,
     protection,
     currentTurn: index.turns,
-    contextTokens: viewContext(view, index.textChars, state.systemTokens ?? 0)
+    contextTokens: viewContext(viewState, index.textChars, state.systemTokens ?? 0)
   })
   const prunes: Array<Prune> = []
   let tokens = 0
@@ -197,14 +199,14 @@ const planAutomatic = (
 /** The nudge for this request, when one is due (see `nudge`). */
 const nudgeFor = (
   state: SessionState,
-  view: View,
+  viewState: ViewState,
   index: ToolIndex,
   protection: Protection,
   idOf: (call: ToolCall) => number,
   options: { readonly arrivedFrom: number; readonly worth: (tokens: number) => boolean }
 ): string | undefined => {
-  if (view.tagged.length === 0) return undefined
-  const settings = view.config.tools.settings
+  if (viewState.tagged.length === 0) return undefined
+  const settings = viewState.config.tools.settings
   let arrived = 0
   for (let i = options.arrivedFrom; i < index.calls.length; i++) {
     const call = index.calls[i]!
@@ -214,14 +216,14 @@ const nudgeFor = (
     enabled: settings.nudgeEnabled,
     frequency: settings.nudgeFrequency,
     minTokens: settings.nudgeMinTokens,
-    resultsSince: view.resultsSince,
+    resultsSince: viewState.resultsSince,
     arrived,
     prunable: () =>
-      view.tagged.flatMap((position, i) => {
+      viewState.tagged.flatMap((position, i) => {
         const call = index.calls[position]!
-        return state.pruned.has(call.callID) || protection.recent(call)
-          ? []
-          : [{ id: idOf(call), tokens: view.taggedTokens[i]! }]
+        return prunableNow(call, { pruned: state.pruned, protection })
+          ? [{ id: idOf(call), tokens: viewState.taggedTokens[i]! }]
+          : []
       }),
     worth: options.worth
   })
@@ -233,7 +235,7 @@ const nearBlocks = 16
 /** Where a change at the call at `position` sits (see `ChangeAt`); past the last call: nowhere. */
 const changeOf = (
   state: SessionState,
-  view: View,
+  viewState: ViewState,
   index: ToolIndex,
   messages: ReadonlyArray<unknown>,
   position: number
@@ -242,7 +244,7 @@ const changeOf = (
   if (position >= calls.length) return { tokensAfter: 0, nearEnd: true }
   const nearEnd = blocksFrom(messages, calls[position]!.messageIndex, nearBlocks) <= nearBlocks
   if (!nearEnd) {
-    const context = viewContext(view, index.textChars, state.systemTokens ?? 0)
+    const context = viewContext(viewState, index.textChars, state.systemTokens ?? 0)
     return { tokensAfter: Math.round(context * (calls.length - position) / calls.length), nearEnd }
   }
   let tokensAfter = 0

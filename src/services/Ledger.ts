@@ -3,14 +3,14 @@ import { writeBehind } from "../data/writeBehind.ts"
 import type { ToolCall } from "../engine/calls.ts"
 import type { PrunedCall } from "../engine/notes.ts"
 import {
-  type Handle,
+  type RecallHint,
   inputPlaceholder,
   outputPlaceholder,
   type Target,
   targetOf,
   targetTokens
 } from "../engine/placeholders.ts"
-import type { Reason } from "../engine/strategies/candidate.ts"
+import type { Reason } from "../engine/reasons.ts"
 import type { PricingProfile } from "../pricing/profiles.ts"
 import type { CopyOf, LifetimeDelta, LifetimeFile, Tally } from "../state/schema.ts"
 import { changed, type SessionState } from "../state/session.ts"
@@ -44,7 +44,7 @@ export interface Charge {
  */
 export class Ledger extends Context.Service<Ledger, {
   /** Tokens a prune would take out of every request, net of its placeholder (estimated, like every count on the request path). */
-  readonly saving: (call: ToolCall, reason: Reason, id: number, handle: Handle, of?: CopyOf) => number
+  readonly saving: (call: ToolCall, reason: Reason, id: number, recallHint: RecallHint, of?: CopyOf) => number
   /**
    * Counts prunes that reach the model in the request being sent; `application` when they change content the
    * provider had cached (not for repeats alone, pruned in content sent for the first time).
@@ -86,27 +86,30 @@ export class Ledger extends Context.Service<Ledger, {
         reason: Reason,
         target: Target,
         id: number,
-        handle: Handle,
+        recallHint: RecallHint,
         of?: CopyOf
       ) => {
-        if (target.kind === "output") return tokenizer.estimate(outputPlaceholder(call, reason, id, handle, of))
+        if (target.kind === "output") return tokenizer.estimate(outputPlaceholder(call, reason, id, recallHint, of))
         let tokens = 0
-        for (const key of target.keys) tokens += tokenizer.estimate(inputPlaceholder(call, reason, key, id, handle))
+        for (const key of target.keys) tokens += tokenizer.estimate(inputPlaceholder(call, reason, key, id, recallHint))
         return tokens
       }
 
       // A waiting prune is weighed on every request until it is applied; its saving never changes, so it is
       // computed once per call.
-      const savings = new WeakMap<ToolCall, { reason: Reason; id: number; handle: Handle; tokens: number }>()
-      const saving = (call: ToolCall, reason: Reason, id: number, handle: Handle, of?: CopyOf): number => {
+      const savings = new WeakMap<ToolCall, { reason: Reason; id: number; recallHint: RecallHint; tokens: number }>()
+      const saving = (call: ToolCall, reason: Reason, id: number, recallHint: RecallHint, of?: CopyOf): number => {
         const known = savings.get(call)
-        if (known !== undefined && known.reason === reason && known.id === id && known.handle === handle) {
+        if (known !== undefined && known.reason === reason && known.id === id && known.recallHint === recallHint) {
           return known.tokens
         }
         const target = targetOf(call, reason)
         if (target === undefined) return 0
-        const tokens = Math.max(0, targetTokens(call, target) - placeholderTokens(call, reason, target, id, handle, of))
-        savings.set(call, { reason, id, handle, tokens })
+        const tokens = Math.max(
+          0,
+          targetTokens(call, target) - placeholderTokens(call, reason, target, id, recallHint, of)
+        )
+        savings.set(call, { reason, id, recallHint, tokens })
         return tokens
       }
 

@@ -1,10 +1,10 @@
 import { Clock, Context, Effect, Layer } from "effect"
 import type { ToolCall } from "../engine/calls.ts"
 import type { PrunedCall } from "../engine/notes.ts"
-import type { Handle } from "../engine/placeholders.ts"
+import type { RecallHint } from "../engine/placeholders.ts"
 import { targetOf } from "../engine/placeholders.ts"
 import { type ChangeAt, rebuildTokens } from "../engine/schedule.ts"
-import type { Reason } from "../engine/strategies/candidate.ts"
+import type { Reason } from "../engine/reasons.ts"
 import { notePrunes } from "../engine/view.ts"
 import type { PricingProfile } from "../pricing/profiles.ts"
 import type { CopyOf } from "../state/schema.ts"
@@ -23,7 +23,7 @@ export interface Prune {
 
 /** The request that carries prunes to the model, as far as delivering them goes. */
 export interface Delivery {
-  readonly handle: Handle
+  readonly recallHint: RecallHint
   readonly profile: PricingProfile
   readonly cold: boolean
   /** The calls of the request, and its estimated size and system prompt size. */
@@ -38,8 +38,8 @@ export interface Delivery {
 
 /**
  * The one way a prune happens. `apply` decides it: the session's state records it (pending until a request carries
- * it), the request path's view renders it from then on. `deliver`, on every request, counts what reaches the model:
- * the statistics, the lifetime totals, the note to the user, and what the rebuild of the provider's cache cost.
+ * it), the request path's view state renders it from then on. `deliver`, on every request, counts what reaches the
+ * model: the statistics, the lifetime totals, the note to the user, and what the rebuild of the provider's cache cost.
  * `restore` undoes a prune: one never sent is forgotten as if it had not happened.
  */
 export class Pruner extends Context.Service<Pruner, {
@@ -50,7 +50,7 @@ export class Pruner extends Context.Service<Pruner, {
   readonly apply: (
     state: SessionState,
     prunes: ReadonlyArray<Prune>,
-    handle: Handle,
+    recallHint: RecallHint,
     options?: { readonly minSaving?: number }
   ) => Effect.Effect<ReadonlyArray<PrunedCall>>
   /** The request being built carries every recorded prune of its calls: counts those sent for the first time. */
@@ -69,7 +69,7 @@ export class Pruner extends Context.Service<Pruner, {
       const apply = Effect.fnUntraced(function*(
         state: SessionState,
         prunes: ReadonlyArray<Prune>,
-        handle: Handle,
+        recallHint: RecallHint,
         options?: { readonly minSaving?: number }
       ) {
         const minSaving = options?.minSaving ?? 0
@@ -79,7 +79,7 @@ export class Pruner extends Context.Service<Pruner, {
         for (const prune of prunes) {
           const { call, reason } = prune
           if (state.pruned.has(call.callID) || targetOf(call, reason) === undefined) continue
-          const tokens = ledger.saving(call, reason, prune.id, handle, prune.of)
+          const tokens = ledger.saving(call, reason, prune.id, recallHint, prune.of)
           if (tokens < minSaving) continue
           state.pruned.set(call.callID, {
             reason,
@@ -103,9 +103,9 @@ export class Pruner extends Context.Service<Pruner, {
         }
         if (recorded.length === 0) return recorded
         changed(state)
-        if (state.view !== undefined) {
+        if (state.viewState !== undefined) {
           const ids = new Map(calls.map((call, i) => [call, recorded[i]!.id] as const))
-          notePrunes(state.view, calls, state.pruned, state.revision, (call) => ids.get(call) ?? 0)
+          notePrunes(state.viewState, calls, state.pruned, state.revision, (call) => ids.get(call) ?? 0)
         }
         return recorded
       })

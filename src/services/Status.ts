@@ -149,11 +149,11 @@ const waitingReason = (why: Waiting): string =>
     : `warm cache, pays back after ~${Math.ceil(why.paysBackAfter)} requests`
 
 const contextOf = (state: SessionState, index: ToolIndex | undefined, now: number): StatusContext | undefined => {
-  const view = state.view
-  if (view === undefined || index === undefined) return undefined
+  const viewState = state.viewState
+  if (viewState === undefined || index === undefined) return undefined
   const system = state.systemTokens ?? 0
-  const tokens = viewContext(view, index.textChars, system)
-  const tools = Math.max(0, view.tokens - view.prunedTokens)
+  const tokens = viewContext(viewState, index.textChars, system)
+  const tools = Math.max(0, viewState.tokens - viewState.prunedTokens)
   const limit = state.model?.contextLimit
   return {
     tokens,
@@ -162,7 +162,7 @@ const contextOf = (state: SessionState, index: ToolIndex | undefined, now: numbe
     text: Math.max(0, tokens - system - tools),
     tools,
     calls: index.calls.length,
-    pruned: view.prunedTokens,
+    pruned: viewState.prunedTokens,
     at: state.lastRequestAt ?? now
   }
 }

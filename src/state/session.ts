@@ -1,5 +1,5 @@
 import type { Pace, Waiting } from "../engine/schedule.ts"
-import type { View } from "../engine/view.ts"
+import type { ViewState } from "../engine/view.ts"
 import type { NoteOrigin } from "../services/Host.ts"
 import type { Finding, PruneRecord, SessionFile, SessionStats } from "./schema.ts"
 
@@ -46,14 +46,14 @@ export interface SessionState {
   /** Automatic prunes found but waiting for the cache, as of the latest request, and why they wait. */
   waiting: { readonly calls: number; readonly tokens: number; readonly why: Waiting } | undefined
   /**
-   * Moves whenever prunes, restores or the nudge baseline change (`changed`): the request path's `view`, derived
+   * Moves whenever prunes, restores or the nudge baseline change (`changed`): the request path's `viewState`, derived
    * from them, is rebuilt when it was made at another revision.
    */
   revision: number
   /** The revision the latest request was sent at: a different one means prunes changed since. */
   sentRevision: number
-  /** What the request path derived from the session's latest view of tool calls (src/engine/view.ts). */
-  view: View | undefined
+  /** What the request path derived from the tool calls of the session's latest request (src/engine/view.ts). */
+  viewState: ViewState | undefined
 }
 
 export interface SessionModel {
@@ -91,7 +91,7 @@ export const fromFile = (file: SessionFile, isSubAgent: boolean): SessionState =
   waiting: undefined,
   revision: 0,
   sentRevision: -1,
-  view: undefined
+  viewState: undefined
 })
 
 export const toFile = (state: SessionState): SessionFile => ({

@@ -1,7 +1,6 @@
 import { bar } from "../commands/format.ts"
-import { reasonName } from "../engine/notes.ts"
+import { reasonName } from "../engine/reasons.ts"
 import { formatTokens } from "../engine/placeholders.ts"
-import type { Reason } from "../engine/strategies/candidate.ts"
 import type { SessionStatus, StatusContext, StatusCost } from "../state/status.ts"
 import type { Loaded } from "./board.ts"
 
@@ -63,7 +62,6 @@ const percent = (part: number, whole: number): string => {
 }
 
 /** A reason as notes name it ("duplicate", "swept"); a reason this release does not know, as it was written. */
-const reasonLabel = (reason: string): string => reasonName(reason as Reason) ?? reason
 
 /** The net cost effect in input tokens: `~2.1k saved` or `~800 more`. */
 const costNet = (cost: StatusCost): string => {
@@ -160,7 +158,7 @@ const breakdownRow = (label: string, tokens: number, whole: number): string =>
 const byReason = (status: SessionStatus): string => {
   const entries = Object.entries(status.session.byReason).filter(([, tally]) => tally.calls > 0)
     .sort((a, b) => b[1].tokens - a[1].tokens)
-  return entries.map(([reason, tally]) => `${reasonLabel(reason)} ${tally.calls}`).join(", ")
+  return entries.map(([reason, tally]) => `${reasonName(reason)} ${tally.calls}`).join(", ")
 }
 
 /**
@@ -272,7 +270,7 @@ export const dialogModel = (loaded: Loaded | undefined, situation: Situation): D
     actions.push({
       args: `restore ${prune.id}`,
       title: `${prune.id}  ${prune.tool}${prune.target === "" ? "" : ` ${prune.target}`}`,
-      description: `${formatTokens(prune.tokens)} tokens, ${reasonLabel(prune.reason)}`,
+      description: `${formatTokens(prune.tokens)} tokens, ${reasonName(prune.reason)}`,
       category: "Restore"
     })
   }

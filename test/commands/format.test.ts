@@ -1,7 +1,6 @@
 import { describe, expect, it } from "vitest"
 import { formatContext, formatHelp, formatStats } from "../../src/commands/format.ts"
-import { reasonName } from "../../src/engine/notes.ts"
-import type { Reason } from "../../src/engine/strategies/candidate.ts"
+import { type Reason, reasonName } from "../../src/engine/reasons.ts"
 import { emptyStats, type LifetimeFile } from "../../src/state/schema.ts"
 
 const names = (reason: string) => reasonName(reason as Reason)

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest"
-import { estimateContext, rebuildEstimate } from "../../src/engine/context.ts"
-import { history } from "../engine/support.ts"
+import type { ToolCall } from "../../src/engine/calls.ts"
+import { viewContext } from "../../src/engine/view.ts"
+import { freshViewState, history } from "../engine/support.ts"
 
 /** c1: 100 output + 10 input tokens; c2: 200 output + 20 input; c3: 300 output, no string input. */
 const calls = () =>
@@ -10,7 +11,20 @@ const calls = () =>
     { tool: "bash", input: {}, outputTokens: 300, inputTokens: {} }
   ])
 
-describe("estimateContext", () => {
+/** The size of a request as the request path estimates it, from the view it builds of the request's calls. */
+const estimateContext = (input: {
+  readonly calls: ReadonlyArray<ToolCall>
+  readonly textChars: number
+  readonly systemTokens: number
+  readonly pruned: ReadonlyMap<string, { readonly tokens: number }>
+}): number => {
+  const view = freshViewState(input.calls, {
+    pruned: new Map([...input.pruned].map(([callID, { tokens }]) => [callID, { reason: "discard", tokens, at: 0 }]))
+  })
+  return viewContext(view, input.textChars, input.systemTokens)
+}
+
+describe("a request's size", () => {
   it("adds the system prompt, text at four characters a token, and every call's inputs and outputs", () => {
     expect(estimateContext({ calls: calls(), textChars: 400, systemTokens: 50, pruned: new Map() })).toBe(
       50 + 100 + 630
@@ -38,39 +52,5 @@ describe("estimateContext", () => {
 
   it("is the system prompt alone for an empty history", () => {
     expect(estimateContext({ calls: [], textChars: 0, systemTokens: 1234, pruned: new Map() })).toBe(1234)
-  })
-})
-
-describe("rebuildEstimate", () => {
-  const four = () => history([{ tool: "read" }, { tool: "read" }, { tool: "read" }, { tool: "read" }])
-
-  it("is 0 when no call changed", () => {
-    expect(rebuildEstimate({ calls: four(), changed: new Set(), contextTokens: 1000 })).toBe(0)
-  })
-
-  it("is 0 when the changed calls are not in the request", () => {
-    expect(rebuildEstimate({ calls: four(), changed: new Set(["elsewhere"]), contextTokens: 1000 })).toBe(0)
-  })
-
-  it("is 0 for an empty history", () => {
-    expect(rebuildEstimate({ calls: [], changed: new Set(["c1"]), contextTokens: 1000 })).toBe(0)
-  })
-
-  it("is the whole context when the first call changed", () => {
-    expect(rebuildEstimate({ calls: four(), changed: new Set(["c1"]), contextTokens: 1000 })).toBe(1000)
-  })
-
-  it("is proportional to the calls from the earliest changed one to the end", () => {
-    expect(rebuildEstimate({ calls: four(), changed: new Set(["c3"]), contextTokens: 1000 })).toBe(500)
-    expect(rebuildEstimate({ calls: four(), changed: new Set(["c4"]), contextTokens: 1000 })).toBe(250)
-  })
-
-  it("is decided by the earliest changed call, whatever the order of the set", () => {
-    expect(rebuildEstimate({ calls: four(), changed: new Set(["c4", "c2"]), contextTokens: 1000 })).toBe(750)
-  })
-
-  it("rounds to whole tokens", () => {
-    const three = history([{ tool: "read" }, { tool: "read" }, { tool: "read" }])
-    expect(rebuildEstimate({ calls: three, changed: new Set(["c2"]), contextTokens: 100 })).toBe(67)
   })
 })

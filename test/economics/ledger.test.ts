@@ -3,8 +3,8 @@ import { Effect, Layer } from "effect"
 import { TestClock } from "effect/testing"
 import type { ToolCall } from "../../src/engine/calls.ts"
 import type { PrunedCall } from "../../src/engine/notes.ts"
-import { idHandle, inputPlaceholder, outputPlaceholder, recallHandle } from "../../src/engine/placeholders.ts"
-import type { Reason } from "../../src/engine/strategies/candidate.ts"
+import { idOnlyHint, inputPlaceholder, outputPlaceholder, recallToolHint } from "../../src/engine/placeholders.ts"
+import type { Reason } from "../../src/engine/reasons.ts"
 import { dcp } from "../../src/hooks/command.ts"
 import { discard, extract } from "../../src/hooks/tools.ts"
 import { profiles } from "../../src/pricing/profiles.ts"
@@ -46,7 +46,7 @@ const warm = { cold: false, rebuiltTokens: 0, cost: 0 } as const
  * position p leaves (4 - p) * 1k tokens after it, too far back for the cache to find an earlier entry.
  */
 const request = (calls: ReadonlyArray<ToolCall>, options: Partial<Delivery> = {}): Delivery => ({
-  handle: recallHandle,
+  recallHint: recallToolHint,
   profile: profiles.anthropic,
   cold: false,
   calls,
@@ -73,8 +73,8 @@ describe("Ledger.saving", () => {
     withBooks(({ ledger }) =>
       Effect.sync(() => {
         const call = readCall("a", 500)
-        const placeholder = estimateTokens(outputPlaceholder(call, "discard", 7, recallHandle))
-        assert.strictEqual(ledger.saving(call, "discard", 7, recallHandle), 500 - placeholder)
+        const placeholder = estimateTokens(outputPlaceholder(call, "discard", 7, recallToolHint))
+        assert.strictEqual(ledger.saving(call, "discard", 7, recallToolHint), 500 - placeholder)
       })
     ))
 
@@ -86,24 +86,24 @@ describe("Ledger.saving", () => {
           input: { filePath: "src/a.ts", content: "x".repeat(4000) },
           inputTokens: { filePath: 2, content: 1000 }
         })
-        const placeholder = estimateTokens(inputPlaceholder(call, "supersedeWrites", "content", 3, recallHandle))
-        assert.strictEqual(ledger.saving(call, "supersedeWrites", 3, recallHandle), 1000 - placeholder)
+        const placeholder = estimateTokens(inputPlaceholder(call, "supersedeWrites", "content", 3, recallToolHint))
+        assert.strictEqual(ledger.saving(call, "supersedeWrites", 3, recallToolHint), 1000 - placeholder)
       })
     ))
 
-  it.effect("depends on the handle the placeholder carries", () =>
+  it.effect("depends on the recall hint the placeholder carries", () =>
     withBooks(({ ledger }) =>
       Effect.sync(() => {
         const call = readCall("a", 500)
-        const withId = 500 - estimateTokens(outputPlaceholder(call, "discard", 7, idHandle))
-        assert.strictEqual(ledger.saving(call, "discard", 7, idHandle), withId)
+        const withId = 500 - estimateTokens(outputPlaceholder(call, "discard", 7, idOnlyHint))
+        assert.strictEqual(ledger.saving(call, "discard", 7, idOnlyHint), withId)
       })
     ))
 
   it.effect("is never negative: an output smaller than its placeholder saves 0", () =>
     withBooks(({ ledger }) =>
       Effect.sync(() => {
-        assert.strictEqual(ledger.saving(readCall("a", 2), "deduplication", 1, recallHandle), 0)
+        assert.strictEqual(ledger.saving(readCall("a", 2), "deduplication", 1, recallToolHint), 0)
       })
     ))
 
@@ -112,8 +112,8 @@ describe("Ledger.saving", () => {
       Effect.sync(() => {
         const running = makeCall({ tool: "bash", input: { command: "npm run dev" }, status: "running" })
         const nonText = makeCall({ tool: "bash", input: { command: "ls" }, hasTextOutput: false })
-        assert.strictEqual(ledger.saving(running, "discard", 1, recallHandle), 0)
-        assert.strictEqual(ledger.saving(nonText, "discard", 2, recallHandle), 0)
+        assert.strictEqual(ledger.saving(running, "discard", 1, recallToolHint), 0)
+        assert.strictEqual(ledger.saving(nonText, "discard", 2, recallToolHint), 0)
       })
     ))
 })
@@ -124,8 +124,8 @@ describe("Pruner.apply", () => {
       Effect.gen(function*() {
         const state = stateFor("ses_a")
         const call = readCall("a", 500)
-        const saving = ledger.saving(call, "discard", 1, recallHandle)
-        const recorded = yield* pruner.apply(state, [prune(call, "discard", 1)], recallHandle)
+        const saving = ledger.saving(call, "discard", 1, recallToolHint)
+        const recorded = yield* pruner.apply(state, [prune(call, "discard", 1)], recallToolHint)
         assert.deepStrictEqual(recorded.map((entry) => [entry.id, entry.tool, entry.reason, entry.tokens]), [[
           1,
           "read",
@@ -142,7 +142,7 @@ describe("Pruner.apply", () => {
     withBooks(({ ledger, pruner }) =>
       Effect.gen(function*() {
         const state = stateFor("ses_a")
-        yield* pruner.apply(state, [prune(readCall("a"), "discard", 1)], recallHandle)
+        yield* pruner.apply(state, [prune(readCall("a"), "discard", 1)], recallToolHint)
         const lifetime = yield* ledger.lifetime
         assert.deepStrictEqual(state.stats, emptyStats())
         assert.deepStrictEqual([lifetime.sessions, lifetime.calls, lifetime.tokens], [0, 0, 0])
@@ -153,7 +153,7 @@ describe("Pruner.apply", () => {
     withBooks(({ pruner }) =>
       Effect.gen(function*() {
         const state = stateFor("ses_a")
-        const recorded = yield* pruner.apply(state, [prune(readCall("tiny", 2), "deduplication", 1)], recallHandle, {
+        const recorded = yield* pruner.apply(state, [prune(readCall("tiny", 2), "deduplication", 1)], recallToolHint, {
           minSaving: 1
         })
         assert.deepStrictEqual(recorded, [])
@@ -168,8 +168,8 @@ describe("Pruner.apply", () => {
       Effect.gen(function*() {
         const state = stateFor("ses_a")
         const call = readCall("a", 500)
-        const saving = ledger.saving(call, "deduplication", 1, recallHandle)
-        const recorded = yield* pruner.apply(state, [prune(call, "deduplication", 1)], recallHandle, {
+        const saving = ledger.saving(call, "deduplication", 1, recallToolHint)
+        const recorded = yield* pruner.apply(state, [prune(call, "deduplication", 1)], recallToolHint, {
           minSaving: saving
         })
         assert.strictEqual(recorded.length, 1)
@@ -181,8 +181,8 @@ describe("Pruner.apply", () => {
       Effect.gen(function*() {
         const state = stateFor("ses_a")
         const call = readCall("a")
-        yield* pruner.apply(state, [prune(call, "discard", 1)], recallHandle)
-        const again = yield* pruner.apply(state, [prune(call, "extract", 1)], recallHandle)
+        yield* pruner.apply(state, [prune(call, "discard", 1)], recallToolHint)
+        const again = yield* pruner.apply(state, [prune(call, "extract", 1)], recallToolHint)
         assert.deepStrictEqual(again, [])
         assert.strictEqual(state.pruned.get("a")?.reason, "discard")
       })
@@ -195,7 +195,7 @@ describe("Pruner.deliver", () => {
       Effect.gen(function*() {
         const state = stateFor("ses_a")
         const call = readCall("a")
-        const [recorded] = yield* pruner.apply(state, [prune(call, "discard", 1)], recallHandle)
+        const [recorded] = yield* pruner.apply(state, [prune(call, "discard", 1)], recallToolHint)
         yield* pruner.deliver(state, request([call]))
         assert.deepStrictEqual([state.stats.calls, state.stats.tokens], [1, recorded!.tokens])
         assert.isUndefined(state.pruned.get("a")?.pending)
@@ -208,7 +208,7 @@ describe("Pruner.deliver", () => {
       Effect.gen(function*() {
         const state = stateFor("ses_a")
         const [a, b] = [readCall("a"), readCall("b")]
-        yield* pruner.apply(state, [prune(a, "discard", 1), prune(b, "discard", 2)], recallHandle)
+        yield* pruner.apply(state, [prune(a, "discard", 1), prune(b, "discard", 2)], recallToolHint)
         yield* pruner.deliver(state, request([a]))
         assert.strictEqual(state.stats.calls, 1)
         assert.isTrue(state.pruned.get("b")?.pending)
@@ -221,7 +221,7 @@ describe("Pruner.deliver", () => {
       Effect.gen(function*() {
         const state = stateFor("ses_a")
         const call = readCall("a")
-        yield* pruner.apply(state, [prune(call, "discard", 1)], recallHandle)
+        yield* pruner.apply(state, [prune(call, "discard", 1)], recallToolHint)
         yield* pruner.deliver(state, request([call]))
         yield* pruner.deliver(state, request([call]))
         assert.strictEqual(state.stats.calls, 1)
@@ -237,9 +237,9 @@ describe("Pruner.deliver", () => {
         const first = yield* pruner.apply(state, [
           prune(calls[0]!, "deduplication", 1),
           prune(calls[1]!, "deduplication", 2)
-        ], recallHandle)
+        ], recallToolHint)
         yield* pruner.deliver(state, request(calls))
-        const second = yield* pruner.apply(state, [prune(calls[2]!, "discard", 3)], recallHandle)
+        const second = yield* pruner.apply(state, [prune(calls[2]!, "discard", 3)], recallToolHint)
         yield* pruner.deliver(state, request(calls))
         const [a, b, c] = [...first, ...second].map((entry) => entry.tokens)
         assert.strictEqual(state.stats.calls, 3)
@@ -260,12 +260,12 @@ describe("Pruner.deliver", () => {
       Effect.gen(function*() {
         const state = stateFor("ses_a")
         const calls = [readCall("a"), readCall("b"), readCall("c")]
-        yield* pruner.apply(state, [prune(calls[0]!, "discard", 1)], recallHandle)
+        yield* pruner.apply(state, [prune(calls[0]!, "discard", 1)], recallToolHint)
         yield* pruner.deliver(state, request(calls))
         const recorded = yield* pruner.apply(
           state,
           [prune(calls[1]!, "sweep", 2), prune(calls[2]!, "sweep", 3)],
-          recallHandle
+          recallToolHint
         )
         yield* pruner.deliver(state, request(calls))
         const { at: _at, ...last } = state.stats.lastPrune!
@@ -278,7 +278,7 @@ describe("Pruner.deliver", () => {
       Effect.gen(function*() {
         const state = stateFor("ses_a")
         const call = readCall("a", 500, 3)
-        yield* pruner.apply(state, [prune(call, "deduplication", 1)], recallHandle)
+        yield* pruner.apply(state, [prune(call, "deduplication", 1)], recallToolHint)
         yield* pruner.deliver(state, request([call]))
         assert.deepStrictEqual(state.stats.applications, { count: 1, cold: 0, rebuiltTokens: 9_000 })
       })
@@ -292,7 +292,7 @@ describe("Pruner.deliver", () => {
         yield* pruner.apply(
           state,
           [prune(calls[1]!, "deduplication", 2), prune(calls[0]!, "deduplication", 1)],
-          recallHandle
+          recallToolHint
         )
         yield* pruner.deliver(state, request(calls, { profile: profiles.openai }))
         assert.deepStrictEqual(state.stats.applications, { count: 1, cold: 0, rebuiltTokens: 3_000 })
@@ -304,7 +304,7 @@ describe("Pruner.deliver", () => {
       Effect.gen(function*() {
         const state = stateFor("ses_a")
         const call = readCall("a")
-        yield* pruner.apply(state, [prune(call, "deduplication", 1)], recallHandle)
+        yield* pruner.apply(state, [prune(call, "deduplication", 1)], recallToolHint)
         yield* pruner.deliver(state, request([call], { cold: true }))
         assert.deepStrictEqual(state.stats.applications, { count: 1, cold: 1, rebuiltTokens: 0 })
       })
@@ -315,7 +315,7 @@ describe("Pruner.deliver", () => {
       Effect.gen(function*() {
         const state = stateFor("ses_a")
         const call = readCall("b", 500, 1)
-        yield* pruner.apply(state, [{ call, reason: "repeat", id: 2, of: { id: 1, kind: "same" } }], recallHandle)
+        yield* pruner.apply(state, [{ call, reason: "repeat", id: 2, of: { id: 1, kind: "same" } }], recallToolHint)
         yield* pruner.deliver(state, request([call]))
         assert.strictEqual(state.stats.calls, 1)
         assert.deepStrictEqual(state.stats.applications, { count: 0, cold: 0, rebuiltTokens: 0 })
@@ -349,7 +349,7 @@ describe("Pruner.deliver", () => {
       Effect.gen(function*() {
         const state = stateFor("ses_a")
         const call = readCall("a", 500, 3)
-        yield* pruner.apply(state, [prune(call, "deduplication", 1)], recallHandle)
+        yield* pruner.apply(state, [prune(call, "deduplication", 1)], recallToolHint)
         yield* pruner.deliver(state, request([call]))
         assert.strictEqual(state.stats.cost.rebuilt, 9_000 * (profiles.anthropic.write - profiles.anthropic.read))
       })
@@ -361,7 +361,7 @@ describe("Pruner.deliver", () => {
         const notifier = yield* Notifier
         const state = stateFor(sessionID)
         const call = readCall("a")
-        yield* pruner.apply(state, [prune(call, "discard", 1)], recallHandle)
+        yield* pruner.apply(state, [prune(call, "discard", 1)], recallToolHint)
         yield* notifier.idle(sessionID)
         const before = yield* notes
         yield* pruner.deliver(state, request([call]))
@@ -379,7 +379,7 @@ describe("Pruner.deliver", () => {
         const notifier = yield* Notifier
         const state = stateFor(sessionID)
         const calls = [readCall("a"), readCall("b")]
-        yield* pruner.apply(state, [prune(calls[0]!, "sweep", 1), prune(calls[1]!, "discard", 2)], recallHandle)
+        yield* pruner.apply(state, [prune(calls[0]!, "sweep", 1), prune(calls[1]!, "discard", 2)], recallToolHint)
         yield* pruner.deliver(state, request(calls))
         yield* notifier.idle(sessionID)
         const sent = yield* notes
@@ -398,7 +398,7 @@ describe("Pruner.restore", () => {
         const recorded = yield* pruner.apply(
           state,
           [prune(calls[0]!, "discard", 1), prune(calls[1]!, "discard", 2)],
-          recallHandle
+          recallToolHint
         )
         const tokens = pruner.restore(state, ["a", "b", "unknown"])
         assert.strictEqual(tokens, recorded[0]!.tokens + recorded[1]!.tokens)
@@ -412,7 +412,7 @@ describe("Pruner.restore", () => {
       Effect.gen(function*() {
         const state = stateFor(sessionID)
         const call = readCall("a")
-        yield* pruner.apply(state, [prune(call, "discard", 1)], recallHandle)
+        yield* pruner.apply(state, [prune(call, "discard", 1)], recallToolHint)
         pruner.restore(state, ["a"])
         yield* pruner.deliver(state, request([call]))
         const lifetime = yield* ledger.lifetime
@@ -426,7 +426,7 @@ describe("Pruner.restore", () => {
       Effect.gen(function*() {
         const state = stateFor("ses_a")
         const call = readCall("a")
-        const recorded = yield* pruner.apply(state, [prune(call, "discard", 1)], recallHandle)
+        const recorded = yield* pruner.apply(state, [prune(call, "discard", 1)], recallToolHint)
         yield* pruner.deliver(state, request([call]))
         pruner.restore(state, ["a"])
         assert.deepStrictEqual([state.stats.calls, state.stats.tokens], [1, recorded[0]!.tokens])

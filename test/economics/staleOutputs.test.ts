@@ -1,14 +1,13 @@
 import { assert, describe as effectDescribe, it as effectIt } from "@effect/vitest"
 import { Effect } from "effect"
 import { describe, expect, it } from "vitest"
-import { automaticCandidates } from "../../src/engine/automatic.ts"
+import type { PluginConfig } from "../../src/config/schema.ts"
 import type { ToolCall } from "../../src/engine/calls.ts"
 import type { Protection } from "../../src/engine/protection.ts"
-import { staleOutputs, type StaleOptions } from "../../src/engine/strategies/staleOutputs.ts"
 import { dcp } from "../../src/hooks/command.ts"
 import { assistant, fresh, type Msg, sessionID, toolPart, user } from "../support/history.ts"
 import { tempDir } from "../support/layers.ts"
-import { type CallSpec, history, protect, strategies, worktree } from "../engine/support.ts"
+import { alone, automaticCandidates, type CallSpec, history, protect, strategies, worktree } from "../engine/support.ts"
 import { pipelineUnder, send, stateOf } from "../pipeline/helpers.ts"
 import { content, read, tagged } from "./support.ts"
 
@@ -22,15 +21,32 @@ const readOf = (name: string, extra: Partial<CallSpec> = {}): CallSpec => ({
 /** Six reads of different files, 500 tokens each: c1 oldest, c6 newest. */
 const six = (): Array<ToolCall> => history(["a", "b", "c", "d", "e", "f"].map((name) => readOf(name)))
 
+type StaleOptions = Omit<PluginConfig["strategies"]["staleOutputs"], "enabled">
+
 const options: StaleOptions = { trigger: 10_000, keepRecent: 2, clearAtLeast: 1000, protectedTools: [] }
+
+/** Stale outputs alone, as the request path runs it, in a context of 20k tokens unless given. */
+const staleOutputs = (
+  calls: ReadonlyArray<ToolCall>,
+  protection: Protection,
+  { contextTokens = 20_000, pruned = new Set<string>(), ...settings }: Partial<
+    StaleOptions & { contextTokens: number; pruned: ReadonlySet<string> }
+  > = {}
+) =>
+  automaticCandidates({
+    calls,
+    pruned,
+    protection,
+    strategies: alone("staleOutputs", { ...options, ...settings }),
+    currentTurn: 1,
+    contextTokens
+  })
 
 const mask = (
   calls: ReadonlyArray<ToolCall>,
-  overrides: Partial<StaleOptions & { contextTokens: number; taken: (callID: string) => boolean }> = {},
+  overrides: Parameters<typeof staleOutputs>[2] = {},
   protection: Protection = protect()
-) =>
-  staleOutputs(calls, protection, { ...options, contextTokens: 20_000, taken: () => false, ...overrides })
-    .map((candidate) => candidate.callID)
+) => staleOutputs(calls, protection, overrides).map((candidate) => candidate.callID)
 
 describe("staleOutputs: the trigger", () => {
   it("masks nothing while the context is below the trigger", () => {
@@ -42,7 +58,7 @@ describe("staleOutputs: the trigger", () => {
   })
 
   it("names staleOutputs as the reason", () => {
-    const found = staleOutputs(six(), protect(), { ...options, contextTokens: 20_000, taken: () => false })
+    const found = staleOutputs(six(), protect())
     expect(new Set(found.map((candidate) => candidate.reason))).toEqual(new Set(["staleOutputs"]))
   })
 })
@@ -132,10 +148,6 @@ describe("staleOutputs: what is never masked", () => {
     expect(mask(calls, { keepRecent: 1 }, protection)).toEqual(["c1"])
   })
 
-  it("calls already taken (pruned, restored, or claimed by another rule)", () => {
-    expect(mask(six(), { taken: (callID) => callID === "c2" })).toEqual(["c1", "c3", "c4"])
-  })
-
   it("failed, running and non-text outputs, and outputs OpenCode already compacted", () => {
     const calls = history([
       { tool: "bash", input: { command: "make" }, error: "exit 2" },
@@ -150,7 +162,7 @@ describe("staleOutputs: what is never masked", () => {
   })
 })
 
-describe("staleOutputs through automaticCandidates", () => {
+describe("staleOutputs among the other rules", () => {
   const run = (
     calls: ReadonlyArray<ToolCall>,
     input: {

@@ -1,12 +1,20 @@
 import { assert, describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { automaticCandidates } from "../../src/engine/automatic.ts"
-import { idHandle, recallHandle } from "../../src/engine/placeholders.ts"
-import type { Reason } from "../../src/engine/strategies/candidate.ts"
+import { idOnlyHint, recallToolHint } from "../../src/engine/placeholders.ts"
+import type { Reason } from "../../src/engine/reasons.ts"
 import { Tokenizer } from "../../src/services/Tokenizer.ts"
 import { ToolCache, type ToolIndex } from "../../src/services/ToolCache.ts"
 import { assistant, fresh, lines, type Msg, sessionID, text, tool, toolPart, user } from "../support/history.ts"
-import { type AppliedPrune, applyPrunes, indexOf, protect, realIndexLayer, strategies, worktree } from "./support.ts"
+import {
+  type AppliedPrune,
+  applyPrunes,
+  automaticCandidates,
+  indexOf,
+  protect,
+  realIndexLayer,
+  strategies,
+  worktree
+} from "./support.ts"
 
 const file = `${worktree}/src/app.ts`
 const longCommand = `node -e '${"console.log(1);".repeat(40)}'`
@@ -63,7 +71,7 @@ const applied = (entries: ReadonlyArray<readonly [string, Reason, number]>) => {
   const original = session()
   const index = indexOf(fresh(original))
   const sent = fresh(original)
-  const changed = applyPrunes(sent, prunes(index, entries), idHandle)
+  const changed = applyPrunes(sent, prunes(index, entries), idOnlyHint)
   return { original, sent, changed, index }
 }
 
@@ -95,7 +103,7 @@ describe("applyPrunes", () => {
     const sent = fresh(original)
     const index = indexOf(original)
     const given = toolPart(sent, "r1").state
-    applyPrunes(sent, prunes(index, [["r1", "discard", 7]]), idHandle)
+    applyPrunes(sent, prunes(index, [["r1", "discard", 7]]), idOnlyHint)
     expect(toolPart(sent, "r1").state).toBe(given)
     expect(given.output).toMatch(/^\[pruned, /)
     expect(toolPart(original, "r1").state.output).not.toMatch(/^\[pruned/)
@@ -108,7 +116,7 @@ describe("applyPrunes", () => {
     const givenState = toolPart(sent, "w1").state
     const givenInput = givenState.input
     const content = givenInput.content
-    applyPrunes(sent, prunes(index, [["w1", "supersedeWrites", 3]]), idHandle)
+    applyPrunes(sent, prunes(index, [["w1", "supersedeWrites", 3]]), idOnlyHint)
     expect(toolPart(sent, "w1").state.input).not.toBe(givenInput)
     expect(givenInput.content).toBe(content)
   })
@@ -182,7 +190,7 @@ describe("applyPrunes", () => {
     const original = session()
     const request = () => {
       const sent = fresh(original)
-      applyPrunes(sent, prunes(indexOf(fresh(original)), entries), idHandle)
+      applyPrunes(sent, prunes(indexOf(fresh(original)), entries), idOnlyHint)
       return JSON.stringify(sent)
     }
     const first = request()
@@ -190,10 +198,10 @@ describe("applyPrunes", () => {
     expect(first).not.toBe(JSON.stringify(original))
   })
 
-  it("names the handle chosen for the placeholders", () => {
+  it("puts the recall hint it is given in the placeholders", () => {
     const original = session()
     const sent = fresh(original)
-    applyPrunes(sent, prunes(indexOf(original), [["r1", "discard", 7]]), recallHandle)
+    applyPrunes(sent, prunes(indexOf(original), [["r1", "discard", 7]]), recallToolHint)
     expect(toolPart(sent, "r1").state.output).toBe("[pruned, ~1.8k tokens; recall 7]")
   })
 
@@ -202,7 +210,7 @@ describe("applyPrunes", () => {
     const index = indexOf(original)
     const moved = fresh(original)
     moved[1]!.parts.splice(1, 0, { id: "prt_inserted", type: "text", text: "inserted" })
-    const changed = applyPrunes(moved, prunes(index, [["r1", "discard", 7], ["b1", "purgeErrors", 2]]), idHandle)
+    const changed = applyPrunes(moved, prunes(index, [["r1", "discard", 7], ["b1", "purgeErrors", 2]]), idOnlyHint)
     expect(changed).toBe(0)
     expect(toolPart(moved, "r1").state.output).toBe(lines(200))
     expect(toolPart(moved, "b1").state.input.command).toBe(longCommand)
@@ -212,7 +220,7 @@ describe("applyPrunes", () => {
     const original = session()
     const index = indexOf(original)
     const shorter = fresh(original).slice(0, 2)
-    expect(applyPrunes(shorter, prunes(index, [["q1", "discard", 5]]), idHandle)).toBe(0)
+    expect(applyPrunes(shorter, prunes(index, [["q1", "discard", 5]]), idOnlyHint)).toBe(0)
   })
 
   it("skips a call with nothing to replace", () => {
@@ -223,7 +231,7 @@ describe("applyPrunes", () => {
     ]
     const index = indexOf(messages)
     const sent = fresh(messages)
-    expect(applyPrunes(sent, prunes(index, [["p1", "discard", 1], ["j1", "discard", 2]]), idHandle)).toBe(0)
+    expect(applyPrunes(sent, prunes(index, [["p1", "discard", 1], ["j1", "discard", 2]]), idOnlyHint)).toBe(0)
     expect(sent).toEqual(messages)
   })
 
@@ -252,7 +260,7 @@ describe("applyPrunes", () => {
       assert.deepStrictEqual(candidates, [{ callID: "w1", reason: "supersedeWrites" }])
 
       const sent = fresh(messages)
-      applyPrunes(sent, [{ call: index.byCallId.get("w1")!, reason: "supersedeWrites", id: 1 }], idHandle)
+      applyPrunes(sent, [{ call: index.byCallId.get("w1")!, reason: "supersedeWrites", id: 1 }], idOnlyHint)
       const part = toolPart(sent, "w1")
       assert.notInclude(JSON.stringify(part), "handler17(")
       assert.strictEqual(part.state.output, "Wrote file successfully.")

@@ -1,8 +1,7 @@
 import { describe, expect, it } from "vitest"
-import { automaticCandidates } from "../../src/engine/automatic.ts"
 import type { ToolCall } from "../../src/engine/calls.ts"
 import { lines } from "../support/history.ts"
-import { type CallSpec, history, protect, strategies, worktree } from "./support.ts"
+import { automaticCandidates, type CallSpec, history, protect, strategies, worktree } from "./support.ts"
 
 const file = `${worktree}/src/app.ts`
 const read: CallSpec = { tool: "read", input: { filePath: file } }

@@ -1,9 +1,23 @@
 import { describe, expect, it } from "vitest"
-import { deduplication } from "../../src/engine/strategies/deduplication.ts"
+import type { ToolCall } from "../../src/engine/calls.ts"
+import type { Protection } from "../../src/engine/protection.ts"
 import { assistant, tool, user } from "../support/history.ts"
-import { history, indexViews, protect, worktree } from "./support.ts"
+import { alone, automaticCandidates, history, indexViews, protect, worktree } from "./support.ts"
 
 const readA = { tool: "read", input: { filePath: `${worktree}/src/a.ts` } }
+/** Deduplication alone, as the request path runs it. */
+const deduplication = (
+  calls: ReadonlyArray<ToolCall>,
+  protection: Protection,
+  protectedTools: ReadonlyArray<string>
+) =>
+  automaticCandidates({
+    calls,
+    pruned: new Set(),
+    protection,
+    strategies: alone("deduplication", { protectedTools }),
+    currentTurn: 1
+  })
 const ids = (candidates: ReadonlyArray<{ callID: string }>) => candidates.map((candidate) => candidate.callID)
 
 describe("deduplication", () => {

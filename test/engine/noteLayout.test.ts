@@ -2,8 +2,8 @@ import fc from "fast-check"
 import { describe, expect, it } from "vitest"
 import { formatContext, formatHelp, formatStats } from "../../src/commands/format.ts"
 import { parseCommand } from "../../src/commands/parse.ts"
-import { formatNote, layoutNote, notePrefix, noteWidth, reasonName } from "../../src/engine/notes.ts"
-import type { Reason } from "../../src/engine/strategies/candidate.ts"
+import { formatNote, layoutNote, notePrefix, noteWidth } from "../../src/engine/notes.ts"
+import { reasonName } from "../../src/engine/reasons.ts"
 import { reportNote } from "../../src/services/Config.ts"
 
 /**
@@ -20,7 +20,6 @@ const messageWidth: ReadonlyArray<readonly [string, number]> = [
 /** Columns a line takes on screen: every character the notes use is one column wide. */
 const columns = (line: string) => [...line].length
 
-const names = (reason: string) => reasonName(reason as Reason)
 const now = 1_700_000_600_000
 const longPath = "src/components/dashboard/widgets/charts/time-series/interactive-legend-with-tooltips.tsx"
 
@@ -71,7 +70,7 @@ const notes: ReadonlyArray<readonly [string, string]> = [
       ttlSeconds: 300,
       pressure: 0.8,
       profile: "anthropic-1h",
-      reasonName: names
+      reasonName
     })
   ],
   [

@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest"
 import {
   formatTokens,
-  idHandle,
+  idOnlyHint,
   inputPlaceholder,
   outputPlaceholder,
-  recallHandle,
+  recallToolHint,
   targetOf,
   targetTokens
 } from "../../src/engine/placeholders.ts"
@@ -31,36 +31,36 @@ describe("formatTokens", () => {
 
 describe("outputPlaceholder", () => {
   it("gives the original size and the stable ID; the call itself still shows its tool and arguments", () => {
-    expect(outputPlaceholder(read(), "discard", 17, idHandle)).toBe("[pruned, ~4.2k tokens; id 17]")
+    expect(outputPlaceholder(read(), "discard", 17, idOnlyHint)).toBe("[pruned, ~4.2k tokens; id 17]")
   })
 
-  it("points to the recall tool when that is the handle", () => {
-    expect(outputPlaceholder(read(), "discard", 17, recallHandle)).toBe("[pruned, ~4.2k tokens; recall 17]")
+  it("points to the recall tool when it is enabled", () => {
+    expect(outputPlaceholder(read(), "discard", 17, recallToolHint)).toBe("[pruned, ~4.2k tokens; recall 17]")
   })
 
   it("says why when the reason matters to the model", () => {
-    expect(outputPlaceholder(read(), "deduplication", 3, idHandle)).toBe("[pruned duplicate, ~4.2k tokens; id 3]")
-    expect(outputPlaceholder(read(), "extract", 3, idHandle)).toBe("[pruned after extract, ~4.2k tokens; id 3]")
+    expect(outputPlaceholder(read(), "deduplication", 3, idOnlyHint)).toBe("[pruned duplicate, ~4.2k tokens; id 3]")
+    expect(outputPlaceholder(read(), "extract", 3, idOnlyHint)).toBe("[pruned after extract, ~4.2k tokens; id 3]")
   })
 
   it("points a repeat to the earlier copy of what it sent", () => {
-    expect(outputPlaceholder(read(), "repeat", 9, recallHandle, { id: 4, kind: "same" })).toBe(
+    expect(outputPlaceholder(read(), "repeat", 9, recallToolHint, { id: 4, kind: "same" })).toBe(
       "[same output as id 4, ~4.2k tokens; recall 9]"
     )
-    expect(outputPlaceholder(read(), "repeat", 9, recallHandle, { id: 4, kind: "contained" }))
+    expect(outputPlaceholder(read(), "repeat", 9, recallToolHint, { id: 4, kind: "contained" }))
       .toBe("[these lines are unchanged in the output of id 4, ~4.2k tokens; recall 9]")
-    expect(outputPlaceholder(read(), "repeat", 9, recallHandle, { id: 4, kind: "written" }))
+    expect(outputPlaceholder(read(), "repeat", 9, recallToolHint, { id: 4, kind: "written" }))
       .toBe("[the same content as the earlier write of this file, ~4.2k tokens; recall 9]")
   })
 
   it("is byte-identical for the same call on every request", () => {
-    const first = outputPlaceholder(read(), "deduplication", 17, idHandle)
-    const again = outputPlaceholder(read(), "deduplication", 17, idHandle)
+    const first = outputPlaceholder(read(), "deduplication", 17, idOnlyHint)
+    const again = outputPlaceholder(read(), "deduplication", 17, idOnlyHint)
     expect(again).toBe(first)
   })
 
   it("is much shorter than what it replaces", () => {
-    expect(outputPlaceholder(read(), "discard", 17, idHandle).length).toBeLessThan(60)
+    expect(outputPlaceholder(read(), "discard", 17, idOnlyHint).length).toBeLessThan(60)
   })
 })
 
@@ -69,13 +69,13 @@ describe("inputPlaceholder", () => {
     call({ tool: "write", input: { filePath: "src/a.ts", content: "x" }, inputTokens: { filePath: 3, content: 2500 } })
 
   it("names the input, its size and the ID, and says the file was read again", () => {
-    expect(inputPlaceholder(write(), "supersedeWrites", "content", 9, idHandle))
+    expect(inputPlaceholder(write(), "supersedeWrites", "content", 9, idOnlyHint))
       .toBe("[pruned content: ~2.5k tokens; the file was read again later; id 9]")
   })
 
   it("says the input belonged to a failed call", () => {
     const failed = call({ tool: "bash", input: { command: "x" }, inputTokens: { command: 40 }, error: "exit 1" })
-    expect(inputPlaceholder(failed, "purgeErrors", "command", 2, idHandle))
+    expect(inputPlaceholder(failed, "purgeErrors", "command", 2, idOnlyHint))
       .toBe("[pruned command of a failed call: ~40 tokens; id 2]")
   })
 
@@ -86,7 +86,7 @@ describe("inputPlaceholder", () => {
       inputTokens: {}
     })
     // 407 characters of JSON at about four characters a token
-    expect(inputPlaceholder(question, "discard", "questions", 5, idHandle)).toBe(
+    expect(inputPlaceholder(question, "discard", "questions", 5, idOnlyHint)).toBe(
       "[pruned questions: ~102 tokens; id 5]"
     )
   })

@@ -1,7 +1,19 @@
 import { describe, expect, it } from "vitest"
-import { minInputTokens, purgeErrors } from "../../src/engine/strategies/purgeErrors.ts"
+import type { ToolCall } from "../../src/engine/calls.ts"
+import type { Protection } from "../../src/engine/protection.ts"
+import { minInputTokens } from "../../src/engine/strategies/purgeErrors.ts"
 import { assistant, lines, type Msg, text, tool, user } from "../support/history.ts"
-import { call, type CallSpec, history, indexOf, indexViews, protect, worktree } from "./support.ts"
+import {
+  alone,
+  automaticCandidates,
+  call,
+  type CallSpec,
+  history,
+  indexOf,
+  indexViews,
+  protect,
+  worktree
+} from "./support.ts"
 
 const longCommand = `node -e '${"console.log(1);".repeat(40)}'`
 const failedBash = (turn: number): CallSpec => ({
@@ -15,6 +27,13 @@ const options = (currentTurn: number, turns = 4, protectedTools: ReadonlyArray<s
   currentTurn,
   protectedTools
 })
+/** Purge-errors alone, as the request path runs it. */
+const purgeErrors = (
+  calls: ReadonlyArray<ToolCall>,
+  protection: Protection,
+  { currentTurn, ...settings }: ReturnType<typeof options>
+) =>
+  automaticCandidates({ calls, pruned: new Set(), protection, strategies: alone("purgeErrors", settings), currentTurn })
 const ids = (candidates: ReadonlyArray<{ callID: string }>) => candidates.map((candidate) => candidate.callID)
 
 /** A failed bash call in the first turn, then `later` assistant turns. */

@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest"
-import { supersedeWrites } from "../../src/engine/strategies/supersedeWrites.ts"
+import type { ToolCall } from "../../src/engine/calls.ts"
+import type { Protection } from "../../src/engine/protection.ts"
 import { assistant, lines, tool, user } from "../support/history.ts"
-import { type CallSpec, history, indexViews, protect, worktree } from "./support.ts"
+import { alone, automaticCandidates, type CallSpec, history, indexViews, protect, worktree } from "./support.ts"
 
 const file = `${worktree}/src/app.ts`
 const write = (filePath = file): CallSpec => ({ tool: "write", input: { filePath, content: lines(50) } })
@@ -13,6 +14,9 @@ const read = (filePath = file, extra: Record<string, unknown> = {}): CallSpec =>
   tool: "read",
   input: { filePath, ...extra }
 })
+/** Supersede-writes alone, as the request path runs it. */
+const supersedeWrites = (calls: ReadonlyArray<ToolCall>, protection: Protection) =>
+  automaticCandidates({ calls, pruned: new Set(), protection, strategies: alone("supersedeWrites"), currentTurn: 1 })
 const ids = (candidates: ReadonlyArray<{ callID: string }>) => candidates.map((candidate) => candidate.callID)
 
 describe("supersedeWrites", () => {

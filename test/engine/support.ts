@@ -8,9 +8,12 @@ import { Effect, Layer } from "effect"
 import { defaultConfig, type PluginConfig } from "../../src/config/schema.ts"
 import { applyRendered, render } from "../../src/engine/apply.ts"
 import { filePathOf, keyParameterOf, signatureOf, type ToolCall } from "../../src/engine/calls.ts"
-import type { Handle } from "../../src/engine/placeholders.ts"
-import type { Reason } from "../../src/engine/strategies/candidate.ts"
+import { type RecallHint, idOnlyHint } from "../../src/engine/placeholders.ts"
 import { makeProtection, type Protection, type ProtectionOptions } from "../../src/engine/protection.ts"
+import type { Reason } from "../../src/engine/reasons.ts"
+import type { Candidate } from "../../src/engine/strategies/candidate.ts"
+import { trackView, type ViewState, viewCandidates } from "../../src/engine/view.ts"
+import type { PruneRecord } from "../../src/state/schema.ts"
 import type { ToolStatus } from "../../src/host/messages.ts"
 import { Paths } from "../../src/services/Paths.ts"
 import { Tokenizer } from "../../src/services/Tokenizer.ts"
@@ -103,6 +106,68 @@ export const strategies = (
   repeats: { ...defaultConfig.strategies.repeats, ...overrides.repeats }
 })
 
+/** The default strategy settings with only `name` enabled, with some of its keys replaced. */
+export const alone = <K extends keyof PluginConfig["strategies"]>(
+  name: K,
+  settings: Partial<PluginConfig["strategies"][K]> = {}
+): PluginConfig["strategies"] => {
+  const off = { enabled: false }
+  return strategies({
+    deduplication: off,
+    supersedeWrites: off,
+    purgeErrors: off,
+    staleOutputs: off,
+    repeats: off,
+    [name]: { enabled: true, ...settings }
+  })
+}
+
+/**
+ * The request path's state of the view `calls` built afresh (`trackView` with no earlier state): what it builds on a
+ * session's first request and whenever the state is rebuilt. A state extended request by request must give the same
+ * (test/engine/view.test.ts).
+ */
+export const freshViewState = (
+  calls: ReadonlyArray<ToolCall>,
+  options: {
+    readonly pruned?: ReadonlyMap<string, PruneRecord>
+    readonly protection?: Protection
+    readonly config?: PluginConfig
+  } = {}
+): ViewState =>
+  trackView(undefined, {
+    calls,
+    pass: 1,
+    previousPass: undefined,
+    appendOnly: false,
+    pruned: options.pruned ?? new Map(),
+    revision: 0,
+    nudgeAfter: 0,
+    config: options.config ?? defaultConfig,
+    protection: options.protection ?? protect(),
+    recallHint: idOnlyHint,
+    idOf: (call) => call.position + 1,
+    outputOf: () => undefined
+  })
+
+/** The automatic rules' candidates as the request path finds them in a view built afresh (`freshView`). */
+export const automaticCandidates = (input: {
+  readonly calls: ReadonlyArray<ToolCall>
+  readonly pruned: ReadonlySet<string> | ReadonlyMap<string, unknown>
+  readonly restored?: ReadonlySet<string>
+  readonly protection: Protection
+  readonly strategies: PluginConfig["strategies"]
+  readonly currentTurn: number
+  readonly contextTokens?: number
+}): Array<Candidate> => {
+  const viewState = freshViewState(input.calls, {
+    pruned: new Map([...input.pruned.keys()].map((callID) => [callID, { reason: "discard", tokens: 0, at: 0 }])),
+    protection: input.protection,
+    config: { ...defaultConfig, strategies: input.strategies }
+  })
+  return viewCandidates(viewState, input)
+}
+
 /** A prune as the request path applies it. */
 export interface AppliedPrune {
   readonly call: ToolCall
@@ -117,11 +182,11 @@ export interface AppliedPrune {
 export const applyPrunes = (
   messages: ReadonlyArray<unknown>,
   prunes: Iterable<AppliedPrune>,
-  handle: Handle
+  recallHint: RecallHint
 ): number => {
   let changed = 0
   for (const { call, id, reason } of prunes) {
-    const texts = render(call, { reason }, id, handle)
+    const texts = render(call, { reason }, id, recallHint)
     if (texts !== undefined && applyRendered(messages, call, texts)) changed++
   }
   return changed

@@ -2,18 +2,19 @@ import fc from "fast-check"
 import { describe, expect, it } from "vitest"
 import { defaultConfig, type PluginConfig } from "../../src/config/schema.ts"
 import type { ToolCall } from "../../src/engine/calls.ts"
-import { idHandle } from "../../src/engine/placeholders.ts"
-import { applyView, notePrunes, trackView, type View, viewCandidates, viewContext } from "../../src/engine/view.ts"
+import { idOnlyHint } from "../../src/engine/placeholders.ts"
+import { applyView, notePrunes, trackView, type ViewState, viewCandidates, viewContext } from "../../src/engine/view.ts"
 import type { PruneRecord } from "../../src/state/schema.ts"
 import type { ToolIndex } from "../../src/services/ToolCache.ts"
 import { history, protectedPatterns } from "../support/generate.ts"
 import { fresh, type Msg, sessionID } from "../support/history.ts"
+import { estimateContext } from "./oracle.ts"
 import { indexViews, protect, worktree } from "./support.ts"
 
 /**
- * The request path keeps a view between requests and extends it with each request's new calls. Whatever happens
- * between requests (calls added, messages reverted, prunes applied by the request path or by the model's tools,
- * restores), it must give exactly what a view built afresh from the same request gives.
+ * The request path keeps the state of a view between requests and extends it with each request's new calls.
+ * Whatever happens between requests (calls added, messages reverted, prunes applied by the request path or by the
+ * model's tools, restores), it must give exactly what a view state built afresh from the same request gives.
  */
 
 type Step =
@@ -46,8 +47,8 @@ const configs = fc.record({
   nudgeMinTokens: fc.constantFrom(0, 200, 8000)
 })
 
-describe("the request path's incremental view", () => {
-  it("gives what a view built afresh gives, request after request", () => {
+describe("the request path's incremental view state", () => {
+  it("gives what a view state built afresh gives, request after request", () => {
     fc.assert(
       fc.property(history(sessionID, { maxMessages: 30 }), steps, configs, (messages, plan, options) => {
         const config: PluginConfig = {
@@ -91,7 +92,7 @@ describe("the request path's incremental view", () => {
         const restored = new Set<string>()
         let revision = 0
         let nudgeAfter = 0
-        let kept: View | undefined
+        let kept: ViewState | undefined
 
         plan.forEach((step, i) => {
           const index: ToolIndex = indexes[i]!
@@ -115,7 +116,7 @@ describe("the request path's incremental view", () => {
             turnProtection: options.turnProtection,
             currentTurn: index.turns
           })
-          const input = (previous: View | undefined) =>
+          const input = (previous: ViewState | undefined) =>
             trackView(previous, {
               calls,
               pass: index.pass,
@@ -126,7 +127,7 @@ describe("the request path's incremental view", () => {
               nudgeAfter,
               config,
               protection,
-              handle: idHandle,
+              recallHint: idOnlyHint,
               idOf,
               outputOf: (call) => outputAt(views[i]!, call)
             })
@@ -149,10 +150,11 @@ describe("the request path's incremental view", () => {
           const query = { calls, pruned, restored, protection, currentTurn: index.turns }
           const context = viewContext(incremental, index.textChars, 100)
           expect(context).toBe(viewContext(afresh, index.textChars, 100))
+          expect(context).toBe(estimateContext({ calls, textChars: index.textChars, systemTokens: 100, pruned }))
           const candidates = viewCandidates(incremental, { ...query, contextTokens: context })
           expect(candidates).toEqual(viewCandidates(afresh, { ...query, contextTokens: context }))
 
-          // Prunes the request path applies itself (every candidate, as in immediate mode) keep the view current.
+          // Prunes the request path applies itself (every candidate, as in immediate mode) keep the view state current.
           for (const { callID } of candidates) pruned.set(callID, { reason: "deduplication", tokens: 7, at: 0 })
           if (candidates.length > 0) revision++
           notePrunes(
@@ -166,6 +168,8 @@ describe("the request path's incremental view", () => {
           expect(incremental.tagged).toEqual(rebuilt.tagged)
           expect(incremental.resultsSince).toBe(rebuilt.resultsSince)
           expect(viewContext(incremental, index.textChars, 100)).toBe(viewContext(rebuilt, index.textChars, 100))
+          expect(viewContext(incremental, index.textChars, 100))
+            .toBe(estimateContext({ calls, textChars: index.textChars, systemTokens: 100, pruned }))
           const sent = fresh(views[i]!)
           const expected = fresh(views[i]!)
           applyView(incremental, sent, calls, pruned, idOf)
@@ -182,7 +186,7 @@ describe("the request path's incremental view", () => {
       fresh(viewWith(["a"])),
       fresh(viewWith(["a", "b"]))
     ])
-    const input = (index: ToolIndex, previous: View | undefined) =>
+    const input = (index: ToolIndex, previous: ViewState | undefined) =>
       trackView(previous, {
         calls: index.calls,
         pass: index.pass,
@@ -193,14 +197,14 @@ describe("the request path's incremental view", () => {
         nudgeAfter: 0,
         config: defaultConfig,
         protection: protect(),
-        handle: idHandle,
+        recallHint: idOnlyHint,
         idOf: (call) => call.position + 1,
         outputOf: () => undefined
       })
-    const view = input(first!, undefined)
+    const viewState = input(first!, undefined)
     expect(second!.appendOnly).toBe(true)
-    expect(input(second!, view)).toBe(view)
-    expect(view.count).toBe(2)
+    expect(input(second!, viewState)).toBe(viewState)
+    expect(viewState.count).toBe(2)
   })
 })
 

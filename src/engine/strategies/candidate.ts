@@ -1,13 +1,4 @@
-/** Why a call was pruned: an automatic rule, the model's own tools, or the user's command. */
-export type Reason =
-  | "repeat"
-  | "deduplication"
-  | "supersedeWrites"
-  | "purgeErrors"
-  | "staleOutputs"
-  | "discard"
-  | "extract"
-  | "sweep"
+import type { Reason } from "../reasons.ts"
 
 export interface Candidate {
   readonly callID: string

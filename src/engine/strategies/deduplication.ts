@@ -1,6 +1,11 @@
 import type { ToolCall } from "../calls.ts"
 import type { Protection } from "../protection.ts"
-import { type Candidate, insertSorted } from "./candidate.ts"
+import { insertSorted } from "./candidate.ts"
+
+/**
+ * Deduplication: calls with the same tool and the same normalised input return the same thing, so only the newest is
+ * kept and every older copy is pruned. Only completed calls with text output count as copies.
+ */
 
 /**
  * What deduplication knows about a view, built call by call in view order, so a request that only adds calls only
@@ -35,23 +40,3 @@ export const shadow = (
 /** The fixed protection deduplication honours. */
 export const dedupPrunable = (protection: Protection, protectedTools: ReadonlyArray<string>) => (call: ToolCall) =>
   !protection.tool(call.tool, protectedTools) && !protection.file(call)
-
-/**
- * Calls with the same tool and the same normalised input return the same thing: only the newest is kept, every
- * older copy is pruned. Only completed calls with text output count as copies.
- */
-export const deduplication = (
-  calls: ReadonlyArray<ToolCall>,
-  protection: Protection,
-  protectedTools: ReadonlyArray<string>
-): Array<Candidate> => {
-  const state = shadowing()
-  const prunable = dedupPrunable(protection, protectedTools)
-  for (let i = 0; i < calls.length; i++) shadow(state, calls, i, prunable)
-  const found: Array<Candidate> = []
-  for (const position of state.shadowed) {
-    const call = calls[position]!
-    if (!protection.recent(call)) found.push({ callID: call.callID, reason: "deduplication" })
-  }
-  return found
-}

@@ -1,6 +1,10 @@
 import type { ToolCall } from "../calls.ts"
 import type { Protection } from "../protection.ts"
-import type { Candidate } from "./candidate.ts"
+
+/**
+ * Purge-errors: a failed call's input (a rejected edit, a malformed command) stops mattering a few turns later; its
+ * error text is what the model learns from, so the error stays and only the large string inputs go.
+ */
 
 /** String inputs smaller than this stay: a placeholder would cost about as much as it removes. */
 export const minInputTokens = 24
@@ -30,22 +34,3 @@ export const purgePrunable = (protection: Protection, protectedTools: ReadonlyAr
 /** Whether a purgeable call is old enough now, and not turn-protected. */
 export const purgeDue = (call: ToolCall, protection: Protection, options: PurgeOptions): boolean =>
   options.currentTurn - call.turn >= options.turns && !protection.recent(call)
-
-/**
- * A failed call's input (a rejected edit, a malformed command) stops mattering a few turns later; its error text
- * is what the model learns from, so the error stays and only the large string inputs go.
- */
-export const purgeErrors = (
-  calls: ReadonlyArray<ToolCall>,
-  protection: Protection,
-  options: PurgeOptions
-): Array<Candidate> => {
-  const prunable = purgePrunable(protection, options.protectedTools)
-  const found: Array<Candidate> = []
-  for (const call of calls) {
-    if (isPurgeable(call, prunable) && purgeDue(call, protection, options)) {
-      found.push({ callID: call.callID, reason: "purgeErrors" })
-    }
-  }
-  return found
-}

@@ -2,7 +2,13 @@ import type { ToolCall } from "../calls.ts"
 import type { Protection } from "../protection.ts"
 import type { Candidate } from "./candidate.ts"
 
-export interface StaleOptions {
+/**
+ * Stale outputs (observation masking): once the context passes the trigger, completed outputs older than the most
+ * recent `keepRecent` calls are masked, oldest first, but only as a batch worth at least `clearAtLeast` tokens, so the
+ * prompt cache is rebuilt for a real saving, not for every call that ages out of the window.
+ */
+
+interface StaleOptions {
   /** Context tokens from which masking starts. */
   readonly trigger: number
   /** The most recent tool outputs that are never masked. */
@@ -47,21 +53,4 @@ export const staleAmong = (
     tokens += call.outputTokens
   }
   return tokens >= options.clearAtLeast ? found : []
-}
-
-/**
- * Observation masking: once the context passes the trigger, completed outputs older than the most recent
- * `keepRecent` calls are masked, oldest first, but only as a batch worth at least `clearAtLeast` tokens, so the
- * prompt cache is rebuilt for a real saving, not for every call that ages out of the window.
- */
-export const staleOutputs = (
-  calls: ReadonlyArray<ToolCall>,
-  protection: Protection,
-  options: StaleQuery
-): Array<Candidate> => {
-  if (options.contextTokens < options.trigger) return []
-  const prunable = stalePrunable(protection, options.protectedTools)
-  const maskable: Array<number> = []
-  for (let i = 0; i < calls.length; i++) if (isMaskable(calls[i]!, prunable)) maskable.push(i)
-  return staleAmong(calls, maskable, protection, options)
 }

@@ -1,6 +1,14 @@
 import type { ToolCall } from "../calls.ts"
 import type { Protection } from "../protection.ts"
-import { type Candidate, insertSorted } from "./candidate.ts"
+import { insertSorted } from "./candidate.ts"
+
+/**
+ * Supersede-writes: a write or edit whose file is read again later. The read shows the file as it is now, so the
+ * content the model sent (often the largest thing in a coding session) is replaced; the call itself, its path and its
+ * result stay. Only a whole-file read supersedes: a read from an offset, or limited to fewer lines than OpenCode reads
+ * by default, may not cover what was written. Paths are compared resolved against the project root
+ * (`ToolCall.absolutePath`), so a relative and an absolute path to one file match.
+ */
 
 /** Tools that change a file, and the inputs that carry the file's content. */
 export const contentInputs: Readonly<Record<string, ReadonlyArray<string>>> = {
@@ -51,28 +59,6 @@ export const supersede = (
 
 /** The fixed protection supersede-writes honours: protected files (the tools it shortens are protected from the rest). */
 export const supersedePrunable = (protection: Protection) => (call: ToolCall) => !protection.file(call)
-
-/**
- * A write or edit whose file is read again later: the read shows the file as it is now, so the content the model
- * sent (often the largest thing in a coding session) is replaced. The call itself, its path and its result stay.
- * Only a whole-file read supersedes: a read from an offset, or limited to fewer lines than OpenCode reads by
- * default, may not cover what was written. Paths are compared resolved against the project root
- * (`ToolCall.absolutePath`), so a relative and an absolute path to one file match.
- */
-export const supersedeWrites = (
-  calls: ReadonlyArray<ToolCall>,
-  protection: Protection
-): Array<Candidate> => {
-  const state = superseding()
-  const prunable = supersedePrunable(protection)
-  for (let i = 0; i < calls.length; i++) supersede(state, calls, i, prunable)
-  const found: Array<Candidate> = []
-  for (const position of state.superseded) {
-    const call = calls[position]!
-    if (!protection.recent(call)) found.push({ callID: call.callID, reason: "supersedeWrites" })
-  }
-  return found
-}
 
 /** OpenCode's read tool returns this many lines when no limit is given. */
 const defaultReadLines = 2000

@@ -1,15 +1,4 @@
-import {
-  Cause,
-  Clock,
-  Context,
-  Effect,
-  FileSystem,
-  Layer,
-  Logger as EffectLogger,
-  Option,
-  Path,
-  References
-} from "effect"
+import { Cause, Clock, Context, Effect, FileSystem, Layer, Logger, Option, Path, References } from "effect"
 import type { PlatformError } from "effect/PlatformError"
 import type { LogLevel } from "effect/LogLevel"
 import { Config } from "./Config.ts"
@@ -22,32 +11,20 @@ import { Paths } from "./Paths.ts"
  * per-session snapshots of what was sent to the model. Files are private (0600) and the directory is kept under
  * a size budget, oldest files deleted first.
  */
-export class Logger extends Context.Service<Logger, {
+export class PluginLog extends Context.Service<PluginLog, {
   readonly debug: boolean
   /** Records what the model is about to receive for a session. Does nothing unless `debug` is on. */
   readonly snapshot: (sessionID: string, messages: unknown) => Effect.Effect<void>
-}>()("opencode-context-pruner/Logger") {
+}>()("opencode-context-pruner/PluginLog") {
   static readonly layer = Layer.unwrap(Effect.gen(function*() {
     const { current } = yield* Config
     const debug = current.debug
     const budget = makeBudget(yield* FileSystem.FileSystem, yield* Path.Path)
-    const service = Layer.effect(Logger, make(debug, budget))
-    const sink = EffectLogger.layer([sinkLogger(debug, budget)])
+    const service = Layer.effect(PluginLog, make(debug, budget))
+    const sink = Logger.layer([sinkLogger(debug, budget)])
     const level = Layer.succeed(References.MinimumLogLevel, debug ? "Debug" : "Warn")
     return Layer.mergeAll(service, sink, level)
   }))
-
-  /** Keeps log lines in memory, for tests that assert on what was logged. */
-  static readonly layerMemory = (lines: Array<{ level: LogLevel; message: string }>) =>
-    Layer.mergeAll(
-      Layer.succeed(Logger, Logger.of({ debug: false, snapshot: () => Effect.void })),
-      EffectLogger.layer([
-        EffectLogger.make(({ cause, logLevel, message }) => {
-          lines.push({ level: logLevel, message: render(message, cause) })
-        })
-      ]),
-      Layer.succeed(References.MinimumLogLevel, "Debug")
-    )
 }
 
 /** Total bytes kept under the log directory. */
@@ -78,7 +55,7 @@ const make = (debug: boolean, budget: Budget) =>
       }
       yield* budget.wrote(logDir, text.length)
     }, Effect.catchCause((cause) => Effect.logWarning("could not write context snapshot", cause)))
-    return Logger.of({
+    return PluginLog.of({
       debug,
       snapshot: debug ? snapshot : () => Effect.void
     })
@@ -119,11 +96,11 @@ const sinkLogger = (debug: boolean, budget: Budget) =>
         }
         if (debug) yield* toFile(lines)
       }).pipe(Effect.ignore)
-    return yield* EffectLogger.make<unknown, Line>(({ cause, date, logLevel, message }) => ({
+    return yield* Logger.make<unknown, Line>(({ cause, date, logLevel, message }) => ({
       level: logLevel,
       date,
       text: render(message, cause)
-    })).pipe(EffectLogger.batched({ window: "200 millis", flush }))
+    })).pipe(Logger.batched({ window: "200 millis", flush }))
   })
 
 const render = (message: unknown, cause: Cause.Cause<unknown>): string => {
