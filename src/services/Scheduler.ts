@@ -39,8 +39,6 @@ export interface Scheduled extends Decision {
 export class Scheduler extends Context.Service<Scheduler, {
   /** Records the request (its time, the session's pace) and returns whether pending prunes apply to it, and why not. */
   readonly decide: (state: SessionState, request: Request) => Effect.Effect<Scheduled>
-  /** Whether the provider's cache has expired by now, for prunes the user asks for between requests. */
-  readonly expired: (state: SessionState) => Effect.Effect<boolean>
   /** How the session's provider bills input: the configured profile, else the one its model calls for. */
   readonly profile: (state: SessionState) => PricingProfile
   /** Requests the prompt cache is expected to serve from now on. */
@@ -62,11 +60,6 @@ export class Scheduler extends Context.Service<Scheduler, {
       return Scheduler.of({
         profile,
         horizon: (state) => horizon(state.pace ?? { requests: 1, coldGaps: 0, run: 1 }, cache.horizon),
-        expired: (state) =>
-          Effect.map(
-            Clock.currentTimeMillis,
-            (now) => cacheExpired(idleSeconds(now, state.lastRequestAt), cache.ttlSeconds)
-          ),
         decide: (state, request) =>
           Effect.map(Clock.currentTimeMillis, (now) => {
             let last = state.lastRequestAt
