@@ -81,6 +81,7 @@ const violation = (
   return undefined
 }
 
+// Each generated case runs in its own scope, closed before the next case: its temp dirs and layers do not pile up.
 const property = (check: (value: Case) => Effect.Effect<void, unknown, Scope.Scope>) =>
   Effect.promise(() =>
     fc.assert(

@@ -51,7 +51,7 @@ const scenario = <A, E, R>(
       yield* transform(fresh(messages))
       return yield* body(root, messages)
     }).pipe(Effect.provide(pluginUnder(root, { host })))
-  }).pipe(Effect.scoped)
+  })
 
 const outputOf = (messages: Array<Msg>, callID: string) =>
   Effect.gen(function*() {
@@ -254,7 +254,7 @@ describe("/dcp commands", () => {
         assert.notInclude(yield* lastNote, "config problem")
         assert.strictEqual((yield* Ref.get(recorder.toasts)).length, 1)
       }).pipe(Effect.provide(pluginUnder(root, { host: { messages: { [sessionID]: [] } } })))
-    }).pipe(Effect.scoped))
+    }))
 
   it.effect("/dcp context before the first request says there is nothing to show yet", () =>
     Effect.gen(function*() {
@@ -268,7 +268,7 @@ describe("/dcp commands", () => {
           )
         )
       }).pipe(Effect.provide(pluginUnder(root, { host: { messages: { [sessionID]: [] } } })))
-    }).pipe(Effect.scoped))
+    }))
 
   it.effect("a session opencode run made for the command alone is deleted once its note is out", () =>
     Effect.gen(function*() {
@@ -285,7 +285,7 @@ describe("/dcp commands", () => {
       }).pipe(Effect.provide(pluginUnder(root, {
         host: { messages: { [sessionID]: notes }, sessions: { [sessionID]: { createdByRun: true } } }
       })))
-    }).pipe(Effect.scoped))
+    }))
 
   it.effect("a run-mode session with messages of its own is kept", () =>
     scenario(() =>
@@ -303,7 +303,7 @@ describe("/dcp commands", () => {
         yield* dcp(sessionID, "stats")
         assert.deepStrictEqual(yield* Ref.get((yield* HostRecorder).removed), [])
       }).pipe(Effect.provide(pluginUnder(root, { host: { messages: { [sessionID]: [] } } })))
-    }).pipe(Effect.scoped))
+    }))
 
   it.effect("an idle session is announced idle after a command, so waiting clients return", () =>
     scenario(() =>

@@ -68,7 +68,7 @@ effectDescribe("compaction hands extracted findings to the summariser", () => {
           { id: 2, tool: "read", text: findings[1]! }
         ])!
       ])
-    }).pipe(Effect.scoped))
+    }))
 
   effectIt.effect(
     "pushes them once: after a completed compaction the next one gets nothing",
@@ -81,7 +81,7 @@ effectDescribe("compaction hands extracted findings to the summariser", () => {
         )
         assert.strictEqual(first.length, 1)
         assert.deepStrictEqual(second, [])
-      }).pipe(Effect.scoped)
+      })
   )
 
   effectIt.effect(
@@ -95,7 +95,7 @@ effectDescribe("compaction hands extracted findings to the summariser", () => {
         )
         assert.strictEqual(first.length, 1)
         assert.deepStrictEqual(second, first)
-      }).pipe(Effect.scoped)
+      })
   )
 
   effectIt.effect(
@@ -110,7 +110,7 @@ effectDescribe("compaction hands extracted findings to the summariser", () => {
           yield* compacted()
           assert.deepStrictEqual((yield* stateOf(sessionID)).findings, [])
         }).pipe(Effect.provide(pipelineUnder(root)))
-      }).pipe(Effect.scoped)
+      })
   )
 
   effectIt.effect("session.compacted of another session leaves this one's findings", () =>
@@ -122,7 +122,7 @@ effectDescribe("compaction hands extracted findings to the summariser", () => {
         Effect.provide(pipelineUnder(root))
       )
       assert.strictEqual(state.findings.length, 2)
-    }).pipe(Effect.scoped))
+    }))
 
   effectIt.effect("keeps what the context already held and appends after it", () =>
     Effect.gen(function*() {
@@ -138,14 +138,14 @@ effectDescribe("compaction hands extracted findings to the summariser", () => {
       assert.strictEqual(context.length, 2)
       assert.strictEqual(context[0], "OpenCode's own note")
       assert.include(context[1], findings[0])
-    }).pipe(Effect.scoped))
+    }))
 
   effectIt.effect("pushes nothing when nothing was extracted", () =>
     Effect.gen(function*() {
       const root = yield* tempDir
       const context = yield* send(fresh(history)).pipe(Effect.andThen(compact()), Effect.provide(pipelineUnder(root)))
       assert.deepStrictEqual(context, [])
-    }).pipe(Effect.scoped))
+    }))
 
   effectIt.effect("findings extracted before a restart are handed over after it", () =>
     Effect.gen(function*() {
@@ -154,7 +154,7 @@ effectDescribe("compaction hands extracted findings to the summariser", () => {
       const context = yield* compact().pipe(Effect.provide(pipelineUnder(root)))
       assert.strictEqual(context.length, 1)
       assert.include(context[0], findings[1])
-    }).pipe(Effect.scoped))
+    }))
 
   effectIt.effect("findings handed over are not handed over again after a restart", () =>
     Effect.gen(function*() {
@@ -162,7 +162,7 @@ effectDescribe("compaction hands extracted findings to the summariser", () => {
       yield* extracted.pipe(Effect.andThen(compactFully()), Effect.provide(pipelineUnder(root)))
       const context = yield* compact().pipe(Effect.provide(pipelineUnder(root)))
       assert.deepStrictEqual(context, [])
-    }).pipe(Effect.scoped))
+    }))
 
   effectIt.effect(
     "a sub-agent session pushes nothing, even with findings in its state file",
@@ -179,7 +179,7 @@ effectDescribe("compaction hands extracted findings to the summariser", () => {
           return yield* compact(sub)
         }).pipe(Effect.provide(pipelineUnder(root, {}, { host: { sessions: { [sub]: { parentID: sessionID } } } })))
         assert.deepStrictEqual(context, [])
-      }).pipe(Effect.scoped)
+      })
   )
 })
 
@@ -199,6 +199,6 @@ effectDescribe("compaction through the plugin's hooks", () => {
         assert.deepStrictEqual(output.context, [
           "Findings the assistant distilled from tool outputs it pruned earlier. Keep them in the summary:\n- (read 2) b.ts is unused"
         ])
-      }).pipe(Effect.scoped)
+      })
   )
 })

@@ -192,7 +192,7 @@ const afterOneRequest = <A, E, R>(
         pipelineUnder(root, options.config ?? {}, { host: { messages: { [sessionID]: options.stored ?? session } } })
       )
     )
-  }).pipe(Effect.scoped)
+  })
 
 const rejection = <A, E extends { message: string }, R>(program: Effect.Effect<A, E, R>) =>
   Effect.map(Effect.flip(program), (error) => error.message)
@@ -313,7 +313,7 @@ effectDescribe("recall", () => {
         Effect.provide(pipelineUnder(root, {}, { host: { sessions: { [sessionID]: { parentID: "ses_parent" } } } }))
       )
       assert.strictEqual(message, "Nothing is pruned in sub-agent sessions.")
-    }).pipe(Effect.scoped))
+    }))
 
   effectIt.effect("a recall output can itself be pruned later", () =>
     afterOneRequest(Effect.gen(function*() {
@@ -342,7 +342,7 @@ effectDescribe("placeholders name the way back", () => {
       assert.match(toolPart(sent, "c1").state.output, /; recall 1\]$/)
       assert.match(toolPart(sent, "w1").state.input.content, /; recall 2\]$/)
       assert.match(toolPart(sent, "e1").state.input.command, /; recall 3\]$/)
-    }).pipe(Effect.scoped))
+    }))
 
   effectIt.effect("say `id N` when the recall tool is disabled", () =>
     Effect.gen(function*() {
@@ -353,7 +353,7 @@ effectDescribe("placeholders name the way back", () => {
       assert.match(toolPart(sent, "c1").state.output, /; id 1\]$/)
       assert.match(toolPart(sent, "w1").state.input.content, /; id 2\]$/)
       assert.match(toolPart(sent, "e1").state.input.command, /; id 3\]$/)
-    }).pipe(Effect.scoped))
+    }))
 })
 
 effectDescribe("the recall tool in the plugin's hooks", () => {
@@ -362,14 +362,14 @@ effectDescribe("the recall tool in the plugin's hooks", () => {
       const root = yield* tempDir
       const { hooks } = yield* hooksUnder(root)
       assert.deepStrictEqual(Object.keys(hooks.tool ?? {}).sort(), ["discard", "extract", "recall"])
-    }).pipe(Effect.scoped))
+    }))
 
   effectIt.effect("is not registered when tools.recall.enabled is false", () =>
     Effect.gen(function*() {
       const root = yield* tempDir
       const { hooks } = yield* hooksUnder(root, { config: { tools: { recall: { enabled: false } } } })
       assert.deepStrictEqual(Object.keys(hooks.tool ?? {}).sort(), ["discard", "extract"])
-    }).pipe(Effect.scoped))
+    }))
 
   effectIt.effect("is added to OpenCode's primary tools only when registered", () =>
     Effect.gen(function*() {
@@ -378,7 +378,7 @@ effectDescribe("the recall tool in the plugin's hooks", () => {
       const opencode: { experimental?: { primary_tools?: Array<string> } } = {}
       yield* call(() => hooks.config!(opencode as never))
       assert.deepStrictEqual(opencode.experimental?.primary_tools, ["discard", "extract"])
-    }).pipe(Effect.scoped))
+    }))
 
   effectIt.effect("returns the original to the model through execute", () =>
     Effect.gen(function*() {
@@ -389,7 +389,7 @@ effectDescribe("the recall tool in the plugin's hooks", () => {
       )
       const reply = yield* call(() => hooks.tool!.recall!.execute({ ids: ["1"] }, toolContext()))
       assert.include(String(reply), content("src/a.ts"))
-    }).pipe(Effect.scoped))
+    }))
 
   effectIt.effect(
     "a refused recall reaches the model as a failed tool call with the reason",
@@ -408,7 +408,7 @@ effectDescribe("the recall tool in the plugin's hooks", () => {
         )
         assert.instanceOf(error, Error)
         assert.include((error as Error).message, "id 6 is not pruned")
-      }).pipe(Effect.scoped)
+      })
   )
 })
 
@@ -430,6 +430,6 @@ effectDescribe("the recall tool when the plugin fails inside", () => {
           (error as Error).message,
           "recall could not run because of an internal error; nothing was recalled."
         )
-      }).pipe(Effect.scoped)
+      })
   )
 })

@@ -10,7 +10,7 @@ const opencodeConfigAfter = (opencode: Record<string, any>, config: object = {})
     const { call, hooks } = yield* hooksUnder(root, { config })
     yield* call(() => hooks.config!(opencode as never))
     return opencode
-  }).pipe(Effect.scoped)
+  })
 
 const primaryTools = (config: Record<string, any>): Array<string> => config.experimental?.primary_tools ?? []
 const tools = (discard: boolean, extract: boolean) => ({
@@ -71,5 +71,5 @@ describe("config hook", () => {
       const { hooks } = yield* hooksUnder(root, { config: tools(false, true) })
       assert.include(Object.keys(hooks.tool ?? {}), "extract")
       assert.notInclude(Object.keys(hooks.tool ?? {}), "discard")
-    }).pipe(Effect.scoped))
+    }))
 })

@@ -90,7 +90,7 @@ describe("malformed host input through the messages hook", () => {
         assert.isUndefined(result)
         assert.deepStrictEqual((messages[1] as Msg).parts[1], (before[1] as Msg).parts[1])
         assert.match(firstReadPruned(messages).output, /^\[pruned duplicate, /)
-      }).pipe(Effect.scoped))
+      }))
   }
 
   for (const [name, message] of malformedMessages) {
@@ -102,7 +102,7 @@ describe("malformed host input through the messages hook", () => {
         assert.isUndefined(result)
         assert.deepStrictEqual(messages[1], before[1])
         assert.match(firstReadPruned(messages).output, /^\[pruned duplicate, /)
-      }).pipe(Effect.scoped))
+      }))
   }
 
   it.effect("outputs that are not strings go out unmodified and are never treated as duplicates", () =>
@@ -120,7 +120,7 @@ describe("malformed host input through the messages hook", () => {
       const { messages, result } = yield* transformThroughHook(fresh(history))
       assert.isUndefined(result)
       assert.deepStrictEqual(withoutTail(messages), history)
-    }).pipe(Effect.scoped))
+    }))
 
   it.effect("a 10 MB output is counted and pruned without failing the request", () =>
     Effect.gen(function*() {
@@ -139,14 +139,14 @@ describe("malformed host input through the messages hook", () => {
         /^\[pruned duplicate, ~[\d.]+M tokens; (?:id|recall) 1\]$/
       )
       assert.strictEqual(toolPart(messages as Array<Msg>, "c2").state.output, tagged(2, huge))
-    }).pipe(Effect.scoped))
+    }))
 
   it.effect("an empty history stays empty", () =>
     Effect.gen(function*() {
       const { messages, result } = yield* transformThroughHook([])
       assert.isUndefined(result)
       assert.deepStrictEqual(messages, [])
-    }).pipe(Effect.scoped))
+    }))
 
   it.effect("a history without any session ID goes out unmodified", () =>
     Effect.gen(function*() {
@@ -157,7 +157,7 @@ describe("malformed host input through the messages hook", () => {
       const { messages, result } = yield* transformThroughHook(structuredClone(history))
       assert.isUndefined(result)
       assert.deepStrictEqual(messages, history)
-    }).pipe(Effect.scoped))
+    }))
 
   it.effect("a history with an invalid session ID goes out unmodified", () =>
     Effect.gen(function*() {
@@ -171,7 +171,7 @@ describe("malformed host input through the messages hook", () => {
       const { messages, result } = yield* transformThroughHook(fresh(history))
       assert.isUndefined(result)
       assert.deepStrictEqual(messages, history)
-    }).pipe(Effect.scoped))
+    }))
 
   it.effect("when the host cannot say whether the session is a sub-agent, the request goes out unmodified", () =>
     Effect.gen(function*() {
@@ -179,5 +179,5 @@ describe("malformed host input through the messages hook", () => {
       const { messages, result } = yield* transformThroughHook(structuredClone(history), { host: { failing: true } })
       assert.isUndefined(result)
       assert.deepStrictEqual(messages, history)
-    }).pipe(Effect.scoped))
+    }))
 })

@@ -74,7 +74,7 @@ const withRepeats = <A, E, R>(program: Effect.Effect<A, E, R>, config: object = 
   Effect.gen(function*() {
     const root = yield* tempDir
     return yield* program.pipe(Effect.provide(pipelineUnder(root, config, host === undefined ? {} : { host })))
-  }).pipe(Effect.scoped)
+  })
 
 describe("repeats: an unchanged re-read", () => {
   const before = [user("read a.ts"), assistant([read("c1")])]
@@ -110,7 +110,7 @@ describe("repeats: an unchanged re-read", () => {
       const restarted = yield* send(fresh(after)).pipe(Effect.provide(pipelineUnder(root, repeatsOn)))
       assert.match(outputOf(first, "c2"), sameAs(1, 2))
       assert.strictEqual(outputOf(restarted, "c2"), outputOf(first, "c2"))
-    }).pipe(Effect.scoped))
+    }))
 
   it.effect("in the first request this process sees is sent whole: it may have been sent before a restart", () =>
     withRepeats(Effect.gen(function*() {

@@ -105,7 +105,7 @@ describe("parallel sessions", () => {
       const together = yield* concurrent(sessions)
       const alone = yield* isolated(sessions)
       assert.deepStrictEqual(together.map((run) => run.outputs), alone.map((run) => run.outputs))
-    }).pipe(Effect.scoped))
+    }))
 
   it.effect("IDs, prunes and stats of one session never appear in another", () =>
     Effect.gen(function*() {
@@ -120,7 +120,7 @@ describe("parallel sessions", () => {
       assert.strictEqual(plain!.state.calls, 0)
       assert.deepStrictEqual(other!.state.ids, { x1: 1, x2: 2 })
       assert.deepStrictEqual(Object.keys(other!.state.pruned), ["x1"])
-    }).pipe(Effect.scoped))
+    }))
 
   it.effect("each session's note reports only its own prunes", () =>
     Effect.gen(function*() {
@@ -128,12 +128,13 @@ describe("parallel sessions", () => {
       const alone = yield* isolated(sessions)
       assert.deepStrictEqual(together.map((run) => run.notes), alone.map((run) => run.notes))
       assert.deepStrictEqual(together[2]!.notes, [])
-    }).pipe(Effect.scoped))
+    }))
 
   it.effect("generated sessions interleaved on one plugin keep separate state", () =>
     Effect.promise(() =>
       fc.assert(
         fc.asyncProperty(fc.array(historySpec({ maxMessages: 10 }), { minLength: 2, maxLength: 4 }), (specs) =>
+          // Each generated case has its own scope, closed before the next: its temp dirs do not pile up.
           Effect.runPromise(Effect.scoped(Effect.gen(function*() {
             const all = Object.fromEntries(specs.map((spec, i) => [`ses_gen${i}`, build(spec, `ses_gen${i}`)]))
             const together = yield* concurrent(all)
@@ -153,5 +154,5 @@ describe("parallel sessions", () => {
       const together = yield* concurrent(all)
       const alone = yield* isolated(all)
       assert.deepStrictEqual(together.map((run) => run.state), alone.map((run) => run.state))
-    }).pipe(Effect.scoped))
+    }))
 })

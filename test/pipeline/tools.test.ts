@@ -43,7 +43,7 @@ const withPlugin = <A, E, R>(program: Effect.Effect<A, E, R>, options: { config?
       yield* send(fresh(history))
       return yield* program
     }).pipe(Effect.provide(pipelineUnder(root, options.config ?? config, { host: options.host ?? {} })))
-  }).pipe(Effect.scoped)
+  })
 
 const rejection = <A, E extends { message: string }, R>(program: Effect.Effect<A, E, R>) =>
   Effect.map(Effect.flip(program), (error) => error.message)
@@ -91,7 +91,7 @@ describe("discard", () => {
       const file = JSON.parse(yield* fs.readFileString(`${root}/data/opencode/storage/plugin/dcp/${sessionID}.json`))
       assert.strictEqual(file.pruned.c1.reason, "discard")
       assert.strictEqual(file.ids.c1, 1)
-    }).pipe(Effect.scoped, Effect.provide(platform)))
+    }).pipe(Effect.provide(platform)))
 
   it.effect("the note is queued when the next request carries the prune and sent only when the session goes idle", () =>
     withPlugin(Effect.gen(function*() {
@@ -277,5 +277,5 @@ describe("validation failures are rejections that prune nothing", () => {
       const root = yield* tempDir
       const message = yield* rejection(discard("ses_unseen", ["noise", "1"])).pipe(Effect.provide(pipelineUnder(root)))
       assert.strictEqual(message, "No tool calls are known in this conversation yet: there is nothing to prune.")
-    }).pipe(Effect.scoped))
+    }))
 })

@@ -36,7 +36,7 @@ describe("transform: deduplication", () => {
       assert.match(first, /^\[pruned duplicate, ~[\d.]+k? tokens; (?:id|recall) 1\]$/)
       assert.strictEqual(toolPart(sent, "c2").state.output, tagged(2, content))
       assert.strictEqual(occurrences(JSON.stringify(sent), "a 17: export"), 1)
-    }).pipe(Effect.scoped))
+    }))
 
   it.effect("reads of the same file with a different range are not duplicates", () =>
     Effect.gen(function*() {
@@ -50,7 +50,7 @@ describe("transform: deduplication", () => {
       ]
       const sent = yield* send(fresh(history)).pipe(Effect.provide(pipelineUnder(root)))
       assert.deepStrictEqual(withoutTail(sent), withTags(history, { c1: 1, c2: 2 }))
-    }).pipe(Effect.scoped))
+    }))
 })
 
 describe("transform: question calls", () => {
@@ -66,7 +66,7 @@ describe("transform: question calls", () => {
       assert.match(first.input.questions, /^\[pruned questions: .*; (?:id|recall) 1\]$/)
       assert.strictEqual(first.output, tagged(1, "User answered: a"))
       assert.deepStrictEqual(toolPart(sent, "q2").state.input.questions, questions)
-    }).pipe(Effect.scoped))
+    }))
 })
 
 describe("transform: supersede writes", () => {
@@ -92,7 +92,7 @@ describe("transform: supersede writes", () => {
       assert.strictEqual(write.input.filePath, file)
       assert.strictEqual(write.output, "Wrote file successfully.")
       assert.strictEqual(toolPart(sent, "r1").state.output, tagged(2, content))
-    }).pipe(Effect.scoped))
+    }))
 
   it.effect("an edit whose file is read later loses its old and new strings, not its path or result", () =>
     Effect.gen(function*() {
@@ -115,7 +115,7 @@ describe("transform: supersede writes", () => {
       assert.match(edit.input.newString, /^\[pruned newString: .*(?:id|recall) 1\]$/)
       assert.strictEqual(edit.input.filePath, "src/a.ts")
       assert.strictEqual(edit.output, "Edit applied successfully.")
-    }).pipe(Effect.scoped))
+    }))
 
   it.effect("a write read back only from an offset keeps its content", () =>
     Effect.gen(function*() {
@@ -129,7 +129,7 @@ describe("transform: supersede writes", () => {
       ]
       const sent = yield* send(fresh(history)).pipe(Effect.provide(pipelineUnder(root)))
       assert.deepStrictEqual(withoutTail(sent), history)
-    }).pipe(Effect.scoped))
+    }))
 })
 
 describe("transform: purge errors", () => {
@@ -152,7 +152,7 @@ describe("transform: purge errors", () => {
       assert.strictEqual(state.input.description, "Build")
       assert.strictEqual(state.error, tagged(1, "exit code 2: syntax error near fi"))
       assert.strictEqual(state.status, "error")
-    }).pipe(Effect.scoped))
+    }))
 
   it.effect("a failed call younger than purgeErrors.turns keeps its input", () =>
     Effect.gen(function*() {
@@ -160,7 +160,7 @@ describe("transform: purge errors", () => {
       const history = [user("build it"), assistant([failed(big("script", 40))]), ...turns(2)]
       const sent = yield* send(fresh(history)).pipe(Effect.provide(pipelineUnder(root)))
       assert.deepStrictEqual(withoutTail(sent), withTags(history, { b1: 1 }))
-    }).pipe(Effect.scoped))
+    }))
 })
 
 describe("transform: compaction", () => {
@@ -198,7 +198,7 @@ describe("transform: compaction", () => {
         assert.match(toolPart(sent, "c3").state.output, /; (?:id|recall) 3\]$/)
         assert.strictEqual(toolPart(sent, "c4").state.output, tagged(4, big("b")))
       }).pipe(Effect.provide(pipelineUnder(root)))
-    }).pipe(Effect.scoped))
+    }))
 
   it.effect("statistics of prunes made before a compaction are kept", () =>
     Effect.gen(function*() {
@@ -211,7 +211,7 @@ describe("transform: compaction", () => {
         assert.strictEqual(first.stats.calls, 2)
         assert.deepStrictEqual(prunesIn(after.stats), prunesIn(first.stats))
       }).pipe(Effect.provide(pipelineUnder(root)))
-    }).pipe(Effect.scoped))
+    }))
 
   it.effect("OpenCode's compaction summariser (the transform right after compacting) is left untouched", () =>
     Effect.gen(function*() {
@@ -224,7 +224,7 @@ describe("transform: compaction", () => {
         const next = yield* send(fresh(before))
         assert.match(toolPart(next, "c1").state.output, /^\[pruned duplicate/)
       }).pipe(Effect.provide(pipelineUnder(root)))
-    }).pipe(Effect.scoped))
+    }))
 })
 
 describe("transform: restart", () => {
@@ -247,7 +247,7 @@ describe("transform: restart", () => {
       assert.strictEqual(JSON.stringify(after), JSON.stringify(before))
       assert.deepStrictEqual(state.ids, { c1: 1, c2: 2, c3: 3 })
       assert.deepStrictEqual(Object.keys(state.pruned), ["c1"])
-    }).pipe(Effect.scoped))
+    }))
 
   it.effect("a prune reloaded after a restart is not counted again", () =>
     Effect.gen(function*() {
@@ -262,7 +262,7 @@ describe("transform: restart", () => {
       )
       assert.strictEqual(first.stats.calls, 1)
       assert.deepStrictEqual(prunesIn(second.stats), prunesIn(first.stats))
-    }).pipe(Effect.scoped))
+    }))
 
   it.effect("new calls after a restart continue the numbering", () =>
     Effect.gen(function*() {
@@ -277,7 +277,7 @@ describe("transform: restart", () => {
         Effect.provide(pipelineUnder(root))
       )
       assert.deepStrictEqual(state.ids, { c1: 1, c2: 2, c3: 3, c4: 4 })
-    }).pipe(Effect.scoped))
+    }))
 })
 
 describe("transform: ID tags", () => {
@@ -289,7 +289,7 @@ describe("transform: ID tags", () => {
       const history = [user("look"), assistant([grep("c1", big("grep"))])]
       const sent = yield* send(fresh(history)).pipe(Effect.provide(pipelineUnder(root)))
       assert.strictEqual(toolPart(sent, "c1").state.output, tagged(1, big("grep")))
-    }).pipe(Effect.scoped))
+    }))
 
   it.effect("small outputs, protected tools, protected files and unfinished calls carry no tag", () =>
     Effect.gen(function*() {
@@ -308,7 +308,7 @@ describe("transform: ID tags", () => {
         Effect.provide(pipelineUnder(root, { protectedFilePatterns: ["**/secret/**"] }))
       )
       assert.deepStrictEqual(withoutTail(sent), withTags(history, { c5: 5 }))
-    }).pipe(Effect.scoped))
+    }))
 
   it.effect("with discard and extract both off, outputs carry no tag", () =>
     Effect.gen(function*() {
@@ -317,7 +317,7 @@ describe("transform: ID tags", () => {
       const config = { tools: { discard: { enabled: false }, extract: { enabled: false } } }
       const sent = yield* send(fresh(history)).pipe(Effect.provide(pipelineUnder(root, config)))
       assert.deepStrictEqual(withoutTail(sent), history)
-    }).pipe(Effect.scoped))
+    }))
 })
 
 describe("transform: trailing note", () => {
@@ -333,7 +333,7 @@ describe("transform: trailing note", () => {
       const sent = yield* send(fresh(history)).pipe(Effect.provide(pipelineUnder(root)))
       assert.strictEqual(sent.length, history.length)
       assert.strictEqual(sent[sent.length - 1]!.info.id, history[history.length - 1]!.info.id)
-    }).pipe(Effect.scoped))
+    }))
 
   it.effect("a due nudge goes in one synthetic user text after the last message, and nowhere else", () =>
     Effect.gen(function*() {
@@ -346,7 +346,7 @@ describe("transform: trailing note", () => {
       assert.deepStrictEqual(last.parts.map((part) => [part.type, part.synthetic]), [["text", true]])
       assert.match(tailOf(sent)!, /could be discarded or extracted/)
       assert.deepStrictEqual(sent.slice(0, -1), withTags(history, { c1: 1 }))
-    }).pipe(Effect.scoped))
+    }))
 
   it.effect("a request transformed twice is sent as transformed once: one note, one tag per output", () =>
     Effect.gen(function*() {
@@ -357,7 +357,7 @@ describe("transform: trailing note", () => {
       }).pipe(Effect.provide(pipelineUnder(root, nudgeConfig)))
       assert.isDefined(tailOf(once))
       assert.strictEqual(JSON.stringify(twice), JSON.stringify(once))
-    }).pipe(Effect.scoped))
+    }))
 })
 
 describe("transform: nudges", () => {
@@ -380,7 +380,7 @@ describe("transform: nudges", () => {
     Effect.gen(function*() {
       const root = yield* tempDir
       return yield* program.pipe(Effect.provide(pipelineUnder(root, nudgeConfig)))
-    }).pipe(Effect.scoped)
+    })
 
   it.effect("the nudge comes on the request whose new results complete nudgeFrequency, once per interval", () =>
     withNudges(Effect.gen(function*() {

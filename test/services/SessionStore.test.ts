@@ -21,14 +21,14 @@ describe("SessionStore", () => {
         assert.deepStrictEqual(yield* assignIds("ses_b", "c9"), [1])
         assert.deepStrictEqual(yield* assignIds("ses_a", "c3", "c1"), [3, 1])
       }).pipe(Effect.provide(pluginUnder(root)))
-    }).pipe(Effect.scoped))
+    }))
 
   it.effect("a session seen again after a restart is reloaded from disk, with its IDs", () =>
     Effect.gen(function*() {
       const root = yield* tempDir
       yield* assignIds("ses_a", "c1", "c2").pipe(Effect.provide(pluginUnder(root)))
       assert.deepStrictEqual(yield* assignIds("ses_a", "c2", "c3").pipe(Effect.provide(pluginUnder(root))), [2, 3])
-    }).pipe(Effect.scoped))
+    }))
 
   it.effect("changes are written behind the request, and flush writes them now", () =>
     Effect.gen(function*() {
@@ -39,7 +39,7 @@ describe("SessionStore", () => {
         const stored = yield* (yield* Persistence).load("ses_a")
         assert.deepStrictEqual(Option.map(stored, (file) => file.ids), Option.some({ c1: 1 }))
       }).pipe(Effect.provide(pluginUnder(root)))
-    }).pipe(Effect.scoped))
+    }))
 
   it.effect("asks the host whether a session is a sub-agent once per session", () =>
     Effect.gen(function*() {
@@ -54,7 +54,7 @@ describe("SessionStore", () => {
         assert.isFalse(main)
         assert.strictEqual(yield* Ref.get((yield* HostRecorder).sessionLookups), 2)
       }).pipe(Effect.provide(pluginUnder(root, { host: { sessions: { ses_child: { parentID: "ses_main" } } } })))
-    }).pipe(Effect.scoped))
+    }))
 
   it.effect("when the host cannot be asked, the session is not used and is asked again next time", () =>
     Effect.gen(function*() {
@@ -67,7 +67,7 @@ describe("SessionStore", () => {
         assert.isTrue(Exit.isFailure(second))
         assert.strictEqual(yield* Ref.get((yield* HostRecorder).sessionLookups), 2)
       }).pipe(Effect.provide(pluginUnder(root, { host: { failing: true } })))
-    }).pipe(Effect.scoped))
+    }))
 
   it.effect("rejects a session ID that could escape the state directory", () =>
     Effect.gen(function*() {
@@ -76,7 +76,7 @@ describe("SessionStore", () => {
       assert.isTrue(Exit.isFailure(exit))
       const fs = yield* FileSystem.FileSystem
       assert.isFalse(yield* fs.exists(`${root}/etc`))
-    }).pipe(Effect.scoped, Effect.provide(platform)))
+    }).pipe(Effect.provide(platform)))
 
   it.effect("forgetting a deleted session removes its file", () =>
     Effect.gen(function*() {
@@ -89,7 +89,7 @@ describe("SessionStore", () => {
         assert.isTrue(Option.isNone(yield* (yield* Persistence).load("ses_a")))
         assert.deepStrictEqual(yield* assignIds("ses_a", "c5"), [1])
       }).pipe(Effect.provide(pluginUnder(root)))
-    }).pipe(Effect.scoped))
+    }))
 
   it.effect("more sessions than it keeps in memory still keep their state", () =>
     Effect.gen(function*() {
@@ -99,5 +99,5 @@ describe("SessionStore", () => {
         yield* (yield* SessionStore).flush
         assert.deepStrictEqual(yield* assignIds("ses_0", "c2", "c100"), [2, 3])
       }).pipe(Effect.provide(pluginUnder(root)))
-    }).pipe(Effect.scoped))
+    }))
 })
