@@ -9,7 +9,7 @@ import { emptySessionFile } from "../../src/state/schema.ts"
 import { assistant, fresh, type Msg, sessionID, user } from "../support/history.ts"
 import { tempDir } from "../support/layers.ts"
 import { toolContext } from "../support/plugin.ts"
-import { hooksUnder, pipelineUnder, send, stateOf } from "../pipeline/helpers.ts"
+import { pluginHooks, pipelineUnder, send, stateOf, pipelineTest } from "../pipeline/helpers.ts"
 import { read } from "./support.ts"
 
 describe("findingsForSummary", () => {
@@ -60,8 +60,7 @@ const compactFully = (id: string = sessionID) => Effect.tap(compact(id), () => c
 effectDescribe("compaction hands extracted findings to the summariser", () => {
   effectIt.effect("pushes the findings into the compacting hook's context", () =>
     Effect.gen(function*() {
-      const root = yield* tempDir
-      const context = yield* extracted.pipe(Effect.andThen(compact()), Effect.provide(pipelineUnder(root)))
+      const context = yield* pipelineTest(extracted.pipe(Effect.andThen(compact())))
       assert.deepStrictEqual(context, [
         findingsForSummary([
           { id: 1, tool: "read", text: findings[0]! },
@@ -74,11 +73,9 @@ effectDescribe("compaction hands extracted findings to the summariser", () => {
     "pushes them once: after a completed compaction the next one gets nothing",
     () =>
       Effect.gen(function*() {
-        const root = yield* tempDir
-        const [first, second] = yield* extracted.pipe(
-          Effect.andThen(Effect.all([compactFully(), compact()])),
-          Effect.provide(pipelineUnder(root))
-        )
+        const [first, second] = yield* pipelineTest(extracted.pipe(
+          Effect.andThen(Effect.all([compactFully(), compact()]))
+        ))
         assert.strictEqual(first.length, 1)
         assert.deepStrictEqual(second, [])
       })
@@ -88,11 +85,9 @@ effectDescribe("compaction hands extracted findings to the summariser", () => {
     "a compaction that never completed hands the same findings to the next one",
     () =>
       Effect.gen(function*() {
-        const root = yield* tempDir
-        const [first, second] = yield* extracted.pipe(
-          Effect.andThen(Effect.all([compact(), compact()])),
-          Effect.provide(pipelineUnder(root))
-        )
+        const [first, second] = yield* pipelineTest(extracted.pipe(
+          Effect.andThen(Effect.all([compact(), compact()]))
+        ))
         assert.strictEqual(first.length, 1)
         assert.deepStrictEqual(second, first)
       })
@@ -101,40 +96,33 @@ effectDescribe("compaction hands extracted findings to the summariser", () => {
   effectIt.effect(
     "session.compacted clears the session's findings; the compacting hook alone keeps them",
     () =>
-      Effect.gen(function*() {
-        const root = yield* tempDir
-        yield* Effect.gen(function*() {
-          yield* extracted
-          yield* compact()
-          assert.strictEqual((yield* stateOf(sessionID)).findings.length, 2)
-          yield* compacted()
-          assert.deepStrictEqual((yield* stateOf(sessionID)).findings, [])
-        }).pipe(Effect.provide(pipelineUnder(root)))
-      })
+      pipelineTest(Effect.gen(function*() {
+        yield* extracted
+        yield* compact()
+        assert.strictEqual((yield* stateOf(sessionID)).findings.length, 2)
+        yield* compacted()
+        assert.deepStrictEqual((yield* stateOf(sessionID)).findings, [])
+      }))
   )
 
   effectIt.effect("session.compacted of another session leaves this one's findings", () =>
     Effect.gen(function*() {
-      const root = yield* tempDir
-      const state = yield* extracted.pipe(
+      const state = yield* pipelineTest(extracted.pipe(
         Effect.andThen(compacted("ses_other000000000000000001")),
-        Effect.andThen(stateOf(sessionID)),
-        Effect.provide(pipelineUnder(root))
-      )
+        Effect.andThen(stateOf(sessionID))
+      ))
       assert.strictEqual(state.findings.length, 2)
     }))
 
   effectIt.effect("keeps what the context already held and appends after it", () =>
     Effect.gen(function*() {
-      const root = yield* tempDir
-      const context = yield* extracted.pipe(
+      const context = yield* pipelineTest(extracted.pipe(
         Effect.andThen(Effect.gen(function*() {
           const context = ["OpenCode's own note"]
           yield* compacting(sessionID, context)
           return context
-        })),
-        Effect.provide(pipelineUnder(root))
-      )
+        }))
+      ))
       assert.strictEqual(context.length, 2)
       assert.strictEqual(context[0], "OpenCode's own note")
       assert.include(context[1], findings[0])
@@ -142,8 +130,7 @@ effectDescribe("compaction hands extracted findings to the summariser", () => {
 
   effectIt.effect("pushes nothing when nothing was extracted", () =>
     Effect.gen(function*() {
-      const root = yield* tempDir
-      const context = yield* send(fresh(history)).pipe(Effect.andThen(compact()), Effect.provide(pipelineUnder(root)))
+      const context = yield* pipelineTest(send(fresh(history)).pipe(Effect.andThen(compact())))
       assert.deepStrictEqual(context, [])
     }))
 
@@ -168,16 +155,19 @@ effectDescribe("compaction hands extracted findings to the summariser", () => {
     "a sub-agent session pushes nothing, even with findings in its state file",
     () =>
       Effect.gen(function*() {
-        const root = yield* tempDir
         const sub = "ses_subagent0000000000000001"
-        const context = yield* Effect.gen(function*() {
-          const persistence = yield* Persistence
-          yield* persistence.save({
-            ...emptySessionFile(sub, 0),
-            findings: [{ id: 1, tool: "read", text: "kept by mistake" }]
-          })
-          return yield* compact(sub)
-        }).pipe(Effect.provide(pipelineUnder(root, {}, { host: { sessions: { [sub]: { parentID: sessionID } } } })))
+        const context = yield* pipelineTest(
+          Effect.gen(function*() {
+            const persistence = yield* Persistence
+            yield* persistence.save({
+              ...emptySessionFile(sub, 0),
+              findings: [{ id: 1, tool: "read", text: "kept by mistake" }]
+            })
+            return yield* compact(sub)
+          }),
+          {},
+          { host: { sessions: { [sub]: { parentID: sessionID } } } }
+        )
         assert.deepStrictEqual(context, [])
       })
   )
@@ -188,8 +178,7 @@ effectDescribe("compaction through the plugin's hooks", () => {
     "experimental.session.compacting receives the findings in output.context",
     () =>
       Effect.gen(function*() {
-        const root = yield* tempDir
-        const { call, hooks } = yield* hooksUnder(root)
+        const { call, hooks } = yield* pluginHooks()
         yield* call(() =>
           hooks["experimental.chat.messages.transform"]!({} as never, { messages: fresh(history) as never })
         )

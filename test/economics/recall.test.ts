@@ -5,9 +5,8 @@ import { formatRecall, originalContent, storedToolParts } from "../../src/engine
 import { validateRecall } from "../../src/engine/validate.ts"
 import { discard, recall } from "../../src/hooks/tools.ts"
 import { assistant, fresh, type Msg, sessionID, text, tool, toolPart, user } from "../support/history.ts"
-import { tempDir } from "../support/layers.ts"
 import { toolContext } from "../support/plugin.ts"
-import { hooksUnder, pipelineUnder, send, stateOf } from "../pipeline/helpers.ts"
+import { pluginHooks, send, stateOf, pipelineTest } from "../pipeline/helpers.ts"
 import { content, read } from "./support.ts"
 
 const pruned = new Map([["call_a", {}], ["call_b", {}]])
@@ -184,14 +183,8 @@ const afterOneRequest = <A, E, R>(
   program: Effect.Effect<A, E, R>,
   options: { stored?: ReadonlyArray<unknown>; config?: object } = {}
 ) =>
-  Effect.gen(function*() {
-    const root = yield* tempDir
-    return yield* send(fresh(session)).pipe(
-      Effect.andThen(program),
-      Effect.provide(
-        pipelineUnder(root, options.config ?? {}, { host: { messages: { [sessionID]: options.stored ?? session } } })
-      )
-    )
+  pipelineTest(Effect.andThen(send(fresh(session)), program), options.config ?? {}, {
+    host: { messages: { [sessionID]: options.stored ?? session } }
   })
 
 const rejection = <A, E extends { message: string }, R>(program: Effect.Effect<A, E, R>) =>
@@ -308,10 +301,9 @@ effectDescribe("recall", () => {
 
   effectIt.effect("is refused in a sub-agent session", () =>
     Effect.gen(function*() {
-      const root = yield* tempDir
-      const message = yield* rejection(recall(sessionID, ["1"])).pipe(
-        Effect.provide(pipelineUnder(root, {}, { host: { sessions: { [sessionID]: { parentID: "ses_parent" } } } }))
-      )
+      const message = yield* pipelineTest(rejection(recall(sessionID, ["1"])), {}, {
+        host: { sessions: { [sessionID]: { parentID: "ses_parent" } } }
+      })
       assert.strictEqual(message, "Nothing is pruned in sub-agent sessions.")
     }))
 
@@ -337,8 +329,7 @@ effectDescribe("recall", () => {
 effectDescribe("placeholders name the way back", () => {
   effectIt.effect("say `recall N` when the recall tool is enabled", () =>
     Effect.gen(function*() {
-      const root = yield* tempDir
-      const sent = yield* send(fresh(session)).pipe(Effect.provide(pipelineUnder(root)))
+      const sent = yield* pipelineTest(send(fresh(session)))
       assert.match(toolPart(sent, "c1").state.output, /; recall 1\]$/)
       assert.match(toolPart(sent, "w1").state.input.content, /; recall 2\]$/)
       assert.match(toolPart(sent, "e1").state.input.command, /; recall 3\]$/)
@@ -346,10 +337,7 @@ effectDescribe("placeholders name the way back", () => {
 
   effectIt.effect("say `id N` when the recall tool is disabled", () =>
     Effect.gen(function*() {
-      const root = yield* tempDir
-      const sent = yield* send(fresh(session)).pipe(
-        Effect.provide(pipelineUnder(root, { tools: { recall: { enabled: false } } }))
-      )
+      const sent = yield* pipelineTest(send(fresh(session)), { tools: { recall: { enabled: false } } })
       assert.match(toolPart(sent, "c1").state.output, /; id 1\]$/)
       assert.match(toolPart(sent, "w1").state.input.content, /; id 2\]$/)
       assert.match(toolPart(sent, "e1").state.input.command, /; id 3\]$/)
@@ -359,22 +347,19 @@ effectDescribe("placeholders name the way back", () => {
 effectDescribe("the recall tool in the plugin's hooks", () => {
   effectIt.effect("is registered when tools.recall.enabled (the default)", () =>
     Effect.gen(function*() {
-      const root = yield* tempDir
-      const { hooks } = yield* hooksUnder(root)
+      const { hooks } = yield* pluginHooks()
       assert.deepStrictEqual(Object.keys(hooks.tool ?? {}).sort(), ["discard", "extract", "recall"])
     }))
 
   effectIt.effect("is not registered when tools.recall.enabled is false", () =>
     Effect.gen(function*() {
-      const root = yield* tempDir
-      const { hooks } = yield* hooksUnder(root, { config: { tools: { recall: { enabled: false } } } })
+      const { hooks } = yield* pluginHooks({ config: { tools: { recall: { enabled: false } } } })
       assert.deepStrictEqual(Object.keys(hooks.tool ?? {}).sort(), ["discard", "extract"])
     }))
 
   effectIt.effect("is added to OpenCode's primary tools only when registered", () =>
     Effect.gen(function*() {
-      const root = yield* tempDir
-      const { call, hooks } = yield* hooksUnder(root, { config: { tools: { recall: { enabled: false } } } })
+      const { call, hooks } = yield* pluginHooks({ config: { tools: { recall: { enabled: false } } } })
       const opencode: { experimental?: { primary_tools?: Array<string> } } = {}
       yield* call(() => hooks.config!(opencode as never))
       assert.deepStrictEqual(opencode.experimental?.primary_tools, ["discard", "extract"])
@@ -382,8 +367,7 @@ effectDescribe("the recall tool in the plugin's hooks", () => {
 
   effectIt.effect("returns the original to the model through execute", () =>
     Effect.gen(function*() {
-      const root = yield* tempDir
-      const { call, hooks } = yield* hooksUnder(root, { host: { messages: { [sessionID]: session } } })
+      const { call, hooks } = yield* pluginHooks({ host: { messages: { [sessionID]: session } } })
       yield* call(() =>
         hooks["experimental.chat.messages.transform"]!({} as never, { messages: fresh(session) as never })
       )
@@ -395,8 +379,7 @@ effectDescribe("the recall tool in the plugin's hooks", () => {
     "a refused recall reaches the model as a failed tool call with the reason",
     () =>
       Effect.gen(function*() {
-        const root = yield* tempDir
-        const { call, hooks } = yield* hooksUnder(root, { host: { messages: { [sessionID]: session } } })
+        const { call, hooks } = yield* pluginHooks({ host: { messages: { [sessionID]: session } } })
         yield* call(() =>
           hooks["experimental.chat.messages.transform"]!({} as never, { messages: fresh(session) as never })
         )
@@ -417,8 +400,7 @@ effectDescribe("the recall tool when the plugin fails inside", () => {
     "tells the model that nothing was recalled, not that nothing was pruned",
     () =>
       Effect.gen(function*() {
-        const root = yield* tempDir
-        const { call, hooks } = yield* hooksUnder(root, { host: { failing: true } })
+        const { call, hooks } = yield* pluginHooks({ host: { failing: true } })
         const error = yield* call(() =>
           hooks.tool!.recall!.execute({ ids: ["1"] }, toolContext()).then(
             () => undefined,

@@ -7,9 +7,8 @@ import type { Protection } from "../../src/engine/protection.ts"
 import { staleOutputs, type StaleOptions } from "../../src/engine/strategies/staleOutputs.ts"
 import { dcp } from "../../src/hooks/command.ts"
 import { assistant, fresh, type Msg, sessionID, toolPart, user } from "../support/history.ts"
-import { tempDir } from "../support/layers.ts"
 import { type CallSpec, history, protect, strategies, worktree } from "../engine/support.ts"
-import { pipelineUnder, send, stateOf } from "../pipeline/helpers.ts"
+import { send, stateOf, pipelineTest } from "../pipeline/helpers.ts"
 import { content, read, tagged } from "./support.ts"
 
 const readOf = (name: string, extra: Partial<CallSpec> = {}): CallSpec => ({
@@ -234,8 +233,7 @@ effectDescribe("staleOutputs through the transform", () => {
     "masked outputs reach the model as placeholders, the most recent ones in full",
     () =>
       Effect.gen(function*() {
-        const root = yield* tempDir
-        const sent = yield* send(fresh(reads)).pipe(Effect.provide(pipelineUnder(root, masking())))
+        const sent = yield* pipelineTest(send(fresh(reads)), masking())
         for (const [i, name] of names.entries()) {
           const output = toolPart(sent, `c${i + 1}`).state.output
           if (i < 3) assert.match(output, new RegExp(`^\\[pruned, ~[\\d.]+k? tokens; recall ${i + 1}\\]$`))
@@ -246,10 +244,11 @@ effectDescribe("staleOutputs through the transform", () => {
 
   effectIt.effect("masked outputs are recorded under staleOutputs", () =>
     Effect.gen(function*() {
-      const root = yield* tempDir
-      const state = yield* send(fresh(reads)).pipe(
-        Effect.andThen(stateOf(sessionID)),
-        Effect.provide(pipelineUnder(root, masking()))
+      const state = yield* pipelineTest(
+        send(fresh(reads)).pipe(
+          Effect.andThen(stateOf(sessionID))
+        ),
+        masking()
       )
       assert.deepStrictEqual(Object.keys(state.pruned).sort(), ["c1", "c2", "c3"])
       assert.strictEqual(state.stats.byReason.staleOutputs?.calls, 3)
@@ -257,35 +256,32 @@ effectDescribe("staleOutputs through the transform", () => {
 
   effectIt.effect("below the trigger nothing is masked", () =>
     Effect.gen(function*() {
-      const root = yield* tempDir
-      const sent = yield* send(fresh(reads)).pipe(Effect.provide(pipelineUnder(root, masking({ trigger: 100_000 }))))
+      const sent = yield* pipelineTest(send(fresh(reads)), masking({ trigger: 100_000 }))
       assert.deepStrictEqual(outputs(sent), whole)
     }))
 
   effectIt.effect("masking is off when disabled", () =>
     Effect.gen(function*() {
-      const root = yield* tempDir
-      const sent = yield* send(fresh(reads)).pipe(Effect.provide(pipelineUnder(root, masking({ enabled: false }))))
+      const sent = yield* pipelineTest(send(fresh(reads)), masking({ enabled: false }))
       assert.deepStrictEqual(outputs(sent), whole)
     }))
 
   effectIt.effect("tools in strategies.staleOutputs.protectedTools are sent in full", () =>
     Effect.gen(function*() {
-      const root = yield* tempDir
-      const sent = yield* send(fresh(reads)).pipe(
-        Effect.provide(pipelineUnder(root, masking({ protectedTools: ["read"] })))
-      )
+      const sent = yield* pipelineTest(send(fresh(reads)), masking({ protectedTools: ["read"] }))
       assert.deepStrictEqual(outputs(sent), whole)
     }))
 
   effectIt.effect("a call the user restored is not masked again", () =>
     Effect.gen(function*() {
-      const root = yield* tempDir
-      const sent = yield* Effect.gen(function*() {
-        yield* send(fresh(reads))
-        yield* dcp(sessionID, "restore 1")
-        return yield* send(fresh(reads))
-      }).pipe(Effect.provide(pipelineUnder(root, masking())))
+      const sent = yield* pipelineTest(
+        Effect.gen(function*() {
+          yield* send(fresh(reads))
+          yield* dcp(sessionID, "restore 1")
+          return yield* send(fresh(reads))
+        }),
+        masking()
+      )
       assert.strictEqual(toolPart(sent, "c1").state.output, tagged(1, content("src/a.ts")))
       assert.match(toolPart(sent, "c2").state.output, /^\[pruned, /)
     }))

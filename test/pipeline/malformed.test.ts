@@ -2,8 +2,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { Tokenizer } from "../../src/services/Tokenizer.ts"
 import { assistant, fresh, type Msg, sessionID, tool, toolPart, user } from "../support/history.ts"
-import { tempDir } from "../support/layers.ts"
-import { hooksUnder, tagged, withoutTail } from "./helpers.ts"
+import { pluginHooks, tagged, withoutTail } from "./helpers.ts"
 
 /**
  * Host input the plugin cannot understand goes out exactly as it came, and does not stop the rest of the request
@@ -26,10 +25,9 @@ const requestWith = (options: { readonly part?: unknown; readonly message?: unkn
   ]
 }
 
-const transformThroughHook = (messages: Array<unknown>, options: Parameters<typeof hooksUnder>[1] = {}) =>
+const transformThroughHook = (messages: Array<unknown>, options: Parameters<typeof pluginHooks>[0] = {}) =>
   Effect.gen(function*() {
-    const root = yield* tempDir
-    const { call, hooks } = yield* hooksUnder(root, options)
+    const { call, hooks } = yield* pluginHooks(options)
     const result = yield* call(() =>
       hooks["experimental.chat.messages.transform"]!({} as never, { messages: messages as never })
     )

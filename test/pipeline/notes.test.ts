@@ -2,8 +2,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { discard, extract } from "../../src/hooks/tools.ts"
 import { assistant, fresh, type Msg, sessionID, tool, user } from "../support/history.ts"
-import { tempDir } from "../support/layers.ts"
-import { hooksUnder, idle, notes, type PluginServices } from "./helpers.ts"
+import { pluginHooks, idle, notes, type PluginServices } from "./helpers.ts"
 
 const big = (label: string) => Array.from({ length: 150 }, (_, i) => `${label} ${i}: some content here`).join("\n")
 const read = (callID: string, file: string) =>
@@ -32,8 +31,7 @@ const notesAfter = (
   options: { readonly config?: object; readonly between?: Effect.Effect<unknown, unknown, PluginServices> } = {}
 ) =>
   Effect.gen(function*() {
-    const root = yield* tempDir
-    const { call, hooks, run } = yield* hooksUnder(root, { config: options.config ?? {} })
+    const { call, hooks, run } = yield* pluginHooks({ config: options.config ?? {} })
     yield* call(() => hooks["chat.message"]!({ sessionID, messageID: "msg_1", ...origin } as never, {} as never))
     const transform = (request: Array<Msg>) =>
       call(() => hooks["experimental.chat.messages.transform"]!({} as never, { messages: fresh(request) as never }))
@@ -125,8 +123,7 @@ describe("notes", () => {
 
   it.effect("a session.status event with an idle status sends the note too", () =>
     Effect.gen(function*() {
-      const root = yield* tempDir
-      const { call, hooks, run: inPlugin } = yield* hooksUnder(root)
+      const { call, hooks, run: inPlugin } = yield* pluginHooks()
       for (const request of run) {
         yield* call(() =>
           hooks["experimental.chat.messages.transform"]!({} as never, { messages: fresh(request) as never })

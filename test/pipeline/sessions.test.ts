@@ -5,8 +5,7 @@ import { event } from "../../src/hooks/session.ts"
 import type { SessionFile } from "../../src/state/schema.ts"
 import { build, historySpec } from "../support/generate.ts"
 import { assistant, type Msg, tool, user } from "../support/history.ts"
-import { tempDir } from "../support/layers.ts"
-import { notes, pipelineUnder, send, stateOf } from "./helpers.ts"
+import { notes, send, stateOf, pipelineTest } from "./helpers.ts"
 
 const big = (label: string) => Array.from({ length: 150 }, (_, i) => `${label} ${i}: content of the file`).join("\n")
 
@@ -84,20 +83,15 @@ const runSession = (sessionID: string, history: ReadonlyArray<Msg>) =>
 
 /** Each session alone, in a plugin of its own. */
 const isolated = (all: Record<string, ReadonlyArray<Msg>>) =>
-  Effect.forEach(Object.entries(all), ([sessionID, history]) =>
-    Effect.gen(function*() {
-      const root = yield* tempDir
-      return yield* runSession(sessionID, history).pipe(Effect.provide(pipelineUnder(root)))
-    }))
+  Effect.forEach(Object.entries(all), ([sessionID, history]) => pipelineTest(runSession(sessionID, history)))
 
 /** All sessions at once, interleaved, on one plugin. */
 const concurrent = (all: Record<string, ReadonlyArray<Msg>>) =>
-  Effect.gen(function*() {
-    const root = yield* tempDir
-    return yield* Effect.all(Object.entries(all).map(([sessionID, history]) => runSession(sessionID, history)), {
+  pipelineTest(
+    Effect.all(Object.entries(all).map(([sessionID, history]) => runSession(sessionID, history)), {
       concurrency: "unbounded"
-    }).pipe(Effect.provide(pipelineUnder(root)))
-  })
+    })
+  )
 
 describe("parallel sessions", () => {
   it.effect("interleaved sessions on one plugin send exactly what each would send alone", () =>

@@ -2,8 +2,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { Tokenizer } from "../../src/services/Tokenizer.ts"
 import { sessionID } from "../support/history.ts"
-import { tempDir } from "../support/layers.ts"
-import { hooksUnder } from "./helpers.ts"
+import { pluginHooks } from "./helpers.ts"
 
 const model = { providerID: "fake", id: "fake-model", limit: { context: 200_000, output: 8_000 } }
 const agentPrompt = "You are opencode, an interactive CLI tool that helps users with software engineering tasks."
@@ -18,8 +17,7 @@ const systemAfter = (
   options: { readonly config?: object; readonly host?: object } = {}
 ) =>
   Effect.gen(function*() {
-    const root = yield* tempDir
-    const { call, hooks } = yield* hooksUnder(root, { host: options.host ?? {}, config: options.config ?? {} })
+    const { call, hooks } = yield* pluginHooks({ host: options.host ?? {}, config: options.config ?? {} })
     const results: Array<Array<string>> = []
     for (const request of requests) {
       const output = { system: [...request.system] }
