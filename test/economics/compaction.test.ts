@@ -1,6 +1,6 @@
 import { assert, describe as effectDescribe, it as effectIt } from "@effect/vitest"
 import { Effect } from "effect"
-import { describe, expect, it } from "vitest"
+import { describe, it } from "vitest"
 import { findingsForSummary } from "../../src/engine/prompts.ts"
 import { compacting, event } from "../../src/hooks/session.ts"
 import { extract } from "../../src/hooks/tools.ts"
@@ -14,22 +14,22 @@ import { read } from "./support.ts"
 
 describe("findingsForSummary", () => {
   it("is undefined when there are no findings", () => {
-    expect(findingsForSummary([])).toBeUndefined()
+    assert.isUndefined(findingsForSummary([]))
   })
 
   it("asks the summariser to keep each finding, naming its tool and id", () => {
-    expect(
+    assert.strictEqual(
       findingsForSummary([{ id: 3, tool: "read", text: "a.ts exports parse()" }, {
         id: 5,
         tool: "grep",
         text: "no TODOs"
-      }])
-    )
-      .toBe([
+      }]),
+      [
         "Findings the assistant distilled from tool outputs it pruned earlier. Keep them in the summary:",
         "- (read 3) a.ts exports parse()",
         "- (grep 5) no TODOs"
-      ].join("\n"))
+      ].join("\n")
+    )
   })
 })
 

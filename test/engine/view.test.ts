@@ -1,5 +1,5 @@
 import fc from "fast-check"
-import { describe, expect, it } from "vitest"
+import { assert, describe, it } from "vitest"
 import { defaultConfig, type PluginConfig } from "../../src/config/schema.ts"
 import type { ToolCall } from "../../src/engine/calls.ts"
 import { idHandle } from "../../src/engine/placeholders.ts"
@@ -144,13 +144,13 @@ describe("the request path's incremental view", () => {
           if (incremental.copies.length > 0) revision++
           notePrunes(incremental, incremental.copies.map(({ call }) => call), pruned, revision, idOf)
           const afresh = input(undefined)
-          expect(afresh.copies).toEqual([])
+          assert.deepStrictEqual(afresh.copies, [])
 
           const query = { calls, pruned, restored, protection, currentTurn: index.turns }
           const context = viewContext(incremental, index.textChars, 100)
-          expect(context).toBe(viewContext(afresh, index.textChars, 100))
+          assert.strictEqual(context, viewContext(afresh, index.textChars, 100))
           const candidates = viewCandidates(incremental, { ...query, contextTokens: context })
-          expect(candidates).toEqual(viewCandidates(afresh, { ...query, contextTokens: context }))
+          assert.deepStrictEqual(candidates, viewCandidates(afresh, { ...query, contextTokens: context }))
 
           // Prunes the request path applies itself (every candidate, as in immediate mode) keep the view current.
           for (const { callID } of candidates) pruned.set(callID, { reason: "deduplication", tokens: 7, at: 0 })
@@ -163,14 +163,14 @@ describe("the request path's incremental view", () => {
             idOf
           )
           const rebuilt = input(undefined)
-          expect(incremental.tagged).toEqual(rebuilt.tagged)
-          expect(incremental.resultsSince).toBe(rebuilt.resultsSince)
-          expect(viewContext(incremental, index.textChars, 100)).toBe(viewContext(rebuilt, index.textChars, 100))
+          assert.deepStrictEqual(incremental.tagged, rebuilt.tagged)
+          assert.strictEqual(incremental.resultsSince, rebuilt.resultsSince)
+          assert.strictEqual(viewContext(incremental, index.textChars, 100), viewContext(rebuilt, index.textChars, 100))
           const sent = fresh(views[i]!)
           const expected = fresh(views[i]!)
           applyView(incremental, sent, calls, pruned, idOf)
           applyView(rebuilt, expected, calls, pruned, idOf)
-          expect(sent).toEqual(expected)
+          assert.deepStrictEqual(sent, expected)
         })
       }),
       { numRuns: 150 }
@@ -198,9 +198,9 @@ describe("the request path's incremental view", () => {
         outputOf: () => undefined
       })
     const view = input(first!, undefined)
-    expect(second!.appendOnly).toBe(true)
-    expect(input(second!, view)).toBe(view)
-    expect(view.count).toBe(2)
+    assert.strictEqual(second!.appendOnly, true)
+    assert.strictEqual(input(second!, view), view)
+    assert.strictEqual(view.count, 2)
   })
 })
 
