@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs"
 import type { SchemaAST } from "effect"
-import { describe, expect, it } from "vitest"
+import { assert, describe, it } from "vitest"
 import { fieldsOf, isSection } from "../src/config/load.ts"
 import { defaultConfig, PluginConfigFile } from "../src/config/schema.ts"
 
@@ -21,21 +21,21 @@ describe("README", () => {
       )
       return `| \`${path}\` | \`${JSON.stringify(value)}\` |`
     })
-    expect(rows.filter((row) => !readme.includes(row))).toEqual([])
+    assert.deepStrictEqual(rows.filter((row) => !readme.includes(row)), [])
   })
 
   it("says, where the set-up commands are, what npm install prints on Node 20 and how much disk it takes", () => {
     const setUp = readme.slice(readme.indexOf("## Set up"), readme.indexOf("## Development"))
-    expect(setUp).toContain("npm install")
-    expect(setUp).toContain("EBADENGINE")
-    expect(setUp).toMatch(/node_modules` takes about \d+ MB/)
+    assert.include(setUp, "npm install")
+    assert.include(setUp, "EBADENGINE")
+    assert.match(setUp, /node_modules` takes about \d+ MB/)
   })
 
   it("names exactly the two set-up commands CI runs", () => {
     const ci = readFileSync(new URL("../.ci/run", import.meta.url), "utf8")
-    expect(readme).toContain("npm install")
-    expect(readme).toContain("npm test")
-    expect(ci).toContain("npm install")
-    expect(ci).toContain("npm test")
+    assert.include(readme, "npm install")
+    assert.include(readme, "npm test")
+    assert.include(ci, "npm install")
+    assert.include(ci, "npm test")
   })
 })

@@ -6,7 +6,8 @@ import { syntheticId } from "../../src/engine/inject.ts"
 import { build, type HistorySpec, historySpec } from "../support/generate.ts"
 import type { Msg } from "../support/history.ts"
 import { pluginUnder, tempDir } from "../support/layers.ts"
-import { projectConfig, send, stateOf } from "../pipeline/helpers.ts"
+import { send, stateOf } from "../pipeline/helpers.ts"
+import { projectConfig } from "../support/pluginTest.ts"
 
 /**
  * The prompt cache only pays when what a request sent is sent again, byte for byte, by every later request: OpenCode
@@ -81,6 +82,7 @@ const violation = (
   return undefined
 }
 
+// Each generated case runs in its own scope, closed before the next case: its temp dirs and layers do not pile up.
 const property = (check: (value: Case) => Effect.Effect<void, unknown, Scope.Scope>) =>
   Effect.promise(() =>
     fc.assert(

@@ -8,6 +8,7 @@ import { HostRecorder, type HostFixture } from "../../src/services/Host.ts"
 import { SessionStore } from "../../src/services/SessionStore.ts"
 import { assistant, fresh, lines, type Msg, sessionID, tool, toolPart, user } from "../support/history.ts"
 import { pluginUnder, platform, tempDir } from "../support/layers.ts"
+import { pluginTest } from "../support/pluginTest.ts"
 
 const project = (root: string) => `${root}/project`
 
@@ -51,7 +52,7 @@ const scenario = <A, E, R>(
       yield* transform(fresh(messages))
       return yield* body(root, messages)
     }).pipe(Effect.provide(pluginUnder(root, { host })))
-  }).pipe(Effect.scoped)
+  })
 
 const outputOf = (messages: Array<Msg>, callID: string) =>
   Effect.gen(function*() {
@@ -254,12 +255,11 @@ describe("/dcp commands", () => {
         assert.notInclude(yield* lastNote, "config problem")
         assert.strictEqual((yield* Ref.get(recorder.toasts)).length, 1)
       }).pipe(Effect.provide(pluginUnder(root, { host: { messages: { [sessionID]: [] } } })))
-    }).pipe(Effect.scoped))
+    }))
 
   it.effect("/dcp context before the first request says there is nothing to show yet", () =>
-    Effect.gen(function*() {
-      const root = yield* tempDir
-      yield* Effect.gen(function*() {
+    pluginTest(
+      Effect.gen(function*() {
         yield* dcp(sessionID, "context")
         assert.strictEqual(
           yield* lastNote,
@@ -267,25 +267,28 @@ describe("/dcp commands", () => {
             "Nothing to show yet: no message has been sent to the model in this session. After the first one, /dcp context shows where the tokens of each request go."
           )
         )
-      }).pipe(Effect.provide(pluginUnder(root, { host: { messages: { [sessionID]: [] } } })))
-    }).pipe(Effect.scoped))
+      }),
+      { host: { messages: { [sessionID]: [] } } }
+    ))
 
   it.effect("a session opencode run made for the command alone is deleted once its note is out", () =>
     Effect.gen(function*() {
-      const root = yield* tempDir
       const notes = [{
         info: { id: "msg_note", role: "user" },
         parts: [{ type: "text", text: "DCP · ...", ignored: true }]
       }]
-      yield* Effect.gen(function*() {
-        const recorder = yield* HostRecorder
-        yield* dcp(sessionID, "stats")
-        assert.strictEqual((yield* Ref.get(recorder.notes)).length, 1)
-        assert.deepStrictEqual(yield* Ref.get(recorder.removed), [sessionID])
-      }).pipe(Effect.provide(pluginUnder(root, {
-        host: { messages: { [sessionID]: notes }, sessions: { [sessionID]: { createdByRun: true } } }
-      })))
-    }).pipe(Effect.scoped))
+      yield* pluginTest(
+        Effect.gen(function*() {
+          const recorder = yield* HostRecorder
+          yield* dcp(sessionID, "stats")
+          assert.strictEqual((yield* Ref.get(recorder.notes)).length, 1)
+          assert.deepStrictEqual(yield* Ref.get(recorder.removed), [sessionID])
+        }),
+        {
+          host: { messages: { [sessionID]: notes }, sessions: { [sessionID]: { createdByRun: true } } }
+        }
+      )
+    }))
 
   it.effect("a run-mode session with messages of its own is kept", () =>
     scenario(() =>
@@ -297,13 +300,13 @@ describe("/dcp commands", () => {
     }))
 
   it.effect("an empty session of the terminal UI (not made by opencode run) is kept", () =>
-    Effect.gen(function*() {
-      const root = yield* tempDir
-      yield* Effect.gen(function*() {
+    pluginTest(
+      Effect.gen(function*() {
         yield* dcp(sessionID, "stats")
         assert.deepStrictEqual(yield* Ref.get((yield* HostRecorder).removed), [])
-      }).pipe(Effect.provide(pluginUnder(root, { host: { messages: { [sessionID]: [] } } })))
-    }).pipe(Effect.scoped))
+      }),
+      { host: { messages: { [sessionID]: [] } } }
+    ))
 
   it.effect("an idle session is announced idle after a command, so waiting clients return", () =>
     scenario(() =>

@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest"
+import { assert, describe, it } from "vitest"
 import { formatContext, formatHelp, formatStats } from "../../src/commands/format.ts"
 import { type Reason, reasonName } from "../../src/engine/reasons.ts"
 import { emptyStats, type LifetimeFile } from "../../src/state/schema.ts"
@@ -28,7 +28,8 @@ const noLifetime: LifetimeFile = { version: 1, updatedAt: 0, sessions: 0, calls:
 
 describe("/dcp output", () => {
   it("help lists one line per subcommand", () => {
-    expect(formatHelp()).toBe(
+    assert.strictEqual(
+      formatHelp(),
       [
         "Context pruning commands:",
         "  /dcp                   this help",
@@ -41,7 +42,7 @@ describe("/dcp output", () => {
   })
 
   it("help after a bad invocation starts with what was wrong", () => {
-    expect(formatHelp("Unknown subcommand `x`.").split("\n").slice(0, 3)).toEqual([
+    assert.deepStrictEqual(formatHelp("Unknown subcommand `x`.").split("\n").slice(0, 3), [
       "Unknown subcommand `x`.",
       "",
       "Context pruning commands:"
@@ -49,28 +50,32 @@ describe("/dcp output", () => {
   })
 
   it("context without a provider figure: estimated split, total, and the total without pruning", () => {
-    expect(formatContext(context)).toBe([
-      "Current context by kind of content (o200k tokenizer; what pruning removed is estimated):",
-      "  System      █████░░░░░░░░░░░░░░░░░░░  20%     ~2k",
-      "  User        █░░░░░░░░░░░░░░░░░░░░░░░   5%    ~500",
-      "  Assistant   ████░░░░░░░░░░░░░░░░░░░░  15%   ~1.5k",
-      "  Tools (12)  ██████████████░░░░░░░░░░  60%     ~6k",
-      "",
-      "Pruned:           3 calls, ~4.2k tokens (estimated)",
-      "Next request:     ~10k tokens (estimated)",
-      "Without pruning:  ~14k tokens (estimated)"
-    ].join("\n"))
+    assert.strictEqual(
+      formatContext(context),
+      [
+        "Current context by kind of content (o200k tokenizer; what pruning removed is estimated):",
+        "  System      █████░░░░░░░░░░░░░░░░░░░  20%     ~2k",
+        "  User        █░░░░░░░░░░░░░░░░░░░░░░░   5%    ~500",
+        "  Assistant   ████░░░░░░░░░░░░░░░░░░░░  15%   ~1.5k",
+        "  Tools (12)  ██████████████░░░░░░░░░░  60%     ~6k",
+        "",
+        "Pruned:           3 calls, ~4.2k tokens (estimated)",
+        "Next request:     ~10k tokens (estimated)",
+        "Without pruning:  ~14k tokens (estimated)"
+      ].join("\n")
+    )
   })
 
   it("context says how many of the pruned calls go out with the next request", () => {
-    expect(formatContext({ ...context, pending: { calls: 2, tokens: 3000 } }).split("\n")).toContain(
+    assert.include(
+      formatContext({ ...context, pending: { calls: 2, tokens: 3000 } }).split("\n"),
       "                  2 of them (~3k) go out with the next request."
     )
   })
 
   it("context says why automatic prunes wait for the cache, and when they apply", () => {
     const lines = formatContext({ ...context, waiting }).split("\n")
-    expect(lines.slice(lines.findIndex((line) => line.startsWith("Waiting:")), -2)).toEqual([
+    assert.deepStrictEqual(lines.slice(lines.findIndex((line) => line.startsWith("Waiting:")), -2), [
       "Waiting:          3 calls, ~6.2k tokens: applying them now would pay for the prompt-cache rebuild after ~12 more requests, and this session's cache serves ~7.",
       "                  They apply when the cache expires (5 min without a request), at a compaction, or at 90% of the window."
     ])
@@ -81,7 +86,8 @@ describe("/dcp output", () => {
       ...context,
       waiting: { ...waiting, why: { ...waiting.why, reason: "below-minimum" } }
     })
-    expect(text).toContain(
+    assert.include(
+      text,
       "Waiting:          3 calls, ~6.2k tokens: too few tokens to be worth a prompt-cache rebuild yet."
     )
   })
@@ -98,10 +104,10 @@ describe("/dcp output", () => {
       reported: 8000,
       ...settled
     })
-    expect(text).toContain("  System     ███░░░░░░░░░░░░░░░░░░░░░  13%     ~1k")
-    expect(text).toContain("  Other      ████████████░░░░░░░░░░░░  50%     ~4k")
-    expect(text).toContain("Current context:  8,000 tokens (reported by the provider for the latest request)")
-    expect(text).toContain("Without pruning:  ~8.9k tokens (estimated)")
+    assert.include(text, "  System     ███░░░░░░░░░░░░░░░░░░░░░  13%     ~1k")
+    assert.include(text, "  Other      ████████████░░░░░░░░░░░░  50%     ~4k")
+    assert.include(text, "Current context:  8,000 tokens (reported by the provider for the latest request)")
+    assert.include(text, "Without pruning:  ~8.9k tokens (estimated)")
   })
 
   it("context where the provider counted less than the tokenizer: the rows are scaled down to its total", () => {
@@ -116,56 +122,62 @@ describe("/dcp output", () => {
       reported: 4000,
       ...settled
     })
-    expect(text).toContain("  System     ██████░░░░░░░░░░░░░░░░░░  25%     ~1k")
-    expect(text).not.toContain("Other")
+    assert.include(text, "  System     ██████░░░░░░░░░░░░░░░░░░  25%     ~1k")
+    assert.notInclude(text, "Other")
   })
 
   it("stats: this session by strategy and tool with the last prune, then lifetime totals", () => {
     const now = 1_700_000_600_000
-    expect(formatStats({
-      session: {
-        calls: 5,
-        tokens: 12_400,
-        applications: { count: 2, cold: 1, rebuiltTokens: 20_000 },
-        cost: { profile: "anthropic", requests: 40, saved: 36_000, rebuilt: 23_000 },
-        byReason: { deduplication: { calls: 3, tokens: 9000 }, discard: { calls: 2, tokens: 3400 } },
-        byTool: { read: { calls: 4, tokens: 11_000 }, bash: { calls: 1, tokens: 1400 } },
-        lastPrune: { at: now - 5 * 60_000, reason: "discard", calls: 2, tokens: 3400 }
-      },
-      lifetime: {
-        version: 1,
-        updatedAt: now,
-        sessions: 7,
-        calls: 120,
-        tokens: 310_000,
-        byReason: { deduplication: { calls: 100, tokens: 250_000 }, purgeErrors: { calls: 20, tokens: 60_000 } }
-      },
-      now,
-      cache: { requests: 40, read: 1_200_000, write: 90_000, uncached: 15_000 },
-      reasonName: names
-    })).toBe([
-      "This session: 5 calls pruned in what reached the model, ~12k tokens taken out of every later request.",
-      "  by strategy: duplicate 3 (~9k) · discarded 2 (~3.4k)",
-      "  by tool:     read 4 (~11k) · bash 1 (~1.4k)",
-      "  last prune:  5 min ago, 2 calls (discarded), ~3.4k tokens",
-      "  prompt cache: prunes reached the model 2 times (1 with the cache already expired); ~20k cached tokens were rebuilt for them (estimated).",
-      "  cost (Anthropic prompt-cache pricing, estimated, in input tokens): the pruned tokens would have cost ~36k over 40 requests; cache rebuilds cost ~23k; net ~13k saved.",
-      "  provider: 40 requests, ~1.2M tokens read from cache, ~90k written to it, ~15k uncached (as reported).",
-      "All sessions: 120 calls pruned, ~310k tokens, in 7 sessions.",
-      "  by strategy: duplicate 100 (~250k) · failed call input 20 (~60k)"
-    ].join("\n"))
+    assert.strictEqual(
+      formatStats({
+        session: {
+          calls: 5,
+          tokens: 12_400,
+          applications: { count: 2, cold: 1, rebuiltTokens: 20_000 },
+          cost: { profile: "anthropic", requests: 40, saved: 36_000, rebuilt: 23_000 },
+          byReason: { deduplication: { calls: 3, tokens: 9000 }, discard: { calls: 2, tokens: 3400 } },
+          byTool: { read: { calls: 4, tokens: 11_000 }, bash: { calls: 1, tokens: 1400 } },
+          lastPrune: { at: now - 5 * 60_000, reason: "discard", calls: 2, tokens: 3400 }
+        },
+        lifetime: {
+          version: 1,
+          updatedAt: now,
+          sessions: 7,
+          calls: 120,
+          tokens: 310_000,
+          byReason: { deduplication: { calls: 100, tokens: 250_000 }, purgeErrors: { calls: 20, tokens: 60_000 } }
+        },
+        now,
+        cache: { requests: 40, read: 1_200_000, write: 90_000, uncached: 15_000 },
+        reasonName: names
+      }),
+      [
+        "This session: 5 calls pruned in what reached the model, ~12k tokens taken out of every later request.",
+        "  by strategy: duplicate 3 (~9k) · discarded 2 (~3.4k)",
+        "  by tool:     read 4 (~11k) · bash 1 (~1.4k)",
+        "  last prune:  5 min ago, 2 calls (discarded), ~3.4k tokens",
+        "  prompt cache: prunes reached the model 2 times (1 with the cache already expired); ~20k cached tokens were rebuilt for them (estimated).",
+        "  cost (Anthropic prompt-cache pricing, estimated, in input tokens): the pruned tokens would have cost ~36k over 40 requests; cache rebuilds cost ~23k; net ~13k saved.",
+        "  provider: 40 requests, ~1.2M tokens read from cache, ~90k written to it, ~15k uncached (as reported).",
+        "All sessions: 120 calls pruned, ~310k tokens, in 7 sessions.",
+        "  by strategy: duplicate 100 (~250k) · failed call input 20 (~60k)"
+      ].join("\n")
+    )
   })
 
   it("stats before anything was pruned", () => {
-    expect(formatStats({
-      session: emptyStats(),
-      lifetime: noLifetime,
-      now: 0,
-      reasonName: names
-    })).toBe([
-      "This session: 0 calls pruned in what reached the model, ~0 tokens taken out of every later request.",
-      "All sessions: 0 calls pruned, ~0 tokens, in 0 sessions."
-    ].join("\n"))
+    assert.strictEqual(
+      formatStats({
+        session: emptyStats(),
+        lifetime: noLifetime,
+        now: 0,
+        reasonName: names
+      }),
+      [
+        "This session: 0 calls pruned in what reached the model, ~0 tokens taken out of every later request.",
+        "All sessions: 0 calls pruned, ~0 tokens, in 0 sessions."
+      ].join("\n")
+    )
   })
 
   it("stats counts prunes made since the latest request as going out with the next one", () => {
@@ -176,7 +188,7 @@ describe("/dcp output", () => {
       reasonName: names,
       pending: { calls: 2, tokens: 3000 }
     })
-    expect(text.split("\n")).toContain("  next request: 2 calls more (~3k tokens), pruned since the latest request.")
+    assert.include(text.split("\n"), "  next request: 2 calls more (~3k tokens), pruned since the latest request.")
   })
 
   it("stats says why automatic prunes wait for the cache, and when they apply", () => {
@@ -189,7 +201,7 @@ describe("/dcp output", () => {
       ttlSeconds: 3600,
       pressure: 0.9
     })
-    expect(text.split("\n").slice(1, 3)).toEqual([
+    assert.deepStrictEqual(text.split("\n").slice(1, 3), [
       "  waiting for the cache: 3 calls, ~6.2k tokens: applying them now would pay for the prompt-cache rebuild after ~12 more requests, and this session's cache serves ~7.",
       "    They apply when the cache expires (60 min without a request), at a compaction, or at 90% of the window."
     ])

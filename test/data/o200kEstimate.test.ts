@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs"
 import { countTokens } from "gpt-tokenizer/encoding/o200k_base"
-import { describe, expect, it } from "vitest"
+import { assert, describe, it } from "vitest"
 import { generate } from "../../bench/generate.ts"
 import { estimateO200k } from "../../src/data/o200kEstimate.ts"
 
@@ -37,14 +37,14 @@ const outputs = (() => {
 
 describe("estimateO200k", () => {
   it("is 0 for an empty text and counts short words exactly", () => {
-    expect(estimateO200k("")).toBe(0)
-    expect(estimateO200k("a")).toBe(1)
-    expect(estimateO200k("hello world")).toBe(2)
+    assert.strictEqual(estimateO200k(""), 0)
+    assert.strictEqual(estimateO200k("a"), 1)
+    assert.strictEqual(estimateO200k("hello world"), 2)
   })
 
   it.each(corpus)("estimates %s within 6% of the exact o200k count", (_, text) => {
-    expect(ratio(text)).toBeGreaterThan(0.94)
-    expect(ratio(text)).toBeLessThan(1.06)
+    assert.isAbove(ratio(text), 0.94)
+    assert.isBelow(ratio(text), 1.06)
   })
 
   it("estimates each generated tool output within 15%, and their sum within 3%", () => {
@@ -53,18 +53,18 @@ describe("estimateO200k", () => {
     for (const text of outputs) {
       const e = estimateO200k(text)
       const x = exact(text)
-      expect(Math.abs(e - x) / x).toBeLessThan(0.15)
+      assert.isBelow(Math.abs(e - x) / x, 0.15)
       estimated += e
       counted += x
     }
-    expect(outputs.length).toBeGreaterThan(50)
-    expect(Math.abs(estimated - counted) / counted).toBeLessThan(0.03)
+    assert.isAbove(outputs.length, 50)
+    assert.isBelow(Math.abs(estimated - counted) / counted, 0.03)
   })
 
   it("estimates Cyrillic prose within 15%", () => {
     const russian = "Плагин заменяет устаревшие результаты инструментов короткими заглушками перед каждым запросом. "
       .repeat(20)
-    expect(ratio(russian)).toBeGreaterThan(0.85)
-    expect(ratio(russian)).toBeLessThan(1.15)
+    assert.isAbove(ratio(russian), 0.85)
+    assert.isBelow(ratio(russian), 1.15)
   })
 })

@@ -1,6 +1,6 @@
 import { assert, describe as effectDescribe, it as effectIt } from "@effect/vitest"
 import { Effect } from "effect"
-import { describe, expect, it } from "vitest"
+import { describe, it } from "vitest"
 import { findingsForSummary } from "../../src/engine/prompts.ts"
 import { compacting, event } from "../../src/hooks/session.ts"
 import { extract } from "../../src/hooks/tools.ts"
@@ -9,27 +9,27 @@ import { emptySessionFile } from "../../src/state/schema.ts"
 import { assistant, fresh, type Msg, sessionID, user } from "../support/history.ts"
 import { tempDir } from "../support/layers.ts"
 import { toolContext } from "../support/plugin.ts"
-import { hooksUnder, pipelineUnder, send, stateOf } from "../pipeline/helpers.ts"
+import { pluginHooks, pipelineUnder, send, stateOf, pipelineTest } from "../pipeline/helpers.ts"
 import { read } from "./support.ts"
 
 describe("findingsForSummary", () => {
   it("is undefined when there are no findings", () => {
-    expect(findingsForSummary([])).toBeUndefined()
+    assert.isUndefined(findingsForSummary([]))
   })
 
   it("asks the summariser to keep each finding, naming its tool and id", () => {
-    expect(
+    assert.strictEqual(
       findingsForSummary([{ id: 3, tool: "read", text: "a.ts exports parse()" }, {
         id: 5,
         tool: "grep",
         text: "no TODOs"
-      }])
-    )
-      .toBe([
+      }]),
+      [
         "Findings the assistant distilled from tool outputs it pruned earlier. Keep them in the summary:",
         "- (read 3) a.ts exports parse()",
         "- (grep 5) no TODOs"
-      ].join("\n"))
+      ].join("\n")
+    )
   })
 })
 
@@ -60,92 +60,79 @@ const compactFully = (id: string = sessionID) => Effect.tap(compact(id), () => c
 effectDescribe("compaction hands extracted findings to the summariser", () => {
   effectIt.effect("pushes the findings into the compacting hook's context", () =>
     Effect.gen(function*() {
-      const root = yield* tempDir
-      const context = yield* extracted.pipe(Effect.andThen(compact()), Effect.provide(pipelineUnder(root)))
+      const context = yield* pipelineTest(extracted.pipe(Effect.andThen(compact())))
       assert.deepStrictEqual(context, [
         findingsForSummary([
           { id: 1, tool: "read", text: findings[0]! },
           { id: 2, tool: "read", text: findings[1]! }
         ])!
       ])
-    }).pipe(Effect.scoped))
+    }))
 
   effectIt.effect(
     "pushes them once: after a completed compaction the next one gets nothing",
     () =>
       Effect.gen(function*() {
-        const root = yield* tempDir
-        const [first, second] = yield* extracted.pipe(
-          Effect.andThen(Effect.all([compactFully(), compact()])),
-          Effect.provide(pipelineUnder(root))
-        )
+        const [first, second] = yield* pipelineTest(extracted.pipe(
+          Effect.andThen(Effect.all([compactFully(), compact()]))
+        ))
         assert.strictEqual(first.length, 1)
         assert.deepStrictEqual(second, [])
-      }).pipe(Effect.scoped)
+      })
   )
 
   effectIt.effect(
     "a compaction that never completed hands the same findings to the next one",
     () =>
       Effect.gen(function*() {
-        const root = yield* tempDir
-        const [first, second] = yield* extracted.pipe(
-          Effect.andThen(Effect.all([compact(), compact()])),
-          Effect.provide(pipelineUnder(root))
-        )
+        const [first, second] = yield* pipelineTest(extracted.pipe(
+          Effect.andThen(Effect.all([compact(), compact()]))
+        ))
         assert.strictEqual(first.length, 1)
         assert.deepStrictEqual(second, first)
-      }).pipe(Effect.scoped)
+      })
   )
 
   effectIt.effect(
     "session.compacted clears the session's findings; the compacting hook alone keeps them",
     () =>
-      Effect.gen(function*() {
-        const root = yield* tempDir
-        yield* Effect.gen(function*() {
-          yield* extracted
-          yield* compact()
-          assert.strictEqual((yield* stateOf(sessionID)).findings.length, 2)
-          yield* compacted()
-          assert.deepStrictEqual((yield* stateOf(sessionID)).findings, [])
-        }).pipe(Effect.provide(pipelineUnder(root)))
-      }).pipe(Effect.scoped)
+      pipelineTest(Effect.gen(function*() {
+        yield* extracted
+        yield* compact()
+        assert.strictEqual((yield* stateOf(sessionID)).findings.length, 2)
+        yield* compacted()
+        assert.deepStrictEqual((yield* stateOf(sessionID)).findings, [])
+      }))
   )
 
   effectIt.effect("session.compacted of another session leaves this one's findings", () =>
     Effect.gen(function*() {
-      const root = yield* tempDir
-      const state = yield* extracted.pipe(
+      const state = yield* pipelineTest(extracted.pipe(
         Effect.andThen(compacted("ses_other000000000000000001")),
-        Effect.andThen(stateOf(sessionID)),
-        Effect.provide(pipelineUnder(root))
-      )
+        Effect.andThen(stateOf(sessionID))
+      ))
       assert.strictEqual(state.findings.length, 2)
-    }).pipe(Effect.scoped))
+    }))
 
   effectIt.effect("keeps what the context already held and appends after it", () =>
     Effect.gen(function*() {
-      const root = yield* tempDir
-      const context = yield* extracted.pipe(
+      const context = yield* pipelineTest(extracted.pipe(
         Effect.andThen(Effect.gen(function*() {
           const context = ["OpenCode's own note"]
           yield* compacting(sessionID, context)
           return context
-        })),
-        Effect.provide(pipelineUnder(root))
-      )
+        }))
+      ))
       assert.strictEqual(context.length, 2)
       assert.strictEqual(context[0], "OpenCode's own note")
       assert.include(context[1], findings[0])
-    }).pipe(Effect.scoped))
+    }))
 
   effectIt.effect("pushes nothing when nothing was extracted", () =>
     Effect.gen(function*() {
-      const root = yield* tempDir
-      const context = yield* send(fresh(history)).pipe(Effect.andThen(compact()), Effect.provide(pipelineUnder(root)))
+      const context = yield* pipelineTest(send(fresh(history)).pipe(Effect.andThen(compact())))
       assert.deepStrictEqual(context, [])
-    }).pipe(Effect.scoped))
+    }))
 
   effectIt.effect("findings extracted before a restart are handed over after it", () =>
     Effect.gen(function*() {
@@ -154,7 +141,7 @@ effectDescribe("compaction hands extracted findings to the summariser", () => {
       const context = yield* compact().pipe(Effect.provide(pipelineUnder(root)))
       assert.strictEqual(context.length, 1)
       assert.include(context[0], findings[1])
-    }).pipe(Effect.scoped))
+    }))
 
   effectIt.effect("findings handed over are not handed over again after a restart", () =>
     Effect.gen(function*() {
@@ -162,24 +149,27 @@ effectDescribe("compaction hands extracted findings to the summariser", () => {
       yield* extracted.pipe(Effect.andThen(compactFully()), Effect.provide(pipelineUnder(root)))
       const context = yield* compact().pipe(Effect.provide(pipelineUnder(root)))
       assert.deepStrictEqual(context, [])
-    }).pipe(Effect.scoped))
+    }))
 
   effectIt.effect(
     "a sub-agent session pushes nothing, even with findings in its state file",
     () =>
       Effect.gen(function*() {
-        const root = yield* tempDir
         const sub = "ses_subagent0000000000000001"
-        const context = yield* Effect.gen(function*() {
-          const persistence = yield* Persistence
-          yield* persistence.save({
-            ...emptySessionFile(sub, 0),
-            findings: [{ id: 1, tool: "read", text: "kept by mistake" }]
-          })
-          return yield* compact(sub)
-        }).pipe(Effect.provide(pipelineUnder(root, {}, { host: { sessions: { [sub]: { parentID: sessionID } } } })))
+        const context = yield* pipelineTest(
+          Effect.gen(function*() {
+            const persistence = yield* Persistence
+            yield* persistence.save({
+              ...emptySessionFile(sub, 0),
+              findings: [{ id: 1, tool: "read", text: "kept by mistake" }]
+            })
+            return yield* compact(sub)
+          }),
+          {},
+          { host: { sessions: { [sub]: { parentID: sessionID } } } }
+        )
         assert.deepStrictEqual(context, [])
-      }).pipe(Effect.scoped)
+      })
   )
 })
 
@@ -188,8 +178,7 @@ effectDescribe("compaction through the plugin's hooks", () => {
     "experimental.session.compacting receives the findings in output.context",
     () =>
       Effect.gen(function*() {
-        const root = yield* tempDir
-        const { call, hooks } = yield* hooksUnder(root)
+        const { call, hooks } = yield* pluginHooks()
         yield* call(() =>
           hooks["experimental.chat.messages.transform"]!({} as never, { messages: fresh(history) as never })
         )
@@ -199,6 +188,6 @@ effectDescribe("compaction through the plugin's hooks", () => {
         assert.deepStrictEqual(output.context, [
           "Findings the assistant distilled from tool outputs it pruned earlier. Keep them in the summary:\n- (read 2) b.ts is unused"
         ])
-      }).pipe(Effect.scoped)
+      })
   )
 })

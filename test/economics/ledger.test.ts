@@ -18,8 +18,9 @@ import { fromFile, type SessionState } from "../../src/state/session.ts"
 import { assistant, fresh, sessionID, tool, user } from "../support/history.ts"
 import { pluginUnder, tempDir } from "../support/layers.ts"
 import { call as makeCall, worktree } from "../engine/support.ts"
-import { notes, pipelineUnder, send, stateOf, withoutTail } from "../pipeline/helpers.ts"
-import { autoUnder, read } from "./support.ts"
+import { notes, send, stateOf, withoutTail, pipelineTest } from "../pipeline/helpers.ts"
+import { read, autoTest } from "./support.ts"
+import { pluginTest } from "../support/pluginTest.ts"
 
 const stateFor = (id: string): SessionState => fromFile(emptySessionFile(id, 0), false)
 
@@ -522,7 +523,6 @@ describe("Ledger.lifetime", () => {
 
   it.effect("includes deltas that could not be written yet", () =>
     Effect.gen(function*() {
-      const root = yield* tempDir
       const lifetimeUnwritable = Layer.effect(
         Persistence,
         Effect.gen(function*() {
@@ -534,12 +534,15 @@ describe("Ledger.lifetime", () => {
           })
         })
       ).pipe(Layer.provide(Persistence.layerMemory))
-      const lifetime = yield* Effect.gen(function*() {
-        const ledger = yield* Ledger
-        yield* ledger.deliver(stateFor("ses_a"), [entry(1, "discard", 400)], warm)
-        yield* ledger.flush
-        return yield* ledger.lifetime
-      }).pipe(Effect.provide(pluginUnder(root, { persistence: lifetimeUnwritable })))
+      const lifetime = yield* pluginTest(
+        Effect.gen(function*() {
+          const ledger = yield* Ledger
+          yield* ledger.deliver(stateFor("ses_a"), [entry(1, "discard", 400)], warm)
+          yield* ledger.flush
+          return yield* ledger.lifetime
+        }),
+        { persistence: lifetimeUnwritable }
+      )
       assert.deepStrictEqual([lifetime.sessions, lifetime.calls, lifetime.tokens], [1, 1, 400])
     }))
 
@@ -580,10 +583,7 @@ describe("the ledger through the transform", () => {
 
   it.effect("a duplicate smaller than its placeholder is not pruned, even in immediate mode", () =>
     Effect.gen(function*() {
-      const root = yield* tempDir
-      const [sent, state] = yield* Effect.all([send(fresh(history)), stateOf(sessionID)]).pipe(
-        Effect.provide(pipelineUnder(root))
-      )
+      const [sent, state] = yield* pipelineTest(Effect.all([send(fresh(history)), stateOf(sessionID)]))
       assert.deepStrictEqual(withoutTail(sent), history)
       assert.deepStrictEqual(state.pruned, {})
       assert.strictEqual(state.stats.applications.count, 0)
@@ -599,14 +599,13 @@ describe("applications of prunes the model or the user asks for", () => {
 
   it.effect("a discard is counted when the next request carries it, not when the model asks", () =>
     Effect.gen(function*() {
-      const root = yield* tempDir
-      const [asked, sent] = yield* Effect.gen(function*() {
+      const [asked, sent] = yield* autoTest(Effect.gen(function*() {
         yield* send(fresh(reads))
         yield* discard(sessionID, ["noise", "3"])
         const asked = yield* stateOf(sessionID)
         yield* send(fresh(reads))
         return [asked, yield* stateOf(sessionID)] as const
-      }).pipe(Effect.provide(autoUnder(root)))
+      }))
       assert.deepStrictEqual([asked.stats.calls, asked.stats.applications.count], [0, 0])
       assert.isTrue(asked.pruned.c3?.pending)
       assert.deepStrictEqual([sent.stats.calls, sent.stats.applications.count], [1, 1])
@@ -615,13 +614,12 @@ describe("applications of prunes the model or the user asks for", () => {
 
   it.effect("a discard counts as an application on a warm cache, with the cache it makes the provider rebuild", () =>
     Effect.gen(function*() {
-      const root = yield* tempDir
-      const state = yield* Effect.gen(function*() {
+      const state = yield* autoTest(Effect.gen(function*() {
         yield* send(fresh(reads))
         yield* discard(sessionID, ["noise", "3"])
         yield* send(fresh(reads))
         return yield* stateOf(sessionID)
-      }).pipe(Effect.provide(autoUnder(root)))
+      }))
       assert.strictEqual(state.stats.applications.cold, 0)
       // From the third of four calls to the end, as now sent: its placeholder and the fourth read (about 2.5k tokens).
       assert.isAbove(state.stats.applications.rebuiltTokens, 2000)
@@ -630,13 +628,12 @@ describe("applications of prunes the model or the user asks for", () => {
 
   it.effect("an extract counts the cache it makes the provider rebuild", () =>
     Effect.gen(function*() {
-      const root = yield* tempDir
-      const state = yield* Effect.gen(function*() {
+      const state = yield* autoTest(Effect.gen(function*() {
         yield* send(fresh(reads))
         yield* extract(sessionID, ["1"], ["a.ts: nothing relevant"])
         yield* send(fresh(reads))
         return yield* stateOf(sessionID)
-      }).pipe(Effect.provide(autoUnder(root)))
+      }))
       // From the first call on, as now sent: its placeholder and three reads of about 2.5k tokens.
       assert.strictEqual(state.stats.applications.count, 1)
       assert.isAbove(state.stats.applications.rebuiltTokens, 7000)
@@ -645,14 +642,13 @@ describe("applications of prunes the model or the user asks for", () => {
 
   it.effect("a sweep on a warm cache counts the cache it makes the provider rebuild", () =>
     Effect.gen(function*() {
-      const root = yield* tempDir
-      const state = yield* Effect.gen(function*() {
+      const state = yield* autoTest(Effect.gen(function*() {
         yield* send(fresh(reads))
         yield* TestClock.adjust("1 minute")
         yield* dcp(sessionID, "sweep 1")
         yield* send(fresh(reads))
         return yield* stateOf(sessionID)
-      }).pipe(Effect.provide(autoUnder(root)))
+      }))
       assert.strictEqual(state.stats.applications.count, 1)
       assert.strictEqual(state.stats.applications.cold, 0)
       assert.isAbove(state.stats.applications.rebuiltTokens, 0)
@@ -660,14 +656,13 @@ describe("applications of prunes the model or the user asks for", () => {
 
   it.effect("a sweep sent after the cache expired counts as cold, with nothing rebuilt", () =>
     Effect.gen(function*() {
-      const root = yield* tempDir
-      const state = yield* Effect.gen(function*() {
+      const state = yield* autoTest(Effect.gen(function*() {
         yield* send(fresh(reads))
         yield* TestClock.adjust("6 minutes")
         yield* dcp(sessionID, "sweep 1")
         yield* send(fresh(reads))
         return yield* stateOf(sessionID)
-      }).pipe(Effect.provide(autoUnder(root)))
+      }))
       assert.deepStrictEqual(state.stats.applications, { count: 1, cold: 1, rebuiltTokens: 0 })
     }))
 })

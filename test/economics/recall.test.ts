@@ -1,13 +1,12 @@
 import { assert, describe as effectDescribe, it as effectIt } from "@effect/vitest"
 import { Effect, Result } from "effect"
-import { describe, expect, it } from "vitest"
+import { describe, it } from "vitest"
 import { formatRecall, originalContent, storedToolParts } from "../../src/engine/recall.ts"
 import { validateRecall } from "../../src/engine/validate.ts"
 import { discard, recall } from "../../src/hooks/tools.ts"
 import { assistant, fresh, type Msg, sessionID, text, tool, toolPart, user } from "../support/history.ts"
-import { tempDir } from "../support/layers.ts"
 import { toolContext } from "../support/plugin.ts"
-import { hooksUnder, pipelineUnder, send, stateOf } from "../pipeline/helpers.ts"
+import { pluginHooks, send, stateOf, pipelineTest } from "../pipeline/helpers.ts"
 import { content, read } from "./support.ts"
 
 const pruned = new Map([["call_a", {}], ["call_b", {}]])
@@ -21,47 +20,56 @@ const failure = (list: ReadonlyArray<unknown>) => {
 
 describe("validateRecall", () => {
   it("returns the pruned calls named, in order", () => {
-    expect(validate(["2", "1"])).toEqual(Result.succeed([{ id: 2, callID: "call_b" }, { id: 1, callID: "call_a" }]))
+    assert.deepStrictEqual(
+      validate(["2", "1"]),
+      Result.succeed([{ id: 2, callID: "call_b" }, { id: 1, callID: "call_a" }])
+    )
   })
 
   it("accepts numbers and padded strings", () => {
-    expect(validate([1, " 2 "])).toEqual(Result.succeed([{ id: 1, callID: "call_a" }, { id: 2, callID: "call_b" }]))
+    assert.deepStrictEqual(
+      validate([1, " 2 "]),
+      Result.succeed([{ id: 1, callID: "call_a" }, { id: 2, callID: "call_b" }])
+    )
   })
 
   it("returns an id listed twice once", () => {
-    expect(validate(["1", "1"])).toEqual(Result.succeed([{ id: 1, callID: "call_a" }]))
+    assert.deepStrictEqual(validate(["1", "1"]), Result.succeed([{ id: 1, callID: "call_a" }]))
   })
 
   it("rejects an empty list, saying what to pass", () => {
-    expect(failure([])).toBe(
+    assert.strictEqual(
+      failure([]),
       'ids is empty. Pass the numbers shown in placeholders, e.g. ["17"] for "[pruned, ...; recall 17]".'
     )
   })
 
   it("rejects a non-numeric id", () => {
-    expect(failure(["abc"])).toBe(
+    assert.strictEqual(
+      failure(["abc"]),
       'Nothing was recalled.\n"abc" is not a numeric id; use the number after "recall" in a placeholder.'
     )
   })
 
   it("rejects a negative or fractional id as non-numeric", () => {
-    expect(failure(["-1"])).toContain('"-1" is not a numeric id')
-    expect(failure(["1.5"])).toContain('"1.5" is not a numeric id')
+    assert.include(failure(["-1"]), '"-1" is not a numeric id')
+    assert.include(failure(["1.5"]), '"1.5" is not a numeric id')
   })
 
   it("rejects an unknown id", () => {
-    expect(failure(["9"])).toBe("Nothing was recalled.\nThere is no tool call with id 9 in this conversation.")
+    assert.strictEqual(failure(["9"]), "Nothing was recalled.\nThere is no tool call with id 9 in this conversation.")
   })
 
   it("rejects an id that is not pruned", () => {
-    expect(failure(["3"])).toBe(
+    assert.strictEqual(
+      failure(["3"]),
       "Nothing was recalled.\nid 3 is not pruned: its content is already in the conversation."
     )
   })
 
   it("returns nothing when one id of several is wrong, and names every problem", () => {
     const message = failure(["1", "x", "3", "9"])
-    expect(message.split("\n")).toEqual([
+    assert.deepStrictEqual(message.split("\n"), [
       "Nothing was recalled.",
       '"x" is not a numeric id; use the number after "recall" in a placeholder.',
       "id 3 is not pruned: its content is already in the conversation.",
@@ -74,15 +82,15 @@ describe("storedToolParts", () => {
   it("indexes the tool parts of a stored session by callID", () => {
     const messages = [user("go"), assistant([read("c1", "src/a.ts"), text("done"), read("c2", "src/b.ts")])]
     const parts = storedToolParts(messages)
-    expect([...parts.keys()]).toEqual(["c1", "c2"])
-    expect(parts.get("c2")?.tool).toBe("read")
+    assert.deepStrictEqual([...parts.keys()], ["c1", "c2"])
+    assert.strictEqual(parts.get("c2")?.tool, "read")
   })
 
   it("skips malformed messages and parts", () => {
     const parts = storedToolParts([null, { info: {} }, {
       parts: [null, { type: "tool" }, { type: "tool", callID: "ok", tool: "x" }]
     }])
-    expect([...parts.keys()]).toEqual(["ok"])
+    assert.deepStrictEqual([...parts.keys()], ["ok"])
   })
 })
 
@@ -90,23 +98,23 @@ describe("originalContent", () => {
   const part = (tool: string, state: Record<string, unknown>) => ({ type: "tool", callID: "c", tool, state })
 
   it("is the output of a completed call", () => {
-    expect(
+    assert.strictEqual(
       originalContent(
         part("read", { status: "completed", input: { filePath: "a.ts" }, output: "the file" }),
         "deduplication"
-      )
+      ),
+      "the file"
     )
-      .toBe("the file")
   })
 
   it("is the written content of a superseded write", () => {
-    expect(
+    assert.strictEqual(
       originalContent(
         part("write", { status: "completed", input: { filePath: "a.ts", content: "new body" }, output: "Wrote" }),
         "supersedeWrites"
-      )
+      ),
+      "content:\nnew body"
     )
-      .toBe("content:\nnew body")
   })
 
   it("is both strings of a superseded edit", () => {
@@ -115,41 +123,50 @@ describe("originalContent", () => {
       input: { filePath: "a.ts", oldString: "old", newString: "new" },
       output: "Edited"
     }
-    expect(originalContent(part("edit", state), "supersedeWrites")).toBe("oldString:\nold\n\nnewString:\nnew")
+    assert.strictEqual(originalContent(part("edit", state), "supersedeWrites"), "oldString:\nold\n\nnewString:\nnew")
   })
 
   it("is the string inputs of a failed call", () => {
     const state = { status: "error", input: { command: "make all", timeout: 5 }, error: "exit 2" }
-    expect(originalContent(part("bash", state), "purgeErrors")).toBe("command:\nmake all")
+    assert.strictEqual(originalContent(part("bash", state), "purgeErrors"), "command:\nmake all")
   })
 
   it("is the questions of a question call", () => {
     const state = { status: "completed", input: { questions: [{ question: "Which?" }] }, output: "a" }
-    expect(originalContent(part("question", state), "discard")).toBe(
+    assert.strictEqual(
+      originalContent(part("question", state), "discard"),
       `questions:\n${JSON.stringify([{ question: "Which?" }], null, 2)}`
     )
   })
 
   it("is a non-text output as JSON", () => {
-    expect(originalContent(part("bash", { status: "completed", input: {}, output: { files: ["a"] } }), "discard"))
-      .toBe('{"files":["a"]}')
+    assert.strictEqual(
+      originalContent(part("bash", { status: "completed", input: {}, output: { files: ["a"] } }), "discard"),
+      '{"files":["a"]}'
+    )
   })
 })
 
 describe("formatRecall", () => {
   it("shows each original under its id and label", () => {
-    expect(formatRecall([{ id: 4, label: "read src/a.ts", content: "body" }]))
-      .toBe("Original content of id 4 (read src/a.ts), as stored:\nbody")
+    assert.strictEqual(
+      formatRecall([{ id: 4, label: "read src/a.ts", content: "body" }]),
+      "Original content of id 4 (read src/a.ts), as stored:\nbody"
+    )
   })
 
   it("says when an original is gone from the stored session", () => {
-    expect(formatRecall([{ id: 4, label: "read src/a.ts", content: undefined }]))
-      .toBe("id 4 (read src/a.ts): the original is no longer in the stored session (compacted or deleted).")
+    assert.strictEqual(
+      formatRecall([{ id: 4, label: "read src/a.ts", content: undefined }]),
+      "id 4 (read src/a.ts): the original is no longer in the stored session (compacted or deleted)."
+    )
   })
 
   it("separates several entries with a blank line", () => {
-    expect(formatRecall([{ id: 1, label: "a", content: "x" }, { id: 2, label: "b", content: "y" }]).split("\n\n"))
-      .toHaveLength(2)
+    assert.lengthOf(
+      formatRecall([{ id: 1, label: "a", content: "x" }, { id: 2, label: "b", content: "y" }]).split("\n\n"),
+      2
+    )
   })
 })
 
@@ -184,15 +201,9 @@ const afterOneRequest = <A, E, R>(
   program: Effect.Effect<A, E, R>,
   options: { stored?: ReadonlyArray<unknown>; config?: object } = {}
 ) =>
-  Effect.gen(function*() {
-    const root = yield* tempDir
-    return yield* send(fresh(session)).pipe(
-      Effect.andThen(program),
-      Effect.provide(
-        pipelineUnder(root, options.config ?? {}, { host: { messages: { [sessionID]: options.stored ?? session } } })
-      )
-    )
-  }).pipe(Effect.scoped)
+  pipelineTest(Effect.andThen(send(fresh(session)), program), options.config ?? {}, {
+    host: { messages: { [sessionID]: options.stored ?? session } }
+  })
 
 const rejection = <A, E extends { message: string }, R>(program: Effect.Effect<A, E, R>) =>
   Effect.map(Effect.flip(program), (error) => error.message)
@@ -308,12 +319,11 @@ effectDescribe("recall", () => {
 
   effectIt.effect("is refused in a sub-agent session", () =>
     Effect.gen(function*() {
-      const root = yield* tempDir
-      const message = yield* rejection(recall(sessionID, ["1"])).pipe(
-        Effect.provide(pipelineUnder(root, {}, { host: { sessions: { [sessionID]: { parentID: "ses_parent" } } } }))
-      )
+      const message = yield* pipelineTest(rejection(recall(sessionID, ["1"])), {}, {
+        host: { sessions: { [sessionID]: { parentID: "ses_parent" } } }
+      })
       assert.strictEqual(message, "Nothing is pruned in sub-agent sessions.")
-    }).pipe(Effect.scoped))
+    }))
 
   effectIt.effect("a recall output can itself be pruned later", () =>
     afterOneRequest(Effect.gen(function*() {
@@ -337,66 +347,57 @@ effectDescribe("recall", () => {
 effectDescribe("placeholders name the way back", () => {
   effectIt.effect("say `recall N` when the recall tool is enabled", () =>
     Effect.gen(function*() {
-      const root = yield* tempDir
-      const sent = yield* send(fresh(session)).pipe(Effect.provide(pipelineUnder(root)))
+      const sent = yield* pipelineTest(send(fresh(session)))
       assert.match(toolPart(sent, "c1").state.output, /; recall 1\]$/)
       assert.match(toolPart(sent, "w1").state.input.content, /; recall 2\]$/)
       assert.match(toolPart(sent, "e1").state.input.command, /; recall 3\]$/)
-    }).pipe(Effect.scoped))
+    }))
 
   effectIt.effect("say `id N` when the recall tool is disabled", () =>
     Effect.gen(function*() {
-      const root = yield* tempDir
-      const sent = yield* send(fresh(session)).pipe(
-        Effect.provide(pipelineUnder(root, { tools: { recall: { enabled: false } } }))
-      )
+      const sent = yield* pipelineTest(send(fresh(session)), { tools: { recall: { enabled: false } } })
       assert.match(toolPart(sent, "c1").state.output, /; id 1\]$/)
       assert.match(toolPart(sent, "w1").state.input.content, /; id 2\]$/)
       assert.match(toolPart(sent, "e1").state.input.command, /; id 3\]$/)
-    }).pipe(Effect.scoped))
+    }))
 })
 
 effectDescribe("the recall tool in the plugin's hooks", () => {
   effectIt.effect("is registered when tools.recall.enabled (the default)", () =>
     Effect.gen(function*() {
-      const root = yield* tempDir
-      const { hooks } = yield* hooksUnder(root)
+      const { hooks } = yield* pluginHooks()
       assert.deepStrictEqual(Object.keys(hooks.tool ?? {}).sort(), ["discard", "extract", "recall"])
-    }).pipe(Effect.scoped))
+    }))
 
   effectIt.effect("is not registered when tools.recall.enabled is false", () =>
     Effect.gen(function*() {
-      const root = yield* tempDir
-      const { hooks } = yield* hooksUnder(root, { config: { tools: { recall: { enabled: false } } } })
+      const { hooks } = yield* pluginHooks({ config: { tools: { recall: { enabled: false } } } })
       assert.deepStrictEqual(Object.keys(hooks.tool ?? {}).sort(), ["discard", "extract"])
-    }).pipe(Effect.scoped))
+    }))
 
   effectIt.effect("is added to OpenCode's primary tools only when registered", () =>
     Effect.gen(function*() {
-      const root = yield* tempDir
-      const { call, hooks } = yield* hooksUnder(root, { config: { tools: { recall: { enabled: false } } } })
+      const { call, hooks } = yield* pluginHooks({ config: { tools: { recall: { enabled: false } } } })
       const opencode: { experimental?: { primary_tools?: Array<string> } } = {}
       yield* call(() => hooks.config!(opencode as never))
       assert.deepStrictEqual(opencode.experimental?.primary_tools, ["discard", "extract"])
-    }).pipe(Effect.scoped))
+    }))
 
   effectIt.effect("returns the original to the model through execute", () =>
     Effect.gen(function*() {
-      const root = yield* tempDir
-      const { call, hooks } = yield* hooksUnder(root, { host: { messages: { [sessionID]: session } } })
+      const { call, hooks } = yield* pluginHooks({ host: { messages: { [sessionID]: session } } })
       yield* call(() =>
         hooks["experimental.chat.messages.transform"]!({} as never, { messages: fresh(session) as never })
       )
       const reply = yield* call(() => hooks.tool!.recall!.execute({ ids: ["1"] }, toolContext()))
       assert.include(String(reply), content("src/a.ts"))
-    }).pipe(Effect.scoped))
+    }))
 
   effectIt.effect(
     "a refused recall reaches the model as a failed tool call with the reason",
     () =>
       Effect.gen(function*() {
-        const root = yield* tempDir
-        const { call, hooks } = yield* hooksUnder(root, { host: { messages: { [sessionID]: session } } })
+        const { call, hooks } = yield* pluginHooks({ host: { messages: { [sessionID]: session } } })
         yield* call(() =>
           hooks["experimental.chat.messages.transform"]!({} as never, { messages: fresh(session) as never })
         )
@@ -408,7 +409,7 @@ effectDescribe("the recall tool in the plugin's hooks", () => {
         )
         assert.instanceOf(error, Error)
         assert.include((error as Error).message, "id 6 is not pruned")
-      }).pipe(Effect.scoped)
+      })
   )
 })
 
@@ -417,8 +418,7 @@ effectDescribe("the recall tool when the plugin fails inside", () => {
     "tells the model that nothing was recalled, not that nothing was pruned",
     () =>
       Effect.gen(function*() {
-        const root = yield* tempDir
-        const { call, hooks } = yield* hooksUnder(root, { host: { failing: true } })
+        const { call, hooks } = yield* pluginHooks({ host: { failing: true } })
         const error = yield* call(() =>
           hooks.tool!.recall!.execute({ ids: ["1"] }, toolContext()).then(
             () => undefined,
@@ -430,6 +430,6 @@ effectDescribe("the recall tool when the plugin fails inside", () => {
           (error as Error).message,
           "recall could not run because of an internal error; nothing was recalled."
         )
-      }).pipe(Effect.scoped)
+      })
   )
 })

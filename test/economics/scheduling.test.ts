@@ -2,9 +2,8 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { TestClock } from "effect/testing"
 import { assistant, fresh, type Msg, sessionID, toolPart, user } from "../support/history.ts"
-import { tempDir } from "../support/layers.ts"
 import { send, stateOf } from "../pipeline/helpers.ts"
-import { autoUnder, content, modelRequest, muchLater, placeholderPattern, read, tagged } from "./support.ts"
+import { content, modelRequest, muchLater, placeholderPattern, read, tagged, autoTest } from "./support.ts"
 
 /**
  * Request 1 reads a.ts and b.ts; request 2 reads a.ts again (c3 makes c1 a duplicate); request 3 reads b.ts again
@@ -28,15 +27,13 @@ const warmDuplicate = Effect.gen(function*() {
 describe("scheduling through the transform: no trigger", () => {
   it.effect("a duplicate found on a warm cache, below minPruneTokens, is sent whole", () =>
     Effect.gen(function*() {
-      const root = yield* tempDir
-      const sent = yield* warmDuplicate.pipe(Effect.provide(autoUnder(root)))
+      const sent = yield* autoTest(warmDuplicate)
       assert.strictEqual(outputOf(sent, "c1"), tagged(1, content(a)))
     }))
 
   it.effect("a pending prune is neither recorded nor counted as an application", () =>
     Effect.gen(function*() {
-      const root = yield* tempDir
-      const state = yield* warmDuplicate.pipe(Effect.andThen(stateOf(sessionID)), Effect.provide(autoUnder(root)))
+      const state = yield* autoTest(warmDuplicate.pipe(Effect.andThen(stateOf(sessionID))))
       assert.deepStrictEqual(state.pruned, {})
       assert.strictEqual(state.stats.calls, 0)
       assert.deepStrictEqual(state.stats.applications, { count: 0, cold: 0, rebuiltTokens: 0 })
@@ -44,21 +41,17 @@ describe("scheduling through the transform: no trigger", () => {
 
   it.effect("the same request sent again on a warm cache is byte-identical", () =>
     Effect.gen(function*() {
-      const root = yield* tempDir
-      const [once, again] = yield* Effect.gen(function*() {
+      const [once, again] = yield* autoTest(Effect.gen(function*() {
         const once = yield* warmDuplicate
         yield* TestClock.adjust("1 minute")
         return [once, yield* send(fresh(second))] as const
-      }).pipe(Effect.provide(autoUnder(root)))
+      }))
       assert.strictEqual(JSON.stringify(again), JSON.stringify(once))
     }))
 
   it.effect("immediate mode with nothing stale applies nothing and counts no application", () =>
     Effect.gen(function*() {
-      const root = yield* tempDir
-      const [sent, state] = yield* Effect.all([send(fresh(first)), stateOf(sessionID)]).pipe(
-        Effect.provide(autoUnder(root, { mode: "immediate" }))
-      )
+      const [sent, state] = yield* autoTest(Effect.all([send(fresh(first)), stateOf(sessionID)]), { mode: "immediate" })
       assert.deepStrictEqual([outputOf(sent, "c1"), outputOf(sent, "c2")], [
         tagged(1, content(a)),
         tagged(2, content(b))
@@ -68,10 +61,10 @@ describe("scheduling through the transform: no trigger", () => {
 
   it.effect("a model with a large window is not under pressure", () =>
     Effect.gen(function*() {
-      const root = yield* tempDir
-      const sent = yield* modelRequest("anthropic", 1_000_000).pipe(
-        Effect.andThen(warmDuplicate),
-        Effect.provide(autoUnder(root))
+      const sent = yield* autoTest(
+        modelRequest("anthropic", 1_000_000).pipe(
+          Effect.andThen(warmDuplicate)
+        )
       )
       assert.strictEqual(outputOf(sent, "c1"), tagged(1, content(a)))
     }))
@@ -80,55 +73,50 @@ describe("scheduling through the transform: no trigger", () => {
 describe("scheduling through the transform: triggers", () => {
   it.effect("the first request this process sees, longer than ttlSeconds after the history's latest, applies what is pending", () =>
     Effect.gen(function*() {
-      const root = yield* tempDir
-      const [sent, state] = yield* Effect.gen(function*() {
+      const [sent, state] = yield* autoTest(Effect.gen(function*() {
         yield* muchLater
         return [yield* send(fresh(second)), yield* stateOf(sessionID)] as const
-      }).pipe(Effect.provide(autoUnder(root)))
+      }))
       assert.match(outputOf(sent, "c1"), placeholderPattern)
       assert.deepStrictEqual(state.stats.applications, { count: 1, cold: 1, rebuiltTokens: 0 })
     }))
 
   it.effect("the first request this process sees, a minute after the history's latest, keeps what is pending (OpenCode restarted, the cache is warm)", () =>
     Effect.gen(function*() {
-      const root = yield* tempDir
-      const [sent, state] = yield* Effect.gen(function*() {
+      const [sent, state] = yield* autoTest(Effect.gen(function*() {
         yield* TestClock.adjust("1 minute")
         return [yield* send(fresh(second)), yield* stateOf(sessionID)] as const
-      }).pipe(Effect.provide(autoUnder(root)))
+      }))
       assert.strictEqual(outputOf(sent, "c1"), tagged(1, content(a)))
       assert.deepStrictEqual(state.stats.applications, { count: 0, cold: 0, rebuiltTokens: 0 })
     }))
 
   it.effect("after an idle gap longer than ttlSeconds the pending duplicate is applied", () =>
     Effect.gen(function*() {
-      const root = yield* tempDir
-      const sent = yield* Effect.gen(function*() {
+      const sent = yield* autoTest(Effect.gen(function*() {
         yield* warmDuplicate
         yield* TestClock.adjust("6 minutes")
         return yield* send(fresh(second))
-      }).pipe(Effect.provide(autoUnder(root)))
+      }))
       assert.match(outputOf(sent, "c1"), placeholderPattern)
       assert.strictEqual(outputOf(sent, "c3"), tagged(3, content(a)))
     }))
 
   it.effect("an application on a cold cache is counted as cold, with no cache rebuilt", () =>
     Effect.gen(function*() {
-      const root = yield* tempDir
-      const state = yield* Effect.gen(function*() {
+      const state = yield* autoTest(Effect.gen(function*() {
         yield* warmDuplicate
         yield* TestClock.adjust("6 minutes")
         yield* send(fresh(second))
         return yield* stateOf(sessionID)
-      }).pipe(Effect.provide(autoUnder(root)))
+      }))
       assert.deepStrictEqual(Object.keys(state.pruned), ["c1"])
       assert.deepStrictEqual(state.stats.applications, { count: 1, cold: 1, rebuiltTokens: 0 })
     }))
 
   it.effect("a prune once applied stays applied on every later request", () =>
     Effect.gen(function*() {
-      const root = yield* tempDir
-      const [again, longer, state] = yield* Effect.gen(function*() {
+      const [again, longer, state] = yield* autoTest(Effect.gen(function*() {
         yield* warmDuplicate
         yield* TestClock.adjust("6 minutes")
         const applied = yield* send(fresh(second))
@@ -138,7 +126,7 @@ describe("scheduling through the transform: triggers", () => {
         const longer = yield* send(fresh([...second, assistant([read("c9", "src/c.ts")])]))
         assert.strictEqual(JSON.stringify(again), JSON.stringify(applied))
         return [again, longer, yield* stateOf(sessionID)] as const
-      }).pipe(Effect.provide(autoUnder(root)))
+      }))
       assert.match(outputOf(again, "c1"), placeholderPattern)
       assert.match(outputOf(longer, "c1"), placeholderPattern)
       assert.strictEqual(state.stats.applications.count, 1)
@@ -146,18 +134,20 @@ describe("scheduling through the transform: triggers", () => {
 
   it.effect("pending duplicates found over several requests are applied together, once the batch breaks even", () =>
     Effect.gen(function*() {
-      const root = yield* tempDir
-      const [requests, state] = yield* Effect.gen(function*() {
-        yield* send(fresh(first))
-        yield* TestClock.adjust("1 minute")
-        const requests = [yield* send(fresh(second))]
-        // Each request that keeps the batch out adds its read price to what waiting cost, until that pays the rebuild.
-        while (requests.length < 40 && !placeholderPattern.test(outputOf(requests.at(-1)!, "c1"))) {
+      const [requests, state] = yield* autoTest(
+        Effect.gen(function*() {
+          yield* send(fresh(first))
           yield* TestClock.adjust("1 minute")
-          requests.push(yield* send(fresh(third)))
-        }
-        return [requests, yield* stateOf(sessionID)] as const
-      }).pipe(Effect.provide(autoUnder(root, { minPruneTokens: 4000 })))
+          const requests = [yield* send(fresh(second))]
+          // Each request that keeps the batch out adds its read price to what waiting cost, until that pays the rebuild.
+          while (requests.length < 40 && !placeholderPattern.test(outputOf(requests.at(-1)!, "c1"))) {
+            yield* TestClock.adjust("1 minute")
+            requests.push(yield* send(fresh(third)))
+          }
+          return [requests, yield* stateOf(sessionID)] as const
+        }),
+        { minPruneTokens: 4000 }
+      )
       const applied = requests.at(-1)!
       assert.strictEqual(outputOf(requests[0]!, "c1"), tagged(1, content(a)))
       assert.isAbove(requests.length, 2)
@@ -170,21 +160,21 @@ describe("scheduling through the transform: triggers", () => {
 
   it.effect("a context at the pressure share of a small model window applies the pending duplicate", () =>
     Effect.gen(function*() {
-      const root = yield* tempDir
-      const sent = yield* modelRequest("anthropic", 6000).pipe(
-        Effect.andThen(warmDuplicate),
-        Effect.provide(autoUnder(root))
+      const sent = yield* autoTest(
+        modelRequest("anthropic", 6000).pipe(
+          Effect.andThen(warmDuplicate)
+        )
       )
       assert.match(outputOf(sent, "c1"), placeholderPattern)
     }))
 
   it.effect("an application under pressure counts the cache it rebuilds", () =>
     Effect.gen(function*() {
-      const root = yield* tempDir
-      const state = yield* modelRequest("anthropic", 6000).pipe(
-        Effect.andThen(warmDuplicate),
-        Effect.andThen(stateOf(sessionID)),
-        Effect.provide(autoUnder(root))
+      const state = yield* autoTest(
+        modelRequest("anthropic", 6000).pipe(
+          Effect.andThen(warmDuplicate),
+          Effect.andThen(stateOf(sessionID))
+        )
       )
       assert.strictEqual(state.stats.applications.count, 1)
       assert.strictEqual(state.stats.applications.cold, 0)
@@ -193,31 +183,32 @@ describe("scheduling through the transform: triggers", () => {
 
   it.effect("a github-copilot model (billed per request) applies the duplicate at once", () =>
     Effect.gen(function*() {
-      const root = yield* tempDir
-      const sent = yield* modelRequest("github-copilot", 1_000_000).pipe(
-        Effect.andThen(warmDuplicate),
-        Effect.provide(autoUnder(root))
+      const sent = yield* autoTest(
+        modelRequest("github-copilot", 1_000_000).pipe(
+          Effect.andThen(warmDuplicate)
+        )
       )
       assert.match(outputOf(sent, "c1"), placeholderPattern)
     }))
 
   it.effect("cache.mode immediate applies the duplicate at once on a warm cache", () =>
     Effect.gen(function*() {
-      const root = yield* tempDir
-      const sent = yield* warmDuplicate.pipe(Effect.provide(autoUnder(root, { mode: "immediate" })))
+      const sent = yield* autoTest(warmDuplicate, { mode: "immediate" })
       assert.match(outputOf(sent, "c1"), placeholderPattern)
     }))
 
   it.effect("every application is counted: one on a cold cache, one on a warm cache", () =>
     Effect.gen(function*() {
-      const root = yield* tempDir
-      const state = yield* Effect.gen(function*() {
-        yield* muchLater
-        yield* send(fresh(second))
-        yield* TestClock.adjust("1 minute")
-        yield* send(fresh(third))
-        return yield* stateOf(sessionID)
-      }).pipe(Effect.provide(autoUnder(root, { mode: "immediate" })))
+      const state = yield* autoTest(
+        Effect.gen(function*() {
+          yield* muchLater
+          yield* send(fresh(second))
+          yield* TestClock.adjust("1 minute")
+          yield* send(fresh(third))
+          return yield* stateOf(sessionID)
+        }),
+        { mode: "immediate" }
+      )
       assert.deepStrictEqual(Object.keys(state.pruned).sort(), ["c1", "c2"])
       assert.strictEqual(state.stats.applications.count, 2)
       assert.strictEqual(state.stats.applications.cold, 1)

@@ -1,7 +1,7 @@
 import { assert, describe as effectDescribe, it as effectIt } from "@effect/vitest"
 import { Effect, Layer, Ref } from "effect"
 import { TestClock } from "effect/testing"
-import { describe, expect, it } from "vitest"
+import { describe, it } from "vitest"
 import { reportedCacheUsage } from "../../src/commands/breakdown.ts"
 import { formatStats } from "../../src/commands/format.ts"
 import { wrapNote } from "../../src/engine/notes.ts"
@@ -36,17 +36,19 @@ const costLine = (lines: ReadonlyArray<string>) => lines.find((line) => line.sta
 
 describe("formatStats: the prompt-cache line", () => {
   it("is absent before any prune reached the model", () => {
-    expect(cacheLine(stats(noStats))).toBeUndefined()
+    assert.isUndefined(cacheLine(stats(noStats)))
   })
 
   it("counts applications, the cold ones, and the cache rebuilt for the warm ones", () => {
-    expect(cacheLine(stats({ ...someStats, applications: { count: 3, cold: 1, rebuiltTokens: 24_000 } }))).toBe(
+    assert.strictEqual(
+      cacheLine(stats({ ...someStats, applications: { count: 3, cold: 1, rebuiltTokens: 24_000 } })),
       "  prompt cache: prunes reached the model 3 times (1 with the cache already expired); ~24k cached tokens were rebuilt for them (estimated)."
     )
   })
 
   it("says no cache was rebuilt when every application found it expired", () => {
-    expect(cacheLine(stats({ ...someStats, applications: { count: 1, cold: 1, rebuiltTokens: 0 } }))).toBe(
+    assert.strictEqual(
+      cacheLine(stats({ ...someStats, applications: { count: 1, cold: 1, rebuiltTokens: 0 } })),
       "  prompt cache: prunes reached the model 1 time (1 with the cache already expired); no cache was rebuilt for them."
     )
   })
@@ -56,21 +58,23 @@ describe("formatStats: the cost line", () => {
   const cost = (saved: number, rebuilt: number, requests = 12) => ({ profile: "anthropic", requests, saved, rebuilt })
 
   it("is absent before any request was charged", () => {
-    expect(costLine(stats(noStats))).toBeUndefined()
+    assert.isUndefined(costLine(stats(noStats)))
   })
 
   it("is absent when pruning neither saved nor cost anything", () => {
-    expect(costLine(stats({ ...noStats, cost: cost(0, 0) }))).toBeUndefined()
+    assert.isUndefined(costLine(stats({ ...noStats, cost: cost(0, 0) })))
   })
 
   it("names the pricing, what the pruned tokens would have cost, the rebuilds and the net saving", () => {
-    expect(costLine(stats({ ...someStats, cost: cost(30_000, 11_500) }))).toBe(
+    assert.strictEqual(
+      costLine(stats({ ...someStats, cost: cost(30_000, 11_500) })),
       "  cost (Anthropic prompt-cache pricing, estimated, in input tokens): the pruned tokens would have cost ~30k over 12 requests; cache rebuilds cost ~12k; net ~19k saved."
     )
   })
 
   it("says so when the rebuilds cost more than pruning saved", () => {
-    expect(costLine(stats({ ...someStats, cost: cost(2_000, 11_500, 1) }))).toBe(
+    assert.strictEqual(
+      costLine(stats({ ...someStats, cost: cost(2_000, 11_500, 1) })),
       "  cost (Anthropic prompt-cache pricing, estimated, in input tokens): the pruned tokens would have cost ~2k over 1 request; cache rebuilds cost ~12k; net ~9.5k more than without pruning."
     )
   })
@@ -78,24 +82,26 @@ describe("formatStats: the cost line", () => {
 
 describe("formatStats: the provider line", () => {
   it("shows the cache reads, writes and uncached input the provider reported", () => {
-    expect(providerLine(stats(someStats, { requests: 3, read: 12_000, write: 2000, uncached: 500 }))).toBe(
+    assert.strictEqual(
+      providerLine(stats(someStats, { requests: 3, read: 12_000, write: 2000, uncached: 500 })),
       "  provider: 3 requests, ~12k tokens read from cache, ~2k written to it, ~500 uncached (as reported)."
     )
   })
 
   it("says when the provider reported no prompt-cache usage", () => {
-    expect(providerLine(stats(someStats, { requests: 1, read: 0, write: 0, uncached: 900 }))).toBe(
+    assert.strictEqual(
+      providerLine(stats(someStats, { requests: 1, read: 0, write: 0, uncached: 900 })),
       "  provider: 1 request, ~900 input tokens, no prompt-cache usage reported."
     )
   })
 
   it("is absent without requests or without the stored session", () => {
-    expect(providerLine(stats(someStats, { requests: 0, read: 0, write: 0, uncached: 0 }))).toBeUndefined()
-    expect(providerLine(stats(someStats))).toBeUndefined()
+    assert.isUndefined(providerLine(stats(someStats, { requests: 0, read: 0, write: 0, uncached: 0 })))
+    assert.isUndefined(providerLine(stats(someStats)))
   })
 
   it("is shown even when nothing was pruned", () => {
-    expect(providerLine(stats(noStats, { requests: 1, read: 10, write: 0, uncached: 0 }))).toBeDefined()
+    assert.isDefined(providerLine(stats(noStats, { requests: 1, read: 10, write: 0, uncached: 0 })))
   })
 })
 
@@ -115,7 +121,7 @@ describe("reportedCacheUsage", () => {
       reported(assistant([]), { input: 100, read: 0, write: 4000 }),
       reported(assistant([]), { input: 20, read: 4000, write: 300 })
     ]
-    expect(reportedCacheUsage(messages)).toEqual({ requests: 2, read: 4000, write: 4300, uncached: 120 })
+    assert.deepStrictEqual(reportedCacheUsage(messages), { requests: 2, read: 4000, write: 4300, uncached: 120 })
   })
 
   it("ignores user messages, messages without usage and values that are not numbers", () => {
@@ -125,7 +131,7 @@ describe("reportedCacheUsage", () => {
       ...noUsage,
       info: { ...noUsage.info, tokens: { input: "many", cache: { read: Number.NaN, write: 7 } } }
     }
-    expect(reportedCacheUsage([user("go"), noUsage, odd, null, "x"])).toEqual({
+    assert.deepStrictEqual(reportedCacheUsage([user("go"), noUsage, odd, null, "x"]), {
       requests: 1,
       read: 0,
       write: 7,
@@ -134,7 +140,7 @@ describe("reportedCacheUsage", () => {
   })
 
   it("is zero for an empty session", () => {
-    expect(reportedCacheUsage([])).toEqual({ requests: 0, read: 0, write: 0, uncached: 0 })
+    assert.deepStrictEqual(reportedCacheUsage([]), { requests: 0, read: 0, write: 0, uncached: 0 })
   })
 })
 

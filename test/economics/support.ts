@@ -3,11 +3,12 @@
  * characters a token), and the plugin under a test root in the cache's `auto` mode, which the pipeline tests
  * otherwise replace with `immediate`.
  */
+import type { Effect } from "effect"
 import { TestClock } from "effect/testing"
 import { tagFor } from "../../src/engine/apply.ts"
 import { system } from "../../src/hooks/system.ts"
 import { sessionID, tool } from "../support/history.ts"
-import { pipelineUnder, type PluginUnderOptions } from "../pipeline/helpers.ts"
+import { pipelineTest, pipelineUnder, type PluginUnderOptions } from "../pipeline/helpers.ts"
 
 /** `lines` lines of 48 characters: 12 tokens a line with the estimate tokenizer (plus the newlines). */
 export const content = (label: string, lines = 200) =>
@@ -33,6 +34,14 @@ export const autoUnder = (
   config: object = {},
   options: PluginUnderOptions = {}
 ) => pipelineUnder(root, { ...config, cache: { ...autoCache, ...cache } }, options)
+
+/** `pipelineTest` with the cache in auto mode (`cache` keys override `autoCache`) and `config` on top. */
+export const autoTest = <A, E, R>(
+  body: Effect.Effect<A, E, R> | ((root: string) => Effect.Effect<A, E, R>),
+  cache: Partial<Record<keyof typeof autoCache, unknown>> = {},
+  config: object = {},
+  options: PluginUnderOptions = {}
+) => pipelineTest(body, { ...config, cache: { ...autoCache, ...cache } }, options)
 
 /** What OpenCode's system hook reports for a request: the model's provider and context window. */
 export const modelRequest = (providerID: string, context: number) =>

@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest"
+import { assert, describe, it } from "vitest"
 import { appendTail, syntheticId } from "../../src/engine/inject.ts"
 import { assistant, fresh, type Msg, tool, user } from "../support/history.ts"
 
@@ -28,10 +28,10 @@ describe("appendTail", () => {
     const last = messages[2]!
     const created = (last.info.time as { readonly created: number }).created
     appendTail(messages, note)
-    expect(messages).toHaveLength(4)
+    assert.lengthOf(messages, 4)
     const added = messages[3] as Msg
-    expect(added.info).toEqual({ ...last.info, id: syntheticId, role: "user", time: { created } })
-    expect(added.parts).toEqual([{
+    assert.deepStrictEqual(added.info, { ...last.info, id: syntheticId, role: "user", time: { created } })
+    assert.deepStrictEqual(added.parts, [{
       id: `${syntheticId}-text`,
       sessionID: last.info.sessionID,
       messageID: syntheticId,
@@ -44,34 +44,35 @@ describe("appendTail", () => {
   it("appends a user message after the results of an assistant message, with none of its flags", () => {
     const messages = endingWithAssistant()
     appendTail(messages, note)
-    expect(messages).toHaveLength(3)
+    assert.lengthOf(messages, 3)
     const added = messages[2] as Msg
-    expect(added.info.role).toBe("user")
-    expect(added.info.id).toBe(syntheticId)
-    expect(added.info.time).toEqual({ created: 1000 })
-    expect(added.info).not.toHaveProperty("summary")
-    expect(added.info).not.toHaveProperty("error")
-    expect(added.parts).toMatchObject([{ type: "text", text: note, synthetic: true }])
+    assert.strictEqual(added.info.role, "user")
+    assert.strictEqual(added.info.id, syntheticId)
+    assert.deepStrictEqual(added.info.time, { created: 1000 })
+    assert.notProperty(added.info, "summary")
+    assert.notProperty(added.info, "error")
+    assert.lengthOf(added.parts, 1)
+    assert.deepInclude(added.parts[0], { type: "text", text: note, synthetic: true })
   })
 
   it("leaves every earlier message exactly as it was", () => {
     const messages = endingWithAssistant()
     const before = fresh(messages)
     appendTail(messages, note)
-    expect(messages.slice(0, -1)).toEqual(before)
+    assert.deepStrictEqual(messages.slice(0, -1), before)
   })
 
   it("keeps one note when a request is transformed twice", () => {
     const messages = endingWithUser()
     appendTail(messages, "first")
     appendTail(messages, note)
-    expect(messages).toHaveLength(4)
-    expect((messages[3] as Msg).parts[0]!.text).toBe(note)
+    assert.lengthOf(messages, 4)
+    assert.strictEqual((messages[3] as Msg).parts[0]!.text, note)
   })
 
   it("does nothing to a history with no message to follow", () => {
     const messages: Array<Msg> = []
     appendTail(messages, note)
-    expect(messages).toEqual([])
+    assert.deepStrictEqual(messages, [])
   })
 })

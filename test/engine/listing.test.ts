@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest"
+import { assert, describe, it } from "vitest"
 import { minTaggedTokens, nudge, taggable, whyNotPrunable } from "../../src/engine/listing.ts"
 import type { Protection } from "../../src/engine/protection.ts"
 import { call, type CallSpec, history, protect, worktree } from "./support.ts"
@@ -21,50 +21,64 @@ const tagged = (
 
 describe("taggable: the calls that carry their stable ID, by rules that never change for a call", () => {
   it("tags every finished call with an output worth a placeholder, with the tokens a discard would free", () => {
-    expect(tagged([read("src/a.ts", 1200), { tool: "bash", input: { command: "npm test" }, outputTokens: 800 }]))
-      .toEqual([[0, 1200], [1, 800]])
+    assert.deepStrictEqual(
+      tagged([read("src/a.ts", 1200), { tool: "bash", input: { command: "npm test" }, outputTokens: 800 }]),
+      [[0, 1200], [1, 800]]
+    )
   })
 
   it("leaves out always-protected tools", () => {
-    expect(
+    assert.deepStrictEqual(
       tagged([
         { tool: "task", input: { description: "explore" }, outputTokens: 5000 },
         { tool: "todowrite", input: { todos: [] }, outputTokens: 500 },
         read("a.ts")
-      ]).map(([position]) => position)
-    ).toEqual([2])
+      ]).map(([position]) => position),
+      [2]
+    )
   })
 
   it("leaves out the tools protected in tools.settings.protectedTools", () => {
-    expect(
+    assert.deepStrictEqual(
       tagged([{ tool: "bash", input: { command: "npm test" }, outputTokens: 900 }, read("a.ts")], {
         protectedTools: ["bash"]
-      })
+      }),
+      [[1, 1200]]
     )
-      .toEqual([[1, 1200]])
   })
 
   it("leaves out calls on protected files", () => {
     const protection = protect({ patterns: ["*.env", "src/secret/**"] })
-    expect(tagged([read(".env"), read("src/secret/keys.ts"), read("src/a.ts")], { protection })).toEqual([[2, 1200]])
+    assert.deepStrictEqual(tagged([read(".env"), read("src/secret/keys.ts"), read("src/a.ts")], { protection }), [[
+      2,
+      1200
+    ]])
   })
 
   it("tags turn-protected calls too: a tag, once sent, never changes", () => {
     const protection = protect({ turnProtection: { enabled: true, turns: 4 }, currentTurn: 9 })
-    expect(tagged([{ ...read("a.ts"), turn: 2 }, { ...read("b.ts"), turn: 8 }], { protection })).toHaveLength(2)
+    assert.lengthOf(tagged([{ ...read("a.ts"), turn: 2 }, { ...read("b.ts"), turn: 8 }], { protection }), 2)
   })
 
   it("leaves out calls that have not finished", () => {
-    expect(tagged([{ ...read("a.ts"), status: "pending" }, { ...read("b.ts"), status: "running" }, read("c.ts")]))
-      .toEqual([[2, 1200]])
+    assert.deepStrictEqual(
+      tagged([{ ...read("a.ts"), status: "pending" }, { ...read("b.ts"), status: "running" }, read("c.ts")]),
+      [[2, 1200]]
+    )
   })
 
   it("leaves out outputs too small to be worth a placeholder", () => {
-    expect(tagged([read("a.ts", minTaggedTokens - 1), read("b.ts", minTaggedTokens)])).toEqual([[1, minTaggedTokens]])
+    assert.deepStrictEqual(tagged([read("a.ts", minTaggedTokens - 1), read("b.ts", minTaggedTokens)]), [[
+      1,
+      minTaggedTokens
+    ]])
   })
 
   it("leaves out outputs that are not text or were already cleared", () => {
-    expect(tagged([{ ...read("a.ts"), hasTextOutput: false }, { ...read("b.ts"), compacted: true }])).toEqual([])
+    assert.deepStrictEqual(
+      tagged([{ ...read("a.ts"), hasTextOutput: false }, { ...read("b.ts"), compacted: true }]),
+      []
+    )
   })
 
   it("tags a failed call by the size of its large inputs", () => {
@@ -75,7 +89,7 @@ describe("taggable: the calls that carry their stable ID, by rules that never ch
       inputTokens: { command: 400 },
       error: "exit 1"
     })
-    expect(taggable(failed, protect(), [])).toBe(400)
+    assert.strictEqual(taggable(failed, protect(), []), 400)
   })
 })
 
@@ -83,19 +97,21 @@ describe("whyNotPrunable", () => {
   const context = { pruned: new Map<string, unknown>(), protection: protect(), protectedTools: [] }
 
   it("names the first rule that keeps a call", () => {
-    expect(whyNotPrunable(call({ ...read("a.ts"), callID: "x" }), { ...context, pruned: new Map([["x", {}]]) })).toBe(
+    assert.strictEqual(
+      whyNotPrunable(call({ ...read("a.ts"), callID: "x" }), { ...context, pruned: new Map([["x", {}]]) }),
       "pruned"
     )
-    expect(whyNotPrunable(call({ tool: "task", input: {} }), context)).toBe("protected-tool")
-    expect(whyNotPrunable(call(read(".env")), { ...context, protection: protect({ patterns: [".env"] }) })).toBe(
+    assert.strictEqual(whyNotPrunable(call({ tool: "task", input: {} }), context), "protected-tool")
+    assert.strictEqual(
+      whyNotPrunable(call(read(".env")), { ...context, protection: protect({ patterns: [".env"] }) }),
       "protected-file"
     )
     const recent = protect({ turnProtection: { enabled: true, turns: 2 }, currentTurn: 3 })
-    expect(whyNotPrunable(call({ ...read("a.ts"), turn: 3 }), { ...context, protection: recent })).toBe("recent")
-    expect(whyNotPrunable(call({ ...read("a.ts"), status: "running" }), context)).toBe("unfinished")
-    expect(whyNotPrunable(call({ ...read("a.ts"), hasTextOutput: false }), context)).toBe("empty")
-    expect(whyNotPrunable(call(read("a.ts", minTaggedTokens - 1)), context)).toBe("empty")
-    expect(whyNotPrunable(call(read("a.ts")), context)).toBeUndefined()
+    assert.strictEqual(whyNotPrunable(call({ ...read("a.ts"), turn: 3 }), { ...context, protection: recent }), "recent")
+    assert.strictEqual(whyNotPrunable(call({ ...read("a.ts"), status: "running" }), context), "unfinished")
+    assert.strictEqual(whyNotPrunable(call({ ...read("a.ts"), hasTextOutput: false }), context), "empty")
+    assert.strictEqual(whyNotPrunable(call(read("a.ts", minTaggedTokens - 1)), context), "empty")
+    assert.isUndefined(whyNotPrunable(call(read("a.ts")), context))
   })
 })
 
@@ -112,28 +128,29 @@ describe("nudge", () => {
   }
 
   it("quantifies the opportunity and names the largest outputs when due", () => {
-    expect(nudge(due)).toBe(
+    assert.strictEqual(
+      nudge(due),
       "[Context note, not from the user: ~11k tokens in 3 earlier tool outputs could be discarded or extracted if you no longer need them (largest: ids 3, 7, 12).]"
     )
   })
 
   it("is due only on the request whose new results cross a multiple of the frequency", () => {
-    expect(nudge({ ...due, resultsSince: 9, arrived: 2 })).toBeUndefined()
-    expect(nudge({ ...due, resultsSince: 11, arrived: 2 })).toBeDefined()
-    expect(nudge({ ...due, resultsSince: 12, arrived: 2 })).toBeUndefined()
-    expect(nudge({ ...due, resultsSince: 13, arrived: 2 })).toBeUndefined()
-    expect(nudge({ ...due, arrived: 0 })).toBeUndefined()
+    assert.isUndefined(nudge({ ...due, resultsSince: 9, arrived: 2 }))
+    assert.isDefined(nudge({ ...due, resultsSince: 11, arrived: 2 }))
+    assert.isUndefined(nudge({ ...due, resultsSince: 12, arrived: 2 }))
+    assert.isUndefined(nudge({ ...due, resultsSince: 13, arrived: 2 }))
+    assert.isUndefined(nudge({ ...due, arrived: 0 }))
   })
 
   it("is not due when the prunable content is below the token threshold", () => {
-    expect(nudge({ ...due, minTokens: 20_000 })).toBeUndefined()
+    assert.isUndefined(nudge({ ...due, minTokens: 20_000 }))
   })
 
   it("is not due when discarding now would cost more in cache rebuild than it saves", () => {
-    expect(nudge({ ...due, worth: () => false })).toBeUndefined()
+    assert.isUndefined(nudge({ ...due, worth: () => false }))
   })
 
   it("is never due when nudges are switched off", () => {
-    expect(nudge({ ...due, enabled: false })).toBeUndefined()
+    assert.isUndefined(nudge({ ...due, enabled: false }))
   })
 })

@@ -1,5 +1,5 @@
 import fc from "fast-check"
-import { describe, expect, it } from "vitest"
+import { assert, describe, it } from "vitest"
 import { formatContext, formatHelp, formatStats } from "../../src/commands/format.ts"
 import { parseCommand } from "../../src/commands/parse.ts"
 import { formatNote, layoutNote, notePrefix, noteWidth } from "../../src/engine/notes.ts"
@@ -132,33 +132,33 @@ describe("notes in the terminal UI", () => {
     it(`in ${terminal}, no line of any note is wrapped by the UI (each fits ${width} columns)`, () => {
       for (const [what, text] of notes) {
         const long = layoutNote(text).split("\n").filter((line) => columns(line) > width)
-        expect(long, what).toEqual([])
+        assert.deepStrictEqual(long, [], what)
       }
     })
   }
 
   it("every note starts with the plugin's prefix, so it is not taken for the user's own message", () => {
-    for (const [what, text] of notes) expect(layoutNote(text).startsWith(notePrefix), what).toBe(true)
+    for (const [what, text] of notes) assert.strictEqual(layoutNote(text).startsWith(notePrefix), true, what)
   })
 
   it("notes carry no Markdown syntax: the UI shows user messages as plain text", () => {
-    for (const [what, text] of notes) expect(layoutNote(text), what).not.toMatch(/`|\*\*|^#/m)
+    for (const [what, text] of notes) assert.notMatch(layoutNote(text), /`|\*\*|^#/m, what)
   })
 
   it("no figure is hedged twice", () => {
-    for (const [what, text] of notes) expect(text, what).not.toMatch(/\b(about|around|roughly) ~/)
+    for (const [what, text] of notes) assert.notMatch(text, /\b(about|around|roughly) ~/, what)
   })
 
   it("a long line wraps under its own text: help entries under their summary, a call under its path", () => {
     const help = layoutNote(formatHelp()).split("\n")
     const stats = help.findIndex((line) => line.startsWith("  /dcp stats "))
     const summaryColumn = help[stats]!.indexOf("what was pruned")
-    expect(help[stats + 1]).toMatch(new RegExp(`^ {${summaryColumn}}\\S`))
+    assert.match(help[stats + 1]!, new RegExp(`^ {${summaryColumn}}\\S`))
 
     const note = layoutNote(notes.find(([what]) => what === "a detailed prune note")![1]).split("\n")
     const call = note.findIndex((line) => line.startsWith("  1203  read "))
-    expect(note[call + 1]).toMatch(/^ {8}\S/)
-    expect(note.slice(call, call + 2).map((line) => line.trim()).join("")).toContain(longPath)
+    assert.match(note[call + 1]!, /^ {8}\S/)
+    assert.include(note.slice(call, call + 2).map((line) => line.trim()).join(""), longPath)
   })
 
   it("whatever the text, lines fit and nothing but spaces changes", () => {
@@ -171,8 +171,8 @@ describe("notes in the terminal UI", () => {
     ).map((lines) => lines.join("\n"))
     fc.assert(fc.property(text, (input) => {
       const output = layoutNote(input)
-      for (const line of output.split("\n")) expect(columns(line)).toBeLessThanOrEqual(noteWidth)
-      expect(output.replace(/\s/g, "")).toBe(`${notePrefix}${input}`.replace(/\s/g, ""))
+      for (const line of output.split("\n")) assert.isAtMost(columns(line), noteWidth)
+      assert.strictEqual(output.replace(/\s/g, ""), `${notePrefix}${input}`.replace(/\s/g, ""))
     }))
   })
 })

@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest"
+import { assert, describe, it } from "vitest"
 import { formatNote, type PrunedCall } from "../../src/engine/notes.ts"
 
 const pruned: ReadonlyArray<PrunedCall> = [
@@ -23,27 +23,28 @@ const note = (calls: ReadonlyArray<PrunedCall>, mode: "off" | "minimal" | "detai
 
 describe("formatNote", () => {
   it("says nothing when notifications are off", () => {
-    expect(note(pruned, "off")).toBeUndefined()
+    assert.isUndefined(note(pruned, "off"))
   })
 
   it("says nothing when nothing was pruned", () => {
-    expect(note([], "detailed")).toBeUndefined()
+    assert.isUndefined(note([], "detailed"))
   })
 
   it("in minimal mode, gives one line with the tokens saved now, in the session, and why", () => {
-    expect(note(pruned, "minimal")).toBe(
+    assert.strictEqual(
+      note(pruned, "minimal"),
       "Context pruned: ~8k tokens from 4 calls (2 duplicate, 1 superseded write, 1 failed call input); ~52k saved in this session."
     )
   })
 
   it("says call, not calls, for a single call", () => {
-    expect(note(extracted, "minimal")).toMatch(/from 1 call \(1 extracted\)/)
+    assert.match(note(extracted, "minimal")!, /from 1 call \(1 extracted\)/)
   })
 
   it("in detailed mode, adds one line per call with its ID, tool, argument, reason and size", () => {
     const lines = note(pruned, "detailed")!.split("\n")
-    expect(lines[0]).toBe(note(pruned, "minimal"))
-    expect(lines.slice(1)).toEqual([
+    assert.strictEqual(lines[0], note(pruned, "minimal"))
+    assert.deepStrictEqual(lines.slice(1), [
       "  3  read src/config.ts  duplicate, ~4.2k",
       "  5  read src/app.ts  duplicate, ~1.3k",
       "  7  write src/app.ts  superseded write, ~2.5k",
@@ -52,22 +53,22 @@ describe("formatNote", () => {
   })
 
   it("shows paths as given, which are already relative to the project", () => {
-    expect(note(pruned, "detailed")).toContain(" read src/config.ts ")
-    expect(note(pruned, "detailed")).not.toContain("/root/")
+    assert.include(note(pruned, "detailed"), " read src/config.ts ")
+    assert.notInclude(note(pruned, "detailed"), "/root/")
   })
 
   it("adds the distilled text under its call when asked to", () => {
-    expect(note(extracted, "detailed", true)!.split("\n").slice(1)).toEqual([
+    assert.deepStrictEqual(note(extracted, "detailed", true)!.split("\n").slice(1), [
       "  4  bash npm test  extracted, ~900",
       "      ↳ 3 tests fail in auth.test.ts"
     ])
   })
 
   it("leaves the distilled text out unless asked to", () => {
-    expect(note(extracted, "detailed", false)).not.toContain("3 tests fail")
+    assert.notInclude(note(extracted, "detailed", false), "3 tests fail")
   })
 
   it("leaves the distilled text out of the minimal line", () => {
-    expect(note(extracted, "minimal", true)).not.toContain("3 tests fail")
+    assert.notInclude(note(extracted, "minimal", true), "3 tests fail")
   })
 })

@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest"
+import { assert, describe, it } from "vitest"
 import { alwaysProtectedTools } from "../../src/engine/protection.ts"
 import { call, protect, worktree } from "./support.ts"
 
@@ -21,72 +21,79 @@ describe("protection of tools", () => {
         "plan_exit"
       ]
     ) {
-      expect(protection.tool(tool), tool).toBe(true)
+      assert.strictEqual(protection.tool(tool), true, tool)
     }
-    expect(alwaysProtectedTools.has("read")).toBe(false)
+    assert.strictEqual(alwaysProtectedTools.has("read"), false)
   })
 
   it("does not protect ordinary tools", () => {
-    expect(protect().tool("read")).toBe(false)
-    expect(protect().tool("bash")).toBe(false)
+    assert.strictEqual(protect().tool("read"), false)
+    assert.strictEqual(protect().tool("bash"), false)
   })
 
   it("adds a rule's own protected tools to the always-protected ones", () => {
     const protection = protect()
-    expect(protection.tool("grep", ["grep"])).toBe(true)
-    expect(protection.tool("bash", ["grep"])).toBe(false)
-    expect(protection.tool("task", ["grep"])).toBe(true)
+    assert.strictEqual(protection.tool("grep", ["grep"]), true)
+    assert.strictEqual(protection.tool("bash", ["grep"]), false)
+    assert.strictEqual(protection.tool("task", ["grep"]), true)
   })
 })
 
 describe("protection of files", () => {
   it("matches a basename pattern anywhere in the tree", () => {
     const protection = protect({ patterns: ["*.env"] })
-    expect(protection.file(read(`${worktree}/config/prod.env`))).toBe(true)
-    expect(protection.file(read("prod.env"))).toBe(true)
-    expect(protection.file(read(`${worktree}/config/prod.ts`))).toBe(false)
+    assert.strictEqual(protection.file(read(`${worktree}/config/prod.env`)), true)
+    assert.strictEqual(protection.file(read("prod.env")), true)
+    assert.strictEqual(protection.file(read(`${worktree}/config/prod.ts`)), false)
   })
 
   it("matches dotfiles", () => {
-    expect(protect({ patterns: [".env"] }).file(read(`${worktree}/.env`))).toBe(true)
-    expect(protect({ patterns: ["**/.secrets/**"] }).file(read(`${worktree}/a/.secrets/key`))).toBe(true)
+    assert.strictEqual(protect({ patterns: [".env"] }).file(read(`${worktree}/.env`)), true)
+    assert.strictEqual(protect({ patterns: ["**/.secrets/**"] }).file(read(`${worktree}/a/.secrets/key`)), true)
   })
 
   it("matches a project-relative glob against an absolute path inside the project", () => {
     const protection = protect({ patterns: ["src/secret/**"] })
-    expect(protection.file(read(`${worktree}/src/secret/keys.ts`))).toBe(true)
-    expect(protection.file(read(`${worktree}/src/public/keys.ts`))).toBe(false)
+    assert.strictEqual(protection.file(read(`${worktree}/src/secret/keys.ts`)), true)
+    assert.strictEqual(protection.file(read(`${worktree}/src/public/keys.ts`)), false)
   })
 
   it("matches a project-relative glob against a project-relative path", () => {
-    expect(protect({ patterns: ["src/secret/**"] }).file(read("src/secret/keys.ts"))).toBe(true)
+    assert.strictEqual(protect({ patterns: ["src/secret/**"] }).file(read("src/secret/keys.ts")), true)
   })
 
   it("matches an absolute pattern against an absolute path", () => {
-    expect(protect({ patterns: [`${worktree}/src/secret/**`] }).file(read(`${worktree}/src/secret/keys.ts`))).toBe(true)
-    expect(protect({ patterns: ["/etc/**"] }).file(read("/etc/hosts"))).toBe(true)
+    assert.strictEqual(
+      protect({ patterns: [`${worktree}/src/secret/**`] }).file(read(`${worktree}/src/secret/keys.ts`)),
+      true
+    )
+    assert.strictEqual(protect({ patterns: ["/etc/**"] }).file(read("/etc/hosts")), true)
   })
 
   it("matches an absolute pattern against a project-relative path of the same file", () => {
-    expect(protect({ patterns: [`${worktree}/src/secret/**`] }).file(read("src/secret/keys.ts"))).toBe(true)
-    expect(protect({ patterns: [`${worktree}/src/secret/**`] }).file(read("./src/secret/keys.ts"))).toBe(true)
+    assert.strictEqual(protect({ patterns: [`${worktree}/src/secret/**`] }).file(read("src/secret/keys.ts")), true)
+    assert.strictEqual(protect({ patterns: [`${worktree}/src/secret/**`] }).file(read("./src/secret/keys.ts")), true)
   })
 
   it("does not match a project-relative glob against a file of the same name outside the project", () => {
-    expect(protect({ patterns: ["src/secret/**"] }).file(read("/elsewhere/src/secret/keys.ts"))).toBe(false)
-    expect(protect({ patterns: ["src/secret/**"] }).file(read("../other/src/secret/keys.ts"))).toBe(false)
+    assert.strictEqual(protect({ patterns: ["src/secret/**"] }).file(read("/elsewhere/src/secret/keys.ts")), false)
+    assert.strictEqual(protect({ patterns: ["src/secret/**"] }).file(read("../other/src/secret/keys.ts")), false)
   })
 
   it("protects nothing without patterns", () => {
-    expect(protect().file(read(`${worktree}/.env`))).toBe(false)
+    assert.strictEqual(protect().file(read(`${worktree}/.env`)), false)
   })
 
   it("ignores calls that have no file", () => {
-    expect(protect({ patterns: ["**"] }).file(call({ tool: "bash", input: { command: "cat .env" } }))).toBe(false)
+    assert.strictEqual(
+      protect({ patterns: ["**"] }).file(call({ tool: "bash", input: { command: "cat .env" } })),
+      false
+    )
   })
 
   it("applies to the path of a list call", () => {
-    expect(protect({ patterns: ["secret"] }).file(call({ tool: "list", input: { path: `${worktree}/secret` } }))).toBe(
+    assert.strictEqual(
+      protect({ patterns: ["secret"] }).file(call({ tool: "list", input: { path: `${worktree}/secret` } })),
       true
     )
   })
@@ -97,13 +104,13 @@ describe("turn protection", () => {
 
   it("protects calls younger than the configured number of turns", () => {
     const protection = protect({ turnProtection: { enabled: true, turns: 4 }, currentTurn: 10 })
-    expect(protection.recent(at(10))).toBe(true)
-    expect(protection.recent(at(7))).toBe(true)
-    expect(protection.recent(at(6))).toBe(false)
-    expect(protection.recent(at(1))).toBe(false)
+    assert.strictEqual(protection.recent(at(10)), true)
+    assert.strictEqual(protection.recent(at(7)), true)
+    assert.strictEqual(protection.recent(at(6)), false)
+    assert.strictEqual(protection.recent(at(1)), false)
   })
 
   it("protects nothing when switched off", () => {
-    expect(protect({ turnProtection: { enabled: false, turns: 4 }, currentTurn: 10 }).recent(at(10))).toBe(false)
+    assert.strictEqual(protect({ turnProtection: { enabled: false, turns: 4 }, currentTurn: 10 }).recent(at(10)), false)
   })
 })

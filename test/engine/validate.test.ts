@@ -1,5 +1,5 @@
 import { Result } from "effect"
-import { describe, expect, it } from "vitest"
+import { assert, describe, it } from "vitest"
 import type { ToolCall } from "../../src/engine/calls.ts"
 import { validateDiscard, validateExtract, type ValidationContext } from "../../src/engine/validate.ts"
 import { call, protect, worktree } from "./support.ts"
@@ -41,153 +41,160 @@ const selected = <A extends { calls: ReadonlyArray<{ id: number; call: ToolCall 
 describe("validateDiscard", () => {
   it("selects the calls named after a valid reason", () => {
     const result = validateDiscard(["noise", "10", "11"], context)
-    expect(selected(result)).toEqual([[10, "a"], [11, "b"]])
-    expect(Result.isSuccess(result) && result.success.reason).toBe("noise")
+    assert.deepStrictEqual(selected(result), [[10, "a"], [11, "b"]])
+    assert.strictEqual(Result.isSuccess(result) && result.success.reason, "noise")
   })
 
   it("accepts ids given as numbers, and surrounding spaces", () => {
-    expect(selected(validateDiscard(["completion", 10, " 11 "], context))).toEqual([[10, "a"], [11, "b"]])
+    assert.deepStrictEqual(selected(validateDiscard(["completion", 10, " 11 "], context)), [[10, "a"], [11, "b"]])
   })
 
   it("rejects an empty list with an example", () => {
     const message = failure(validateDiscard([], context))
-    expect(message).toMatch(/ids is empty/)
-    expect(message).toContain('["noise", "12", "15"]')
+    assert.match(message, /ids is empty/)
+    assert.include(message, '["noise", "12", "15"]')
   })
 
   it("says the reason is missing when the first entry is an id", () => {
     const message = failure(validateDiscard(["10", "11"], context))
-    expect(message).toMatch(/reason is missing/)
-    expect(message).toContain('"completion" or "noise"')
-    expect(message).toContain('["completion", "10"]')
+    assert.match(message, /reason is missing/)
+    assert.include(message, '"completion" or "noise"')
+    assert.include(message, '["completion", "10"]')
   })
 
   it("treats a numeric first entry given as a number as a missing reason too", () => {
-    expect(failure(validateDiscard([10, 11], context))).toMatch(/reason is missing/)
+    assert.match(failure(validateDiscard([10, 11], context)), /reason is missing/)
   })
 
   it("names an unknown reason and the valid ones", () => {
     const message = failure(validateDiscard(["cleanup", "10"], context))
-    expect(message).toContain('Unknown reason "cleanup"')
-    expect(message).toContain('"completion"')
-    expect(message).toContain('"noise"')
+    assert.include(message, 'Unknown reason "cleanup"')
+    assert.include(message, '"completion"')
+    assert.include(message, '"noise"')
   })
 
   it("accepts the reason in any letter case", () => {
-    expect(validateDiscard(["Noise", "10"], context)._tag).toBe("Success")
+    assert.strictEqual(validateDiscard(["Noise", "10"], context)._tag, "Success")
   })
 
   it("rejects a reason without ids", () => {
-    expect(failure(validateDiscard(["completion"], context))).toMatch(/No ids after the reason "completion"/)
+    assert.match(failure(validateDiscard(["completion"], context)), /No ids after the reason "completion"/)
   })
 
   it("rejects a non-numeric id", () => {
-    expect(failure(validateDiscard(["noise", "src/a.ts"], context))).toContain('"src/a.ts" is not a numeric id')
-    expect(failure(validateDiscard(["noise", "1.5"], context))).toContain('"1.5" is not a numeric id')
-    expect(failure(validateDiscard(["noise", "-3"], context))).toContain('"-3" is not a numeric id')
+    assert.include(failure(validateDiscard(["noise", "src/a.ts"], context)), '"src/a.ts" is not a numeric id')
+    assert.include(failure(validateDiscard(["noise", "1.5"], context)), '"1.5" is not a numeric id')
+    assert.include(failure(validateDiscard(["noise", "-3"], context)), '"-3" is not a numeric id')
   })
 
   it("rejects an id that names no call in the conversation", () => {
-    expect(failure(validateDiscard(["noise", "99"], context))).toContain("There is no tool call with id 99")
+    assert.include(failure(validateDiscard(["noise", "99"], context)), "There is no tool call with id 99")
   })
 
   it("rejects an id listed twice", () => {
-    expect(failure(validateDiscard(["noise", "10", 10], context))).toContain("id 10 is listed twice")
+    assert.include(failure(validateDiscard(["noise", "10", 10], context)), "id 10 is listed twice")
   })
 
   it("rejects an always-protected tool", () => {
-    expect(failure(validateDiscard(["noise", "12"], context)))
-      .toContain("id 12 (task explore the repo) is a task call, which is never pruned")
+    assert.include(
+      failure(validateDiscard(["noise", "12"], context)),
+      "id 12 (task explore the repo) is a task call, which is never pruned"
+    )
   })
 
   it("rejects a tool protected in the settings", () => {
-    expect(failure(validateDiscard(["noise", "17"], context))).toContain(
+    assert.include(
+      failure(validateDiscard(["noise", "17"], context)),
       "id 17 (webfetch https://example.com) is a webfetch call"
     )
   })
 
   it("rejects a call on a protected file", () => {
-    expect(failure(validateDiscard(["noise", "13"], context))).toContain(
+    assert.include(
+      failure(validateDiscard(["noise", "13"], context)),
       "id 13 (read .env) touches a file matching a protected file pattern"
     )
   })
 
   it("rejects a turn-protected call, naming the protected turns", () => {
-    expect(failure(validateDiscard(["noise", "14"], context))).toContain(
+    assert.include(
+      failure(validateDiscard(["noise", "14"], context)),
       "id 14 (read src/new.ts) is from the last 3 turns"
     )
   })
 
   it("rejects a call already pruned", () => {
-    expect(failure(validateDiscard(["noise", "15"], context))).toContain("id 15 (read src/old.ts) is already pruned")
+    assert.include(failure(validateDiscard(["noise", "15"], context)), "id 15 (read src/old.ts) is already pruned")
   })
 
   it("rejects a call that has not finished", () => {
-    expect(failure(validateDiscard(["noise", "16"], context))).toContain(
-      "id 16 (bash npm run dev) has not finished yet"
-    )
+    assert.include(failure(validateDiscard(["noise", "16"], context)), "id 16 (bash npm run dev) has not finished yet")
   })
 
   it("rejects a call with no output left to prune", () => {
-    expect(failure(validateDiscard(["noise", "18"], context))).toContain(
+    assert.include(
+      failure(validateDiscard(["noise", "18"], context)),
       "id 18 (mcp_image logo) has no output worth pruning"
     )
   })
 
   it("prunes nothing when one id among valid ones is bad", () => {
     const result = validateDiscard(["completion", "10", "12", "11"], context)
-    expect(Result.isFailure(result)).toBe(true)
+    assert.strictEqual(Result.isFailure(result), true)
     const message = failure(result)
-    expect(message.startsWith("Nothing was pruned.")).toBe(true)
-    expect(message).toContain("id 12")
-    expect(message).not.toContain("id 10")
-    expect(message).not.toContain("id 11")
+    assert.strictEqual(message.startsWith("Nothing was pruned."), true)
+    assert.include(message, "id 12")
+    assert.notInclude(message, "id 10")
+    assert.notInclude(message, "id 11")
   })
 
   it("reports every problem at once, one per line", () => {
     const message = failure(validateDiscard(["noise", "x", "99", "12", "15", "10"], context))
-    expect(message.split("\n")).toEqual([
-      "Nothing was pruned.",
-      expect.stringContaining('"x" is not a numeric id'),
-      expect.stringContaining("no tool call with id 99"),
-      expect.stringContaining("id 12 (task"),
-      expect.stringContaining("id 15 (read src/old.ts) is already pruned")
-    ])
+    const lines = message.split("\n")
+    assert.lengthOf(lines, 5)
+    assert.strictEqual(lines[0], "Nothing was pruned.")
+    assert.include(lines[1], '"x" is not a numeric id')
+    assert.include(lines[2], "no tool call with id 99")
+    assert.include(lines[3], "id 12 (task")
+    assert.include(lines[4], "id 15 (read src/old.ts) is already pruned")
   })
 })
 
 describe("validateExtract", () => {
   it("selects the calls and keeps one trimmed finding per id", () => {
     const result = validateExtract(["10", 11], ["  a.ts exports App  ", "tests pass"], context)
-    expect(selected(result)).toEqual([[10, "a"], [11, "b"]])
-    expect(Result.isSuccess(result) && result.success.findings).toEqual(["a.ts exports App", "tests pass"])
+    assert.deepStrictEqual(selected(result), [[10, "a"], [11, "b"]])
+    assert.deepStrictEqual(Result.isSuccess(result) && result.success.findings, ["a.ts exports App", "tests pass"])
   })
 
   it("rejects an empty list", () => {
-    expect(failure(validateExtract([], [], context))).toMatch(/ids is empty/)
+    assert.match(failure(validateExtract([], [], context)), /ids is empty/)
   })
 
   it("rejects a distillation count that does not match the ids", () => {
-    expect(failure(validateExtract(["10", "11"], ["only one"], context)))
-      .toBe("Got 2 ids but 1 distillation entry: give exactly one finding per id, in the same order.")
-    expect(failure(validateExtract(["10"], ["one", "two"], context))).toContain("Got 1 id but 2 distillation entries")
+    assert.strictEqual(
+      failure(validateExtract(["10", "11"], ["only one"], context)),
+      "Got 2 ids but 1 distillation entry: give exactly one finding per id, in the same order."
+    )
+    assert.include(failure(validateExtract(["10"], ["one", "two"], context)), "Got 1 id but 2 distillation entries")
   })
 
   it("rejects an empty or non-text distillation, naming its id", () => {
-    expect(failure(validateExtract(["10", "11"], ["kept", "   "], context))).toContain(
+    assert.include(
+      failure(validateExtract(["10", "11"], ["kept", "   "], context)),
       "The distillation for id 11 is empty"
     )
-    expect(failure(validateExtract(["10"], [42], context))).toContain("The distillation for id 10 is empty")
+    assert.include(failure(validateExtract(["10"], [42], context)), "The distillation for id 10 is empty")
   })
 
   it("applies the same id rules as discard, all or nothing", () => {
     const message = failure(validateExtract(["10", "13", "16"], ["a", "b", "c"], context))
-    expect(message).toContain("id 13 (read .env)")
-    expect(message).toContain("id 16 (bash npm run dev)")
-    expect(message).not.toContain("id 10")
+    assert.include(message, "id 13 (read .env)")
+    assert.include(message, "id 16 (bash npm run dev)")
+    assert.notInclude(message, "id 10")
   })
 
   it("does not take a reason", () => {
-    expect(failure(validateExtract(["noise", "10"], ["x", "y"], context))).toContain('"noise" is not a numeric id')
+    assert.include(failure(validateExtract(["noise", "10"], ["x", "y"], context)), '"noise" is not a numeric id')
   })
 })

@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest"
+import { assert, describe, it } from "vitest"
 import { requestTimes } from "../../src/host/messages.ts"
 
 const message = (role: string, time?: unknown) => ({
@@ -8,29 +8,29 @@ const message = (role: string, time?: unknown) => ({
 
 describe("requestTimes", () => {
   it("is the creation time of every assistant message, oldest first", () => {
-    expect(
+    assert.deepStrictEqual(
       requestTimes([
         message("user", { created: 1 }),
         message("assistant", { created: 2 }),
         message("assistant", { created: 5 }),
         message("user", { created: 9 })
-      ])
+      ]),
+      [2, 5]
     )
-      .toEqual([2, 5])
   })
 
   it("is empty without an assistant message", () => {
-    expect(requestTimes([message("user", { created: 1 })])).toEqual([])
-    expect(requestTimes([])).toEqual([])
+    assert.deepStrictEqual(requestTimes([message("user", { created: 1 })]), [])
+    assert.deepStrictEqual(requestTimes([]), [])
   })
 
   it("skips assistant messages with no usable time", () => {
     for (const time of [undefined, null, {}, { created: "yesterday" }, { created: Number.NaN }]) {
-      expect(requestTimes([message("assistant", { created: 3 }), message("assistant", time)])).toEqual([3])
+      assert.deepStrictEqual(requestTimes([message("assistant", { created: 3 }), message("assistant", time)]), [3])
     }
   })
 
   it("skips entries that are not messages", () => {
-    expect(requestTimes([message("assistant", { created: 4 }), null, 42, { info: "x" }])).toEqual([4])
+    assert.deepStrictEqual(requestTimes([message("assistant", { created: 4 }), null, 42, { info: "x" }]), [4])
   })
 })

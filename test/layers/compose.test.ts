@@ -30,7 +30,7 @@ describe("composition root", () => {
       )
       assert.deepStrictEqual(live, { c1: 1, c2: 2 })
       assert.deepStrictEqual(test, live)
-    }).pipe(Effect.scoped))
+    }))
 
   it.effect("the live graph writes state under the data directory; the memory leaf writes nothing", () =>
     Effect.gen(function*() {
@@ -42,5 +42,5 @@ describe("composition root", () => {
       const stateDir = "data/opencode/storage/plugin/dcp"
       assert.isTrue(yield* fs.exists(`${liveRoot}/${stateDir}/${sessionID}.json`))
       assert.isFalse(yield* fs.exists(`${memoryRoot}/${stateDir}`))
-    }).pipe(Effect.scoped, Effect.provide(platform)))
+    }).pipe(Effect.provide(platform)))
 })

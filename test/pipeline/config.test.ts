@@ -1,16 +1,14 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { tempDir } from "../support/layers.ts"
-import { hooksUnder } from "./helpers.ts"
+import { pluginHooks } from "./helpers.ts"
 
 /** OpenCode's config after the real `config` hook ran, with the plugin config `config`. */
 const opencodeConfigAfter = (opencode: Record<string, any>, config: object = {}) =>
   Effect.gen(function*() {
-    const root = yield* tempDir
-    const { call, hooks } = yield* hooksUnder(root, { config })
+    const { call, hooks } = yield* pluginHooks({ config })
     yield* call(() => hooks.config!(opencode as never))
     return opencode
-  }).pipe(Effect.scoped)
+  })
 
 const primaryTools = (config: Record<string, any>): Array<string> => config.experimental?.primary_tools ?? []
 const tools = (discard: boolean, extract: boolean) => ({
@@ -67,9 +65,8 @@ describe("config hook", () => {
 
   it.effect("offers the model only the enabled pruning tools", () =>
     Effect.gen(function*() {
-      const root = yield* tempDir
-      const { hooks } = yield* hooksUnder(root, { config: tools(false, true) })
+      const { hooks } = yield* pluginHooks({ config: tools(false, true) })
       assert.include(Object.keys(hooks.tool ?? {}), "extract")
       assert.notInclude(Object.keys(hooks.tool ?? {}), "discard")
-    }).pipe(Effect.scoped))
+    }))
 })

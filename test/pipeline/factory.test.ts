@@ -1,7 +1,7 @@
 import type { Hooks } from "@opencode-ai/plugin"
 import { mkdir, readFile, writeFile } from "node:fs/promises"
 import { join } from "node:path"
-import { beforeEach, describe, expect, it } from "vitest"
+import { assert, beforeEach, describe, it } from "vitest"
 import { assistant, fresh, type Msg, sessionID, tool, toolPart, user } from "../support/history.ts"
 import { type FakeClient, fakeClient } from "../support/fakeClient.ts"
 import { loadPlugin, toolContext, useIsolatedHome } from "../support/plugin.ts"
@@ -45,6 +45,16 @@ const transform = async (hooks: Awaited<ReturnType<typeof load>>, messages: Arra
   return messages
 }
 
+/** The Error `promise` rejects with; fails the test if it resolves or rejects with something else. */
+const rejectionOf = (promise: Promise<unknown>): Promise<Error> =>
+  promise.then(
+    () => assert.fail("expected a rejection"),
+    (error: unknown) => {
+      assert.instanceOf(error, Error)
+      return error
+    }
+  )
+
 const notesSent = (client: FakeClient) => client.calls.filter((call) => call.method === "session.prompt")
 
 describe("pruning tools through the plugin factory", () => {
@@ -53,9 +63,9 @@ describe("pruning tools through the plugin factory", () => {
     const hooks = await load(client)
     await transform(hooks, fresh(history()))
     const reply = await hooks.tool.discard!.execute({ ids: ["noise", "1"] }, context())
-    expect(reply).toMatch(/^Discarded 1 output, ~[\d.]+k? tokens: 1 read src\/a\.ts \(noise\)\./)
+    assert.match(reply as string, /^Discarded 1 output, ~[\d.]+k? tokens: 1 read src\/a\.ts \(noise\)\./)
     const next = await transform(hooks, fresh(history()))
-    expect(toolPart(next, "c1").state.output).toMatch(/^\[pruned, .*; (?:id|recall) 1\]$/)
+    assert.match(toolPart(next, "c1").state.output, /^\[pruned, .*; (?:id|recall) 1\]$/)
     await hooks.dispose()
   })
 
@@ -69,18 +79,14 @@ describe("pruning tools through the plugin factory", () => {
     await transform(hooks, fresh(history()))
     await hooks.tool.discard!.execute({ ids: ["completion", "1", "2"] }, context())
     await transform(hooks, fresh(history()))
-    expect(notesSent(client)).toEqual([])
+    assert.deepStrictEqual(notesSent(client), [])
     await hooks.event({ event: { type: "session.idle", properties: { sessionID } } as never })
-    expect(notesSent(client)).toHaveLength(1)
-    expect(notesSent(client)[0]!.body).toMatchObject({
-      path: { id: sessionID },
-      body: {
-        noReply: true,
-        agent: "plan",
-        model: { providerID: "p", modelID: "m" },
-        parts: [{ type: "text", ignored: true }]
-      }
-    })
+    assert.lengthOf(notesSent(client), 1)
+    const { path, body } = notesSent(client)[0]!.body as Record<string, any>
+    assert.deepInclude(path, { id: sessionID })
+    assert.deepInclude(body, { noReply: true, agent: "plan", model: { providerID: "p", modelID: "m" } })
+    assert.lengthOf(body.parts, 1)
+    assert.deepInclude(body.parts[0], { type: "text", ignored: true })
     await hooks.dispose()
   })
 
@@ -92,21 +98,20 @@ describe("pruning tools through the plugin factory", () => {
     await hooks.dispose()
     const file = join(root, "data", "opencode", "storage", "plugin", "dcp", `${sessionID}.json`)
     const state = JSON.parse(await readFile(file, "utf8"))
-    expect(Object.keys(state.pruned)).toEqual(["c2"])
-    expect(state.stats.byReason.discard.calls).toBe(1)
+    assert.deepStrictEqual(Object.keys(state.pruned), ["c2"])
+    assert.strictEqual(state.stats.byReason.discard.calls, 1)
   })
 
   it("a refused discard rejects with an Error carrying the specific message, and prunes nothing", async () => {
     const hooks = await load(fakeClient())
     await transform(hooks, fresh(history()))
-    await expect(hooks.tool.discard!.execute({ ids: ["noise", "3"] }, context())).rejects.toThrow(
-      new Error(
-        "Nothing was pruned.\nid 3 (read secret/k.ts) touches a file matching a protected file pattern; it is never pruned."
-      )
+    assert.strictEqual(
+      (await rejectionOf(hooks.tool.discard!.execute({ ids: ["noise", "3"] }, context()))).message,
+      "Nothing was pruned.\nid 3 (read secret/k.ts) touches a file matching a protected file pattern; it is never pruned."
     )
-    await expect(hooks.tool.discard!.execute({ ids: ["tidy", "1"] }, context())).rejects.toBeInstanceOf(Error)
+    await rejectionOf(hooks.tool.discard!.execute({ ids: ["tidy", "1"] }, context()))
     const next = await transform(hooks, fresh(history()))
-    expect(JSON.stringify(next)).not.toContain("[pruned")
+    assert.notInclude(JSON.stringify(next), "[pruned")
     await hooks.dispose()
   })
 
@@ -124,15 +129,16 @@ describe("pruning tools through the plugin factory", () => {
         ])
       ])
     )
-    expect(toolPart(next, "c1").state.output).toMatch(/^\[pruned after extract, .*; (?:id|recall) 1\]$/)
-    expect(toolPart(next, "x1").state.input.distillation).toEqual(distillation)
+    assert.match(toolPart(next, "c1").state.output, /^\[pruned after extract, .*; (?:id|recall) 1\]$/)
+    assert.deepStrictEqual(toolPart(next, "x1").state.input.distillation, distillation)
     await hooks.dispose()
   })
 
   it("a refused extract rejects with the specific message", async () => {
     const hooks = await load(fakeClient())
     await transform(hooks, fresh(history()))
-    await expect(hooks.tool.extract!.execute({ ids: ["1", "2"], distillation: ["one"] }, context())).rejects.toThrow(
+    assert.include(
+      (await rejectionOf(hooks.tool.extract!.execute({ ids: ["1", "2"], distillation: ["one"] }, context()))).message,
       "Got 2 ids but 1 distillation entry: give exactly one finding per id, in the same order."
     )
     await hooks.dispose()
@@ -141,7 +147,8 @@ describe("pruning tools through the plugin factory", () => {
   it("when the host fails, execute rejects with the internal-error message and nothing is pruned", async () => {
     const hooks = await load(fakeClient({ mode: "rejects" }))
     await transform(hooks, fresh(history()))
-    await expect(hooks.tool.discard!.execute({ ids: ["noise", "1"] }, context())).rejects.toThrow(
+    assert.include(
+      (await rejectionOf(hooks.tool.discard!.execute({ ids: ["noise", "1"] }, context()))).message,
       "discard could not run because of an internal error; nothing was pruned."
     )
     await hooks.dispose()
@@ -168,8 +175,8 @@ describe("pruning tools through the plugin factory", () => {
     it(`${name} in a session whose ID the plugin cannot use says what is wrong with the ID`, async () => {
       const client = fakeClient()
       const hooks = await load(client)
-      await expect(call(hooks)).rejects.toThrow(new Error(`${nothingDone}\n${refusal}`))
-      expect(client.calls).toEqual([])
+      assert.strictEqual((await rejectionOf(call(hooks))).message, `${nothingDone}\n${refusal}`)
+      assert.deepStrictEqual(client.calls, [])
       await hooks.dispose()
     })
   }

@@ -3,7 +3,7 @@
  * what would be sent, snapshots of a session's state, and the real hook functions over a scripted host.
  */
 import type { Hooks } from "@opencode-ai/plugin"
-import { Effect, FileSystem, Layer, ManagedRuntime, Path, Ref } from "effect"
+import { Effect, Layer, ManagedRuntime, Ref } from "effect"
 import { syntheticId } from "../../src/engine/inject.ts"
 import { makeHooks } from "../../src/hooks/index.ts"
 import { transform } from "../../src/hooks/transform.ts"
@@ -14,17 +14,8 @@ import type { Tokenizer } from "../../src/services/Tokenizer.ts"
 import type { SessionFile } from "../../src/state/schema.ts"
 import { toFile } from "../../src/state/session.ts"
 import type { Msg } from "../support/history.ts"
-import { platform, pluginUnder } from "../support/layers.ts"
-
-/** Writes the project's `.opencode/dcp.jsonc` under `root` (what `pluginUnder(root)` reads last). */
-export const projectConfig = (root: string, config: unknown) =>
-  Effect.gen(function*() {
-    const fs = yield* FileSystem.FileSystem
-    const path = yield* Path.Path
-    const dir = path.join(root, "project", ".opencode")
-    yield* fs.makeDirectory(dir, { recursive: true })
-    yield* fs.writeFileString(path.join(dir, "dcp.jsonc"), JSON.stringify(config, null, 2))
-  }).pipe(Effect.provide(platform), Effect.orDie)
+import { pluginUnder, tempDir } from "../support/layers.ts"
+import { pluginTest, type PluginTestOptions, projectConfig } from "../support/pluginTest.ts"
 
 /**
  * These tests are about what the pipeline prunes, not about when the cache scheduler lets automatic prunes reach
@@ -48,9 +39,19 @@ const merged = (base: object, over: object): object => {
   return out
 }
 
-/** `pluginUnder(root)` with the project config `withImmediate(config)` written first. */
+/**
+ * `pluginUnder(root)` with the project config `withImmediate(config)` written first: for a test that starts the
+ * plugin more than once over the same root (a restart); otherwise `pipelineTest`.
+ */
 export const pipelineUnder = (root: string, config: object = {}, options: PluginUnderOptions = {}) =>
   Layer.unwrap(Effect.as(projectConfig(root, withImmediate(config)), pluginUnder(root, options)))
+
+/** `pluginTest` with the project config `withImmediate(config)`. */
+export const pipelineTest = <A, E, R>(
+  body: Effect.Effect<A, E, R> | ((root: string) => Effect.Effect<A, E, R>),
+  config: object = {},
+  options: Omit<PluginTestOptions, "config"> = {}
+) => pluginTest(body, { ...options, config: withImmediate(config) })
 
 /** One request through the transform program: mutates `messages` in place, as OpenCode expects, and returns it. */
 export const send = <T extends Array<unknown>>(messages: T) => Effect.as(transform(messages), messages)
@@ -113,13 +114,14 @@ export interface PluginUnderOptions {
 }
 
 /**
- * The real hook functions (`makeHooks`) on a runtime over the production graph with a scripted host, as
- * `src/plugin.ts` builds them, with the project config `withImmediate(options.config)`. `run` executes a
- * program on the same runtime (to inspect services); `call` awaits a hook. The runtime is disposed when the scope
- * closes.
+ * The real hook functions (`makeHooks`) on a runtime over the production graph under a fresh temporary root with a
+ * scripted host, as `src/plugin.ts` builds them, with the project config `withImmediate(options.config)`. `run`
+ * executes a program on the same runtime (to inspect services); `call` awaits a hook. The runtime is disposed and
+ * the root removed when the test ends.
  */
-export const hooksUnder = (root: string, options: PluginUnderOptions = {}) =>
+export const pluginHooks = (options: PluginUnderOptions = {}) =>
   Effect.gen(function*() {
+    const root = yield* tempDir
     yield* projectConfig(root, withImmediate(options.config))
     const runtime = yield* Effect.acquireRelease(
       Effect.sync(() => ManagedRuntime.make(pluginUnder(root, options))),

@@ -2,8 +2,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { Tokenizer } from "../../src/services/Tokenizer.ts"
 import { assistant, fresh, type Msg, sessionID, tool, toolPart, user } from "../support/history.ts"
-import { tempDir } from "../support/layers.ts"
-import { hooksUnder, tagged, withoutTail } from "./helpers.ts"
+import { pluginHooks, tagged, withoutTail } from "./helpers.ts"
 
 /**
  * Host input the plugin cannot understand goes out exactly as it came, and does not stop the rest of the request
@@ -26,10 +25,9 @@ const requestWith = (options: { readonly part?: unknown; readonly message?: unkn
   ]
 }
 
-const transformThroughHook = (messages: Array<unknown>, options: Parameters<typeof hooksUnder>[1] = {}) =>
+const transformThroughHook = (messages: Array<unknown>, options: Parameters<typeof pluginHooks>[0] = {}) =>
   Effect.gen(function*() {
-    const root = yield* tempDir
-    const { call, hooks } = yield* hooksUnder(root, options)
+    const { call, hooks } = yield* pluginHooks(options)
     const result = yield* call(() =>
       hooks["experimental.chat.messages.transform"]!({} as never, { messages: messages as never })
     )
@@ -90,7 +88,7 @@ describe("malformed host input through the messages hook", () => {
         assert.isUndefined(result)
         assert.deepStrictEqual((messages[1] as Msg).parts[1], (before[1] as Msg).parts[1])
         assert.match(firstReadPruned(messages).output, /^\[pruned duplicate, /)
-      }).pipe(Effect.scoped))
+      }))
   }
 
   for (const [name, message] of malformedMessages) {
@@ -102,7 +100,7 @@ describe("malformed host input through the messages hook", () => {
         assert.isUndefined(result)
         assert.deepStrictEqual(messages[1], before[1])
         assert.match(firstReadPruned(messages).output, /^\[pruned duplicate, /)
-      }).pipe(Effect.scoped))
+      }))
   }
 
   it.effect("outputs that are not strings go out unmodified and are never treated as duplicates", () =>
@@ -120,7 +118,7 @@ describe("malformed host input through the messages hook", () => {
       const { messages, result } = yield* transformThroughHook(fresh(history))
       assert.isUndefined(result)
       assert.deepStrictEqual(withoutTail(messages), history)
-    }).pipe(Effect.scoped))
+    }))
 
   it.effect("a 10 MB output is counted and pruned without failing the request", () =>
     Effect.gen(function*() {
@@ -139,14 +137,14 @@ describe("malformed host input through the messages hook", () => {
         /^\[pruned duplicate, ~[\d.]+M tokens; (?:id|recall) 1\]$/
       )
       assert.strictEqual(toolPart(messages as Array<Msg>, "c2").state.output, tagged(2, huge))
-    }).pipe(Effect.scoped))
+    }))
 
   it.effect("an empty history stays empty", () =>
     Effect.gen(function*() {
       const { messages, result } = yield* transformThroughHook([])
       assert.isUndefined(result)
       assert.deepStrictEqual(messages, [])
-    }).pipe(Effect.scoped))
+    }))
 
   it.effect("a history without any session ID goes out unmodified", () =>
     Effect.gen(function*() {
@@ -157,7 +155,7 @@ describe("malformed host input through the messages hook", () => {
       const { messages, result } = yield* transformThroughHook(structuredClone(history))
       assert.isUndefined(result)
       assert.deepStrictEqual(messages, history)
-    }).pipe(Effect.scoped))
+    }))
 
   it.effect("a history with an invalid session ID goes out unmodified", () =>
     Effect.gen(function*() {
@@ -171,7 +169,7 @@ describe("malformed host input through the messages hook", () => {
       const { messages, result } = yield* transformThroughHook(fresh(history))
       assert.isUndefined(result)
       assert.deepStrictEqual(messages, history)
-    }).pipe(Effect.scoped))
+    }))
 
   it.effect("when the host cannot say whether the session is a sub-agent, the request goes out unmodified", () =>
     Effect.gen(function*() {
@@ -179,5 +177,5 @@ describe("malformed host input through the messages hook", () => {
       const { messages, result } = yield* transformThroughHook(structuredClone(history), { host: { failing: true } })
       assert.isUndefined(result)
       assert.deepStrictEqual(messages, history)
-    }).pipe(Effect.scoped))
+    }))
 })

@@ -2,8 +2,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { discard, extract } from "../../src/hooks/tools.ts"
 import { assistant, fresh, type Msg, sessionID, tool, user } from "../support/history.ts"
-import { tempDir } from "../support/layers.ts"
-import { hooksUnder, idle, notes, type PluginServices } from "./helpers.ts"
+import { pluginHooks, idle, notes, type PluginServices } from "./helpers.ts"
 
 const big = (label: string) => Array.from({ length: 150 }, (_, i) => `${label} ${i}: some content here`).join("\n")
 const read = (callID: string, file: string) =>
@@ -32,8 +31,7 @@ const notesAfter = (
   options: { readonly config?: object; readonly between?: Effect.Effect<unknown, unknown, PluginServices> } = {}
 ) =>
   Effect.gen(function*() {
-    const root = yield* tempDir
-    const { call, hooks, run } = yield* hooksUnder(root, { config: options.config ?? {} })
+    const { call, hooks, run } = yield* pluginHooks({ config: options.config ?? {} })
     yield* call(() => hooks["chat.message"]!({ sessionID, messageID: "msg_1", ...origin } as never, {} as never))
     const transform = (request: Array<Msg>) =>
       call(() => hooks["experimental.chat.messages.transform"]!({} as never, { messages: fresh(request) as never }))
@@ -54,7 +52,7 @@ describe("notes", () => {
       assert.deepStrictEqual(before, [])
       assert.strictEqual(after.length, 1)
       assert.match(after[0]!.text, /^DCP · Context pruned: ~[\d.]+k? tokens from 2 calls \(2 duplicate\)/)
-    }).pipe(Effect.scoped))
+    }))
 
   it.effect("the note carries the origin of the user's turn, so it does not switch the agent", () =>
     Effect.gen(function*() {
@@ -63,7 +61,7 @@ describe("notes", () => {
         { sessionID: after[0]!.sessionID, agent: after[0]!.agent, model: after[0]!.model, variant: after[0]!.variant },
         { sessionID, ...origin }
       )
-    }).pipe(Effect.scoped))
+    }))
 
   it.effect("pruneNotification off sends no note", () =>
     Effect.gen(function*() {
@@ -72,7 +70,7 @@ describe("notes", () => {
         between: discard(sessionID, ["noise", "3"])
       })
       assert.deepStrictEqual(after, [])
-    }).pipe(Effect.scoped))
+    }))
 
   it.effect("minimal wording is one line with the tokens saved now and in the session, and the reason", () =>
     Effect.gen(function*() {
@@ -82,7 +80,7 @@ describe("notes", () => {
         after[0]!.text.replaceAll("\n", " "),
         /^DCP · Context pruned: ~[\d.]+k? tokens from 2 calls \(2 duplicate\); ~[\d.]+k? saved in this session\.$/
       )
-    }).pipe(Effect.scoped))
+    }))
 
   it.effect("detailed wording adds one line per pruned call with its ID, tool, path and reason", () =>
     Effect.gen(function*() {
@@ -91,7 +89,7 @@ describe("notes", () => {
       assert.strictEqual(lines.length, 2)
       assert.match(lines[0]!, /^ {2}1 {2}read src\/a\.ts {2}duplicate, ~[\d.]+k?$/)
       assert.match(lines[1]!, /^ {2}2 {2}read src\/b\.ts {2}duplicate, ~[\d.]+k?$/)
-    }).pipe(Effect.scoped))
+    }))
 
   it.effect("automatic prunes and a discard in the same run share one note", () =>
     Effect.gen(function*() {
@@ -99,7 +97,7 @@ describe("notes", () => {
       assert.strictEqual(after.length, 1)
       // Wrapping a long line only changes where its spaces are.
       assert.match(after[0]!.text.replace(/\s+/g, " "), /from 3 calls \(2 duplicate, 1 discarded\)/)
-    }).pipe(Effect.scoped))
+    }))
 
   it.effect("extract.showDistillation adds the distilled text under its call", () =>
     Effect.gen(function*() {
@@ -109,24 +107,23 @@ describe("notes", () => {
       })
       assert.include(after[0]!.text, "  3  read src/a.ts  extracted, ")
       assert.include(after[0]!.text, "\n      ↳ a.ts exports compute()")
-    }).pipe(Effect.scoped))
+    }))
 
   it.effect("without showDistillation the distilled text is not in the note", () =>
     Effect.gen(function*() {
       const { after } = yield* notesAfter(run, { between: extract(sessionID, ["3"], ["a.ts exports compute()"]) })
       assert.notInclude(after[0]!.text, "a.ts exports compute()")
-    }).pipe(Effect.scoped))
+    }))
 
   it.effect("a run that pruned nothing sends no note", () =>
     Effect.gen(function*() {
       const { after } = yield* notesAfter([run[0]!])
       assert.deepStrictEqual(after, [])
-    }).pipe(Effect.scoped))
+    }))
 
   it.effect("a session.status event with an idle status sends the note too", () =>
     Effect.gen(function*() {
-      const root = yield* tempDir
-      const { call, hooks, run: inPlugin } = yield* hooksUnder(root)
+      const { call, hooks, run: inPlugin } = yield* pluginHooks()
       for (const request of run) {
         yield* call(() =>
           hooks["experimental.chat.messages.transform"]!({} as never, { messages: fresh(request) as never })
@@ -144,5 +141,5 @@ describe("notes", () => {
         })
       )
       assert.strictEqual((yield* inPlugin(notes)).length, 1)
-    }).pipe(Effect.scoped))
+    }))
 })

@@ -15,7 +15,8 @@ import {
 } from "../support/generate.ts"
 import type { Msg } from "../support/history.ts"
 import { pluginUnder, tempDir } from "../support/layers.ts"
-import { projectConfig, send, stateOf, withoutTail } from "./helpers.ts"
+import { projectConfig } from "../support/pluginTest.ts"
+import { send, stateOf, withoutTail } from "./helpers.ts"
 
 const session = "ses_property0000000000000001"
 const runs = { numRuns: 60 }

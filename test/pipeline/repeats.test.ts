@@ -6,7 +6,7 @@ import type { HostFixture } from "../../src/services/Host.ts"
 import { SessionStore } from "../../src/services/SessionStore.ts"
 import { assistant, fresh, type Msg, sessionID, tool, toolPart, user } from "../support/history.ts"
 import { tempDir } from "../support/layers.ts"
-import { pipelineUnder, send, stateOf, tagged } from "./helpers.ts"
+import { pipelineUnder, send, stateOf, tagged, pipelineTest } from "./helpers.ts"
 
 /** Repeats on (the pipeline tests turn them off), prunes applied at once unless a test sets `cache.mode`. */
 const repeatsOn = { strategies: { repeats: { enabled: true } } }
@@ -71,10 +71,7 @@ const waiting = Effect.gen(function*() {
 
 /** `program` on the plugin under a fresh root, with `config` (by default repeats on) over the pipeline tests' defaults. */
 const withRepeats = <A, E, R>(program: Effect.Effect<A, E, R>, config: object = repeatsOn, host?: HostFixture) =>
-  Effect.gen(function*() {
-    const root = yield* tempDir
-    return yield* program.pipe(Effect.provide(pipelineUnder(root, config, host === undefined ? {} : { host })))
-  }).pipe(Effect.scoped)
+  pipelineTest(program, config, { host })
 
 describe("repeats: an unchanged re-read", () => {
   const before = [user("read a.ts"), assistant([read("c1")])]
@@ -110,7 +107,7 @@ describe("repeats: an unchanged re-read", () => {
       const restarted = yield* send(fresh(after)).pipe(Effect.provide(pipelineUnder(root, repeatsOn)))
       assert.match(outputOf(first, "c2"), sameAs(1, 2))
       assert.strictEqual(outputOf(restarted, "c2"), outputOf(first, "c2"))
-    }).pipe(Effect.scoped))
+    }))
 
   it.effect("in the first request this process sees is sent whole: it may have been sent before a restart", () =>
     withRepeats(Effect.gen(function*() {

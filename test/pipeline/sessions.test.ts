@@ -5,8 +5,7 @@ import { event } from "../../src/hooks/session.ts"
 import type { SessionFile } from "../../src/state/schema.ts"
 import { build, historySpec } from "../support/generate.ts"
 import { assistant, type Msg, tool, user } from "../support/history.ts"
-import { tempDir } from "../support/layers.ts"
-import { notes, pipelineUnder, send, stateOf } from "./helpers.ts"
+import { notes, send, stateOf, pipelineTest } from "./helpers.ts"
 
 const big = (label: string) => Array.from({ length: 150 }, (_, i) => `${label} ${i}: content of the file`).join("\n")
 
@@ -84,20 +83,15 @@ const runSession = (sessionID: string, history: ReadonlyArray<Msg>) =>
 
 /** Each session alone, in a plugin of its own. */
 const isolated = (all: Record<string, ReadonlyArray<Msg>>) =>
-  Effect.forEach(Object.entries(all), ([sessionID, history]) =>
-    Effect.gen(function*() {
-      const root = yield* tempDir
-      return yield* runSession(sessionID, history).pipe(Effect.provide(pipelineUnder(root)))
-    }))
+  Effect.forEach(Object.entries(all), ([sessionID, history]) => pipelineTest(runSession(sessionID, history)))
 
 /** All sessions at once, interleaved, on one plugin. */
 const concurrent = (all: Record<string, ReadonlyArray<Msg>>) =>
-  Effect.gen(function*() {
-    const root = yield* tempDir
-    return yield* Effect.all(Object.entries(all).map(([sessionID, history]) => runSession(sessionID, history)), {
+  pipelineTest(
+    Effect.all(Object.entries(all).map(([sessionID, history]) => runSession(sessionID, history)), {
       concurrency: "unbounded"
-    }).pipe(Effect.provide(pipelineUnder(root)))
-  })
+    })
+  )
 
 describe("parallel sessions", () => {
   it.effect("interleaved sessions on one plugin send exactly what each would send alone", () =>
@@ -105,7 +99,7 @@ describe("parallel sessions", () => {
       const together = yield* concurrent(sessions)
       const alone = yield* isolated(sessions)
       assert.deepStrictEqual(together.map((run) => run.outputs), alone.map((run) => run.outputs))
-    }).pipe(Effect.scoped))
+    }))
 
   it.effect("IDs, prunes and stats of one session never appear in another", () =>
     Effect.gen(function*() {
@@ -120,7 +114,7 @@ describe("parallel sessions", () => {
       assert.strictEqual(plain!.state.calls, 0)
       assert.deepStrictEqual(other!.state.ids, { x1: 1, x2: 2 })
       assert.deepStrictEqual(Object.keys(other!.state.pruned), ["x1"])
-    }).pipe(Effect.scoped))
+    }))
 
   it.effect("each session's note reports only its own prunes", () =>
     Effect.gen(function*() {
@@ -128,12 +122,13 @@ describe("parallel sessions", () => {
       const alone = yield* isolated(sessions)
       assert.deepStrictEqual(together.map((run) => run.notes), alone.map((run) => run.notes))
       assert.deepStrictEqual(together[2]!.notes, [])
-    }).pipe(Effect.scoped))
+    }))
 
   it.effect("generated sessions interleaved on one plugin keep separate state", () =>
     Effect.promise(() =>
       fc.assert(
         fc.asyncProperty(fc.array(historySpec({ maxMessages: 10 }), { minLength: 2, maxLength: 4 }), (specs) =>
+          // Each generated case has its own scope, closed before the next: its temp dirs do not pile up.
           Effect.runPromise(Effect.scoped(Effect.gen(function*() {
             const all = Object.fromEntries(specs.map((spec, i) => [`ses_gen${i}`, build(spec, `ses_gen${i}`)]))
             const together = yield* concurrent(all)
@@ -153,5 +148,5 @@ describe("parallel sessions", () => {
       const together = yield* concurrent(all)
       const alone = yield* isolated(all)
       assert.deepStrictEqual(together.map((run) => run.state), alone.map((run) => run.state))
-    }).pipe(Effect.scoped))
+    }))
 })

@@ -2,8 +2,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { Tokenizer } from "../../src/services/Tokenizer.ts"
 import { sessionID } from "../support/history.ts"
-import { tempDir } from "../support/layers.ts"
-import { hooksUnder } from "./helpers.ts"
+import { pluginHooks } from "./helpers.ts"
 
 const model = { providerID: "fake", id: "fake-model", limit: { context: 200_000, output: 8_000 } }
 const agentPrompt = "You are opencode, an interactive CLI tool that helps users with software engineering tasks."
@@ -18,8 +17,7 @@ const systemAfter = (
   options: { readonly config?: object; readonly host?: object } = {}
 ) =>
   Effect.gen(function*() {
-    const root = yield* tempDir
-    const { call, hooks } = yield* hooksUnder(root, { host: options.host ?? {}, config: options.config ?? {} })
+    const { call, hooks } = yield* pluginHooks({ host: options.host ?? {}, config: options.config ?? {} })
     const results: Array<Array<string>> = []
     for (const request of requests) {
       const output = { system: [...request.system] }
@@ -40,13 +38,13 @@ describe("system transform", () => {
       assert.strictEqual(system!.length, 2)
       assert.strictEqual(system![0], agentPrompt)
       assert.match(system![1]!, /^## Context pruning\n/)
-    }).pipe(Effect.scoped))
+    }))
 
   it.effect("adds nothing for a sub-agent session", () =>
     Effect.gen(function*() {
       const [system] = yield* systemAfter([main], { host: { sessions: { [sessionID]: { parentID: "ses_parent" } } } })
       assert.deepStrictEqual(system, [agentPrompt])
-    }).pipe(Effect.scoped))
+    }))
 
   for (
     const internal of [
@@ -59,48 +57,48 @@ describe("system transform", () => {
       Effect.gen(function*() {
         const [system] = yield* systemAfter([{ sessionID, system: [internal] }])
         assert.deepStrictEqual(system, [internal])
-      }).pipe(Effect.scoped))
+      }))
   }
 
   it.effect("adds nothing to a request without a session ID", () =>
     Effect.gen(function*() {
       const [system] = yield* systemAfter([{ sessionID: undefined, system: [agentPrompt] }])
       assert.deepStrictEqual(system, [agentPrompt])
-    }).pipe(Effect.scoped))
+    }))
 
   it.effect("with only discard enabled the section describes discard and not extract", () =>
     Effect.gen(function*() {
       const [system] = yield* systemAfter([main], { config: tools(true, false) })
       assert.include(system![1], "`discard`")
       assert.notInclude(system![1], "`extract`")
-    }).pipe(Effect.scoped))
+    }))
 
   it.effect("with only extract enabled the section describes extract and not discard", () =>
     Effect.gen(function*() {
       const [system] = yield* systemAfter([main], { config: tools(false, true) })
       assert.include(system![1], "`extract`")
       assert.notInclude(system![1], "`discard`")
-    }).pipe(Effect.scoped))
+    }))
 
   it.effect("with both enabled the section describes both", () =>
     Effect.gen(function*() {
       const [system] = yield* systemAfter([main], { config: tools(true, true) })
       assert.include(system![1], "`discard`")
       assert.include(system![1], "`extract`")
-    }).pipe(Effect.scoped))
+    }))
 
   it.effect("with neither enabled there is no section", () =>
     Effect.gen(function*() {
       const [system] = yield* systemAfter([main], { config: tools(false, false) })
       assert.deepStrictEqual(system, [agentPrompt])
-    }).pipe(Effect.scoped))
+    }))
 
   it.effect("the section is byte-identical across requests and sessions", () =>
     Effect.gen(function*() {
       const results = yield* systemAfter([main, main, { sessionID: "ses_other", system: [agentPrompt] }])
       assert.strictEqual(results[1]![1], results[0]![1])
       assert.strictEqual(results[2]![1], results[0]![1])
-    }).pipe(Effect.scoped))
+    }))
 
   it.effect("every variant of the section is under 250 tokens, counted with the real tokenizer", () =>
     Effect.gen(function*() {
@@ -110,5 +108,5 @@ describe("system transform", () => {
         const tokens = yield* tokenizer.count(system![1]!)
         assert.isBelow(tokens, 250, `discard=${discard} extract=${extract}: ${tokens} tokens`)
       }
-    }).pipe(Effect.scoped, Effect.provide(Tokenizer.layer)))
+    }).pipe(Effect.provide(Tokenizer.layer)))
 })

@@ -6,7 +6,7 @@ import { Persistence } from "../../src/services/Persistence.ts"
 import { SessionStore } from "../../src/services/SessionStore.ts"
 import { assistant, fresh, type Msg, sessionID, tool, toolPart, user } from "../support/history.ts"
 import { platform, tempDir } from "../support/layers.ts"
-import { notes, pipelineUnder, send, stateOf, tagged, tailOf } from "./helpers.ts"
+import { notes, pipelineUnder, send, stateOf, tagged, tailOf, pipelineTest } from "./helpers.ts"
 
 const big = (label: string) => Array.from({ length: 150 }, (_, i) => `${label} ${i}: some content here`).join("\n")
 
@@ -37,13 +37,7 @@ const config = { protectedFilePatterns: ["**/secret/**"] }
 
 /** A plugin under a fresh root with `config`, the history sent once (so the model has seen the IDs). */
 const withPlugin = <A, E, R>(program: Effect.Effect<A, E, R>, options: { config?: unknown; host?: object } = {}) =>
-  Effect.gen(function*() {
-    const root = yield* tempDir
-    return yield* Effect.gen(function*() {
-      yield* send(fresh(history))
-      return yield* program
-    }).pipe(Effect.provide(pipelineUnder(root, options.config ?? config, { host: options.host ?? {} })))
-  }).pipe(Effect.scoped)
+  pipelineTest(Effect.andThen(send(fresh(history)), program), options.config ?? config, { host: options.host ?? {} })
 
 const rejection = <A, E extends { message: string }, R>(program: Effect.Effect<A, E, R>) =>
   Effect.map(Effect.flip(program), (error) => error.message)
@@ -91,7 +85,7 @@ describe("discard", () => {
       const file = JSON.parse(yield* fs.readFileString(`${root}/data/opencode/storage/plugin/dcp/${sessionID}.json`))
       assert.strictEqual(file.pruned.c1.reason, "discard")
       assert.strictEqual(file.ids.c1, 1)
-    }).pipe(Effect.scoped, Effect.provide(platform)))
+    }).pipe(Effect.provide(platform)))
 
   it.effect("the note is queued when the next request carries the prune and sent only when the session goes idle", () =>
     withPlugin(Effect.gen(function*() {
@@ -274,8 +268,7 @@ describe("validation failures are rejections that prune nothing", () => {
 
   it.effect("pruning before any request of the session is rejected", () =>
     Effect.gen(function*() {
-      const root = yield* tempDir
-      const message = yield* rejection(discard("ses_unseen", ["noise", "1"])).pipe(Effect.provide(pipelineUnder(root)))
+      const message = yield* pipelineTest(rejection(discard("ses_unseen", ["noise", "1"])))
       assert.strictEqual(message, "No tool calls are known in this conversation yet: there is nothing to prune.")
-    }).pipe(Effect.scoped))
+    }))
 })

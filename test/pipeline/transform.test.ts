@@ -5,7 +5,7 @@ import { compacting } from "../../src/hooks/session.ts"
 import type { SessionFile } from "../../src/state/schema.ts"
 import { assistant, fresh, type Msg, sessionID, text, tool, toolPart, user } from "../support/history.ts"
 import { tempDir } from "../support/layers.ts"
-import { pipelineUnder, send, stateOf, tagged, tailOf, withoutTail, withTags } from "./helpers.ts"
+import { pipelineUnder, send, stateOf, tagged, tailOf, withoutTail, withTags, pipelineTest } from "./helpers.ts"
 
 const big = (label: string, lines = 200) =>
   Array.from({ length: lines }, (_, i) => `${label} ${i + 1}: export const value${i} = compute(${i})`).join("\n")
@@ -36,11 +36,10 @@ describe("transform: deduplication", () => {
       assert.match(first, /^\[pruned duplicate, ~[\d.]+k? tokens; (?:id|recall) 1\]$/)
       assert.strictEqual(toolPart(sent, "c2").state.output, tagged(2, content))
       assert.strictEqual(occurrences(JSON.stringify(sent), "a 17: export"), 1)
-    }).pipe(Effect.scoped))
+    }))
 
   it.effect("reads of the same file with a different range are not duplicates", () =>
     Effect.gen(function*() {
-      const root = yield* tempDir
       const history = [
         user("read parts"),
         assistant([
@@ -48,25 +47,24 @@ describe("transform: deduplication", () => {
           tool({ tool: "read", callID: "c2", input: { filePath: "src/a.ts", offset: 200 }, output: big("a") })
         ])
       ]
-      const sent = yield* send(fresh(history)).pipe(Effect.provide(pipelineUnder(root)))
+      const sent = yield* pipelineTest(send(fresh(history)))
       assert.deepStrictEqual(withoutTail(sent), withTags(history, { c1: 1, c2: 2 }))
-    }).pipe(Effect.scoped))
+    }))
 })
 
 describe("transform: question calls", () => {
   it.effect("a pruned question call loses its questions and keeps the user's answers", () =>
     Effect.gen(function*() {
-      const root = yield* tempDir
       const questions = [{ question: big("Which option do you prefer?", 20), options: ["a", "b"] }]
       const ask = (callID: string) =>
         tool({ tool: "question", callID, input: { questions }, output: "User answered: a" })
       const history = [user("ask me"), assistant([ask("q1")]), assistant([ask("q2")])]
-      const sent = yield* send(fresh(history)).pipe(Effect.provide(pipelineUnder(root)))
+      const sent = yield* pipelineTest(send(fresh(history)))
       const first = toolPart(sent, "q1").state
       assert.match(first.input.questions, /^\[pruned questions: .*; (?:id|recall) 1\]$/)
       assert.strictEqual(first.output, tagged(1, "User answered: a"))
       assert.deepStrictEqual(toolPart(sent, "q2").state.input.questions, questions)
-    }).pipe(Effect.scoped))
+    }))
 })
 
 describe("transform: supersede writes", () => {
@@ -92,11 +90,10 @@ describe("transform: supersede writes", () => {
       assert.strictEqual(write.input.filePath, file)
       assert.strictEqual(write.output, "Wrote file successfully.")
       assert.strictEqual(toolPart(sent, "r1").state.output, tagged(2, content))
-    }).pipe(Effect.scoped))
+    }))
 
   it.effect("an edit whose file is read later loses its old and new strings, not its path or result", () =>
     Effect.gen(function*() {
-      const root = yield* tempDir
       const history = [
         user("edit then check"),
         assistant([
@@ -109,17 +106,16 @@ describe("transform: supersede writes", () => {
         ]),
         assistant([tool({ tool: "read", callID: "r1", input: { filePath: "src/a.ts" }, output: big("now") })])
       ]
-      const sent = yield* send(fresh(history)).pipe(Effect.provide(pipelineUnder(root)))
+      const sent = yield* pipelineTest(send(fresh(history)))
       const edit = toolPart(sent, "e1").state
       assert.match(edit.input.oldString, /^\[pruned oldString: .*(?:id|recall) 1\]$/)
       assert.match(edit.input.newString, /^\[pruned newString: .*(?:id|recall) 1\]$/)
       assert.strictEqual(edit.input.filePath, "src/a.ts")
       assert.strictEqual(edit.output, "Edit applied successfully.")
-    }).pipe(Effect.scoped))
+    }))
 
   it.effect("a write read back only from an offset keeps its content", () =>
     Effect.gen(function*() {
-      const root = yield* tempDir
       const history = [
         user("write then peek"),
         assistant([
@@ -127,9 +123,9 @@ describe("transform: supersede writes", () => {
         ]),
         assistant([tool({ tool: "read", callID: "r1", input: { filePath: "src/a.ts", offset: 100 }, output: "tail" })])
       ]
-      const sent = yield* send(fresh(history)).pipe(Effect.provide(pipelineUnder(root)))
+      const sent = yield* pipelineTest(send(fresh(history)))
       assert.deepStrictEqual(withoutTail(sent), history)
-    }).pipe(Effect.scoped))
+    }))
 })
 
 describe("transform: purge errors", () => {
@@ -143,24 +139,22 @@ describe("transform: purge errors", () => {
 
   it.effect("an old failed call's large input is replaced and its error text kept", () =>
     Effect.gen(function*() {
-      const root = yield* tempDir
       const script = big("script", 40)
       const history = [user("build it"), assistant([failed(script)]), ...turns(4)]
-      const sent = yield* send(fresh(history)).pipe(Effect.provide(pipelineUnder(root)))
+      const sent = yield* pipelineTest(send(fresh(history)))
       const state = toolPart(sent, "b1").state
       assert.match(state.input.command, /^\[pruned command of a failed call: ~[\d.]+k? tokens; (?:id|recall) 1\]$/)
       assert.strictEqual(state.input.description, "Build")
       assert.strictEqual(state.error, tagged(1, "exit code 2: syntax error near fi"))
       assert.strictEqual(state.status, "error")
-    }).pipe(Effect.scoped))
+    }))
 
   it.effect("a failed call younger than purgeErrors.turns keeps its input", () =>
     Effect.gen(function*() {
-      const root = yield* tempDir
       const history = [user("build it"), assistant([failed(big("script", 40))]), ...turns(2)]
-      const sent = yield* send(fresh(history)).pipe(Effect.provide(pipelineUnder(root)))
+      const sent = yield* pipelineTest(send(fresh(history)))
       assert.deepStrictEqual(withoutTail(sent), withTags(history, { b1: 1 }))
-    }).pipe(Effect.scoped))
+    }))
 })
 
 describe("transform: compaction", () => {
@@ -181,50 +175,41 @@ describe("transform: compaction", () => {
   ]
 
   it.effect("drops the state of vanished calls, keeps stable IDs of calls still visible and never reuses numbers", () =>
-    Effect.gen(function*() {
-      const root = yield* tempDir
-      yield* Effect.gen(function*() {
-        yield* send(fresh(before))
-        const first = yield* stateOf(sessionID)
-        assert.deepStrictEqual(first.ids, { c1: 1, c2: 2, c3: 3, c4: 4 })
-        assert.deepStrictEqual(Object.keys(first.pruned).sort(), ["c1", "c3"])
+    pipelineTest(Effect.gen(function*() {
+      yield* send(fresh(before))
+      const first = yield* stateOf(sessionID)
+      assert.deepStrictEqual(first.ids, { c1: 1, c2: 2, c3: 3, c4: 4 })
+      assert.deepStrictEqual(Object.keys(first.pruned).sort(), ["c1", "c3"])
 
-        const sent = yield* send(fresh(compacted))
-        const after = yield* stateOf(sessionID)
-        assert.deepStrictEqual(after.ids, { c3: 3, c4: 4, c5: 5 })
-        assert.deepStrictEqual(Object.keys(after.pruned), ["c3"])
-        assert.strictEqual(after.summaryId, "msg_summary")
-        assert.strictEqual(after.nextId, 6)
-        assert.match(toolPart(sent, "c3").state.output, /; (?:id|recall) 3\]$/)
-        assert.strictEqual(toolPart(sent, "c4").state.output, tagged(4, big("b")))
-      }).pipe(Effect.provide(pipelineUnder(root)))
-    }).pipe(Effect.scoped))
+      const sent = yield* send(fresh(compacted))
+      const after = yield* stateOf(sessionID)
+      assert.deepStrictEqual(after.ids, { c3: 3, c4: 4, c5: 5 })
+      assert.deepStrictEqual(Object.keys(after.pruned), ["c3"])
+      assert.strictEqual(after.summaryId, "msg_summary")
+      assert.strictEqual(after.nextId, 6)
+      assert.match(toolPart(sent, "c3").state.output, /; (?:id|recall) 3\]$/)
+      assert.strictEqual(toolPart(sent, "c4").state.output, tagged(4, big("b")))
+    })))
 
   it.effect("statistics of prunes made before a compaction are kept", () =>
-    Effect.gen(function*() {
-      const root = yield* tempDir
-      yield* Effect.gen(function*() {
-        yield* send(fresh(before))
-        const first = yield* stateOf(sessionID)
-        yield* send(fresh(compacted))
-        const after = yield* stateOf(sessionID)
-        assert.strictEqual(first.stats.calls, 2)
-        assert.deepStrictEqual(prunesIn(after.stats), prunesIn(first.stats))
-      }).pipe(Effect.provide(pipelineUnder(root)))
-    }).pipe(Effect.scoped))
+    pipelineTest(Effect.gen(function*() {
+      yield* send(fresh(before))
+      const first = yield* stateOf(sessionID)
+      yield* send(fresh(compacted))
+      const after = yield* stateOf(sessionID)
+      assert.strictEqual(first.stats.calls, 2)
+      assert.deepStrictEqual(prunesIn(after.stats), prunesIn(first.stats))
+    })))
 
   it.effect("OpenCode's compaction summariser (the transform right after compacting) is left untouched", () =>
-    Effect.gen(function*() {
-      const root = yield* tempDir
-      yield* Effect.gen(function*() {
-        yield* send(fresh(before))
-        yield* compacting(sessionID, [])
-        const summariser = yield* send(fresh(before))
-        assert.deepStrictEqual(summariser, before)
-        const next = yield* send(fresh(before))
-        assert.match(toolPart(next, "c1").state.output, /^\[pruned duplicate/)
-      }).pipe(Effect.provide(pipelineUnder(root)))
-    }).pipe(Effect.scoped))
+    pipelineTest(Effect.gen(function*() {
+      yield* send(fresh(before))
+      yield* compacting(sessionID, [])
+      const summariser = yield* send(fresh(before))
+      assert.deepStrictEqual(summariser, before)
+      const next = yield* send(fresh(before))
+      assert.match(toolPart(next, "c1").state.output, /^\[pruned duplicate/)
+    })))
 })
 
 describe("transform: restart", () => {
@@ -247,7 +232,7 @@ describe("transform: restart", () => {
       assert.strictEqual(JSON.stringify(after), JSON.stringify(before))
       assert.deepStrictEqual(state.ids, { c1: 1, c2: 2, c3: 3 })
       assert.deepStrictEqual(Object.keys(state.pruned), ["c1"])
-    }).pipe(Effect.scoped))
+    }))
 
   it.effect("a prune reloaded after a restart is not counted again", () =>
     Effect.gen(function*() {
@@ -262,7 +247,7 @@ describe("transform: restart", () => {
       )
       assert.strictEqual(first.stats.calls, 1)
       assert.deepStrictEqual(prunesIn(second.stats), prunesIn(first.stats))
-    }).pipe(Effect.scoped))
+    }))
 
   it.effect("new calls after a restart continue the numbering", () =>
     Effect.gen(function*() {
@@ -277,7 +262,7 @@ describe("transform: restart", () => {
         Effect.provide(pipelineUnder(root))
       )
       assert.deepStrictEqual(state.ids, { c1: 1, c2: 2, c3: 3, c4: 4 })
-    }).pipe(Effect.scoped))
+    }))
 })
 
 describe("transform: ID tags", () => {
@@ -285,15 +270,13 @@ describe("transform: ID tags", () => {
 
   it.effect("a prunable output carries its ID at its head from the first request that sends it", () =>
     Effect.gen(function*() {
-      const root = yield* tempDir
       const history = [user("look"), assistant([grep("c1", big("grep"))])]
-      const sent = yield* send(fresh(history)).pipe(Effect.provide(pipelineUnder(root)))
+      const sent = yield* pipelineTest(send(fresh(history)))
       assert.strictEqual(toolPart(sent, "c1").state.output, tagged(1, big("grep")))
-    }).pipe(Effect.scoped))
+    }))
 
   it.effect("small outputs, protected tools, protected files and unfinished calls carry no tag", () =>
     Effect.gen(function*() {
-      const root = yield* tempDir
       const history = [
         user("look"),
         assistant([
@@ -304,20 +287,17 @@ describe("transform: ID tags", () => {
           grep("c5", big("grep"))
         ])
       ]
-      const sent = yield* send(fresh(history)).pipe(
-        Effect.provide(pipelineUnder(root, { protectedFilePatterns: ["**/secret/**"] }))
-      )
+      const sent = yield* pipelineTest(send(fresh(history)), { protectedFilePatterns: ["**/secret/**"] })
       assert.deepStrictEqual(withoutTail(sent), withTags(history, { c5: 5 }))
-    }).pipe(Effect.scoped))
+    }))
 
   it.effect("with discard and extract both off, outputs carry no tag", () =>
     Effect.gen(function*() {
-      const root = yield* tempDir
       const history = [user("look"), assistant([grep("c1", big("grep"))])]
       const config = { tools: { discard: { enabled: false }, extract: { enabled: false } } }
-      const sent = yield* send(fresh(history)).pipe(Effect.provide(pipelineUnder(root, config)))
+      const sent = yield* pipelineTest(send(fresh(history)), config)
       assert.deepStrictEqual(withoutTail(sent), history)
-    }).pipe(Effect.scoped))
+    }))
 })
 
 describe("transform: trailing note", () => {
@@ -329,16 +309,14 @@ describe("transform: trailing note", () => {
 
   it.effect("a request with no nudge due gets no message added", () =>
     Effect.gen(function*() {
-      const root = yield* tempDir
-      const sent = yield* send(fresh(history)).pipe(Effect.provide(pipelineUnder(root)))
+      const sent = yield* pipelineTest(send(fresh(history)))
       assert.strictEqual(sent.length, history.length)
       assert.strictEqual(sent[sent.length - 1]!.info.id, history[history.length - 1]!.info.id)
-    }).pipe(Effect.scoped))
+    }))
 
   it.effect("a due nudge goes in one synthetic user text after the last message, and nowhere else", () =>
     Effect.gen(function*() {
-      const root = yield* tempDir
-      const sent = yield* send(fresh(history)).pipe(Effect.provide(pipelineUnder(root, nudgeConfig)))
+      const sent = yield* pipelineTest(send(fresh(history)), nudgeConfig)
       assert.strictEqual(sent.length, history.length + 1)
       const last = sent[sent.length - 1]!
       assert.strictEqual(last.info.id, syntheticId)
@@ -346,18 +324,20 @@ describe("transform: trailing note", () => {
       assert.deepStrictEqual(last.parts.map((part) => [part.type, part.synthetic]), [["text", true]])
       assert.match(tailOf(sent)!, /could be discarded or extracted/)
       assert.deepStrictEqual(sent.slice(0, -1), withTags(history, { c1: 1 }))
-    }).pipe(Effect.scoped))
+    }))
 
   it.effect("a request transformed twice is sent as transformed once: one note, one tag per output", () =>
     Effect.gen(function*() {
-      const root = yield* tempDir
-      const [once, twice] = yield* Effect.gen(function*() {
-        const once = yield* send(fresh(history))
-        return [fresh(once), yield* send(once)] as const
-      }).pipe(Effect.provide(pipelineUnder(root, nudgeConfig)))
+      const [once, twice] = yield* pipelineTest(
+        Effect.gen(function*() {
+          const once = yield* send(fresh(history))
+          return [fresh(once), yield* send(once)] as const
+        }),
+        nudgeConfig
+      )
       assert.isDefined(tailOf(once))
       assert.strictEqual(JSON.stringify(twice), JSON.stringify(once))
-    }).pipe(Effect.scoped))
+    }))
 })
 
 describe("transform: nudges", () => {
@@ -376,11 +356,7 @@ describe("transform: nudges", () => {
   const request = (n: number) => fresh(steps.slice(0, n + 1))
   const nudged = (messages: ReadonlyArray<unknown>) => /could be discarded or extracted/.test(tailOf(messages) ?? "")
 
-  const withNudges = <A, E, R>(program: Effect.Effect<A, E, R>) =>
-    Effect.gen(function*() {
-      const root = yield* tempDir
-      return yield* program.pipe(Effect.provide(pipelineUnder(root, nudgeConfig)))
-    }).pipe(Effect.scoped)
+  const withNudges = <A, E, R>(program: Effect.Effect<A, E, R>) => pipelineTest(program, nudgeConfig)
 
   it.effect("the nudge comes on the request whose new results complete nudgeFrequency, once per interval", () =>
     withNudges(Effect.gen(function*() {

@@ -1,6 +1,6 @@
 import { mkdir, readdir, readFile, writeFile } from "node:fs/promises"
 import { join } from "node:path"
-import { beforeEach, describe, expect, it } from "vitest"
+import { assert, beforeEach, describe, it } from "vitest"
 import { assistant, fresh, sessionID, tool, user } from "../support/history.ts"
 import { fakeClient } from "../support/fakeClient.ts"
 import { loadPlugin, useIsolatedHome } from "../support/plugin.ts"
@@ -24,7 +24,7 @@ const history = () => [
 describe("plugin factory", () => {
   it("registers the hooks OpenCode calls", async () => {
     const hooks = await load()
-    expect(Object.keys(hooks).sort()).toEqual([
+    assert.deepStrictEqual(Object.keys(hooks).sort(), [
       "chat.message",
       "command.execute.before",
       "config",
@@ -35,22 +35,22 @@ describe("plugin factory", () => {
       "experimental.session.compacting",
       "tool"
     ])
-    expect(Object.keys(hooks.tool ?? {}).sort()).toEqual(["discard", "extract", "recall"])
+    assert.deepStrictEqual(Object.keys(hooks.tool ?? {}).sort(), ["discard", "extract", "recall"])
     await hooks.dispose?.()
   })
 
   it("writes a commented default global config on first run", async () => {
     const hooks = await load()
     const text = await readFile(join(root, "config", "opencode", "dcp.jsonc"), "utf8")
-    expect(text).toContain("// ")
-    expect(text).toContain('"pruneNotification": "detailed"')
+    assert.include(text, "// ")
+    assert.include(text, '"pruneNotification": "detailed"')
     await hooks.dispose?.()
   })
 
   it("registers nothing when the config switches the plugin off", async () => {
     await mkdir(join(root, "config", "opencode"), { recursive: true })
     await writeFile(join(root, "config", "opencode", "dcp.jsonc"), `{ "enabled": false }`)
-    expect(await load()).toEqual({})
+    assert.deepStrictEqual(await load(), {})
   })
 
   it("persists session state through the real hooks, and dispose writes what is pending", async () => {
@@ -59,7 +59,7 @@ describe("plugin factory", () => {
     await hooks.dispose?.()
     const stateDir = join(root, "data", "opencode", "storage", "plugin", "dcp")
     const state = JSON.parse(await readFile(join(stateDir, `${sessionID}.json`), "utf8"))
-    expect(state.ids).toEqual({ c1: 1, c2: 2 })
+    assert.deepStrictEqual(state.ids, { c1: 1, c2: 2 })
   })
 
   for (const mode of ["throws", "rejects"] as const) {
@@ -67,15 +67,13 @@ describe("plugin factory", () => {
       const hooks = await load(fakeClient({ mode }))
       const messages = fresh(history())
       const before = structuredClone(messages)
-      await expect(hooks["experimental.chat.messages.transform"]!({}, { messages: messages as never })).resolves
-        .toBeUndefined()
-      await expect(hooks["chat.message"]!({ sessionID }, { message: {} as never, parts: [] })).resolves.toBeUndefined()
-      await expect(hooks["experimental.session.compacting"]!({ sessionID }, { context: [] })).resolves.toBeUndefined()
-      await expect(
-        hooks.event!({ event: { type: "session.deleted", properties: { info: { id: sessionID } } } as never })
+      assert.isUndefined(await hooks["experimental.chat.messages.transform"]!({}, { messages: messages as never }))
+      assert.isUndefined(await hooks["chat.message"]!({ sessionID }, { message: {} as never, parts: [] }))
+      assert.isUndefined(await hooks["experimental.session.compacting"]!({ sessionID }, { context: [] }))
+      assert.isUndefined(
+        await hooks.event!({ event: { type: "session.deleted", properties: { info: { id: sessionID } } } as never })
       )
-        .resolves.toBeUndefined()
-      expect(messages).toEqual(before)
+      assert.deepStrictEqual(messages, before)
       await hooks.dispose?.()
     })
   }
@@ -87,9 +85,9 @@ describe("plugin factory", () => {
       experimental: { primary_tools: ["other"] }
     }
     await hooks.config!(opencode as never)
-    expect(Object.keys(opencode.command).sort()).toEqual(["dcp", "mine"])
-    expect(opencode.command.dcp.description).toContain("stats")
-    expect(opencode.experimental.primary_tools).toEqual(["other", "discard", "recall", "extract"])
+    assert.deepStrictEqual(Object.keys(opencode.command).sort(), ["dcp", "mine"])
+    assert.include(opencode.command.dcp.description, "stats")
+    assert.deepStrictEqual(opencode.experimental.primary_tools, ["other", "discard", "recall", "extract"])
     await hooks.dispose?.()
   })
 
@@ -101,12 +99,15 @@ describe("plugin factory", () => {
         () => undefined,
         (value: unknown) => value
       )
-    expect(thrown).toMatchObject({ "~effect/http/HttpServerResponse": "~effect/http/HttpServerResponse", status: 200 })
+    assert.deepInclude(thrown, { "~effect/http/HttpServerResponse": "~effect/http/HttpServerResponse", status: 200 })
     const note = client.calls.find((call) => call.method === "session.prompt")
-    expect(note?.body).toMatchObject({
-      body: { noReply: true, parts: [{ ignored: true, text: expect.stringContaining("/dcp sweep") }] }
-    })
-    expect(client.calls.map((call) => call.method)).toContain("session.abort")
+    assert.isDefined(note)
+    const { body } = note.body as Record<string, any>
+    assert.strictEqual(body.noReply, true)
+    assert.lengthOf(body.parts, 1)
+    assert.strictEqual(body.parts[0].ignored, true)
+    assert.include(body.parts[0].text, "/dcp sweep")
+    assert.include(client.calls.map((call) => call.method), "session.abort")
     await hooks.dispose?.()
   })
 
@@ -114,9 +115,10 @@ describe("plugin factory", () => {
     const client = fakeClient()
     const hooks = await load(client)
     const parts: Array<never> = []
-    await expect(hooks["command.execute.before"]!({ command: "review", sessionID, arguments: "" }, { parts })).resolves
-      .toBeUndefined()
-    expect(client.calls.filter((call) => call.method === "session.prompt")).toEqual([])
+    assert.isUndefined(
+      await hooks["command.execute.before"]!({ command: "review", sessionID, arguments: "" }, { parts })
+    )
+    assert.deepStrictEqual(client.calls.filter((call) => call.method === "session.prompt"), [])
     await hooks.dispose?.()
   })
 
@@ -126,15 +128,21 @@ describe("plugin factory", () => {
     const hooks = await load()
     const opencode: Record<string, any> = {}
     await hooks.config!(opencode as never)
-    expect(opencode.command).toBeUndefined()
-    expect(hooks["command.execute.before"]).toBeUndefined()
+    assert.isUndefined(opencode.command)
+    assert.isUndefined(hooks["command.execute.before"])
     await hooks.dispose?.()
   })
 
   it("/dcp still stops the model turn when the host is broken", async () => {
     const hooks = await load(fakeClient({ mode: "rejects" }))
-    await expect(hooks["command.execute.before"]!({ command: "dcp", sessionID, arguments: "stats" }, { parts: [] }))
-      .rejects.toMatchObject({ status: 200 })
+    const thrown = await hooks["command.execute.before"]!({ command: "dcp", sessionID, arguments: "stats" }, {
+      parts: []
+    })
+      .then(
+        () => assert.fail("expected the hook to throw the response"),
+        (value: unknown) => value
+      )
+    assert.deepInclude(thrown, { status: 200 })
     await hooks.dispose?.()
   })
 
@@ -146,9 +154,9 @@ describe("plugin factory", () => {
     for (const messages of inputs) {
       const before = structuredClone(messages)
       await hooks["experimental.chat.messages.transform"]!({}, { messages: messages as never })
-      expect(messages).toEqual(before)
+      assert.deepStrictEqual(messages, before)
     }
     await hooks.dispose?.()
-    expect(await readdir(root)).not.toContain("data")
+    assert.notInclude(await readdir(root), "data")
   })
 })

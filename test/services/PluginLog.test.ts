@@ -34,7 +34,7 @@ describe("PluginLog", () => {
         ["warn", "state file moved aside"]
       ])
       assert.deepStrictEqual(yield* filesUnder(logDir(root)), [])
-    }).pipe(Effect.scoped, Effect.provide(platform)))
+    }).pipe(Effect.provide(platform)))
 
   it.effect("with debug on, every line goes to a private daily file", () =>
     Effect.gen(function*() {
@@ -48,7 +48,7 @@ describe("PluginLog", () => {
       const file = `${logDir(root)}/${files[0]}`
       assert.include(yield* fs.readFileString(file), "INFO routine detail")
       assert.strictEqual(Number((yield* fs.stat(file)).mode) & 0o777, 0o600)
-    }).pipe(Effect.scoped, Effect.provide(platform)))
+    }).pipe(Effect.provide(platform)))
 
   it.effect("with debug on, snapshots are private, per session, and only the newest are kept", () =>
     Effect.gen(function*() {
@@ -65,7 +65,7 @@ describe("PluginLog", () => {
       assert.isTrue(snapshots.every((name) => name.startsWith("ses_a/")))
       const mode = Number((yield* fs.stat(`${logDir(root)}/context/${snapshots[0]}`)).mode) & 0o777
       assert.strictEqual(mode, 0o600)
-    }).pipe(Effect.scoped, Effect.provide(platform)))
+    }).pipe(Effect.provide(platform)))
 
   it.effect("the log directory is kept under its size budget, oldest files first", () =>
     Effect.gen(function*() {
@@ -82,5 +82,5 @@ describe("PluginLog", () => {
       }
       yield* enforceBudget(fs, path, root, 2500)
       assert.deepStrictEqual(yield* filesUnder(root), ["mid.log", "new.log"])
-    }).pipe(Effect.scoped, Effect.provide(platform)))
+    }).pipe(Effect.provide(platform)))
 })

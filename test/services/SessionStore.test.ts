@@ -5,6 +5,7 @@ import { Persistence } from "../../src/services/Persistence.ts"
 import { SessionStore } from "../../src/services/SessionStore.ts"
 import { stableId } from "../../src/state/session.ts"
 import { pluginUnder, platform, tempDir } from "../support/layers.ts"
+import { pluginTest } from "../support/pluginTest.ts"
 
 const assignIds = (sessionID: string, ...callIDs: Array<string>) =>
   Effect.gen(function*() {
@@ -14,37 +15,30 @@ const assignIds = (sessionID: string, ...callIDs: Array<string>) =>
 
 describe("SessionStore", () => {
   it.effect("keeps one state per session", () =>
-    Effect.gen(function*() {
-      const root = yield* tempDir
-      yield* Effect.gen(function*() {
-        assert.deepStrictEqual(yield* assignIds("ses_a", "c1", "c2"), [1, 2])
-        assert.deepStrictEqual(yield* assignIds("ses_b", "c9"), [1])
-        assert.deepStrictEqual(yield* assignIds("ses_a", "c3", "c1"), [3, 1])
-      }).pipe(Effect.provide(pluginUnder(root)))
-    }).pipe(Effect.scoped))
+    pluginTest(Effect.gen(function*() {
+      assert.deepStrictEqual(yield* assignIds("ses_a", "c1", "c2"), [1, 2])
+      assert.deepStrictEqual(yield* assignIds("ses_b", "c9"), [1])
+      assert.deepStrictEqual(yield* assignIds("ses_a", "c3", "c1"), [3, 1])
+    })))
 
   it.effect("a session seen again after a restart is reloaded from disk, with its IDs", () =>
     Effect.gen(function*() {
       const root = yield* tempDir
       yield* assignIds("ses_a", "c1", "c2").pipe(Effect.provide(pluginUnder(root)))
       assert.deepStrictEqual(yield* assignIds("ses_a", "c2", "c3").pipe(Effect.provide(pluginUnder(root))), [2, 3])
-    }).pipe(Effect.scoped))
+    }))
 
   it.effect("changes are written behind the request, and flush writes them now", () =>
-    Effect.gen(function*() {
-      const root = yield* tempDir
-      yield* Effect.gen(function*() {
-        yield* assignIds("ses_a", "c1")
-        yield* (yield* SessionStore).flush
-        const stored = yield* (yield* Persistence).load("ses_a")
-        assert.deepStrictEqual(Option.map(stored, (file) => file.ids), Option.some({ c1: 1 }))
-      }).pipe(Effect.provide(pluginUnder(root)))
-    }).pipe(Effect.scoped))
+    pluginTest(Effect.gen(function*() {
+      yield* assignIds("ses_a", "c1")
+      yield* (yield* SessionStore).flush
+      const stored = yield* (yield* Persistence).load("ses_a")
+      assert.deepStrictEqual(Option.map(stored, (file) => file.ids), Option.some({ c1: 1 }))
+    })))
 
   it.effect("asks the host whether a session is a sub-agent once per session", () =>
-    Effect.gen(function*() {
-      const root = yield* tempDir
-      yield* Effect.gen(function*() {
+    pluginTest(
+      Effect.gen(function*() {
         const store = yield* SessionStore
         const subAgent = yield* store.use("ses_child", (state) => Effect.succeed(state.isSubAgent))
         const main = yield* store.use("ses_main", (state) => Effect.succeed(state.isSubAgent))
@@ -53,21 +47,22 @@ describe("SessionStore", () => {
         assert.isTrue(subAgent)
         assert.isFalse(main)
         assert.strictEqual(yield* Ref.get((yield* HostRecorder).sessionLookups), 2)
-      }).pipe(Effect.provide(pluginUnder(root, { host: { sessions: { ses_child: { parentID: "ses_main" } } } })))
-    }).pipe(Effect.scoped))
+      }),
+      { host: { sessions: { ses_child: { parentID: "ses_main" } } } }
+    ))
 
   it.effect("when the host cannot be asked, the session is not used and is asked again next time", () =>
-    Effect.gen(function*() {
-      const root = yield* tempDir
-      yield* Effect.gen(function*() {
+    pluginTest(
+      Effect.gen(function*() {
         const store = yield* SessionStore
         const first = yield* Effect.exit(store.use("ses_a", () => Effect.void))
         const second = yield* Effect.exit(store.use("ses_a", () => Effect.void))
         assert.isTrue(Exit.isFailure(first))
         assert.isTrue(Exit.isFailure(second))
         assert.strictEqual(yield* Ref.get((yield* HostRecorder).sessionLookups), 2)
-      }).pipe(Effect.provide(pluginUnder(root, { host: { failing: true } })))
-    }).pipe(Effect.scoped))
+      }),
+      { host: { failing: true } }
+    ))
 
   it.effect("rejects a session ID that could escape the state directory", () =>
     Effect.gen(function*() {
@@ -76,28 +71,22 @@ describe("SessionStore", () => {
       assert.isTrue(Exit.isFailure(exit))
       const fs = yield* FileSystem.FileSystem
       assert.isFalse(yield* fs.exists(`${root}/etc`))
-    }).pipe(Effect.scoped, Effect.provide(platform)))
+    }).pipe(Effect.provide(platform)))
 
   it.effect("forgetting a deleted session removes its file", () =>
-    Effect.gen(function*() {
-      const root = yield* tempDir
-      yield* Effect.gen(function*() {
-        const store = yield* SessionStore
-        yield* assignIds("ses_a", "c1")
-        yield* store.flush
-        yield* store.forget("ses_a")
-        assert.isTrue(Option.isNone(yield* (yield* Persistence).load("ses_a")))
-        assert.deepStrictEqual(yield* assignIds("ses_a", "c5"), [1])
-      }).pipe(Effect.provide(pluginUnder(root)))
-    }).pipe(Effect.scoped))
+    pluginTest(Effect.gen(function*() {
+      const store = yield* SessionStore
+      yield* assignIds("ses_a", "c1")
+      yield* store.flush
+      yield* store.forget("ses_a")
+      assert.isTrue(Option.isNone(yield* (yield* Persistence).load("ses_a")))
+      assert.deepStrictEqual(yield* assignIds("ses_a", "c5"), [1])
+    })))
 
   it.effect("more sessions than it keeps in memory still keep their state", () =>
-    Effect.gen(function*() {
-      const root = yield* tempDir
-      yield* Effect.gen(function*() {
-        for (let i = 0; i < 50; i++) yield* assignIds(`ses_${i}`, "c1", `c${i + 2}`)
-        yield* (yield* SessionStore).flush
-        assert.deepStrictEqual(yield* assignIds("ses_0", "c2", "c100"), [2, 3])
-      }).pipe(Effect.provide(pluginUnder(root)))
-    }).pipe(Effect.scoped))
+    pluginTest(Effect.gen(function*() {
+      for (let i = 0; i < 50; i++) yield* assignIds(`ses_${i}`, "c1", `c${i + 2}`)
+      yield* (yield* SessionStore).flush
+      assert.deepStrictEqual(yield* assignIds("ses_0", "c2", "c100"), [2, 3])
+    })))
 })

@@ -34,7 +34,7 @@ const scenario = <A, E, R>(
     return yield* body(root, messages).pipe(
       Effect.provide(pluginUnder(root, { host: { messages: { [sessionID]: messages } } }))
     )
-  }).pipe(Effect.scoped, Effect.provide(platform))
+  }).pipe(Effect.provide(platform))
 
 /** What the terminal UI reads, once every taken status is written. */
 const readByTui = (root: string) =>

@@ -3,7 +3,7 @@ import { NodePath } from "@effect/platform-node"
 import { mkdir, mkdtemp, rename, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { afterEach, beforeEach, describe, expect, it } from "vitest"
+import { afterEach, assert, beforeEach, describe, it } from "vitest"
 import { Paths } from "../../src/services/Paths.ts"
 import type { SessionStatus } from "../../src/state/status.ts"
 import { createBoard, loadStatus, statusDirectory } from "../../src/tui/board.ts"
@@ -36,24 +36,24 @@ const publish = async (directory: string, status: SessionStatus) => {
 
 describe("reading a status file", () => {
   it("no file: missing", async () => {
-    expect(await loadStatus(dir, "ses_a")).toEqual({ _tag: "missing" })
+    assert.deepStrictEqual(await loadStatus(dir, "ses_a"), { _tag: "missing" })
   })
 
   it("a file the server part wrote: its status", async () => {
     await publish(dir, sample("ses_a", 2))
-    expect(await loadStatus(dir, "ses_a")).toEqual({ _tag: "ok", status: sample("ses_a", 2) })
+    assert.deepStrictEqual(await loadStatus(dir, "ses_a"), { _tag: "ok", status: sample("ses_a", 2) })
   })
 
   it("a file of another status version is told apart from a broken one", async () => {
     await writeFile(join(dir, "ses_a.json"), JSON.stringify({ ...sample("ses_a", 1), version: 2 }))
     await writeFile(join(dir, "ses_b.json"), "{ not json")
-    expect(await loadStatus(dir, "ses_a")).toEqual({ _tag: "otherVersion", version: 2 })
-    expect((await loadStatus(dir, "ses_b"))._tag).toBe("invalid")
+    assert.deepStrictEqual(await loadStatus(dir, "ses_a"), { _tag: "otherVersion", version: 2 })
+    assert.strictEqual((await loadStatus(dir, "ses_b"))._tag, "invalid")
   })
 
   it("a session ID that could leave the directory is never read", async () => {
     await writeFile(join(dir, "secret.json"), JSON.stringify(sample("secret", 1)))
-    expect(await loadStatus(join(dir, "status"), "../secret")).toEqual({ _tag: "missing" })
+    assert.deepStrictEqual(await loadStatus(join(dir, "status"), "../secret"), { _tag: "missing" })
   })
 })
 
@@ -69,14 +69,14 @@ describe("the board", () => {
           })
         })
       const first = changed()
-      expect(board.get("ses_a")).toBeUndefined()
+      assert.isUndefined(board.get("ses_a"))
       await first
       await board.ready
-      expect(board.get("ses_a")).toEqual({ _tag: "missing" })
+      assert.deepStrictEqual(board.get("ses_a"), { _tag: "missing" })
       const second = changed()
       await publish(dir, sample("ses_a", 3))
       await second
-      expect(board.get("ses_a")).toEqual({ _tag: "ok", status: sample("ses_a", 3) })
+      assert.deepStrictEqual(board.get("ses_a"), { _tag: "ok", status: sample("ses_a", 3) })
     } finally {
       board.close()
     }
@@ -89,8 +89,9 @@ describe("the board", () => {
         Effect.provide(Paths.layer({ directory: join(dir, "project") }, env).pipe(Layer.provide(NodePath.layer)))
       )
     )
-    expect(statusDirectory(env)).toBe(join(stateDir, "status"))
-    expect(statusDirectory({ HOME: env.HOME })).toBe(
+    assert.strictEqual(statusDirectory(env), join(stateDir, "status"))
+    assert.strictEqual(
+      statusDirectory({ HOME: env.HOME }),
       join(env.HOME, ".local", "share", "opencode", "storage", "plugin", "dcp", "status")
     )
   })

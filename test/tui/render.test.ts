@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest"
+import { assert, describe, it } from "vitest"
 import type { SessionStatus } from "../../src/state/status.ts"
 import type { Loaded } from "../../src/tui/board.ts"
 import { dialogModel, type Line, panelLines, reportedContext } from "../../src/tui/render.ts"
@@ -41,7 +41,7 @@ const texts = (lines: ReadonlyArray<Line>) => lines.map((line) => line.text)
 
 describe("the sidebar panel", () => {
   it("shows the context size, its share of the window and what is pruned", () => {
-    expect(texts(panelLines(status(), main))).toEqual([
+    assert.deepStrictEqual(texts(panelLines(status(), main)), [
       "Context pruning",
       "~12k tokens, 6% of 200k",
       "Pruned: 3 calls, ~3.1k tokens"
@@ -50,12 +50,12 @@ describe("the sidebar panel", () => {
 
   it("says when nothing is pruned yet, muted", () => {
     const lines = panelLines(status({ pruned: { calls: 0, tokens: 0 }, recent: [] }), main)
-    expect(lines[2]).toEqual({ text: "Pruned: nothing yet", tone: "muted" })
+    assert.deepStrictEqual(lines[2], { text: "Pruned: nothing yet", tone: "muted" })
   })
 
   it("shows pending prunes and why they wait, when the server part reports them", () => {
     const lines = texts(panelLines(status({ pending: { calls: 2, tokens: 1_500, reason: "warm cache" } }), main))
-    expect(lines.slice(3)).toEqual(["Pending: 2 calls, ~1.5k", "  waiting: warm cache"])
+    assert.deepStrictEqual(lines.slice(3), ["Pending: 2 calls, ~1.5k", "  waiting: warm cache"])
   })
 
   it("says there is nothing stale when nothing is pruned or pending", () => {
@@ -63,26 +63,29 @@ describe("the sidebar panel", () => {
       status({ pruned: { calls: 0, tokens: 0 }, recent: [], pending: { calls: 0, tokens: 0, reason: "" } }),
       main
     ))
-    expect(lines.at(-1)).toBe("No stale tool output so far.")
+    assert.strictEqual(lines.at(-1), "No stale tool output so far.")
   })
 
   it("shows the cost effect under the pricing profile, when reported", () => {
     const lines = texts(panelLines(status({ cost: { profile: "anthropic", saved: 4_000, rebuilt: 1_900 } }), main))
-    expect(lines.slice(3)).toEqual(["Cost: ~2.1k saved (anthropic)"])
+    assert.deepStrictEqual(lines.slice(3), ["Cost: ~2.1k saved (anthropic)"])
   })
 
   it("the provider's figure for the context, when there is one, is the size shown", () => {
-    expect(texts(panelLines(status(), { subAgent: false, reported: 15_230 }))[1]).toBe("15,230 tokens, 8% of 200k")
+    assert.strictEqual(
+      texts(panelLines(status(), { subAgent: false, reported: 15_230 }))[1],
+      "15,230 tokens, 8% of 200k"
+    )
   })
 
   it("without a window size, shows the tokens sent only", () => {
     const base = status()
     const context = base._tag === "ok" ? { ...base.status.context!, limit: undefined } : undefined
-    expect(texts(panelLines(status({ context: context! }), main))[1]).toBe("~12k tokens sent")
+    assert.strictEqual(texts(panelLines(status({ context: context! }), main))[1], "~12k tokens sent")
   })
 
   it("before the session's first request, says where the data comes from", () => {
-    expect(texts(panelLines({ _tag: "missing" }, main))).toEqual([
+    assert.deepStrictEqual(texts(panelLines({ _tag: "missing" }, main)), [
       "Context pruning",
       "No data yet: it comes with the",
       "first request of this session."
@@ -90,14 +93,14 @@ describe("the sidebar panel", () => {
   })
 
   it("a status file from another release is a warning, not an error", () => {
-    expect(panelLines({ _tag: "otherVersion", version: 2 }, main).slice(1)).toEqual([
+    assert.deepStrictEqual(panelLines({ _tag: "otherVersion", version: 2 }, main).slice(1), [
       { text: "Status from another version.", tone: "warning" },
       { text: "Update both parts of the plugin.", tone: "muted" }
     ])
   })
 
   it("a sub-agent session is left as is, whatever its file says", () => {
-    expect(texts(panelLines(status(), { subAgent: true }))).toEqual([
+    assert.deepStrictEqual(texts(panelLines(status(), { subAgent: true })), [
       "Context pruning",
       "Sub-agent session: left as is."
     ])
@@ -111,19 +114,22 @@ describe("the context size the provider reported", () => {
   })
 
   it("is the newest assistant message's request and reply, as OpenCode's own sidebar counts it", () => {
-    expect(reportedContext([usage(100, 10), { role: "user" }, usage(9_000, 41, 500), { role: "user" }])).toBe(9_541)
+    assert.strictEqual(
+      reportedContext([usage(100, 10), { role: "user" }, usage(9_000, 41, 500), { role: "user" }]),
+      9_541
+    )
   })
 
   it("skips a reply still streaming (no usage yet), and is absent before any", () => {
-    expect(reportedContext([usage(8_000, 30), usage(0, 0)])).toBe(8_030)
-    expect(reportedContext([{ role: "user" }])).toBeUndefined()
+    assert.strictEqual(reportedContext([usage(8_000, 30), usage(0, 0)]), 8_030)
+    assert.isUndefined(reportedContext([{ role: "user" }]))
   })
 })
 
 describe("the /dcp dialog", () => {
   it("breaks the context down as bars of one whole: what was sent plus what pruning left out", () => {
     const { lines } = dialogModel(status(), main)
-    expect(texts(lines).slice(0, 7)).toEqual([
+    assert.deepStrictEqual(texts(lines).slice(0, 7), [
       "Context: ~12k tokens, 6% of a 200k window (estimated from the last request).",
       "",
       "System        ███░░░░░░░░░░░░░░░░░░░░░  12%   ~1.8k",
@@ -136,7 +142,7 @@ describe("the /dcp dialog", () => {
 
   it("with the provider's figure, what it counted beyond the estimated content is Other", () => {
     const { lines } = dialogModel(status(), { subAgent: false, reported: 15_400 })
-    expect(texts(lines).slice(0, 10)).toEqual([
+    assert.deepStrictEqual(texts(lines).slice(0, 10), [
       "Context: 15,400 tokens, 8% of a 200k window (reported by the provider).",
       "",
       "System        ██░░░░░░░░░░░░░░░░░░░░░░  10%   ~1.8k",
@@ -152,12 +158,12 @@ describe("the /dcp dialog", () => {
 
   it("a provider figure below the estimate scales the rows down to it", () => {
     const rows = texts(dialogModel(status(), { subAgent: false, reported: 6_200 }).lines).slice(2, 5)
-    expect(rows.map((row) => row.trim().split(/\s+/).at(-1))).toEqual(["~900", "~1.3k", "~4k"])
+    assert.deepStrictEqual(rows.map((row) => row.trim().split(/\s+/).at(-1)), ["~900", "~1.3k", "~4k"])
   })
 
   it("shows what is pruned now and in the session, by reason", () => {
     const { lines } = dialogModel(status(), main)
-    expect(texts(lines).slice(8, 10)).toEqual([
+    assert.deepStrictEqual(texts(lines).slice(8, 10), [
       "In effect     3 calls, ~3.1k tokens out of every request",
       "This session  5 calls, ~4k tokens pruned (duplicate 3, swept 2)"
     ])
@@ -171,14 +177,14 @@ describe("the /dcp dialog", () => {
       }),
       main
     )
-    expect(texts(lines).slice(10)).toEqual([
+    assert.deepStrictEqual(texts(lines).slice(10), [
       "Pending       2 calls, ~1.5k tokens, waiting: warm cache",
       "Cost          ~800 more in input tokens: pruned tokens ~1k, cache rebuilds ~1.8k (anthropic pricing, estimated)"
     ])
   })
 
   it("offers sweep, restore all, and each recent prune to restore", () => {
-    expect(dialogModel(status(), main).actions).toEqual([
+    assert.deepStrictEqual(dialogModel(status(), main).actions, [
       {
         args: "sweep",
         title: "Sweep",
@@ -198,17 +204,20 @@ describe("the /dcp dialog", () => {
 
   it("with nothing pruned, offers only the sweep", () => {
     const actions = dialogModel(status({ pruned: { calls: 0, tokens: 0 }, recent: [] }), main).actions
-    expect(actions.map((action) => action.args)).toEqual(["sweep"])
+    assert.deepStrictEqual(actions.map((action) => action.args), ["sweep"])
   })
 
   it("offers nothing to run when the server part's commands are off, and says why", () => {
     const model = dialogModel(status({ commands: false }), main)
-    expect(model.actions).toEqual([])
-    expect(texts(model.lines).at(-1)).toBe("Sweep and restore are off: `commands.enabled` is false in the dcp config.")
+    assert.deepStrictEqual(model.actions, [])
+    assert.strictEqual(
+      texts(model.lines).at(-1),
+      "Sweep and restore are off: `commands.enabled` is false in the dcp config."
+    )
   })
 
   it("offers nothing to run without a status from the server part", () => {
-    expect(dialogModel({ _tag: "missing" }, main)).toEqual({
+    assert.deepStrictEqual(dialogModel({ _tag: "missing" }, main), {
       lines: [
         { text: "No data yet: it comes with the", tone: "muted" },
         { text: "first request of this session.", tone: "muted" }
