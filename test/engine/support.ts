@@ -11,7 +11,7 @@ import { filePathOf, keyParameterOf, signatureOf, type ToolCall } from "../../sr
 import type { Handle } from "../../src/engine/placeholders.ts"
 import type { Reason } from "../../src/engine/strategies/candidate.ts"
 import { makeProtection, type Protection, type ProtectionOptions } from "../../src/engine/protection.ts"
-import type { ToolStatus } from "../../src/host/messages.ts"
+import type { ToolStatus } from "../../src/host/schema.ts"
 import { Paths } from "../../src/services/Paths.ts"
 import { Tokenizer } from "../../src/services/Tokenizer.ts"
 import { ToolCache, type ToolIndex } from "../../src/services/ToolCache.ts"
