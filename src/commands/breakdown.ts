@@ -1,6 +1,5 @@
-import { Option, Predicate } from "effect"
-import { infoOf, partsOf, roleOf } from "../host/messages.ts"
-import type { HostMessageInfo } from "../host/schema.ts"
+import { Predicate } from "effect"
+import { partsOf, roleOf } from "../host/messages.ts"
 
 /** The text of the visible history, by kind of content, for counting. Tool calls keep their callID. */
 export interface Contents {
@@ -31,18 +30,17 @@ export const contentsOf = (messages: ReadonlyArray<unknown>): Contents => {
   return contents
 }
 
-/** The token counts an assistant message's info reports. */
-const assistantTokens = (message: unknown): HostMessageInfo["tokens"] => {
-  const info = Option.getOrUndefined(infoOf(message))
-  return info?.role === "assistant" ? info.tokens : undefined
-}
+// Token counts are read one value at a time, not decoded as a whole: one odd value a provider reports must not
+// hide the others of its message.
 
 /** Input tokens of the newest assistant message that has any: the provider's count for the latest request. */
 export const reportedContext = (messages: ReadonlyArray<unknown>): number | undefined => {
   for (let i = messages.length - 1; i >= 0; i--) {
-    const tokens = assistantTokens(messages[i])
-    if (tokens === undefined) continue
-    const cache = tokens.cache ?? {}
+    const message = messages[i]
+    if (roleOf(message) !== "assistant" || !Predicate.isObject(message) || !Predicate.isObject(message.info)) continue
+    const tokens = message.info.tokens
+    if (!Predicate.isObject(tokens)) continue
+    const cache = Predicate.isObject(tokens.cache) ? tokens.cache : {}
     const total = [tokens.input, cache.read, cache.write].reduce<number>(
       (sum, value) => sum + (typeof value === "number" && Number.isFinite(value) ? value : 0),
       0
@@ -67,9 +65,10 @@ export const reportedCacheUsage = (messages: ReadonlyArray<unknown>): CacheUsage
   let uncached = 0
   const number = (value: unknown) => (typeof value === "number" && Number.isFinite(value) ? value : 0)
   for (const message of messages) {
-    const tokens = assistantTokens(message)
-    if (tokens === undefined) continue
-    const cache = tokens.cache ?? {}
+    if (roleOf(message) !== "assistant" || !Predicate.isObject(message) || !Predicate.isObject(message.info)) continue
+    const tokens = message.info.tokens
+    if (!Predicate.isObject(tokens)) continue
+    const cache = Predicate.isObject(tokens.cache) ? tokens.cache : {}
     requests++
     read += number(cache.read)
     write += number(cache.write)

@@ -7,10 +7,13 @@ import { Schema } from "effect"
  * first), so a value is decoded before it is read.
  */
 
+// biome-ignore lint/suspicious/noExplicitAny: stored messages as loose records, for the analyser, the benchmark and the tests; the plugin itself takes messages as `unknown` and decodes what it reads
+type Fields = Record<string, any>
+
 /** A stored message as OpenCode hands it to plugins: `info` and `parts`, everything else left as it came. */
 export interface Msg {
-  info: Record<string, any>
-  parts: Array<Record<string, any>>
+  info: Fields
+  parts: Array<Fields>
 }
 
 const Tokens = Schema.Struct({
