@@ -14,12 +14,8 @@
  * Same seed and size, same session, byte for byte.
  */
 import { buildLog, diffLog, edited, markdownPage, sourceFile, testLog, Vocabulary } from "./content.ts"
+import type { Msg } from "../src/host/schema.ts"
 import { Random } from "./random.ts"
-
-export interface Msg {
-  info: Record<string, any>
-  parts: Array<Record<string, any>>
-}
 
 export interface Request {
   /** `messages.slice(0, upTo)` is what OpenCode sends: the history before the assistant message being generated. */

@@ -8,11 +8,7 @@
  * nine new objects per message, not a copy of tens of megabytes of text.
  */
 
-/** A stored message as OpenCode hands it to plugins: `info` and `parts`, everything else left as it came. */
-export interface Msg {
-  info: Record<string, any>
-  parts: Array<Record<string, any>>
-}
+import type { Msg } from "../host/schema.ts"
 
 const deepFreeze = (value: unknown): void => {
   if (typeof value === "object" && value !== null && !Object.isFrozen(value)) {

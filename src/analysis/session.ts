@@ -1,37 +1,11 @@
 import { Effect, Option, Predicate, Schema, SchemaIssue } from "effect"
-import { ToolPartFields } from "../host/messages.ts"
-import type { Msg } from "./copy.ts"
+import { CompactionPart, MessageInfo, type Msg, PartHead, TextPart, ToolPart } from "../host/schema.ts"
 
 /**
  * An `opencode export <sessionID>` file: `{ info, messages }`, each message `{ info, parts }`. Only the fields the
  * analyser and the plugin depend on are decoded; everything else in the file is kept as it came, because the
  * replay hands the messages to the plugin exactly as OpenCode would.
  */
-
-const Tokens = Schema.Struct({
-  input: Schema.optional(Schema.Number),
-  output: Schema.optional(Schema.Number),
-  cache: Schema.optional(Schema.Struct({ read: Schema.optional(Schema.Number), write: Schema.optional(Schema.Number) }))
-})
-
-const MessageInfo = Schema.Struct({
-  id: Schema.String,
-  sessionID: Schema.String,
-  role: Schema.Literals(["user", "assistant"]),
-  time: Schema.Struct({ created: Schema.Number }),
-  agent: Schema.optional(Schema.String),
-  /** User messages: the model the turn was sent to. */
-  model: Schema.optional(Schema.Struct({ providerID: Schema.String, modelID: Schema.String })),
-  /** Assistant messages. */
-  providerID: Schema.optional(Schema.String),
-  modelID: Schema.optional(Schema.String),
-  summary: Schema.optional(Schema.Unknown),
-  finish: Schema.optional(Schema.String),
-  tokens: Schema.optional(Tokens)
-})
-
-/** Every part has a type; what else is decoded depends on it (see `knownParts`). */
-const PartHead = Schema.Struct({ type: Schema.String })
 
 const ExportFile = Schema.Struct({
   info: Schema.Struct({
@@ -44,33 +18,23 @@ const ExportFile = Schema.Struct({
   messages: Schema.Array(Schema.Struct({ info: MessageInfo, parts: Schema.Array(PartHead) }))
 })
 
-const Text = Schema.Struct({
-  type: Schema.Literals(["text", "reasoning"]),
-  text: Schema.String,
-  synthetic: Schema.optional(Schema.Boolean),
-  ignored: Schema.optional(Schema.Boolean)
-})
-const Compaction = Schema.Struct({ type: Schema.Literal("compaction"), tail_start_id: Schema.optional(Schema.String) })
-const TypeOnly = PartHead
-
 /** The part types of OpenCode 1.18 (`Part` in `@opencode-ai/sdk`), with the fields the replay reads. */
 const knownParts: Readonly<Record<string, Schema.Decoder<unknown>>> = {
-  text: Text,
-  reasoning: Text,
-  tool: ToolPartFields,
-  compaction: Compaction,
-  "step-start": TypeOnly,
-  "step-finish": TypeOnly,
-  file: TypeOnly,
-  subtask: TypeOnly,
-  snapshot: TypeOnly,
-  patch: TypeOnly,
-  agent: TypeOnly,
-  retry: TypeOnly
+  text: TextPart,
+  reasoning: TextPart,
+  tool: ToolPart,
+  compaction: CompactionPart,
+  "step-start": PartHead,
+  "step-finish": PartHead,
+  file: PartHead,
+  subtask: PartHead,
+  snapshot: PartHead,
+  patch: PartHead,
+  agent: PartHead,
+  retry: PartHead
 }
 
 type ExportInfo = typeof ExportFile.Type["info"]
-type MessageInfo = typeof MessageInfo.Type
 
 /** A decoded export, ready to replay. */
 export interface Session {

@@ -20,7 +20,7 @@
  * and tokens are counted once per distinct string. Every model message starts with a boundary block (its role
  * framing): part of the prefix, never a content block.
  */
-import type { Msg } from "./copy.ts"
+import type { Msg } from "../host/schema.ts"
 
 /** Framing tokens: a message's role header, a tool call's or result's wrapper. Small constants; they only shift totals. */
 const messageOverhead = 4

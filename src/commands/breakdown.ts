@@ -30,6 +30,9 @@ export const contentsOf = (messages: ReadonlyArray<unknown>): Contents => {
   return contents
 }
 
+// Token counts are read one value at a time, not decoded as a whole: one odd value a provider reports must not
+// hide the others of its message.
+
 /** Input tokens of the newest assistant message that has any: the provider's count for the latest request. */
 export const reportedContext = (messages: ReadonlyArray<unknown>): number | undefined => {
   for (let i = messages.length - 1; i >= 0; i--) {

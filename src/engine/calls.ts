@@ -1,5 +1,5 @@
 import { Predicate } from "effect"
-import type { ToolStatus } from "../host/messages.ts"
+import type { ToolStatus } from "../host/schema.ts"
 
 /** One tool call as the model sees it in the current request. */
 export interface ToolCall {

@@ -1,5 +1,5 @@
-import { Predicate } from "effect"
-import { roleOf } from "../host/messages.ts"
+import { Option, Predicate } from "effect"
+import { infoOf } from "../host/messages.ts"
 
 /** Stable identity of what we append, so a request transformed twice still ends with exactly one such message. */
 export const syntheticId = "dcp-note"
@@ -15,12 +15,14 @@ export const appendTail = (messages: Array<unknown>, text: string): void => {
   const lastIndex = messages.length - 1
   if (lastIndex >= 0 && isSynthetic(messages[lastIndex])) messages.pop()
   const last = messages[messages.length - 1]
-  if (roleOf(last) === undefined || !Predicate.isObject(last)) return
-  const info = last.info as Record<string, unknown>
+  const decoded = infoOf(last)
+  if (Option.isNone(decoded)) return
+  const info = decoded.value
   const sessionID = info.sessionID
-  const created = Predicate.isObject(info.time) ? info.time.created : 0
-  const user = roleOf(last) === "user"
-    ? info
+  const created = info.time?.created ?? 0
+  // A user message's info is copied whole, with the fields not decoded here (the turn's variant, system, tools).
+  const user = info.role === "user"
+    ? (last as { readonly info: object }).info
     : { sessionID, agent: info.agent ?? info.mode, model: { providerID: info.providerID, modelID: info.modelID } }
   messages.push({
     info: { ...user, id: syntheticId, role: "user", time: { created } },

@@ -1,6 +1,7 @@
-import { Effect, Predicate } from "effect"
+import { Effect, Predicate, Result, Schema } from "effect"
 import { findingsForSummary } from "../engine/prompts.ts"
 import { Config, formatReport } from "../services/Config.ts"
+import { HostEvent } from "../host/schema.ts"
 import { Host, type NoteOrigin } from "../services/Host.ts"
 import { Ledger } from "../services/Ledger.ts"
 import { Notifier } from "../services/Notifier.ts"
@@ -36,45 +37,56 @@ export const compacting = Effect.fn("hooks.compacting")(function*(sessionID: str
  * was handed in its summary; a session that went idle gets the note about what was pruned during its last run
  * (sending it earlier would start an extra model turn).
  */
-export const event = Effect.fn("hooks.event")(function*(event: unknown) {
-  if (!Predicate.isObject(event) || !Predicate.isObject(event.properties)) return
-  const properties = event.properties
-  if (event.type === "session.deleted") {
-    const info = properties.info
-    const sessionID = Predicate.isObject(info) && typeof info.id === "string" ? info.id : undefined
-    if (sessionID === undefined) return
-    const store = yield* SessionStore
-    const cache = yield* ToolCache
-    yield* cache.forget(sessionID)
-    yield* store.forget(sessionID)
-    yield* Status.use((status) => status.remove(sessionID))
-    return
+export const event = Effect.fn("hooks.event")(function*(input: unknown) {
+  // Most events (streamed part updates among them) are not for the plugin: they are passed over before decoding.
+  if (!Predicate.isObject(input) || !handledEvents.has(input.type)) return
+  const decoded = decodeEvent(input)
+  if (Result.isFailure(decoded)) {
+    return yield* Effect.logWarning(`event ${String(input.type)} skipped: it does not have the expected shape`, {
+      issue: decoded.failure.message
+    })
   }
-  if (event.type === "session.compacted" && typeof properties.sessionID === "string") {
-    const store = yield* SessionStore
-    yield* store.use(properties.sessionID, (state) =>
-      Effect.sync(() => {
-        if (state.findings.length === 0) return
-        state.findings = []
-        state.dirty = true
-      }))
-    return
-  }
-  const idle = event.type === "session.idle" ||
-    (event.type === "session.status" && Predicate.isObject(properties.status) && properties.status.type === "idle")
-  if (idle && typeof properties.sessionID === "string") {
-    const sessionID = properties.sessionID
-    const store = yield* SessionStore
-    const ledger = yield* Ledger
-    const notifier = yield* Notifier
-    // Writes are spaced out during a run; at its end everything goes to disk, since OpenCode may now be quit
-    // without disposing its plugins.
-    yield* store.flush
-    yield* ledger.flush
-    // A compaction that ended (or failed) without its summariser's request must not leave the next one unpruned.
-    yield* store.ifLoaded(sessionID, (state) => void (state.compacting = false))
-    yield* notifier.idle(sessionID)
-  }
+  yield* HostEvent.match(decoded.success, {
+    "session.deleted": (event) => forget(event.properties.info.id),
+    "session.compacted": (event) => compacted(event.properties.sessionID),
+    "session.idle": (event) => idle(event.properties.sessionID),
+    "session.status": (event) =>
+      event.properties.status.type === "idle" ? idle(event.properties.sessionID) : Effect.void
+  })
+})
+
+const handledEvents: ReadonlySet<unknown> = new Set(HostEvent.discriminants)
+const decodeEvent = Schema.decodeUnknownResult(HostEvent)
+
+const forget = Effect.fnUntraced(function*(sessionID: string) {
+  const store = yield* SessionStore
+  const cache = yield* ToolCache
+  yield* cache.forget(sessionID)
+  yield* store.forget(sessionID)
+  yield* Status.use((status) => status.remove(sessionID))
+})
+
+const compacted = Effect.fnUntraced(function*(sessionID: string) {
+  const store = yield* SessionStore
+  yield* store.use(sessionID, (state) =>
+    Effect.sync(() => {
+      if (state.findings.length === 0) return
+      state.findings = []
+      state.dirty = true
+    }))
+})
+
+const idle = Effect.fnUntraced(function*(sessionID: string) {
+  const store = yield* SessionStore
+  const ledger = yield* Ledger
+  const notifier = yield* Notifier
+  // Writes are spaced out during a run; at its end everything goes to disk, since OpenCode may now be quit
+  // without disposing its plugins.
+  yield* store.flush
+  yield* ledger.flush
+  // A compaction that ended (or failed) without its summariser's request must not leave the next one unpruned.
+  yield* store.ifLoaded(sessionID, (state) => void (state.compacting = false))
+  yield* notifier.idle(sessionID)
 })
 
 /**

@@ -41,7 +41,14 @@ export const protectionFor = (config: PluginConfig, worktree: string, index: Too
  */
 export const transform = Effect.fn("hooks.transform")(function*(messages: Array<unknown>) {
   const sessionID = findSessionId(messages)
-  if (sessionID === undefined) return
+  if (sessionID === undefined) {
+    if (messages.length > 0) {
+      yield* Effect.logWarning(
+        "messages.transform: no message says which session it is in; the request goes out as it came"
+      )
+    }
+    return
+  }
   const store = yield* SessionStore
   yield* store.use(sessionID, (state) => transformSession(state, sessionID, messages))
 })

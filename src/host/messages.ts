@@ -1,52 +1,27 @@
-import { Predicate, Schema } from "effect"
+import { Option, Predicate, Schema } from "effect"
+import { HostMessageInfo, ToolPart } from "./schema.ts"
 
 // What `experimental.chat.messages.transform` hands us is typed by the SDK, but at run time anything can arrive
 // (older or newer hosts, other plugins mutating first), so every field we depend on is decoded before use and
 // anything that does not decode is left exactly as it came.
+//
+// A Schema decode of a message's info costs about 4 µs: fine for the few messages a request or a command looks at,
+// too much for the walks over the whole history on every request (the tool index, the visible history the
+// analyser computes per request). Those read the few fields they need through `roleOf`, `messageIdOf` and
+// `partsOf`, which check each field by hand.
 
-const ToolState = Schema.Struct({
-  status: Schema.Literals(["pending", "running", "completed", "error"]),
-  input: Schema.optional(Schema.Record(Schema.String, Schema.Unknown)),
-  output: Schema.optional(Schema.Unknown),
-  error: Schema.optional(Schema.Unknown),
-  time: Schema.optional(Schema.Struct({ compacted: Schema.optional(Schema.Unknown) }))
-})
+export const decodeToolPart = Schema.decodeUnknownOption(ToolPart)
 
-export const ToolPartFields = Schema.Struct({
-  type: Schema.Literal("tool"),
-  callID: Schema.String.check(Schema.isNonEmpty()),
-  tool: Schema.String,
-  state: ToolState
-})
-export type ToolPartFields = typeof ToolPartFields.Type
-export type ToolStatus = ToolPartFields["state"]["status"]
+const decodeInfo = Schema.decodeUnknownOption(HostMessageInfo)
 
-export const decodeToolPart = Schema.decodeUnknownOption(ToolPartFields)
+/** A message's decoded `info`; none for anything that is not a message with an info of the expected shape. */
+export const infoOf = (message: unknown): Option.Option<HostMessageInfo> =>
+  Predicate.isObject(message) ? decodeInfo(message.info) : Option.none()
 
 export const roleOf = (message: unknown): "user" | "assistant" | undefined => {
   if (!Predicate.isObject(message) || !Predicate.isObject(message.info)) return undefined
   const role = message.info.role
   return role === "user" || role === "assistant" ? role : undefined
-}
-
-const sessionIdOf = (message: unknown): string | undefined =>
-  Predicate.isObject(message) && Predicate.isObject(message.info) && typeof message.info.sessionID === "string"
-    ? message.info.sessionID
-    : undefined
-
-/** The session a request belongs to: the newest user message's, else any message's. */
-export const findSessionId = (messages: ReadonlyArray<unknown>): string | undefined => {
-  for (let i = messages.length - 1; i >= 0; i--) {
-    if (roleOf(messages[i]) === "user") {
-      const id = sessionIdOf(messages[i])
-      if (id !== undefined) return id
-    }
-  }
-  for (const message of messages) {
-    const id = sessionIdOf(message)
-    if (id !== undefined) return id
-  }
-  return undefined
 }
 
 export const partsOf = (message: unknown): ReadonlyArray<unknown> =>
@@ -56,6 +31,20 @@ export const messageIdOf = (message: unknown): string | undefined =>
   Predicate.isObject(message) && Predicate.isObject(message.info) && typeof message.info.id === "string"
     ? message.info.id
     : undefined
+
+/** The session a request belongs to: the newest user message's, else any message's. */
+export const findSessionId = (messages: ReadonlyArray<unknown>): string | undefined => {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    if (roleOf(messages[i]) !== "user") continue
+    const id = Option.getOrUndefined(infoOf(messages[i]))?.sessionID
+    if (id !== undefined) return id
+  }
+  for (const message of messages) {
+    const id = Option.getOrUndefined(infoOf(message))?.sessionID
+    if (id !== undefined) return id
+  }
+  return undefined
+}
 
 /** A user message with text the user typed (not only synthetic or ignored parts, not a compaction request). */
 export const isTypedByUser = (message: unknown): boolean =>
@@ -73,9 +62,8 @@ export const requestTimes = (messages: ReadonlyArray<unknown>): Array<number> =>
   const times: Array<number> = []
   for (const message of messages) {
     if (roleOf(message) !== "assistant") continue
-    const time = (message as { info: { time?: unknown } }).info.time
-    const created = Predicate.isObject(time) ? time.created : undefined
-    if (typeof created === "number" && Number.isFinite(created)) times.push(created)
+    const created = Option.getOrUndefined(infoOf(message))?.time?.created
+    if (created !== undefined && Number.isFinite(created)) times.push(created)
   }
   return times
 }

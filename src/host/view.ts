@@ -1,7 +1,9 @@
 import { Predicate } from "effect"
 import { messageIdOf, partsOf, roleOf } from "./messages.ts"
 
-const infoOf = (message: unknown): Record<string, unknown> =>
+// Read by hand, not decoded: the analyser computes the visible history on every request it replays (see
+// `messages.ts`).
+const fieldsOf = (message: unknown): Record<string, unknown> =>
   Predicate.isObject(message) && Predicate.isObject(message.info) ? message.info : {}
 
 const compactionPart = (message: unknown): Record<string, unknown> | undefined =>
@@ -10,7 +12,7 @@ const compactionPart = (message: unknown): Record<string, unknown> | undefined =
   )
 
 const isFinishedSummary = (message: unknown): boolean => {
-  const info = infoOf(message)
+  const info = fieldsOf(message)
   return roleOf(message) === "assistant" && info.summary === true && Boolean(info.finish) && !info.error
 }
 
@@ -39,8 +41,8 @@ export const visibleHistory = <M>(chronological: ReadonlyArray<M>): Array<M> => 
       if (id === tailStart) break
       continue
     }
-    if (isFinishedSummary(message) && typeof infoOf(message).parentID === "string") {
-      summarised.add(infoOf(message).parentID as string)
+    if (isFinishedSummary(message) && typeof fieldsOf(message).parentID === "string") {
+      summarised.add(fieldsOf(message).parentID as string)
     }
   }
   collected.reverse()
@@ -54,8 +56,8 @@ export const visibleHistory = <M>(chronological: ReadonlyArray<M>): Array<M> => 
     messageIdOf(message) === compactionPart(collected[request])!.tail_start_id
   )
   const summary = collected.findIndex((message, i) =>
-    i > request && roleOf(message) === "assistant" && infoOf(message).summary === true &&
-    infoOf(message).parentID === requestId
+    i > request && roleOf(message) === "assistant" && fieldsOf(message).summary === true &&
+    fieldsOf(message).parentID === requestId
   )
   if (tail >= 0 && tail < request && summary > request) {
     return [

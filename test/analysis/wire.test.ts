@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest"
-import { generate, type Msg } from "../../bench/generate.ts"
+import { generate } from "../../bench/generate.ts"
+import type { Msg } from "../../src/host/schema.ts"
 import { freezeShared, freshCopy } from "../../src/analysis/copy.ts"
 import { clearedResult, compactionPrompt, interruptedResult, WireBuilder } from "../../src/analysis/wire.ts"
 

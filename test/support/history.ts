@@ -1,14 +1,13 @@
+import type { Msg } from "../../src/host/schema.ts"
+
 /**
  * Builds OpenCode-shaped histories (what `experimental.chat.messages.transform` receives) for tests. Every
  * builder returns plain JSON objects, like the fresh copy OpenCode passes on each request.
  */
 
-export const sessionID = "ses_test0000000000000000001"
+export type { Msg }
 
-export interface Msg {
-  info: Record<string, unknown>
-  parts: Array<Record<string, unknown>>
-}
+export const sessionID = "ses_test0000000000000000001"
 
 let counter = 0
 const nextId = (prefix: string) => `${prefix}_${String(++counter).padStart(6, "0")}`
