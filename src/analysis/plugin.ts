@@ -13,6 +13,7 @@ import { Config } from "../services/Config.ts"
 import { Host, type HostFixture, HostRecorder, type Note, type Toast } from "../services/Host.ts"
 import { Paths } from "../services/Paths.ts"
 import type { Tokenizer } from "../services/Tokenizer.ts"
+import { replayedClock } from "./clock.ts"
 import type { DrivenPlugin } from "./drive.ts"
 
 export interface ReplayedPluginOptions {
@@ -52,21 +53,6 @@ export interface ReplayedPlugin extends DrivenPlugin {
   /** Ends the plugin's background work. */
   readonly dispose: () => Promise<void>
 }
-
-/**
- * Effect's clock with "now" set by whoever replays a session: hours of session run in seconds, and the plugin reads
- * each request's own time (whether the prompt cache is still warm). Sleeping and monotonic time stay real, so
- * background work (state written behind) runs as it does in OpenCode.
- */
-const replayedClock = (real: Clock.Clock, time: { now: number }): Clock.Clock => ({
-  currentTimeMillisUnsafe: () => time.now,
-  currentTimeMillis: Effect.sync(() => time.now),
-  currentTimeNanosUnsafe: () => BigInt(time.now) * 1_000_000n,
-  currentTimeNanos: Effect.sync(() => BigInt(time.now) * 1_000_000n),
-  monotonicTimeNanosUnsafe: () => real.monotonicTimeNanosUnsafe(),
-  monotonicTimeNanos: real.monotonicTimeNanos,
-  sleep: (duration) => real.sleep(duration)
-})
 
 /** Builds the plugin's runtime, loads its config and makes its hooks (none when the config disables it). */
 export const replayedPlugin = async (options: ReplayedPluginOptions): Promise<ReplayedPlugin> => {
