@@ -22,7 +22,7 @@ import type { Blocks } from "./wire.ts"
 export type RunName = "withoutPlugin" | "withOpenCodePrune" | "withPlugin"
 
 /** One replay of the session, priced. */
-export interface Run {
+interface Run {
   /** By pricing profile name. */
   readonly priced: Readonly<Record<string, Priced>>
   /** Compactions OpenCode would have made when a request reached the window (each one a summary request). */
@@ -37,7 +37,7 @@ interface Tally {
 }
 
 /** Tokens of one request by kind of content. */
-export interface Composition {
+interface Composition {
   /** OpenCode's system prompt and tool definitions (stand-ins). */
   readonly system: number
   readonly user: number
