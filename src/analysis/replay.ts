@@ -10,8 +10,9 @@ import { analysisOf, type RunName } from "./report.ts"
 import type { Session } from "./session.ts"
 
 /**
- * Replays an exported session request by request through the plugin's production graph and hooks, the way
- * OpenCode would have called them, and measures what each request would have sent with and without the plugin.
+ * Replays an exported session request by request through the plugin's production graph and hooks (built as in
+ * ./plugin.ts, driven by ./drive.ts), the way OpenCode would have called them, and measures what each request would
+ * have sent with and without the plugin; ./report.ts makes the analysis of it.
  *
  * Isolation: config, state and logs live under a temporary root removed at the end, so the user's real state
  * directory and config directory are never written. The user's config files are read (copied into the temporary
@@ -38,8 +39,8 @@ class BadConfig extends Schema.TaggedError<BadConfig>()("BadConfig", { message: 
 class ReplayFailed extends Schema.TaggedError<ReplayFailed>()("ReplayFailed", { message: Schema.String }) {}
 
 /**
- * The config the plugin reads: a copy of the user's global file (or of \`--config\`), written under the replay's
- * root; \`$OPENCODE_CONFIG_DIR\` and the project's \`.opencode/\` are read where they are (the plugin only reads them).
+ * The config the plugin reads: a copy of the user's global file (or of `--config`), written under the replay's
+ * root; `$OPENCODE_CONFIG_DIR` and the project's `.opencode/` are read where they are (the plugin only reads them).
  */
 const userConfig = Effect.fnUntraced(function*(options: ReplayOptions) {
   const fs = yield* FileSystem.FileSystem
@@ -86,7 +87,7 @@ const worktreeOf = (session: Session): string | undefined => {
 const failed = (what: string) => (cause: unknown) =>
   new ReplayFailed({ message: `${what}: ${cause instanceof Error ? cause.message : String(cause)}` })
 
-/** The session replayed three times under a temporary root (see \`RunName\`), and the analysis of what was sent. */
+/** The session replayed three times under a temporary root (see `RunName`), and the analysis of what was sent. */
 export const replay = Effect.fn("analysis.replay")(function*(session: Session, options: ReplayOptions) {
   const fs = yield* FileSystem.FileSystem
   const root = yield* fs.makeTempDirectoryScoped({ prefix: "dcp-analyse-" })
@@ -119,8 +120,6 @@ export const replay = Effect.fn("analysis.replay")(function*(session: Session, o
     }),
     (plugin) => Effect.promise(plugin.dispose)
   )
-  const run = <A>(what: string, program: Parameters<typeof plugin.run<A, unknown>>[0]) =>
-    Effect.tryPromise({ try: () => plugin.run(program), catch: failed(what) })
   const origins = new Map<string, string>()
   if (Option.isSome(config.global)) origins.set(plugin.globalConfigFile, config.global.value.origin)
   const projectDir = plugin.paths.projectDir
@@ -170,19 +169,20 @@ export const replay = Effect.fn("analysis.replay")(function*(session: Session, o
   const withOpenCodePrune = yield* driveWith("withOpenCodePrune", noPlugin, true)
   const withPlugin = yield* driveWith("withPlugin", plugin, false)
 
-  const state = yield* run(
-    "reading the session state",
-    SessionStore.use((store) =>
-      store.use(sessionID, (state) =>
-        Effect.succeed({
-          subAgent: state.isSubAgent,
-          byReason: state.stats.byReason,
-          calls: state.stats.calls,
-          tokens: state.stats.tokens,
-          pruned: new Set(state.pruned.keys())
-        }))
-    )
-  )
+  const state = yield* Effect.tryPromise({
+    try: () =>
+      plugin.run(SessionStore.use((store) =>
+        store.use(sessionID, (state) =>
+          Effect.succeed({
+            subAgent: state.isSubAgent,
+            byReason: state.stats.byReason,
+            calls: state.stats.calls,
+            tokens: state.stats.tokens,
+            pruned: new Set(state.pruned.keys())
+          }))
+      )),
+    catch: failed("reading the session state")
+  })
   // Disposing ends the plugin's background work and flushes its batched log lines to the recording host.
   yield* Effect.promise(plugin.dispose)
 

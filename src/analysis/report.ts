@@ -14,8 +14,8 @@ import type { Session } from "./session.ts"
 import type { Blocks } from "./wire.ts"
 
 /**
- * The analyser's report: the figures of a replayed session (\`Analysis\`, printed by \`--json\`), made from what the
- * replay found (\`Replayed\`), and their text for a terminal.
+ * The analyser's report: the figures of a replayed session (`Analysis`, printed by `--json`), made from what the
+ * replay found (`Replayed`), and their text for a terminal.
  */
 
 /** The three replays of a session: OpenCode alone, OpenCode with its own `compaction.prune`, and with the plugin. */
@@ -132,7 +132,7 @@ export interface Analysis {
 /** What the replay of a session found: the report's input. */
 export interface Replayed {
   readonly session: Session
-  /** \`--config\` replaced the user's config files. */
+  /** `--config` replaced the user's config files. */
   readonly explicitConfig: boolean
   readonly contextWindow: number
   /** The temporary root the replay ran under. */
