@@ -4,16 +4,11 @@
  * size and shape, since it is sent unchanged on every request. The instructions are the offline analyser's stand-in
  * (src/analysis/prompt.ts); the environment and AGENTS.md are the generated project's.
  */
-import { instructions } from "../src/analysis/prompt.ts"
+import { environmentBlock, instructions } from "../src/analysis/prompt.ts"
 import { projectDir } from "./generate.ts"
 
-const environment = `Here is useful information about the environment you are running in:
-<env>
-  Working directory: ${projectDir}
-  Is directory a git repo: yes
-  Platform: linux
-  Today's date: Mon Jan 12 2026
-</env>
+// Dated in local time, so that the date reads the same in every time zone.
+const environment = `${environmentBlock(projectDir, new Date(2026, 0, 12).getTime())}
 <project>
   ${projectDir}/
     AGENTS.md

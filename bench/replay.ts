@@ -3,20 +3,28 @@
  * (src/analysis/drive.ts): every model request the session made, in order, the way OpenCode calls the plugin, with
  * OpenCode's compaction at overflow, priced under Anthropic's and OpenAI's prompt-cache rules.
  *
- * `plugin: "real"` drives the real hooks (makeHooks over the composed production graph with a recording test host
- * and the production tokenizer); `"none"` is OpenCode without a plugin, `"prune"` OpenCode with its own
+ * `plugin: "real"` drives the real hooks, built as the offline analyser builds them (src/analysis/plugin.ts: the
+ * production graph with a recording test host, here with the production tokenizer unless told otherwise); `"none"` is OpenCode without a plugin, `"prune"` OpenCode with its own
  * `compaction.prune: true`: the baselines a user really has.
  *
  * Usage (normally started by bench/run.ts): node bench/replay.ts '<ReplayOptions as JSON>'
  */
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { setImmediate as tick } from "node:timers/promises"
 import { freezeShared } from "../src/analysis/copy.ts"
 import type { Priced } from "../src/analysis/cost.ts"
-import { drive, type DrivenPlugin, type DriveModel } from "../src/analysis/drive.ts"
+import {
+  addedTokens,
+  drive,
+  type DrivenPlugin,
+  type DriveModel,
+  noPlugin,
+  o200kCount,
+  usableWindow
+} from "../src/analysis/drive.ts"
 import { hostToolDefinitions } from "../src/analysis/prompt.ts"
 import { profiles } from "../src/pricing/profiles.ts"
 import { generate, projectDir, sessionID } from "./generate.ts"
@@ -111,88 +119,53 @@ interface Plugin extends DrivenPlugin {
   readonly dispose: () => Promise<void>
 }
 
-const noPlugin = (): Plugin => ({
-  hooks: undefined,
-  setTime: () => {},
+const withoutPlugin = (): Plugin => ({
+  ...noPlugin,
   inspect: async () => ({ pruned: undefined, prunedBy: undefined, notes: undefined, toasts: [] }),
   dispose: async () => {}
 })
 
+/** The real plugin as the analyser replays it (src/analysis/plugin.ts), loaded from the harness module. */
 const realPlugin = async (
   harness: string,
   config: Record<string, unknown>,
   tokenizer: "default" | "estimate" | "exact"
 ): Promise<Plugin> => {
-  const h = await import(harness)
+  const h: typeof import("./harness.ts") = await import(harness)
   const root = mkdtempSync(join(tmpdir(), "dcp-bench-"))
-  mkdirSync(join(root, "config", "opencode"), { recursive: true })
-  writeFileSync(join(root, "config", "opencode", "dcp.jsonc"), JSON.stringify(config, null, 2))
-  // The production Paths layer over an environment that points at the temp root: the project directory stays the
-  // generated one (so paths in tool inputs are project-relative, as in a real session) while config and state live
-  // under the temp root, like Paths.layerUnder(root).
-  const env = { HOME: root, XDG_CONFIG_HOME: join(root, "config"), XDG_DATA_HOME: join(root, "data") }
-  // The replay runs hours of session in seconds. The plugin reads "now" from Effect's Clock (how long since the
-  // previous request, i.e. whether the prompt cache is still warm), so it gets the replayed time; sleeping and
-  // monotonic time stay real.
-  const time = { now: 0 }
-  const real = h.Effect.runSync(h.Clock.clockWith((clock: any) => h.Effect.succeed(clock)))
-  const replayed = {
-    currentTimeMillisUnsafe: () => time.now,
-    currentTimeMillis: h.Effect.sync(() => time.now),
-    currentTimeNanosUnsafe: () => BigInt(time.now) * 1_000_000n,
-    currentTimeNanos: h.Effect.sync(() => BigInt(time.now) * 1_000_000n),
-    monotonicTimeNanosUnsafe: () => real.monotonicTimeNanosUnsafe(),
-    monotonicTimeNanos: real.monotonicTimeNanos,
-    sleep: (duration: unknown) => real.sleep(duration)
-  }
-  const runtime = h.ManagedRuntime.make(
-    h.compose({
-      paths: h.Paths.layer({ directory: projectDir, worktree: projectDir }, env),
-      host: h.Host.layerTest({}),
-      tokenizer: tokenizer === "estimate"
-        ? h.Tokenizer.layerEstimate
-        : tokenizer === "exact"
-        ? h.Tokenizer.layerExact
-        : h.Tokenizer.layer
-    }).pipe(h.Layer.provideMerge(h.Layer.succeed(h.Clock.Clock, replayed)))
-  )
-  const current = await runtime.runPromise(h.Config.use((c: { current: unknown }) => h.Effect.succeed(c.current)))
-  const attempt = async <A>(program: unknown): Promise<A | undefined> => {
-    try {
-      return await runtime.runPromise(program)
-    } catch {
-      return undefined
-    }
-  }
+  // The project directory stays the generated one, so paths in tool inputs are project-relative as in a real session.
+  const plugin = await h.replayedPlugin({
+    root,
+    directory: projectDir,
+    worktree: projectDir,
+    globalConfig: JSON.stringify(config, null, 2),
+    tokenizer: tokenizer === "estimate"
+      ? h.Tokenizer.layerEstimate
+      : tokenizer === "exact"
+      ? h.Tokenizer.layerExact
+      : undefined
+  })
   return {
-    hooks: h.makeHooks(runtime, current),
-    setTime: (ms) => {
-      time.now = ms
-    },
+    hooks: plugin.hooks,
+    setTime: plugin.setTime,
     inspect: async () => {
-      const reasons = await attempt<Array<string>>(
-        h.SessionStore.use((store: any) =>
-          store.use(
-            sessionID,
-            (state: any) => h.Effect.sync(() => [...state.pruned.values()].map((r: any) => String(r.reason)))
-          )
+      const reasons = await plugin.run(
+        h.SessionStore.use((store) =>
+          store.use(sessionID, (state) => h.Effect.sync(() => [...state.pruned.values()].map((r) => String(r.reason))))
         )
-      )
+      ).catch(() => undefined)
       const prunedBy: Record<string, number> = {}
       for (const reason of reasons ?? []) prunedBy[reason] = (prunedBy[reason] ?? 0) + 1
-      const notes = await attempt<ReadonlyArray<unknown>>(h.HostRecorder.use((r: any) => h.Ref.get(r.notes)))
-      const toasts = await attempt<ReadonlyArray<{ title?: string; message: string }>>(
-        h.HostRecorder.use((r: any) => h.Ref.get(r.toasts))
-      )
+      const { notes, toasts } = plugin.recorded()
       return {
         pruned: reasons?.length,
         prunedBy: reasons === undefined ? undefined : prunedBy,
-        notes: notes?.length,
-        toasts: (toasts ?? []).map((t) => `${t.title ?? ""}: ${t.message}`.replace(/\s+/g, " "))
+        notes: notes.length,
+        toasts: toasts.map((t) => `${t.title ?? ""}: ${t.message}`.replace(/\s+/g, " "))
       }
     },
     dispose: async () => {
-      await runtime.dispose()
+      await plugin.dispose()
       rmSync(root, { recursive: true, force: true })
     }
   }
@@ -223,14 +196,9 @@ export const replay = async (options: ReplayOptions): Promise<ReplayResult> => {
   const setupStart = performance.now()
   const plugin = options.plugin === "real"
     ? await realPlugin(options.harness, options.config, options.tokenizer ?? "default")
-    : noPlugin()
+    : withoutPlugin()
   const setupMs = performance.now() - setupStart
-  let count = (text: string) => Math.ceil(text.length / 4)
-  if (options.accounting) {
-    const { countTokens } = await import("gpt-tokenizer/encoding/o200k_base")
-    const plain = { disallowedSpecial: new Set<string>() }
-    count = (text) => countTokens(text, plain)
-  }
+  const count = options.accounting ? await o200kCount() : (text: string) => Math.ceil(text.length / 4)
 
   let backgroundMs = 0
   let gcMs = 0
@@ -268,9 +236,7 @@ export const replay = async (options: ReplayOptions): Promise<ReplayResult> => {
   const inspected = await plugin.inspect()
   await plugin.dispose()
 
-  let addedTokens = 0
-  for (const [block, times] of driven.builder.added) addedTokens += driven.tokensOf(block) * times
-  const usable = model.context - Math.min(model.output, 32_000)
+  const usable = usableWindow(model)
   return {
     size: options.size,
     plugin: options.plugin,
@@ -293,7 +259,7 @@ export const replay = async (options: ReplayOptions): Promise<ReplayResult> => {
     toasts: inspected.toasts,
     accounting: {
       priced: driven.priced,
-      addedTokens,
+      addedTokens: addedTokens(driven),
       lastContextTokens: driven.requestTokens.at(-1) ?? 0,
       requestsOverWindow: driven.requestTokens.filter((tokens) => tokens >= usable).length,
       compactions: driven.compactions,

@@ -1,7 +1,7 @@
 import { type Clock, Effect } from "effect"
 
 /**
- * Effect's clock with "now" set by whoever replays a session (the offline analyser, tests): hours of session run in
+ * Effect's clock with "now" set by whoever replays a session (the offline analyser, the benchmark, tests): hours of session run in
  * seconds, and the plugin reads each request's own time. Sleeping and monotonic time stay real, so background work
  * (state written behind) runs as it does in OpenCode.
  */

@@ -40,6 +40,9 @@ export interface DrivenPlugin {
   readonly setTime: (ms: number) => void
 }
 
+/** OpenCode without a plugin. */
+export const noPlugin: DrivenPlugin = { hooks: undefined, setTime: () => {} }
+
 export interface DriveOptions {
   readonly sessionID: string
   /** The stored history, oldest first. */
@@ -96,8 +99,8 @@ export interface Driven {
   readonly phasesMs: { copy: number; accounting: number; idle: number }
 }
 
-/** OpenCode's output reserve: the model's output limit, at most 32,000 tokens. */
-const outputReserve = (model: DriveModel) => Math.min(model.output, 32_000)
+/** The most a request can hold before OpenCode compacts: the context less its output reserve (32,000 at most). */
+export const usableWindow = (model: DriveModel) => model.context - Math.min(model.output, 32_000)
 const tailBudget = 15_000
 const pruneProtect = 40_000
 const pruneMinimum = 20_000
@@ -111,8 +114,11 @@ const summaryPrompt =
 
 const isSummary = (message: Msg) => message.info.role === "assistant" && message.info.summary === true
 
-/** A user message someone typed: not a note (ignored text), not OpenCode's own (synthetic), not a compaction request. */
-const isPrompt = (message: Msg): boolean =>
+/**
+ * A user message someone typed. Not: notes (ignored text, such as the plugin's own prune notes), OpenCode's own
+ * messages (synthetic text, such as "continue" after a compaction), and compaction requests.
+ */
+export const isPrompt = (message: Msg): boolean =>
   !message.parts.some((part) => part.type === "compaction") &&
   message.parts.some((part) =>
     part.type === "file" || (part.type === "text" && part.ignored !== true && part.synthetic !== true)
@@ -138,7 +144,7 @@ export const drive = async (options: DriveOptions): Promise<Driven> => {
       })
     ])
   }
-  const usable = model.context - outputReserve(model)
+  const usable = usableWindow(model)
   const summaryText = Array.from(
     { length: Math.round((options.summaryTokens ?? 2000) / 1.3) },
     (_, i) => summaryPrompt.split(" ")[i % 24]
@@ -356,6 +362,20 @@ export const drive = async (options: DriveOptions): Promise<Driven> => {
     systemMs,
     phasesMs
   }
+}
+
+/** Tokens of what the plugin added (tool definitions, system section, messages), summed over the requests. */
+export const addedTokens = (driven: Driven): number => {
+  let tokens = 0
+  for (const [block, times] of driven.builder.added) tokens += driven.tokensOf(block) * times
+  return tokens
+}
+
+/** Exact o200k token counts, for priced figures. */
+export const o200kCount = async (): Promise<(text: string) => number> => {
+  const { countTokens } = await import("gpt-tokenizer/encoding/o200k_base")
+  const plain = { disallowedSpecial: new Set<string>() }
+  return (text) => countTokens(text, plain)
 }
 
 /**

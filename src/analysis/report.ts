@@ -1,6 +1,336 @@
+import type { PluginConfig } from "../config/schema.ts"
 import { bar } from "../commands/format.ts"
-import { type PricingName, profiles } from "../pricing/profiles.ts"
-import type { Analysis, Composition } from "./replay.ts"
+import { reportedCacheUsage } from "../commands/breakdown.ts"
+import { isReason, reasonEnabled, reasonName, reasons } from "../engine/reasons.ts"
+import { type PricingName, type PricingProfile, profiles } from "../pricing/profiles.ts"
+import type { Config } from "../services/Config.ts"
+import type { Msg } from "../host/schema.ts"
+import type { Priced } from "./cost.ts"
+import { addedTokens, type Driven, isPrompt } from "./drive.ts"
+import type { Recorded } from "./plugin.ts"
+import { hostToolDefinitions } from "./prompt.ts"
+import type { Session } from "./session.ts"
+import type { Blocks } from "./wire.ts"
+
+/**
+ * The analyser's report: the figures of a replayed session (`Analysis`, printed by `--json`), made from what the
+ * replay found (`Replayed`), and their text for a terminal.
+ */
+
+/** The three replays of a session: OpenCode alone, OpenCode with its own `compaction.prune`, and with the plugin. */
+export type RunName = "withoutPlugin" | "withOpenCodePrune" | "withPlugin"
+
+/** One replay of the session, priced. */
+interface Run {
+  /** By pricing profile name. */
+  readonly priced: Readonly<Record<string, Priced>>
+  /** Compactions OpenCode would have made when a request reached the window (each one a summary request). */
+  readonly compactions: number
+  /** Outputs OpenCode's own `compaction.prune` cleared. */
+  readonly openCodePruned: number
+}
+
+interface Tally {
+  readonly calls: number
+  readonly tokens: number
+}
+
+/** Tokens of one request by kind of content. */
+interface Composition {
+  /** OpenCode's system prompt and tool definitions (stand-ins). */
+  readonly system: number
+  readonly user: number
+  readonly assistant: number
+  /** The session's tool calls: inputs and outputs (or placeholders). */
+  readonly tools: number
+  readonly toolCalls: number
+  /** What the plugin adds: its tool definitions, its system section, the messages it appends. */
+  readonly plugin: number
+  readonly total: number
+}
+
+export interface Analysis {
+  readonly session: {
+    readonly id: string
+    readonly title: string | undefined
+    readonly directory: string | undefined
+    readonly version: string | undefined
+    readonly subAgent: boolean
+    readonly messages: number
+    readonly userTurns: number
+    readonly requests: number
+    readonly toolCalls: number
+    readonly failedCalls: number
+    readonly startedAt: number
+    readonly endedAt: number
+    /** Requests sent more than the cache TTL after the previous one: the prompt cache had expired. */
+    readonly pausesOverTtl: number
+    readonly model: { readonly providerID: string | undefined; readonly modelID: string | undefined }
+  }
+  readonly skippedParts: { readonly total: number; readonly byType: Readonly<Record<string, number>> }
+  readonly config: {
+    /** The files the plugin read, in merge order; empty: built-in defaults only. */
+    readonly files: ReadonlyArray<string>
+    /** `--config` replaced the user's config files. */
+    readonly explicit: boolean
+    /** Problems the plugin found in them (it shows these as toasts), one line each. */
+    readonly problems: ReadonlyArray<string>
+    readonly enabled: boolean
+    readonly cacheMode: PluginConfig["cache"]["mode"]
+    readonly contextWindow: number
+    readonly switchedOff: ReadonlyArray<string>
+  }
+  /** The session's last request (the compaction summariser's excepted). */
+  readonly finalRequest: {
+    readonly request: number
+    readonly withPlugin: Composition
+    readonly withoutPlugin: Composition
+    readonly prunedCalls: number
+  }
+  /** Calls pruned over the session, by strategy (or tool) in the order the plugin names them; tokens per request. */
+  readonly pruned: ReadonlyArray<{
+    readonly reason: string
+    /** What notes and placeholders call it ("duplicate", "stale output", ...). */
+    readonly name: string
+    readonly calls: number
+    readonly tokens: number
+    /** Switched on in the config. */
+    readonly enabled: boolean
+  }>
+  readonly prunedTotal: Tally
+  /** The model's own discard/extract calls found in the session, replayed through the plugin's tools. */
+  readonly modelCalls: { readonly replayed: number; readonly accepted: number; readonly rejected: number }
+  readonly sent: {
+    readonly requests: number
+    /** The pricing profiles the runs are priced under, Anthropic's first. */
+    readonly profiles: ReadonlyArray<PricingName>
+    /** The one the session's provider bills by. */
+    readonly sessionProfile: PricingName
+    readonly withoutPlugin: Run
+    readonly withOpenCodePrune: Run
+    readonly withPlugin: Run
+    /** Tokens of what the plugin adds (tool definitions, system section, appended messages), over all requests. */
+    readonly addedTokens: number
+    /** Tokens of the stand-ins for OpenCode's system prompt and tool definitions, sent with every request in every run. */
+    readonly systemPromptTokens: number
+    readonly hostToolTokens: number
+  }
+  /** What the provider reported for the recorded session, as it was really sent. */
+  readonly reported: {
+    readonly requests: number
+    readonly input: number
+    readonly cacheRead: number
+    readonly cacheWrite: number
+  }
+  /** Notes the plugin would have shown the user (never sent to the model). */
+  readonly notes: number
+  /** Warnings and errors the plugin logged (it fails open: the request went out unmodified). */
+  readonly pluginLog: ReadonlyArray<string>
+}
+
+/** What the replay of a session found: the report's input. */
+export interface Replayed {
+  readonly session: Session
+  /** `--config` replaced the user's config files. */
+  readonly explicitConfig: boolean
+  readonly contextWindow: number
+  /** The temporary root the replay ran under. */
+  readonly root: string
+  /** The user's files the config files under the root are copies of, by copy. */
+  readonly origins: ReadonlyMap<string, string>
+  readonly config: Config["Service"]
+  readonly runs: Readonly<Record<RunName, Driven>>
+  /** The pricing profiles the runs were priced under, and the one the session's provider bills by. */
+  readonly profiles: ReadonlyArray<PricingProfile>
+  readonly sessionProfile: PricingProfile
+  /** The stand-in for OpenCode's system prompt every request sent. */
+  readonly system: ReadonlyArray<string>
+  readonly count: (text: string) => number
+  /** The plugin's state of the session at the end. */
+  readonly state: {
+    readonly subAgent: boolean
+    readonly byReason: Readonly<Record<string, Tally>>
+    readonly calls: number
+    readonly tokens: number
+    readonly pruned: ReadonlySet<string>
+  }
+  readonly recorded: Recorded
+  /** The plugin run's last request (the compaction summariser's excepted). */
+  readonly last: NonNullable<Driven["last"]>
+}
+
+/** Tokens of one request by kind of content, from the blocks the cost model counted. */
+const composition = (
+  blocks: Blocks,
+  tokensOf: (block: number) => number,
+  base: {
+    readonly system: ReadonlySet<string>
+    readonly tools: ReadonlySet<string>
+    readonly messageIds: ReadonlySet<unknown>
+  },
+  request: {
+    readonly definitions: ReadonlyArray<readonly [string, string]>
+    readonly system: ReadonlyArray<string>
+    readonly messages: ReadonlyArray<Msg>
+  }
+): Composition => {
+  let system = 0
+  let user = 0
+  let assistant = 0
+  let tools = 0
+  let toolCalls = 0
+  let plugin = 0
+  for (const [name, definition] of request.definitions) {
+    const tokens = tokensOf(blocks.toolDefinition(name, definition))
+    if (base.tools.has(name)) system += tokens
+    else plugin += tokens
+  }
+  for (const text of request.system) {
+    const tokens = tokensOf(blocks.system(text)) + tokensOf(blocks.boundary("system"))
+    if (base.system.has(text)) system += tokens
+    else plugin += tokens
+  }
+  for (const message of request.messages) {
+    const role = String(message.info?.role)
+    const added = !base.messageIds.has(message.info?.id)
+    let own = tokensOf(blocks.boundary(role))
+    for (const part of message.parts) {
+      const { content, result } = blocks.part(role, part)
+      const tokens = (content < 0 ? 0 : tokensOf(content)) + (result < 0 ? 0 : tokensOf(result))
+      if (part.type === "tool" && !added && tokens > 0) {
+        tools += tokens
+        toolCalls++
+      } else {
+        own += tokens
+      }
+    }
+    if (added) plugin += own
+    else if (role === "user") user += own
+    else assistant += own
+  }
+  return { system, user, assistant, tools, toolCalls, plugin, total: system + user + assistant + tools + plugin }
+}
+
+/** Costs to the cent of a token: the sums of 0.1 x and 1.25 x carry float noise otherwise. */
+const rounded = (priced: Readonly<Record<string, Priced>>): Record<string, Priced> =>
+  Object.fromEntries(Object.entries(priced).map(([name, p]) => [name, { ...p, cost: Math.round(p.cost * 100) / 100 }]))
+
+const runOf = (driven: Driven): Run => ({
+  priced: rounded(driven.priced),
+  compactions: driven.compactions,
+  openCodePruned: driven.openCodePruned
+})
+
+/** The figures of a replayed session. */
+export const analysisOf = (r: Replayed): Analysis => {
+  const { session, config, state, recorded, last, system: base, count } = r
+  const { withoutPlugin, withOpenCodePrune, withPlugin } = r.runs
+  const { messages, infos } = session
+  const current = config.current
+  const lastModel = infos.filter((info) => info.role === "assistant").at(-1)
+  const stored = {
+    system: new Set(base),
+    tools: new Set(hostToolDefinitions.map(([name]) => name)),
+    messageIds: new Set(messages.map((message) => message.info.id))
+  }
+  const { builder, tokensOf } = withPlugin
+  const finalRequest = {
+    request: last.index + 1,
+    withPlugin: composition(builder.blocks, tokensOf, stored, last),
+    withoutPlugin: composition(builder.blocks, tokensOf, stored, {
+      definitions: hostToolDefinitions,
+      system: base,
+      messages: last.visible
+    }),
+    prunedCalls:
+      last.visible.flatMap((m) => m.parts).filter((part) =>
+        part.type === "tool" && typeof part.callID === "string" && state.pruned.has(part.callID)
+      ).length
+  }
+
+  const known = new Set<string>(reasons)
+  const shown = [
+    ...reasons,
+    ...Object.keys(state.byReason).filter((reason) => !known.has(reason))
+  ]
+  const pruned = shown
+    .map((reason) => ({
+      reason,
+      name: reasonName(reason),
+      calls: state.byReason[reason]?.calls ?? 0,
+      tokens: state.byReason[reason]?.tokens ?? 0,
+      enabled: current.enabled && isReason(reason) && reasonEnabled(current, reason)
+    }))
+    // Automatic strategies are always listed (a zero says something); the rest only when they pruned.
+    .filter((row, i) => i < 4 || row.calls > 0)
+
+  const tools = messages.flatMap((message) => message.parts).filter((part) => part.type === "tool")
+  const reported = reportedCacheUsage(messages)
+  const origins = r.origins
+  const files = config.files.flatMap((file) => {
+    const origin = origins.get(file)
+    if (origin !== undefined) return [origin]
+    // The default global config the plugin writes when the user has none: built-in defaults.
+    return file.startsWith(r.root) ? [] : [file]
+  })
+  const rename = (text: string) => [...origins].reduce((out, [copy, origin]) => out.split(copy).join(origin), text)
+  return {
+    session: {
+      id: session.info.id,
+      title: session.info.title,
+      directory: session.info.directory,
+      version: session.info.version,
+      subAgent: state.subAgent,
+      messages: messages.length,
+      userTurns: messages.filter((message, i) => infos[i]!.role === "user" && isPrompt(message)).length,
+      requests: withoutPlugin.requests,
+      toolCalls: tools.length,
+      failedCalls: tools.filter((part) => part.state?.status === "error").length,
+      startedAt: infos[0]!.time.created,
+      endedAt: Math.max(...infos.map((info) => info.time.created)),
+      pausesOverTtl: withoutPlugin.pausesOverTtl,
+      model: { providerID: lastModel?.providerID, modelID: lastModel?.modelID }
+    },
+    skippedParts: {
+      total: Object.values(session.skipped).reduce((sum, n) => sum + n, 0),
+      byType: session.skipped
+    },
+    config: {
+      files,
+      explicit: r.explicitConfig,
+      problems: recorded.toasts.map((toast) =>
+        rename(`${toast.title ?? ""}: ${toast.message}`).replace(/\s*\n\s*/g, " ")
+      ),
+      enabled: current.enabled,
+      cacheMode: current.cache.mode,
+      contextWindow: r.contextWindow,
+      switchedOff: pruned.filter((row) => !row.enabled).map((row) => row.reason)
+    },
+    finalRequest,
+    pruned,
+    prunedTotal: { calls: state.calls, tokens: state.tokens },
+    modelCalls: withPlugin.modelCalls,
+    sent: {
+      requests: withoutPlugin.requests,
+      profiles: r.profiles.map((profile) => profile.name),
+      sessionProfile: r.sessionProfile.name,
+      withoutPlugin: runOf(withoutPlugin),
+      withOpenCodePrune: runOf(withOpenCodePrune),
+      withPlugin: runOf(withPlugin),
+      addedTokens: addedTokens(withPlugin),
+      systemPromptTokens: base.reduce((sum, text) => sum + count(text), 0),
+      hostToolTokens: hostToolDefinitions.reduce((sum, [name, definition]) => sum + count(name) + count(definition), 0)
+    },
+    reported: {
+      requests: reported.requests,
+      input: reported.uncached,
+      cacheRead: reported.read,
+      cacheWrite: reported.write
+    },
+    notes: recorded.notes.length,
+    pluginLog: recorded.logs.map(rename)
+  }
+}
 
 /** The analysis as text for a terminal: at most 80 columns, numbers with thousands separators, estimates said so. */
 

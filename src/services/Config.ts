@@ -81,13 +81,14 @@ const make = Effect.fnUntraced(function*(sources: ReadonlyArray<Source>) {
   })
 })
 
-const candidates = ["dcp.jsonc", "dcp.json"] as const
+/** The names of a config file, in the order one directory is searched. */
+export const configFileNames = ["dcp.jsonc", "dcp.json"] as const
 
 /** The first candidate file that exists in `dir`; a file that exists but cannot be read is a problem, not a failure. */
 const readSource = Effect.fn("Config.readSource")(function*(dir: string) {
   const fs = yield* FileSystem.FileSystem
   const path = yield* Path.Path
-  for (const name of candidates) {
+  for (const name of configFileNames) {
     const file = path.join(dir, name)
     const text = yield* Effect.result(fs.readFileString(file))
     if (Result.isSuccess(text)) {
@@ -117,11 +118,11 @@ const readSource = Effect.fn("Config.readSource")(function*(dir: string) {
 const writeDefaultGlobal = Effect.fn("Config.writeDefaultGlobal")(function*(dir: string) {
   const fs = yield* FileSystem.FileSystem
   const path = yield* Path.Path
-  for (const name of candidates) {
+  for (const name of configFileNames) {
     // When existence cannot be checked, assume the file is there rather than risk replacing it.
     if (yield* fs.exists(path.join(dir, name)).pipe(Effect.orElseSucceed(() => true))) return
   }
-  const file = path.join(dir, candidates[0])
+  const file = path.join(dir, configFileNames[0])
   yield* fs.makeDirectory(dir, { recursive: true }).pipe(
     // "wx": another OpenCode process may have written it since the check above.
     Effect.andThen(fs.writeFileString(file, renderTemplate(), { flag: "wx" })),

@@ -1,0 +1,50 @@
+import { mkdtemp, rm } from "node:fs/promises"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { Clock } from "effect"
+import { afterEach, beforeEach, describe, expect, it } from "vitest"
+import { type ReplayedPlugin, replayedPlugin } from "../../src/analysis/plugin.ts"
+
+/** The plugin as the analyser and the benchmark replay it, under a fresh root removed after each test. */
+let root = ""
+let plugin: ReplayedPlugin | undefined
+beforeEach(async () => {
+  root = await mkdtemp(join(tmpdir(), "dcp-replayed-"))
+})
+afterEach(async () => {
+  await plugin?.dispose()
+  plugin = undefined
+  await rm(root, { recursive: true, force: true })
+})
+
+describe("the replayed plugin", () => {
+  it("loads the global config it is given, written under its root, in a project that need not exist", async () => {
+    plugin = await replayedPlugin({
+      root,
+      directory: "/nowhere/project",
+      globalConfig: `{ "pruneNotification": "off" }`
+    })
+    expect(plugin.config.files).toContain(plugin.globalConfigFile)
+    expect(plugin.globalConfigFile.startsWith(root)).toBe(true)
+    expect(plugin.config.current.pruneNotification).toBe("off")
+    expect(plugin.paths.projectDir).toBe("/nowhere/project")
+    expect(plugin.paths.stateDir.startsWith(root)).toBe(true)
+  })
+
+  it("without a project directory, works in an empty one under its root", async () => {
+    plugin = await replayedPlugin({ root })
+    expect(plugin.paths.projectDir).toBe(join(root, "project"))
+  })
+
+  it("has no hooks when the config switches it off, as in OpenCode", async () => {
+    plugin = await replayedPlugin({ root, globalConfig: `{ "enabled": false }` })
+    expect(plugin.hooks).toBeUndefined()
+  })
+
+  it("reads the time the driver sets", async () => {
+    plugin = await replayedPlugin({ root, startTime: 1_000 })
+    expect(await plugin.run(Clock.currentTimeMillis)).toBe(1_000)
+    plugin.setTime(5_000_000)
+    expect(await plugin.run(Clock.currentTimeMillis)).toBe(5_000_000)
+  })
+})
