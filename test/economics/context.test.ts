@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest"
+import { assert, describe, it } from "vitest"
 import type { ToolCall } from "../../src/engine/calls.ts"
 import { viewContext } from "../../src/engine/view.ts"
 import { freshViewState, history } from "../engine/support.ts"
@@ -26,31 +26,32 @@ const estimateContext = (input: {
 
 describe("a request's size", () => {
   it("adds the system prompt, text at four characters a token, and every call's inputs and outputs", () => {
-    expect(estimateContext({ calls: calls(), textChars: 400, systemTokens: 50, pruned: new Map() })).toBe(
+    assert.strictEqual(
+      estimateContext({ calls: calls(), textChars: 400, systemTokens: 50, pruned: new Map() }),
       50 + 100 + 630
     )
   })
 
   it("rounds a partial token of text up", () => {
-    expect(estimateContext({ calls: [], textChars: 9, systemTokens: 0, pruned: new Map() })).toBe(3)
+    assert.strictEqual(estimateContext({ calls: [], textChars: 9, systemTokens: 0, pruned: new Map() }), 3)
   })
 
   it("subtracts what applied prunes take out", () => {
     const pruned = new Map([["c2", { tokens: 180 }], ["c3", { tokens: 290 }]])
-    expect(estimateContext({ calls: calls(), textChars: 0, systemTokens: 0, pruned })).toBe(630 - 180 - 290)
+    assert.strictEqual(estimateContext({ calls: calls(), textChars: 0, systemTokens: 0, pruned }), 630 - 180 - 290)
   })
 
   it("ignores prunes of calls that are not in the request", () => {
     const pruned = new Map([["gone", { tokens: 5000 }]])
-    expect(estimateContext({ calls: calls(), textChars: 0, systemTokens: 0, pruned })).toBe(630)
+    assert.strictEqual(estimateContext({ calls: calls(), textChars: 0, systemTokens: 0, pruned }), 630)
   })
 
   it("is never negative", () => {
     const pruned = new Map([["c1", { tokens: 10_000 }]])
-    expect(estimateContext({ calls: calls(), textChars: 0, systemTokens: 0, pruned })).toBe(0)
+    assert.strictEqual(estimateContext({ calls: calls(), textChars: 0, systemTokens: 0, pruned }), 0)
   })
 
   it("is the system prompt alone for an empty history", () => {
-    expect(estimateContext({ calls: [], textChars: 0, systemTokens: 1234, pruned: new Map() })).toBe(1234)
+    assert.strictEqual(estimateContext({ calls: [], textChars: 0, systemTokens: 1234, pruned: new Map() }), 1234)
   })
 })

@@ -1,6 +1,6 @@
 import { assert, describe as effectDescribe, it as effectIt } from "@effect/vitest"
 import { Effect } from "effect"
-import { describe, expect, it } from "vitest"
+import { describe, it } from "vitest"
 import type { PluginConfig } from "../../src/config/schema.ts"
 import type { ToolCall } from "../../src/engine/calls.ts"
 import type { Protection } from "../../src/engine/protection.ts"
@@ -50,37 +50,37 @@ const mask = (
 
 describe("staleOutputs: the trigger", () => {
   it("masks nothing while the context is below the trigger", () => {
-    expect(mask(six(), { contextTokens: 9999 })).toEqual([])
+    assert.deepStrictEqual(mask(six(), { contextTokens: 9999 }), [])
   })
 
   it("masks from a context of exactly the trigger", () => {
-    expect(mask(six(), { contextTokens: 10_000 })).toEqual(["c1", "c2", "c3", "c4"])
+    assert.deepStrictEqual(mask(six(), { contextTokens: 10_000 }), ["c1", "c2", "c3", "c4"])
   })
 
   it("names staleOutputs as the reason", () => {
     const found = staleOutputs(six(), protect())
-    expect(new Set(found.map((candidate) => candidate.reason))).toEqual(new Set(["staleOutputs"]))
+    assert.deepStrictEqual(new Set(found.map((candidate) => candidate.reason)), new Set(["staleOutputs"]))
   })
 })
 
 describe("staleOutputs: keepRecent", () => {
   it("masks every output older than the keepRecent most recent calls", () => {
-    expect(mask(six(), { keepRecent: 3 })).toEqual(["c1", "c2", "c3"])
+    assert.deepStrictEqual(mask(six(), { keepRecent: 3 }), ["c1", "c2", "c3"])
   })
 
   it("never masks the keepRecent most recent outputs", () => {
     const masked = mask(six(), { keepRecent: 2 })
-    expect(masked).not.toContain("c5")
-    expect(masked).not.toContain("c6")
+    assert.notInclude(masked, "c5")
+    assert.notInclude(masked, "c6")
   })
 
   it("masks nothing when there are no more calls than keepRecent", () => {
-    expect(mask(six(), { keepRecent: 6 })).toEqual([])
-    expect(mask(six(), { keepRecent: 10 })).toEqual([])
+    assert.deepStrictEqual(mask(six(), { keepRecent: 6 }), [])
+    assert.deepStrictEqual(mask(six(), { keepRecent: 10 }), [])
   })
 
   it("keepRecent 0 masks every output", () => {
-    expect(mask(six(), { keepRecent: 0 })).toEqual(["c1", "c2", "c3", "c4", "c5", "c6"])
+    assert.deepStrictEqual(mask(six(), { keepRecent: 0 }), ["c1", "c2", "c3", "c4", "c5", "c6"])
   })
 
   it("counts protected and unfinished calls among the most recent", () => {
@@ -88,17 +88,17 @@ describe("staleOutputs: keepRecent", () => {
       tool: "bash",
       status: "running"
     }])
-    expect(mask(calls, { keepRecent: 2, clearAtLeast: 0 })).toEqual(["c1", "c2", "c3"])
+    assert.deepStrictEqual(mask(calls, { keepRecent: 2, clearAtLeast: 0 }), ["c1", "c2", "c3"])
   })
 })
 
 describe("staleOutputs: clearAtLeast", () => {
   it("masks nothing when the batch is one token short of clearAtLeast", () => {
-    expect(mask(six(), { clearAtLeast: 2001 })).toEqual([])
+    assert.deepStrictEqual(mask(six(), { clearAtLeast: 2001 }), [])
   })
 
   it("masks the batch when it holds exactly clearAtLeast tokens", () => {
-    expect(mask(six(), { clearAtLeast: 2000 })).toEqual(["c1", "c2", "c3", "c4"])
+    assert.deepStrictEqual(mask(six(), { clearAtLeast: 2000 }), ["c1", "c2", "c3", "c4"])
   })
 
   it("does not count protected outputs towards the batch", () => {
@@ -108,7 +108,7 @@ describe("staleOutputs: clearAtLeast", () => {
       readOf("b"),
       readOf("c")
     ])
-    expect(mask(calls, { keepRecent: 1, clearAtLeast: 1001 })).toEqual([])
+    assert.deepStrictEqual(mask(calls, { keepRecent: 1, clearAtLeast: 1001 }), [])
   })
 })
 
@@ -121,7 +121,7 @@ describe("staleOutputs: what is never masked", () => {
       readOf("a", { outputTokens: 2000 }),
       readOf("b")
     ])
-    expect(mask(calls, { keepRecent: 1 })).toEqual(["c4"])
+    assert.deepStrictEqual(mask(calls, { keepRecent: 1 }), ["c4"])
   })
 
   it("tools in strategies.staleOutputs.protectedTools", () => {
@@ -130,12 +130,12 @@ describe("staleOutputs: what is never masked", () => {
       readOf("a", { outputTokens: 2000 }),
       readOf("b")
     ])
-    expect(mask(calls, { keepRecent: 1, protectedTools: ["bash"] })).toEqual(["c2"])
+    assert.deepStrictEqual(mask(calls, { keepRecent: 1, protectedTools: ["bash"] }), ["c2"])
   })
 
   it("calls touching a protected file", () => {
     const calls = history([readOf("secret", { outputTokens: 2000 }), readOf("a", { outputTokens: 2000 }), readOf("b")])
-    expect(mask(calls, { keepRecent: 1 }, protect({ patterns: ["**/secret.ts"] }))).toEqual(["c2"])
+    assert.deepStrictEqual(mask(calls, { keepRecent: 1 }, protect({ patterns: ["**/secret.ts"] })), ["c2"])
   })
 
   it("turn-protected calls", () => {
@@ -145,7 +145,7 @@ describe("staleOutputs: what is never masked", () => {
       readOf("c", { turn: 10 })
     ])
     const protection = protect({ turnProtection: { enabled: true, turns: 4 }, currentTurn: 10 })
-    expect(mask(calls, { keepRecent: 1 }, protection)).toEqual(["c1"])
+    assert.deepStrictEqual(mask(calls, { keepRecent: 1 }, protection), ["c1"])
   })
 
   it("failed, running and non-text outputs, and outputs OpenCode already compacted", () => {
@@ -158,7 +158,7 @@ describe("staleOutputs: what is never masked", () => {
       readOf("c", { outputTokens: 1500 }),
       readOf("d")
     ])
-    expect(mask(calls, { keepRecent: 1 })).toEqual(["c6"])
+    assert.deepStrictEqual(mask(calls, { keepRecent: 1 }), ["c6"])
   })
 })
 
@@ -182,20 +182,20 @@ describe("staleOutputs among the other rules", () => {
     })
 
   it("does not mask calls the user restored", () => {
-    expect(run(six(), { restored: new Set(["c1"]) }).map((c) => c.callID)).toEqual(["c2", "c3", "c4"])
+    assert.deepStrictEqual(run(six(), { restored: new Set(["c1"]) }).map((c) => c.callID), ["c2", "c3", "c4"])
   })
 
   it("does not mask calls already pruned", () => {
-    expect(run(six(), { pruned: new Set(["c1", "c2"]) }).map((c) => c.callID)).toEqual(["c3", "c4"])
+    assert.deepStrictEqual(run(six(), { pruned: new Set(["c1", "c2"]) }).map((c) => c.callID), ["c3", "c4"])
   })
 
   it("masks nothing when the strategy is disabled", () => {
-    expect(run(six(), { stale: { enabled: false } })).toEqual([])
+    assert.deepStrictEqual(run(six(), { stale: { enabled: false } }), [])
   })
 
   it("leaves a duplicate to deduplication, which names it first", () => {
     const calls = history([readOf("a"), readOf("b"), readOf("c"), readOf("d"), readOf("a")])
-    expect(run(calls, { stale: { keepRecent: 1 } })).toEqual([
+    assert.deepStrictEqual(run(calls, { stale: { keepRecent: 1 } }), [
       { callID: "c1", reason: "deduplication" },
       { callID: "c2", reason: "staleOutputs" },
       { callID: "c3", reason: "staleOutputs" },
@@ -205,7 +205,7 @@ describe("staleOutputs among the other rules", () => {
 
   it("measures clearAtLeast without the calls other rules claimed", () => {
     const calls = history([readOf("a"), readOf("b"), readOf("a")])
-    expect(run(calls, { stale: { keepRecent: 1, clearAtLeast: 600 } })).toEqual([{
+    assert.deepStrictEqual(run(calls, { stale: { keepRecent: 1, clearAtLeast: 600 } }), [{
       callID: "c1",
       reason: "deduplication"
     }])
@@ -219,7 +219,7 @@ describe("staleOutputs among the other rules", () => {
       strategies: strategies({ staleOutputs: options }),
       currentTurn: 1
     })
-    expect(found).toEqual([])
+    assert.deepStrictEqual(found, [])
   })
 })
 

@@ -1,4 +1,4 @@
-import { assert, describe, expect, it } from "@effect/vitest"
+import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { idOnlyHint, recallToolHint } from "../../src/engine/placeholders.ts"
 import type { Reason } from "../../src/engine/reasons.ts"
@@ -94,8 +94,8 @@ describe("applyPrunes", () => {
     const { original, sent } = applied([["r1", "discard", 7]])
     const before = toolPart(original, "r1").state
     const after = toolPart(sent, "r1").state
-    expect(after.output).toBe("[pruned, ~1.8k tokens; id 7]")
-    expect({ ...after, output: undefined }).toEqual({ ...before, output: undefined })
+    assert.strictEqual(after.output, "[pruned, ~1.8k tokens; id 7]")
+    assert.deepStrictEqual({ ...after, output: undefined }, { ...before, output: undefined })
   })
 
   it("replaces the output on the request's own state object, which OpenCode builds afresh per request", () => {
@@ -104,9 +104,9 @@ describe("applyPrunes", () => {
     const index = indexOf(original)
     const given = toolPart(sent, "r1").state
     applyPrunes(sent, prunes(index, [["r1", "discard", 7]]), idOnlyHint)
-    expect(toolPart(sent, "r1").state).toBe(given)
-    expect(given.output).toMatch(/^\[pruned, /)
-    expect(toolPart(original, "r1").state.output).not.toMatch(/^\[pruned/)
+    assert.strictEqual(toolPart(sent, "r1").state, given)
+    assert.match(given.output, /^\[pruned, /)
+    assert.notMatch(toolPart(original, "r1").state.output, /^\[pruned/)
   })
 
   it("writes a fresh input object and never mutates the one it was given (the index may hold it)", () => {
@@ -117,52 +117,52 @@ describe("applyPrunes", () => {
     const givenInput = givenState.input
     const content = givenInput.content
     applyPrunes(sent, prunes(index, [["w1", "supersedeWrites", 3]]), idOnlyHint)
-    expect(toolPart(sent, "w1").state.input).not.toBe(givenInput)
-    expect(givenInput.content).toBe(content)
+    assert.notStrictEqual(toolPart(sent, "w1").state.input, givenInput)
+    assert.strictEqual(givenInput.content, content)
   })
 
   it("replaces the large inputs of a failed call and keeps its error text", () => {
     const { original, sent } = applied([["b1", "purgeErrors", 2]])
     const state = toolPart(sent, "b1").state
-    expect(state.input.command).toMatch(/^\[pruned command of a failed call: ~\d+ tokens; id 2\]$/)
-    expect(state.input.description).toBe("run")
-    expect(state.error).toBe("SyntaxError: x")
-    expect(state.status).toBe("error")
-    expect(toolPart(original, "b1").state.input.command).toBe(longCommand)
+    assert.match(state.input.command, /^\[pruned command of a failed call: ~\d+ tokens; id 2\]$/)
+    assert.strictEqual(state.input.description, "run")
+    assert.strictEqual(state.error, "SyntaxError: x")
+    assert.strictEqual(state.status, "error")
+    assert.strictEqual(toolPart(original, "b1").state.input.command, longCommand)
   })
 
   it("replaces the content of a superseded write and keeps its path and result", () => {
     const { sent } = applied([["w1", "supersedeWrites", 3]])
     const state = toolPart(sent, "w1").state
-    expect(state.input.content).toMatch(/^\[pruned content: ~\d[\d.]*k? tokens; the file was read again later; id 3\]$/)
-    expect(state.input.filePath).toBe(file)
-    expect(state.output).toBe("Wrote file successfully.")
+    assert.match(state.input.content, /^\[pruned content: ~\d[\d.]*k? tokens; the file was read again later; id 3\]$/)
+    assert.strictEqual(state.input.filePath, file)
+    assert.strictEqual(state.output, "Wrote file successfully.")
   })
 
   it("replaces the old and new strings of a superseded edit and keeps its other inputs", () => {
     const { sent } = applied([["e1", "supersedeWrites", 4]])
     const input = toolPart(sent, "e1").state.input
-    expect(input.oldString).toMatch(/^\[pruned oldString: .*; id 4\]$/)
-    expect(input.newString).toMatch(/^\[pruned newString: .*; id 4\]$/)
-    expect(input.filePath).toBe(file)
-    expect(input.replaceAll).toBe(false)
-    expect(toolPart(sent, "e1").state.output).toBe("Edit applied successfully.")
+    assert.match(input.oldString, /^\[pruned oldString: .*; id 4\]$/)
+    assert.match(input.newString, /^\[pruned newString: .*; id 4\]$/)
+    assert.strictEqual(input.filePath, file)
+    assert.strictEqual(input.replaceAll, false)
+    assert.strictEqual(toolPart(sent, "e1").state.output, "Edit applied successfully.")
   })
 
   it("replaces the questions of a question call and keeps the user's answers", () => {
     const { original, sent } = applied([["q1", "discard", 5]])
     const before = toolPart(original, "q1").state
     const after = toolPart(sent, "q1").state
-    expect(after.input.questions).toMatch(/^\[pruned questions: ~\d+ tokens; id 5\]$/)
-    expect(after.output).toBe(before.output)
-    expect(after.metadata).toEqual({ answers: [["Postgres"]] })
+    assert.match(after.input.questions, /^\[pruned questions: ~\d+ tokens; id 5\]$/)
+    assert.strictEqual(after.output, before.output)
+    assert.deepStrictEqual(after.metadata, { answers: [["Postgres"]] })
   })
 
   it("drops the attachments of a pruned output", () => {
     const { sent } = applied([["f1", "discard", 6]])
     const state = toolPart(sent, "f1").state
-    expect(state).not.toHaveProperty("attachments")
-    expect(state.output).toBe("[pruned, ~4 tokens; id 6]")
+    assert.notProperty(state, "attachments")
+    assert.strictEqual(state.output, "[pruned, ~4 tokens; id 6]")
   })
 
   it("never changes messages, parts, IDs, roles, tool names or call IDs", () => {
@@ -174,15 +174,15 @@ describe("applyPrunes", () => {
       ["q1", "discard", 5],
       ["f1", "extract", 6]
     ])
-    expect(changed).toBe(6)
-    expect(structure(sent)).toEqual(structure(original))
-    expect(sent.map((message) => message.info)).toEqual(original.map((message) => message.info))
+    assert.strictEqual(changed, 6)
+    assert.deepStrictEqual(structure(sent), structure(original))
+    assert.deepStrictEqual(sent.map((message) => message.info), original.map((message) => message.info))
   })
 
   it("leaves parts that were not pruned exactly as they came", () => {
     const { original, sent } = applied([["r1", "discard", 1]])
-    expect(toolPart(sent, "r2")).toEqual(toolPart(original, "r2"))
-    expect(sent[1]!.parts[1]).toEqual(original[1]!.parts[1])
+    assert.deepStrictEqual(toolPart(sent, "r2"), toolPart(original, "r2"))
+    assert.deepStrictEqual(sent[1]!.parts[1], original[1]!.parts[1])
   })
 
   it("produces byte-identical messages for the same prunes on every request", () => {
@@ -194,15 +194,15 @@ describe("applyPrunes", () => {
       return JSON.stringify(sent)
     }
     const first = request()
-    expect(request()).toBe(first)
-    expect(first).not.toBe(JSON.stringify(original))
+    assert.strictEqual(request(), first)
+    assert.notStrictEqual(first, JSON.stringify(original))
   })
 
   it("puts the recall hint it is given in the placeholders", () => {
     const original = session()
     const sent = fresh(original)
     applyPrunes(sent, prunes(indexOf(original), [["r1", "discard", 7]]), recallToolHint)
-    expect(toolPart(sent, "r1").state.output).toBe("[pruned, ~1.8k tokens; recall 7]")
+    assert.strictEqual(toolPart(sent, "r1").state.output, "[pruned, ~1.8k tokens; recall 7]")
   })
 
   it("leaves a part alone when another call sits at the recorded position", () => {
@@ -211,16 +211,16 @@ describe("applyPrunes", () => {
     const moved = fresh(original)
     moved[1]!.parts.splice(1, 0, { id: "prt_inserted", type: "text", text: "inserted" })
     const changed = applyPrunes(moved, prunes(index, [["r1", "discard", 7], ["b1", "purgeErrors", 2]]), idOnlyHint)
-    expect(changed).toBe(0)
-    expect(toolPart(moved, "r1").state.output).toBe(lines(200))
-    expect(toolPart(moved, "b1").state.input.command).toBe(longCommand)
+    assert.strictEqual(changed, 0)
+    assert.strictEqual(toolPart(moved, "r1").state.output, lines(200))
+    assert.strictEqual(toolPart(moved, "b1").state.input.command, longCommand)
   })
 
   it("skips a prune whose message is no longer there", () => {
     const original = session()
     const index = indexOf(original)
     const shorter = fresh(original).slice(0, 2)
-    expect(applyPrunes(shorter, prunes(index, [["q1", "discard", 5]]), idOnlyHint)).toBe(0)
+    assert.strictEqual(applyPrunes(shorter, prunes(index, [["q1", "discard", 5]]), idOnlyHint), 0)
   })
 
   it("skips a call with nothing to replace", () => {
@@ -231,8 +231,8 @@ describe("applyPrunes", () => {
     ]
     const index = indexOf(messages)
     const sent = fresh(messages)
-    expect(applyPrunes(sent, prunes(index, [["p1", "discard", 1], ["j1", "discard", 2]]), idOnlyHint)).toBe(0)
-    expect(sent).toEqual(messages)
+    assert.strictEqual(applyPrunes(sent, prunes(index, [["p1", "discard", 1], ["j1", "discard", 2]]), idOnlyHint), 0)
+    assert.deepStrictEqual(sent, messages)
   })
 
   it.effect("removes the written content from what is sent, not just the write's short result", () =>

@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest"
+import { assert, describe, it } from "vitest"
 import type { ToolCall } from "../../src/engine/calls.ts"
 import { lines } from "../support/history.ts"
 import { automaticCandidates, type CallSpec, history, protect, strategies, worktree } from "./support.ts"
@@ -27,7 +27,7 @@ const run = (
 
 describe("automaticCandidates", () => {
   it("collects the candidates of every enabled rule, each with its reason", () => {
-    expect(run(mixed())).toEqual([
+    assert.deepStrictEqual(run(mixed()), [
       { callID: "c1", reason: "deduplication" },
       { callID: "c2", reason: "supersedeWrites" },
       { callID: "c3", reason: "purgeErrors" }
@@ -35,7 +35,7 @@ describe("automaticCandidates", () => {
   })
 
   it("finds nothing in a history with nothing stale", () => {
-    expect(run(history([read, { tool: "bash", input: { command: "ls" } }]))).toEqual([])
+    assert.deepStrictEqual(run(history([read, { tool: "bash", input: { command: "ls" } }])), [])
   })
 
   it("lists a call claimed by two rules once, under the first rule's reason", () => {
@@ -44,17 +44,19 @@ describe("automaticCandidates", () => {
       input: { filePath: file, edits: [{ oldString: "a", newString: "b" }] }
     }
     const candidates = run(history([multiedit, multiedit, read]))
-    expect(candidates.filter((candidate) => candidate.callID === "c1")).toEqual([
+    assert.deepStrictEqual(candidates.filter((candidate) => candidate.callID === "c1"), [
       { callID: "c1", reason: "deduplication" }
     ])
-    expect(candidates.map((candidate) => candidate.callID)).toEqual(["c1", "c2"])
-    expect(candidates[1]!.reason).toBe("supersedeWrites")
+    assert.deepStrictEqual(candidates.map((candidate) => candidate.callID), ["c1", "c2"])
+    assert.strictEqual(candidates[1]!.reason, "supersedeWrites")
   })
 
   it("skips calls already pruned, given as a set or as the prune map", () => {
-    expect(run(mixed(), {}, new Set(["c1", "c3"]))).toEqual([{ callID: "c2", reason: "supersedeWrites" }])
-    expect(run(mixed(), {}, new Map([["c2", { reason: "discard" }]])).map((candidate) => candidate.callID))
-      .toEqual(["c1", "c3"])
+    assert.deepStrictEqual(run(mixed(), {}, new Set(["c1", "c3"])), [{ callID: "c2", reason: "supersedeWrites" }])
+    assert.deepStrictEqual(
+      run(mixed(), {}, new Map([["c2", { reason: "discard" }]])).map((candidate) => candidate.callID),
+      ["c1", "c3"]
+    )
   })
 
   it("skips calls the user restored", () => {
@@ -66,35 +68,48 @@ describe("automaticCandidates", () => {
       strategies: strategies(),
       currentTurn: 10
     })
-    expect(candidates.map((candidate) => candidate.callID)).toEqual(["c2", "c3"])
+    assert.deepStrictEqual(candidates.map((candidate) => candidate.callID), ["c2", "c3"])
   })
 
   it("does nothing for a disabled deduplication rule", () => {
-    expect(run(mixed(), { deduplication: { enabled: false } }).map((candidate) => candidate.reason))
-      .toEqual(["supersedeWrites", "purgeErrors"])
+    assert.deepStrictEqual(run(mixed(), { deduplication: { enabled: false } }).map((candidate) => candidate.reason), [
+      "supersedeWrites",
+      "purgeErrors"
+    ])
   })
 
   it("does nothing for a disabled supersede-writes rule", () => {
-    expect(run(mixed(), { supersedeWrites: { enabled: false } }).map((candidate) => candidate.reason))
-      .toEqual(["deduplication", "purgeErrors"])
+    assert.deepStrictEqual(run(mixed(), { supersedeWrites: { enabled: false } }).map((candidate) => candidate.reason), [
+      "deduplication",
+      "purgeErrors"
+    ])
   })
 
   it("does nothing for a disabled purge-errors rule", () => {
-    expect(run(mixed(), { purgeErrors: { enabled: false } }).map((candidate) => candidate.reason))
-      .toEqual(["deduplication", "supersedeWrites"])
+    assert.deepStrictEqual(run(mixed(), { purgeErrors: { enabled: false } }).map((candidate) => candidate.reason), [
+      "deduplication",
+      "supersedeWrites"
+    ])
   })
 
   it("finds nothing with every rule disabled", () => {
     const off = { enabled: false }
-    expect(run(mixed(), { deduplication: off, supersedeWrites: off, purgeErrors: off })).toEqual([])
+    assert.deepStrictEqual(run(mixed(), { deduplication: off, supersedeWrites: off, purgeErrors: off }), [])
   })
 
   it("passes each rule its own settings", () => {
-    expect(run(mixed(), { deduplication: { protectedTools: ["read"] } }).map((candidate) => candidate.callID))
-      .toEqual(["c2", "c3"])
-    expect(run(mixed(), { purgeErrors: { protectedTools: ["bash"] } }).map((candidate) => candidate.callID))
-      .toEqual(["c1", "c2"])
-    expect(run(mixed(), { purgeErrors: { turns: 10 } }).map((candidate) => candidate.callID)).toEqual(["c1", "c2"])
+    assert.deepStrictEqual(
+      run(mixed(), { deduplication: { protectedTools: ["read"] } }).map((candidate) => candidate.callID),
+      ["c2", "c3"]
+    )
+    assert.deepStrictEqual(
+      run(mixed(), { purgeErrors: { protectedTools: ["bash"] } }).map((candidate) => candidate.callID),
+      ["c1", "c2"]
+    )
+    assert.deepStrictEqual(run(mixed(), { purgeErrors: { turns: 10 } }).map((candidate) => candidate.callID), [
+      "c1",
+      "c2"
+    ])
   })
 
   it("applies turn protection to every rule", () => {
@@ -105,7 +120,7 @@ describe("automaticCandidates", () => {
       strategies: strategies(),
       currentTurn: 10
     })
-    expect(candidates).toEqual([])
+    assert.deepStrictEqual(candidates, [])
   })
 
   it("applies protected file patterns to every rule", () => {
@@ -116,6 +131,6 @@ describe("automaticCandidates", () => {
       strategies: strategies(),
       currentTurn: 10
     })
-    expect(candidates).toEqual([])
+    assert.deepStrictEqual(candidates, [])
   })
 })

@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest"
+import { assert, describe, it } from "vitest"
 import type { ToolCall } from "../../src/engine/calls.ts"
 import type { Protection } from "../../src/engine/protection.ts"
 import { assistant, tool, user } from "../support/history.ts"
@@ -24,8 +24,8 @@ describe("deduplication", () => {
   it("keeps the newest of identical reads and prunes the older ones", () => {
     const calls = history([readA, readA, { tool: "bash", input: { command: "ls" } }, readA])
     const found = deduplication(calls, protect(), [])
-    expect(ids(found)).toEqual(["c1", "c2"])
-    expect(found.every((candidate) => candidate.reason === "deduplication")).toBe(true)
+    assert.deepStrictEqual(ids(found), ["c1", "c2"])
+    assert.strictEqual(found.every((candidate) => candidate.reason === "deduplication"), true)
   })
 
   it("prunes nothing when every call is different", () => {
@@ -34,7 +34,7 @@ describe("deduplication", () => {
       { tool: "read", input: { filePath: `${worktree}/src/b.ts` } },
       { tool: "read", input: { filePath: `${worktree}/src/a.ts`, offset: 50 } }
     ])
-    expect(deduplication(calls, protect(), [])).toEqual([])
+    assert.deepStrictEqual(deduplication(calls, protect(), []), [])
   })
 
   it("counts inputs with keys in a different order as the same", () => {
@@ -42,7 +42,7 @@ describe("deduplication", () => {
       { tool: "grep", input: { pattern: "TODO", path: "src", include: "*.ts" } },
       { tool: "grep", input: { include: "*.ts", path: "src", pattern: "TODO" } }
     ])
-    expect(ids(deduplication(calls, protect(), []))).toEqual(["c1"])
+    assert.deepStrictEqual(ids(deduplication(calls, protect(), [])), ["c1"])
   })
 
   it("drops null and undefined values before comparing", () => {
@@ -50,7 +50,7 @@ describe("deduplication", () => {
       { tool: "read", input: { filePath: "a.ts", offset: null, limit: undefined } },
       { tool: "read", input: { filePath: "a.ts" } }
     ])
-    expect(ids(deduplication(calls, protect(), []))).toEqual(["c1"])
+    assert.deepStrictEqual(ids(deduplication(calls, protect(), [])), ["c1"])
   })
 
   it("compares nested objects key by key", () => {
@@ -59,7 +59,7 @@ describe("deduplication", () => {
       { tool: "mcp_query", input: { q: { limit: 5, where: { b: [1, { d: 3, c: 2 }], a: 1 } } } },
       { tool: "mcp_query", input: { q: { limit: 5, where: { b: [1, { d: 4, c: 2 }], a: 1 } } } }
     ])
-    expect(ids(deduplication(calls, protect(), []))).toEqual(["c1"])
+    assert.deepStrictEqual(ids(deduplication(calls, protect(), [])), ["c1"])
   })
 
   it("does not treat the same input to different tools as duplicates", () => {
@@ -67,7 +67,7 @@ describe("deduplication", () => {
       { tool: "read", input: { filePath: "a.ts" } },
       { tool: "lsp", input: { filePath: "a.ts" } }
     ])
-    expect(deduplication(calls, protect(), [])).toEqual([])
+    assert.deepStrictEqual(deduplication(calls, protect(), []), [])
   })
 
   it("does not count errored, pending or running calls as copies", () => {
@@ -77,12 +77,12 @@ describe("deduplication", () => {
       { ...readA, status: "running" },
       readA
     ])
-    expect(deduplication(calls, protect(), [])).toEqual([])
+    assert.deepStrictEqual(deduplication(calls, protect(), []), [])
   })
 
   it("does not let an unfinished newer call displace a completed older one", () => {
     const calls = history([readA, { ...readA, status: "running" }])
-    expect(deduplication(calls, protect(), [])).toEqual([])
+    assert.deepStrictEqual(deduplication(calls, protect(), []), [])
   })
 
   it("does not count calls whose output is not text, or was already cleared by OpenCode", () => {
@@ -91,7 +91,7 @@ describe("deduplication", () => {
       { ...readA, compacted: true },
       readA
     ])
-    expect(deduplication(calls, protect(), [])).toEqual([])
+    assert.deepStrictEqual(deduplication(calls, protect(), []), [])
   })
 
   it("never prunes always-protected tools", () => {
@@ -101,7 +101,7 @@ describe("deduplication", () => {
       { tool: "task", input: { description: "explore", prompt: "look around" } },
       { tool: "task", input: { description: "explore", prompt: "look around" } }
     ])
-    expect(deduplication(calls, protect(), [])).toEqual([])
+    assert.deepStrictEqual(deduplication(calls, protect(), []), [])
   })
 
   it("never prunes the tools configured as protected for deduplication", () => {
@@ -111,22 +111,22 @@ describe("deduplication", () => {
       readA,
       readA
     ])
-    expect(ids(deduplication(calls, protect(), ["bash"]))).toEqual(["c3"])
+    assert.deepStrictEqual(ids(deduplication(calls, protect(), ["bash"])), ["c3"])
   })
 
   it("never prunes reads of protected files", () => {
     const env = { tool: "read", input: { filePath: `${worktree}/config/prod.env` } }
     const secret = { tool: "read", input: { filePath: "src/secret/keys.ts" } }
     const calls = history([env, env, secret, secret, readA, readA])
-    expect(ids(deduplication(calls, protect({ patterns: ["*.env", "src/secret/**"] }), []))).toEqual(["c5"])
+    assert.deepStrictEqual(ids(deduplication(calls, protect({ patterns: ["*.env", "src/secret/**"] }), [])), ["c5"])
   })
 
   it("never prunes an older copy that is still turn-protected", () => {
     const calls = history([{ ...readA, turn: 7 }, { ...readA, turn: 9 }])
     const recent = protect({ turnProtection: { enabled: true, turns: 4 }, currentTurn: 9 })
-    expect(deduplication(calls, recent, [])).toEqual([])
+    assert.deepStrictEqual(deduplication(calls, recent, []), [])
     const older = protect({ turnProtection: { enabled: true, turns: 2 }, currentTurn: 9 })
-    expect(ids(deduplication(calls, older, []))).toEqual(["c1"])
+    assert.deepStrictEqual(ids(deduplication(calls, older, [])), ["c1"])
   })
 
   it("after a compaction, does not prune a call whose older copy is gone from the view", () => {
@@ -140,8 +140,8 @@ describe("deduplication", () => {
       assistant([tool({ tool: "bash", callID: "b1", input: { command: "ls" }, output: "a.ts" })])
     ]
     const [full, compacted] = indexViews([before, after])
-    expect(ids(deduplication(full!.calls, protect(), []))).toEqual(["r1"])
-    expect(deduplication(compacted!.calls, protect(), [])).toEqual([])
+    assert.deepStrictEqual(ids(deduplication(full!.calls, protect(), [])), ["r1"])
+    assert.deepStrictEqual(deduplication(compacted!.calls, protect(), []), [])
   })
 
   it("after a compaction, still prunes duplicates that are both in the view", () => {
@@ -150,6 +150,6 @@ describe("deduplication", () => {
     const before = [user("go"), assistant([read("r1")])]
     const after = [assistant([], { summary: true }), user("continue"), assistant([read("r2")]), assistant([read("r3")])]
     const [, compacted] = indexViews([before, after])
-    expect(ids(deduplication(compacted!.calls, protect(), []))).toEqual(["r2"])
+    assert.deepStrictEqual(ids(deduplication(compacted!.calls, protect(), [])), ["r2"])
   })
 })

@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest"
+import { assert, describe, it } from "vitest"
 import type { ToolCall } from "../../src/engine/calls.ts"
 import type { Protection } from "../../src/engine/protection.ts"
 import { minInputTokens } from "../../src/engine/strategies/purgeErrors.ts"
@@ -46,21 +46,21 @@ const failedThen = (later: number): Array<Msg> => [
 describe("purgeErrors", () => {
   it("targets a failed call once it is older than the configured number of turns", () => {
     const found = purgeErrors(history([failedBash(1)]), protect(), options(5))
-    expect(found).toEqual([{ callID: "c1", reason: "purgeErrors" }])
+    assert.deepStrictEqual(found, [{ callID: "c1", reason: "purgeErrors" }])
   })
 
   it("leaves a failed call younger than the configured number of turns", () => {
-    expect(purgeErrors(history([failedBash(2)]), protect(), options(5))).toEqual([])
-    expect(purgeErrors(history([failedBash(5)]), protect(), options(5))).toEqual([])
+    assert.deepStrictEqual(purgeErrors(history([failedBash(2)]), protect(), options(5)), [])
+    assert.deepStrictEqual(purgeErrors(history([failedBash(5)]), protect(), options(5)), [])
   })
 
   it("counts turns by the step-start parts of the history", () => {
     const young = indexOf(failedThen(3))
-    expect(young.turns).toBe(4)
-    expect(purgeErrors(young.calls, protect(), options(young.turns))).toEqual([])
+    assert.strictEqual(young.turns, 4)
+    assert.deepStrictEqual(purgeErrors(young.calls, protect(), options(young.turns)), [])
     const old = indexOf(failedThen(4))
-    expect(old.turns).toBe(5)
-    expect(ids(purgeErrors(old.calls, protect(), options(old.turns)))).toEqual(["e1"])
+    assert.strictEqual(old.turns, 5)
+    assert.deepStrictEqual(ids(purgeErrors(old.calls, protect(), options(old.turns))), ["e1"])
   })
 
   it("counts text-only turns as well as tool turns", () => {
@@ -71,24 +71,24 @@ describe("purgeErrors", () => {
       assistant([text("more")]),
       assistant([text("done")])
     ])
-    expect(ids(purgeErrors(index.calls, protect(), options(index.turns)))).toEqual(["e1"])
+    assert.deepStrictEqual(ids(purgeErrors(index.calls, protect(), options(index.turns))), ["e1"])
   })
 
   it("leaves completed calls alone, however old", () => {
     const done = { ...failedBash(1), error: undefined, status: "completed" as const }
-    expect(purgeErrors(history([done]), protect(), options(20))).toEqual([])
+    assert.deepStrictEqual(purgeErrors(history([done]), protect(), options(20)), [])
   })
 
   it("leaves a failed call whose string inputs are all small", () => {
     const small: CallSpec = { tool: "bash", input: { command: "ls -la" }, error: "exit code 2", turn: 1 }
-    expect(purgeErrors(history([small]), protect(), options(20))).toEqual([])
+    assert.deepStrictEqual(purgeErrors(history([small]), protect(), options(20)), [])
   })
 
   it("uses the input size threshold inclusively", () => {
     const sized = (tokens: number) =>
       call({ tool: "bash", input: { command: "x" }, inputTokens: { command: tokens }, error: "failed", turn: 1 })
-    expect(purgeErrors([sized(minInputTokens - 1)], protect(), options(20))).toEqual([])
-    expect(purgeErrors([sized(minInputTokens)], protect(), options(20))).toHaveLength(1)
+    assert.deepStrictEqual(purgeErrors([sized(minInputTokens - 1)], protect(), options(20)), [])
+    assert.lengthOf(purgeErrors([sized(minInputTokens)], protect(), options(20)), 1)
   })
 
   it("never purges always-protected tools, such as a failed edit", () => {
@@ -98,11 +98,11 @@ describe("purgeErrors", () => {
       error: "oldString not found in content",
       turn: 1
     }
-    expect(purgeErrors(history([failedEdit]), protect(), options(20))).toEqual([])
+    assert.deepStrictEqual(purgeErrors(history([failedEdit]), protect(), options(20)), [])
   })
 
   it("never purges the tools configured as protected for error purging", () => {
-    expect(purgeErrors(history([failedBash(1)]), protect(), options(20, 4, ["bash"]))).toEqual([])
+    assert.deepStrictEqual(purgeErrors(history([failedBash(1)]), protect(), options(20, 4, ["bash"])), [])
   })
 
   it("never purges a call on a protected file", () => {
@@ -112,13 +112,13 @@ describe("purgeErrors", () => {
       error: "permission denied",
       turn: 1
     }
-    expect(ids(purgeErrors(history([failedRead]), protect(), options(20)))).toEqual(["c1"])
-    expect(purgeErrors(history([failedRead]), protect({ patterns: ["*.env"] }), options(20))).toEqual([])
+    assert.deepStrictEqual(ids(purgeErrors(history([failedRead]), protect(), options(20))), ["c1"])
+    assert.deepStrictEqual(purgeErrors(history([failedRead]), protect({ patterns: ["*.env"] }), options(20)), [])
   })
 
   it("never purges a turn-protected call, even when it is old enough for the rule", () => {
     const recent = protect({ turnProtection: { enabled: true, turns: 8 }, currentTurn: 6 })
-    expect(purgeErrors(history([failedBash(1)]), recent, options(6))).toEqual([])
+    assert.deepStrictEqual(purgeErrors(history([failedBash(1)]), recent, options(6)), [])
   })
 
   it("after a compaction, counts turns in the new view only", () => {
@@ -126,7 +126,7 @@ describe("purgeErrors", () => {
     const before = [user("go"), ...Array.from({ length: 5 }, () => assistant([text("work")])), assistant([failed])]
     const after = [assistant([], { summary: true }), user("continue"), assistant([failed]), assistant([text("next")])]
     const [, compacted] = indexViews([before, after])
-    expect(compacted!.turns).toBe(3)
-    expect(purgeErrors(compacted!.calls, protect(), options(compacted!.turns))).toEqual([])
+    assert.strictEqual(compacted!.turns, 3)
+    assert.deepStrictEqual(purgeErrors(compacted!.calls, protect(), options(compacted!.turns)), [])
   })
 })

@@ -1,5 +1,5 @@
 import fc from "fast-check"
-import { describe, expect, it } from "vitest"
+import { assert, describe, it } from "vitest"
 import { defaultConfig, type PluginConfig } from "../../src/config/schema.ts"
 import type { ToolCall } from "../../src/engine/calls.ts"
 import { idOnlyHint } from "../../src/engine/placeholders.ts"
@@ -145,14 +145,14 @@ describe("the request path's incremental view state", () => {
           if (incremental.copies.length > 0) revision++
           notePrunes(incremental, incremental.copies.map(({ call }) => call), pruned, revision, idOf)
           const afresh = input(undefined)
-          expect(afresh.copies).toEqual([])
+          assert.deepStrictEqual(afresh.copies, [])
 
           const query = { calls, pruned, restored, protection, currentTurn: index.turns }
           const context = viewContext(incremental, index.textChars, 100)
-          expect(context).toBe(viewContext(afresh, index.textChars, 100))
-          expect(context).toBe(estimateContext({ calls, textChars: index.textChars, systemTokens: 100, pruned }))
+          assert.strictEqual(context, viewContext(afresh, index.textChars, 100))
+          assert.strictEqual(context, estimateContext({ calls, textChars: index.textChars, systemTokens: 100, pruned }))
           const candidates = viewCandidates(incremental, { ...query, contextTokens: context })
-          expect(candidates).toEqual(viewCandidates(afresh, { ...query, contextTokens: context }))
+          assert.deepStrictEqual(candidates, viewCandidates(afresh, { ...query, contextTokens: context }))
 
           // Prunes the request path applies itself (every candidate, as in immediate mode) keep the view state current.
           for (const { callID } of candidates) pruned.set(callID, { reason: "deduplication", tokens: 7, at: 0 })
@@ -165,16 +165,18 @@ describe("the request path's incremental view state", () => {
             idOf
           )
           const rebuilt = input(undefined)
-          expect(incremental.tagged).toEqual(rebuilt.tagged)
-          expect(incremental.resultsSince).toBe(rebuilt.resultsSince)
-          expect(viewContext(incremental, index.textChars, 100)).toBe(viewContext(rebuilt, index.textChars, 100))
-          expect(viewContext(incremental, index.textChars, 100))
-            .toBe(estimateContext({ calls, textChars: index.textChars, systemTokens: 100, pruned }))
+          assert.deepStrictEqual(incremental.tagged, rebuilt.tagged)
+          assert.strictEqual(incremental.resultsSince, rebuilt.resultsSince)
+          assert.strictEqual(viewContext(incremental, index.textChars, 100), viewContext(rebuilt, index.textChars, 100))
+          assert.strictEqual(
+            viewContext(incremental, index.textChars, 100),
+            estimateContext({ calls, textChars: index.textChars, systemTokens: 100, pruned })
+          )
           const sent = fresh(views[i]!)
           const expected = fresh(views[i]!)
           applyView(incremental, sent, calls, pruned, idOf)
           applyView(rebuilt, expected, calls, pruned, idOf)
-          expect(sent).toEqual(expected)
+          assert.deepStrictEqual(sent, expected)
         })
       }),
       { numRuns: 150 }
@@ -202,9 +204,9 @@ describe("the request path's incremental view state", () => {
         outputOf: () => undefined
       })
     const viewState = input(first!, undefined)
-    expect(second!.appendOnly).toBe(true)
-    expect(input(second!, viewState)).toBe(viewState)
-    expect(viewState.count).toBe(2)
+    assert.strictEqual(second!.appendOnly, true)
+    assert.strictEqual(input(second!, viewState), viewState)
+    assert.strictEqual(viewState.count, 2)
   })
 })
 
