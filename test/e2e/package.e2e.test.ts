@@ -128,7 +128,8 @@ describe("the package as users install it", () => {
     await tui?.stop()
     await model?.close()
     await registry?.close()
-    await rm(root, { recursive: true, force: true })
+    // A child OpenCode started to install plugins can still be writing its cache for a moment after the UI stopped.
+    await rm(root, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 })
   })
 
   it("the tarball holds the bundles, the config schema, the example session, README and LICENSE, and nothing else", async () => {

@@ -41,7 +41,8 @@ describe("the terminal UI", () => {
   afterAll(async () => {
     await tui?.stop()
     await model?.close()
-    await rm(root, { recursive: true, force: true })
+    // A child OpenCode started to install plugins can still be writing its cache for a moment after the UI stopped.
+    await rm(root, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 })
   })
 
   it(
