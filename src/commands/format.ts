@@ -12,7 +12,8 @@ export const formatHelp = (problem?: string): string => {
 
 /** Where the tokens of the current context go, by kind of content. */
 export interface Breakdown {
-  readonly system: number
+  /** Undefined when this process has not sent a request yet: OpenCode hands the system prompt over with each one. */
+  readonly system: number | undefined
   readonly user: number
   readonly assistant: number
   readonly tools: number
@@ -71,12 +72,13 @@ const thousands = (n: number) => n.toLocaleString("en-US")
  * are estimates, and say so.
  */
 export const formatContext = (b: Breakdown): string => {
-  const counted = b.system + b.user + b.assistant + b.tools
+  const system = b.system ?? 0
+  const counted = system + b.user + b.assistant + b.tools
   const current = b.reported ?? counted
   const other = Math.max(0, current - counted)
   const scale = counted === 0 || current >= counted ? 1 : current / counted
   const rows: Array<[string, number]> = [
-    ["System", b.system * scale],
+    ["System", system * scale],
     ["User", b.user * scale],
     ["Assistant", b.assistant * scale],
     [`Tools (${b.toolCalls})`, b.tools * scale],
@@ -90,6 +92,9 @@ export const formatContext = (b: Breakdown): string => {
     lines.push(`  ${label.padEnd(labelWidth)}  ${bar(share)} ${`${Math.round(share * 100)}%`.padStart(4)}  ${shown}`)
   }
   if (other > 0) lines.push("  (Other: what the provider counted beyond the messages, such as tool definitions.)")
+  if (b.system === undefined) {
+    lines.push("  (System: not known until this process sends a request; OpenCode hands it the system prompt then.)")
+  }
   const currentText = b.reported === undefined
     ? `${formatTokens(counted)} tokens (estimated)`
     : `${thousands(b.reported)} tokens (reported by the provider for the latest request)`

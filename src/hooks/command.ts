@@ -136,7 +136,7 @@ const context = Effect.fnUntraced(function*(state: SessionState) {
     }
   }
   // The system prompt of the latest request, counted exactly when this process saw one.
-  const system = state.systemTexts === undefined ? state.systemTokens ?? 0 : yield* sum(state.systemTexts)
+  const system = state.systemTexts === undefined ? state.systemTokens : yield* sum(state.systemTexts)
   const { current: config } = yield* Config
   return formatContext({
     system,

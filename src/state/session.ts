@@ -64,35 +64,40 @@ export interface SessionModel {
   readonly contextLimit: number | undefined
 }
 
-export const fromFile = (file: SessionFile, isSubAgent: boolean): SessionState => ({
-  sessionID: file.sessionID,
-  isSubAgent,
-  ids: new Map(Object.entries(file.ids)),
-  nextId: file.nextId,
-  pruned: new Map(Object.entries(file.pruned)),
-  stats: file.stats,
-  summaryId: file.summaryId,
-  findings: [...file.findings],
-  restored: new Set(file.restored),
-  updatedAt: file.updatedAt,
-  dirty: false,
-  origin: {},
-  compacting: false,
-  undelivered: new Set(
+export const fromFile = (file: SessionFile, isSubAgent: boolean): SessionState => {
+  const undelivered = new Set(
     Object.entries(file.pruned).flatMap(([callID, record]) => (record.pending === true ? [callID] : []))
-  ),
-  nudgeAfter: 0,
-  systemTokens: undefined,
-  systemTexts: undefined,
-  model: undefined,
-  lastRequestAt: undefined,
-  pace: undefined,
-  waited: 0,
-  waiting: undefined,
-  revision: 0,
-  sentRevision: -1,
-  viewState: undefined
-})
+  )
+  return {
+    sessionID: file.sessionID,
+    isSubAgent,
+    ids: new Map(Object.entries(file.ids)),
+    nextId: file.nextId,
+    pruned: new Map(Object.entries(file.pruned)),
+    stats: file.stats,
+    summaryId: file.summaryId,
+    findings: [...file.findings],
+    restored: new Set(file.restored),
+    updatedAt: file.updatedAt,
+    dirty: false,
+    origin: {},
+    compacting: false,
+    undelivered,
+    nudgeAfter: 0,
+    systemTokens: undefined,
+    systemTexts: undefined,
+    model: undefined,
+    lastRequestAt: undefined,
+    pace: undefined,
+    waited: 0,
+    waiting: undefined,
+    revision: 0,
+    // Loaded in a new process: the prunes stored are those the latest request carried, unless one still waits for
+    // its first request. So the provider's count for that request still describes what the next one sends.
+    sentRevision: undelivered.size === 0 ? 0 : -1,
+    viewState: undefined
+  }
+}
 
 export const toFile = (state: SessionState): SessionFile => ({
   version: 1,

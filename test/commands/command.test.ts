@@ -182,6 +182,25 @@ describe("/dcp commands", () => {
       })
     ))
 
+  it.effect("context in a new process takes the provider's count for the latest request when no prune waits", () =>
+    Effect.gen(function*() {
+      const root = yield* tempDir
+      const messages = history(root)
+      const latest = messages[messages.length - 1]!.info as Record<string, unknown>
+      latest.tokens = { input: 9_000, output: 10, reasoning: 0, cache: { read: 3_000, write: 0 } }
+      const host = { messages: { [sessionID]: messages } }
+      yield* transform(fresh(messages)).pipe(Effect.provide(pluginUnder(root, { host })))
+      const note = yield* Effect.gen(function*() {
+        yield* dcp(sessionID, "context")
+        return yield* lastNote
+      }).pipe(Effect.provide(pluginUnder(root, { host })))
+      assert.include(
+        note.replace(/\s+/g, " "),
+        "Current context: 12,000 tokens (reported by the provider for the latest request)"
+      )
+      assert.include(note.replace(/\s+/g, " "), "(System: not known until this process sends a request;")
+    }))
+
   it.effect("context says which prunes go out with the next request", () =>
     scenario(() =>
       Effect.gen(function*() {
