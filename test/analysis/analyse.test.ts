@@ -2,7 +2,7 @@ import { spawn } from "node:child_process"
 import { mkdir, mkdtemp, readdir, readFile, rm, truncate, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { afterAll, assert, beforeAll, describe, it } from "vitest"
 import type { Analysis } from "../../src/analysis/report.ts"
 import { profiles } from "../../src/pricing/profiles.ts"
 
@@ -79,13 +79,13 @@ const smallExport = (extraParts: Array<unknown> = []) => {
 
 /** One line on stderr, naming the analyser, no stack trace, nothing on stdout, the given exit code. */
 const expectOneLineError = (result: Finished, code: number, pattern: RegExp) => {
-  expect(result.code).toBe(code)
-  expect(result.stdout).toBe("")
+  assert.strictEqual(result.code, code)
+  assert.strictEqual(result.stdout, "")
   const lines = result.stderr.split("\n").filter((line) => line !== "")
-  expect(lines).toHaveLength(1)
-  expect(lines[0]).toMatch(/^dcp-analyse: /)
-  expect(lines[0]).toMatch(pattern)
-  expect(result.stderr).not.toMatch(/^\s+at /m)
+  assert.lengthOf(lines, 1)
+  assert.match(lines[0] ?? "", /^dcp-analyse: /)
+  assert.match(lines[0] ?? "", pattern)
+  assert.notMatch(result.stderr, /^\s+at /m)
 }
 
 beforeAll(async () => {
@@ -104,27 +104,26 @@ describe("the bundled example (npm start)", () => {
   // when the plugin's behaviour does; then check the change is intended and update from `npm start -- --json`.
   // Token figures that go through the plugin's own estimates (a prune's saving, the "~N tokens" in placeholders) are
   // checked to within 1%.
-  const near = (actual: number, expected: number) =>
-    expect(Math.abs(actual - expected)).toBeLessThanOrEqual(expected * 0.01)
+  const near = (actual: number, expected: number) => assert.isAtMost(Math.abs(actual - expected), expected * 0.01)
   const number = (text: string) => Number(text.replaceAll(",", ""))
   const row = (report: string, pattern: RegExp): Array<number> => {
     const match = pattern.exec(report)
-    expect(match, String(pattern)).not.toBeNull()
+    assert.isNotNull(match, String(pattern))
     return match!.slice(1).map(number)
   }
 
   it("prints the report: final request chart, prunes by strategy, tokens and cost with and without the plugin", async () => {
     const result = await analyse(["--example"])
-    expect(result.stderr).toBe("")
-    expect(result.code).toBe(0)
+    assert.strictEqual(result.stderr, "")
+    assert.strictEqual(result.code, 0)
     const report = result.stdout
-    expect(report).toContain('"Due dates for todos" · OpenCode 1.18.33')
-    expect(report).toContain("5 user turns, 71 model requests, 72 tool calls (3 failed) over 55 min; 3 pauses")
-    expect(report).toContain("Config: built-in defaults; cache.mode auto;")
-    expect(report).toMatch(/^ {2}System +[█░]{24} +\d+% +5,710$/m)
+    assert.include(report, '"Due dates for todos" · OpenCode 1.18.33')
+    assert.include(report, "5 user turns, 71 model requests, 72 tool calls (3 failed) over 55 min; 3 pauses")
+    assert.include(report, "Config: built-in defaults; cache.mode auto;")
+    assert.match(report, /^ {2}System +[█░]{24} +\d+% +5,710$/m)
     near(row(report, /^ {2}Tools \(72\) +[█░]{24} +\d+% +([\d,]+)$/m)[0]!, 25_067)
     near(row(report, /^ {2}Total +([\d,]+)$/m)[0]!, 32_066)
-    expect(report).toMatch(/^ {2}Without the plugin: 64,424 tokens \(\d+\.\d% smaller with it; 37 calls pruned\)\.$/m)
+    assert.match(report, /^ {2}Without the plugin: 64,424 tokens \(\d+\.\d% smaller with it; 37 calls pruned\)\.$/m)
     const strategies = [
       ["deduplication", "duplicate", 9, 9_010],
       ["supersedeWrites", "superseded write", 15, 734],
@@ -136,34 +135,34 @@ describe("the bundled example (npm start)", () => {
     for (const [reason, name, calls, tokens] of strategies) {
       const label = name === "" ? reason : `${reason} +\\(${name}\\)`
       const [pruned, saved] = row(report, new RegExp(`^ {2}${label} +(\\d+) +([\\d,]+)$`, "m"))
-      expect(pruned).toBe(calls)
+      assert.strictEqual(pruned, calls)
       near(saved!, tokens)
     }
     const [sentWithout, sentPrune, sentWith] = row(
       report,
       /^ {2}Tokens sent +([\d,]+) +([\d,]+) +([\d,]+) +[-+]\d+\.\d%$/m
     )
-    expect(sentWithout).toBe(2_760_137)
-    expect(sentPrune).toBe(2_760_137)
+    assert.strictEqual(sentWithout, 2_760_137)
+    assert.strictEqual(sentPrune, 2_760_137)
     near(sentWith!, 1_362_296)
     const [costWithout, costPrune, costWith] = row(
       report,
       /^ {2}Cost, Anthropic cache +([\d,]+) +([\d,]+) +([\d,]+) +[-+]\d+\.\d%$/m
     )
-    expect(costWithout).toBe(516_355)
-    expect(costPrune).toBe(516_355)
+    assert.strictEqual(costWithout, 516_355)
+    assert.strictEqual(costPrune, 516_355)
     near(costWith!, 290_130)
-    expect(costWith!).toBeLessThan(costWithout!)
-    expect(report).toMatch(/^ {2}Cost, OpenAI cache\* +467,887 +467,887 +[\d,]+ +[-+]\d+\.\d%$/m)
-    expect(report).toContain("estimates (o200k tokenizer)")
-    for (const line of report.split("\n")) expect([...line].length).toBeLessThanOrEqual(80)
+    assert.isBelow(costWith!, costWithout!)
+    assert.match(report, /^ {2}Cost, OpenAI cache\* +467,887 +467,887 +[\d,]+ +[-+]\d+\.\d%$/m)
+    assert.include(report, "estimates (o200k tokenizer)")
+    for (const line of report.split("\n")) assert.isAtMost([...line].length, 80)
   })
 
   it("--json prints the same analysis as JSON", async () => {
     const result = await analyse(["--example", "--json"])
-    expect(result.code).toBe(0)
+    assert.strictEqual(result.code, 0)
     const json = JSON.parse(result.stdout) as Analysis & { costModel: Record<string, unknown> }
-    expect(Object.keys(json)).toEqual([
+    assert.deepStrictEqual(Object.keys(json), [
       "session",
       "skippedParts",
       "config",
@@ -177,7 +176,20 @@ describe("the bundled example (npm start)", () => {
       "pluginLog",
       "costModel"
     ])
-    expect(json.session).toMatchObject({
+    const { session } = json
+    assert.deepStrictEqual({
+      title: session.title,
+      directory: session.directory,
+      version: session.version,
+      messages: session.messages,
+      userTurns: session.userTurns,
+      requests: session.requests,
+      toolCalls: session.toolCalls,
+      failedCalls: session.failedCalls,
+      pausesOverTtl: session.pausesOverTtl,
+      subAgent: session.subAgent,
+      model: { providerID: session.model.providerID, modelID: session.model.modelID }
+    }, {
       title: "Due dates for todos",
       directory: "/home/dev/todo-api",
       version: "1.18.33",
@@ -190,8 +202,8 @@ describe("the bundled example (npm start)", () => {
       subAgent: false,
       model: { providerID: "fake", modelID: "fake-model" }
     })
-    expect(json.skippedParts).toEqual({ total: 0, byType: {} })
-    expect(json.config).toEqual({
+    assert.deepStrictEqual(json.skippedParts, { total: 0, byType: {} })
+    assert.deepStrictEqual(json.config, {
       files: [],
       explicit: false,
       problems: [],
@@ -200,19 +212,19 @@ describe("the bundled example (npm start)", () => {
       contextWindow: 200_000,
       switchedOff: []
     })
-    expect(json.pruned.map(({ calls, enabled, name, reason }) => ({ reason, name, calls, enabled }))).toEqual([
+    assert.deepStrictEqual(json.pruned.map(({ calls, enabled, name, reason }) => ({ reason, name, calls, enabled })), [
       { reason: "deduplication", name: "duplicate", calls: 9, enabled: true },
       { reason: "supersedeWrites", name: "superseded write", calls: 15, enabled: true },
       { reason: "purgeErrors", name: "failed call input", calls: 1, enabled: true },
       { reason: "staleOutputs", name: "stale output", calls: 10, enabled: true },
       { reason: "repeat", name: "repeat", calls: 2, enabled: true }
     ])
-    expect(json.prunedTotal.calls).toBe(37)
+    assert.strictEqual(json.prunedTotal.calls, 37)
     near(json.prunedTotal.tokens, 33_040)
-    expect(json.prunedTotal.tokens).toBe(json.pruned.reduce((sum, entry) => sum + entry.tokens, 0))
-    expect(json.finalRequest.request).toBe(71)
-    expect(json.finalRequest.prunedCalls).toBe(37)
-    expect(json.finalRequest.withoutPlugin).toEqual({
+    assert.strictEqual(json.prunedTotal.tokens, json.pruned.reduce((sum, entry) => sum + entry.tokens, 0))
+    assert.strictEqual(json.finalRequest.request, 71)
+    assert.strictEqual(json.finalRequest.prunedCalls, 37)
+    assert.deepStrictEqual(json.finalRequest.withoutPlugin, {
       system: 5_710,
       user: 155,
       assistant: 760,
@@ -222,11 +234,11 @@ describe("the bundled example (npm start)", () => {
       total: 64_424
     })
     const final = json.finalRequest.withPlugin
-    expect(final.system + final.user + final.assistant + final.tools + final.plugin).toBe(final.total)
+    assert.strictEqual(final.system + final.user + final.assistant + final.tools + final.plugin, final.total)
     near(final.total, 32_066)
-    expect(json.sent.profiles).toEqual(["anthropic", "openai"])
-    expect(json.sent.sessionProfile).toBe("openai")
-    expect(json.sent.withoutPlugin).toEqual({
+    assert.deepStrictEqual(json.sent.profiles, ["anthropic", "openai"])
+    assert.strictEqual(json.sent.sessionProfile, "openai")
+    assert.deepStrictEqual(json.sent.withoutPlugin, {
       priced: {
         anthropic: {
           profile: "anthropic",
@@ -253,14 +265,14 @@ describe("the bundled example (npm start)", () => {
     near(anthropic.cost, 290_129.5)
     // cost = 0.1 x read + 1.25 x written + the rest
     const { cost, readTokens, tokens, writeTokens } = anthropic
-    expect(cost).toBeCloseTo(0.1 * readTokens + 1.25 * writeTokens + (tokens - readTokens - writeTokens), 1)
-    expect(json.sent.systemPromptTokens).toBe(808)
-    expect(json.sent.hostToolTokens).toBe(4_810)
-    expect(json.reported).toEqual({ requests: 71, input: json.reported.input, cacheRead: 0, cacheWrite: 0 })
-    expect(json.modelCalls).toEqual({ replayed: 0, accepted: 0, rejected: 0 })
-    expect(json.notes).toBe(5)
-    expect(json.pluginLog).toEqual([])
-    expect(json.costModel).toEqual({
+    assert.closeTo(cost, 0.1 * readTokens + 1.25 * writeTokens + (tokens - readTokens - writeTokens), 10 ** -1 / 2)
+    assert.strictEqual(json.sent.systemPromptTokens, 808)
+    assert.strictEqual(json.sent.hostToolTokens, 4_810)
+    assert.deepStrictEqual(json.reported, { requests: 71, input: json.reported.input, cacheRead: 0, cacheWrite: 0 })
+    assert.deepStrictEqual(json.modelCalls, { replayed: 0, accepted: 0, rejected: 0 })
+    assert.strictEqual(json.notes, 5)
+    assert.deepStrictEqual(json.pluginLog, [])
+    assert.deepStrictEqual(json.costModel, {
       tokenizer: "o200k",
       estimated: true,
       profiles: { anthropic: profiles.anthropic, openai: profiles.openai }
@@ -268,7 +280,7 @@ describe("the bundled example (npm start)", () => {
   })
 
   it("nothing is written under HOME: state and config live in a temporary directory", async () => {
-    expect(await readdir(home)).toEqual([])
+    assert.deepStrictEqual(await readdir(home), [])
   })
 })
 
@@ -280,11 +292,12 @@ describe("config", () => {
     await writeFile(join(dir, "dcp.jsonc"), text)
     try {
       const json = JSON.parse((await analyse(["--example", "--json"])).stdout) as Analysis
-      expect(json.config.files).toEqual([join(dir, "dcp.jsonc")])
-      expect(json.config.switchedOff).toEqual(["deduplication"])
-      expect(json.pruned[0]).toMatchObject({ reason: "deduplication", calls: 0, enabled: false })
-      expect(await readFile(join(dir, "dcp.jsonc"), "utf8")).toBe(text)
-      expect(await readdir(dir)).toEqual(["dcp.jsonc"])
+      assert.deepStrictEqual(json.config.files, [join(dir, "dcp.jsonc")])
+      assert.deepStrictEqual(json.config.switchedOff, ["deduplication"])
+      const { calls, enabled, reason } = json.pruned[0]!
+      assert.deepStrictEqual({ reason, calls, enabled }, { reason: "deduplication", calls: 0, enabled: false })
+      assert.strictEqual(await readFile(join(dir, "dcp.jsonc"), "utf8"), text)
+      assert.deepStrictEqual(await readdir(dir), ["dcp.jsonc"])
     } finally {
       await rm(join(home, ".config"), { recursive: true, force: true })
     }
@@ -294,10 +307,11 @@ describe("config", () => {
     const file = join(work, "mine.jsonc")
     await writeFile(file, `{ "cache": { "mode": "immediate" }, "strategies": { "purgeErrors": { "turns": "four" } } }`)
     const json = JSON.parse((await analyse(["--example", "--json", "--config", file])).stdout) as Analysis
-    expect(json.config).toMatchObject({ files: [file], explicit: true, cacheMode: "immediate" })
-    expect(json.config.problems).toHaveLength(1)
-    expect(json.config.problems[0]).toContain(file)
-    expect(json.config.problems[0]).toContain("strategies.purgeErrors.turns")
+    const { cacheMode, explicit, files } = json.config
+    assert.deepStrictEqual({ files, explicit, cacheMode }, { files: [file], explicit: true, cacheMode: "immediate" })
+    assert.lengthOf(json.config.problems, 1)
+    assert.include(json.config.problems[0], file)
+    assert.include(json.config.problems[0], "strategies.purgeErrors.turns")
   })
 
   it("a --config file that does not exist is a one-line error", async () => {
@@ -312,20 +326,21 @@ describe("config", () => {
 describe.concurrent("input", () => {
   it("reads an export from standard input", async () => {
     const result = await analyse(["--json"], { input: smallExport() })
-    expect(result.code).toBe(0)
+    assert.strictEqual(result.code, 0)
     const json = JSON.parse(result.stdout) as Analysis
-    expect(json.session).toMatchObject({ id: "ses_small", requests: 3, toolCalls: 2 })
+    const { id, requests, toolCalls } = json.session
+    assert.deepStrictEqual({ id, requests, toolCalls }, { id: "ses_small", requests: 3, toolCalls: 2 })
   })
 
   it("parts of unknown types are skipped with a count, not fatal", async () => {
     const file = join(work, "unknown-parts.json")
     await writeFile(file, smallExport([{ type: "hologram" }, { type: "vibe-check", level: 3 }]))
     const result = await analyse([file])
-    expect(result.code).toBe(0)
-    expect(result.stderr).toBe("")
-    expect(result.stdout).toContain("Skipped 4 parts of unknown types (hologram 2, vibe-check 2).")
+    assert.strictEqual(result.code, 0)
+    assert.strictEqual(result.stderr, "")
+    assert.include(result.stdout, "Skipped 4 parts of unknown types (hologram 2, vibe-check 2).")
     const json = JSON.parse((await analyse([file, "--json"])).stdout) as Analysis
-    expect(json.skippedParts).toEqual({ total: 4, byType: { hologram: 2, "vibe-check": 2 } })
+    assert.deepStrictEqual(json.skippedParts, { total: 4, byType: { hologram: 2, "vibe-check": 2 } })
   })
 
   it("a missing file", async () => {
@@ -375,9 +390,9 @@ describe.concurrent("input", () => {
 
   it("--help prints the usage", async () => {
     const result = await analyse(["--help"])
-    expect(result.code).toBe(0)
-    expect(result.stdout).toMatch(/^Usage: dcp-analyse \[options\] \[file\]/)
-    expect(result.stdout).toContain("Runs on Node.js 20 or newer.")
+    assert.strictEqual(result.code, 0)
+    assert.match(result.stdout, /^Usage: dcp-analyse \[options\] \[file\]/)
+    assert.include(result.stdout, "Runs on Node.js 20 or newer.")
   })
 })
 
@@ -390,20 +405,21 @@ describe("what a new user meets", () => {
 
   it("--help shows the export written to a file, never piped in, and the npm form that keeps JSON clean", async () => {
     const result = await analyse(["--help"])
-    expect(result.stdout).toContain("opencode export ses_123 > session.json")
-    expect(result.stdout).not.toMatch(/opencode export \S+ \|/)
-    expect(result.stdout).toContain("npm start --silent -- --json")
+    assert.include(result.stdout, "opencode export ses_123 > session.json")
+    assert.notMatch(result.stdout, /opencode export \S+ \|/)
+    assert.include(result.stdout, "npm start --silent -- --json")
   })
 
   it("a context window given with --context-window is reported as given, not as assumed", async () => {
     const given = await analyse([await small(), "--context-window", "100000"])
-    expect(given.stdout.replace(/\s+/g, " ")).toContain("context window 100,000 tokens (--context-window).")
-    expect(given.stdout).not.toContain("assumed")
+    assert.include(given.stdout.replace(/\s+/g, " "), "context window 100,000 tokens (--context-window).")
+    assert.notInclude(given.stdout, "assumed")
   })
 
   it("without --context-window, the report says the window is assumed and how to set it", async () => {
     const assumed = await analyse([await small()])
-    expect(assumed.stdout.replace(/\s+/g, " ")).toContain(
+    assert.include(
+      assumed.stdout.replace(/\s+/g, " "),
       "context window 200,000 tokens (assumed: an export does not record it; --context-window sets it)."
     )
   })
@@ -435,20 +451,18 @@ describe("what a new user meets", () => {
   it("the report on the example ends with how to run it on one's own session", async () => {
     const lines = (await analyse(["--example"])).stdout.trimEnd().split("\n")
     const next = lines.slice(lines.lastIndexOf("") + 1).join(" ")
-    expect(next).toMatch(/^Next: the same for one of your own sessions\./)
-    expect(next).toContain("opencode export <ID> > session.json, then run dcp-analyse session.json.")
+    assert.match(next, /^Next: the same for one of your own sessions\./)
+    assert.include(next, "opencode export <ID> > session.json, then run dcp-analyse session.json.")
   })
 
   it("the report on one's own session ends with how to try other settings", async () => {
     const lines = (await analyse([await small()])).stdout.trimEnd().split("\n")
-    expect(lines.slice(lines.lastIndexOf("") + 1).join(" ")).toMatch(
-      /^Next: to try other settings/
-    )
+    assert.match(lines.slice(lines.lastIndexOf("") + 1).join(" "), /^Next: to try other settings/)
   })
 
   it("the README's JSON command for a clone prints the JSON alone (npm's banner left out)", async () => {
     const readme = await readFile(join(repo, "README.md"), "utf8")
-    expect(readme).toContain("npm start --silent -- --json")
+    assert.include(readme, "npm start --silent -- --json")
     const result = await new Promise<Finished>((resolve, reject) => {
       const child = spawn("npm", ["start", "--silent", "--", "--json"], {
         cwd: repo,
@@ -462,7 +476,7 @@ describe("what a new user meets", () => {
       child.on("error", reject)
       child.on("close", (code) => resolve({ code, stdout, stderr }))
     })
-    expect(result.code).toBe(0)
-    expect((JSON.parse(result.stdout) as Analysis).session.id).toMatch(/^ses_/)
+    assert.strictEqual(result.code, 0)
+    assert.match((JSON.parse(result.stdout) as Analysis).session.id, /^ses_/)
   })
 })

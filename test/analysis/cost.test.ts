@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest"
+import { assert, describe, it } from "vitest"
 import { commonPrefix, CostMeter } from "../../src/analysis/cost.ts"
 import { Blocks, blockTokens, type Wire } from "../../src/analysis/wire.ts"
 import { profiles } from "../../src/pricing/profiles.ts"
@@ -39,7 +39,7 @@ describe("CostMeter, Anthropic rules", () => {
     const { blocks, tokensOf, wire } = world()
     const meter = new CostMeter(anthropic, blocks, tokensOf)
     const cost = meter.record(wire(["sys", "m1", "m2", "m3", "m4"], ["sys", "m2", "m3"]), 0)
-    expect(cost).toEqual({ tokens: 50, readTokens: 0, writeTokens: 40, cost: 1.25 * 40 + 10 })
+    assert.deepStrictEqual(cost, { tokens: 50, readTokens: 0, writeTokens: 40, cost: 1.25 * 40 + 10 })
   })
 
   it("reads the previous request's entry when it ends close before a breakpoint, and writes what follows", () => {
@@ -47,7 +47,7 @@ describe("CostMeter, Anthropic rules", () => {
     const meter = new CostMeter(anthropic, blocks, tokensOf)
     meter.record(wire(["sys", "m1", "m2", "m3"], ["sys", "m2", "m3"]), 0)
     const cost = meter.record(wire(["sys", "m1", "m2", "m3", "m4", "m5"], ["sys", "m4", "m5"]), minute)
-    expect(cost).toEqual({ tokens: 60, readTokens: 40, writeTokens: 20, cost: 0.1 * 40 + 1.25 * 20 })
+    assert.deepStrictEqual(cost, { tokens: 60, readTokens: 40, writeTokens: 20, cost: 0.1 * 40 + 1.25 * 20 })
   })
 
   it("after a change far from the end reads only what ends before it at a breakpoint: the system prompt", () => {
@@ -58,7 +58,7 @@ describe("CostMeter, Anthropic rules", () => {
     const pruned = ["sys", "m1", "pruned2", ...range(3, 31)]
     const cost = meter.record(wire(pruned, ["sys", "m30", "m31"]), minute)
     // sys + 31 blocks = 320 tokens: 10 read (the system entry), 310 written.
-    expect(cost).toEqual({ tokens: 320, readTokens: 10, writeTokens: 310, cost: 0.1 * 10 + 1.25 * 310 })
+    assert.deepStrictEqual(cost, { tokens: 320, readTokens: 10, writeTokens: 310, cost: 0.1 * 10 + 1.25 * 310 })
   })
 
   it("finds an entry only up to 20 content blocks before a breakpoint", () => {
@@ -66,11 +66,11 @@ describe("CostMeter, Anthropic rules", () => {
     const near = new CostMeter(anthropic, blocks, tokensOf)
     near.record(wire(["sys", "m1", "m2"], ["sys", "m1", "m2"]), 0)
     // m2's entry ends 20 blocks before a breakpoint (m22): found.
-    expect(near.record(wire(["sys", ...range(1, 22)], ["sys", "m21", "m22"]), minute).readTokens).toBe(30)
+    assert.strictEqual(near.record(wire(["sys", ...range(1, 22)], ["sys", "m21", "m22"]), minute).readTokens, 30)
     const far = new CostMeter(anthropic, blocks, tokensOf)
     far.record(wire(["sys", "m1", "m2"], ["sys", "m1", "m2"]), 0)
     // 21 blocks before the nearest breakpoint (m23): only the system entry is found.
-    expect(far.record(wire(["sys", ...range(1, 24)], ["sys", "m23", "m24"]), minute).readTokens).toBe(10)
+    assert.strictEqual(far.record(wire(["sys", ...range(1, 24)], ["sys", "m23", "m24"]), minute).readTokens, 10)
   })
 
   it("lets an entry expire after the TTL without use, and keeps it alive while it is used", () => {
@@ -78,11 +78,11 @@ describe("CostMeter, Anthropic rules", () => {
     const request = wire(["sys", "m1", "m2"], ["sys", "m1", "m2"])
     const idle = new CostMeter(anthropic, blocks, tokensOf)
     idle.record(request, 0)
-    expect(idle.record(request, 5 * minute + 1).readTokens).toBe(0)
+    assert.strictEqual(idle.record(request, 5 * minute + 1).readTokens, 0)
     const busy = new CostMeter(anthropic, blocks, tokensOf)
     busy.record(request, 0)
     busy.record(request, 4 * minute)
-    expect(busy.record(request, 8 * minute).readTokens).toBe(30)
+    assert.strictEqual(busy.record(request, 8 * minute).readTokens, 30)
   })
 
   it("caches nothing shorter than the minimum", () => {
@@ -91,7 +91,7 @@ describe("CostMeter, Anthropic rules", () => {
     // sys alone (10 tokens) is under the minimum of 20: no entry there, on either request.
     meter.record(wire(["sys", "m1", "m2"], ["sys", "m2"]), 0)
     const cost = meter.record(wire(["sys", "x1", "x2"], ["sys", "x2"]), minute)
-    expect(cost).toEqual({ tokens: 30, readTokens: 0, writeTokens: 30, cost: 1.25 * 30 })
+    assert.deepStrictEqual(cost, { tokens: 30, readTokens: 0, writeTokens: 30, cost: 1.25 * 30 })
   })
 
   it("costs a trailing message of its own only itself: the next request reads the entry before it", () => {
@@ -99,17 +99,17 @@ describe("CostMeter, Anthropic rules", () => {
     const meter = new CostMeter(anthropic, blocks, tokensOf)
     meter.record(wire(["sys", "m1", "m2"], ["sys", "m1", "m2"]), 0)
     const withNote = meter.record(wire(["sys", "m1", "m2", "note"], ["sys", "m2", "note"]), minute)
-    expect(withNote).toEqual({ tokens: 40, readTokens: 30, writeTokens: 10, cost: 0.1 * 30 + 1.25 * 10 })
+    assert.deepStrictEqual(withNote, { tokens: 40, readTokens: 30, writeTokens: 10, cost: 0.1 * 30 + 1.25 * 10 })
     const next = meter.record(wire(["sys", "m1", "m2", "m3", "m4"], ["sys", "m3", "m4"]), 2 * minute)
-    expect(next).toEqual({ tokens: 50, readTokens: 30, writeTokens: 20, cost: 0.1 * 30 + 1.25 * 20 })
+    assert.deepStrictEqual(next, { tokens: 50, readTokens: 30, writeTokens: 20, cost: 0.1 * 30 + 1.25 * 20 })
   })
 
   it("prices the 1-hour TTL's writes at 2 and keeps entries for an hour", () => {
     const { blocks, tokensOf, wire } = world()
     const meter = new CostMeter({ ...profiles["anthropic-1h"], minTokens: 20 }, blocks, tokensOf)
     const request = wire(["sys", "m1", "m2"], ["sys", "m2"])
-    expect(meter.record(request, 0).cost).toBe(2 * 30)
-    expect(meter.record(request, 59 * minute).cost).toBeCloseTo(0.1 * 30)
+    assert.strictEqual(meter.record(request, 0).cost, 2 * 30)
+    assert.closeTo(meter.record(request, 59 * minute).cost, 0.1 * 30, 10 ** -2 / 2)
   })
 
   it("sums requests", () => {
@@ -117,7 +117,7 @@ describe("CostMeter, Anthropic rules", () => {
     const meter = new CostMeter(anthropic, blocks, tokensOf)
     meter.record(wire(["sys", "m1", "m2"], ["sys", "m2"]), 0)
     meter.record(wire(["sys", "m1", "m2", "m3"], ["sys", "m3"]), minute)
-    expect(meter.priced()).toEqual({
+    assert.deepStrictEqual(meter.priced(), {
       profile: "anthropic",
       requests: 2,
       tokens: 70,
@@ -137,7 +137,7 @@ describe("CostMeter, OpenAI rules", () => {
     meter.record(wire(["sys", ...range(1, 30)], []), 0)
     // 21 shared blocks = 210 tokens: 20 + 128 = 148 read.
     const cost = meter.record(wire(["sys", ...range(1, 20), "changed", ...range(22, 30)], []), minute)
-    expect(cost).toEqual({ tokens: 310, readTokens: 148, writeTokens: 0, cost: 0.1 * 148 + (310 - 148) })
+    assert.deepStrictEqual(cost, { tokens: 310, readTokens: 148, writeTokens: 0, cost: 0.1 * 148 + (310 - 148) })
   })
 
   it("reads nothing after the TTL", () => {
@@ -145,7 +145,7 @@ describe("CostMeter, OpenAI rules", () => {
     const meter = new CostMeter(openai, blocks, tokensOf)
     const request = wire(["sys", "m1", "m2"], [])
     meter.record(request, 0)
-    expect(meter.record(request, 5 * minute + 1).readTokens).toBe(0)
+    assert.strictEqual(meter.record(request, 5 * minute + 1).readTokens, 0)
   })
 })
 
@@ -158,8 +158,8 @@ describe("CostMeter, no cache", () => {
       meter.record(wire(["sys", "m1"], []), 0)
       meter.record(wire(["sys", "m1", "m2"], []), minute)
     }
-    expect(perRequest.priced().cost).toBe(2)
-    expect(plain.priced()).toEqual({
+    assert.strictEqual(perRequest.priced().cost, 2)
+    assert.deepStrictEqual(plain.priced(), {
       profile: "none",
       requests: 2,
       tokens: 50,
@@ -172,8 +172,8 @@ describe("CostMeter, no cache", () => {
 
 describe("commonPrefix", () => {
   it("stops at the first differing block", () => {
-    expect(commonPrefix([1, 2, 3, 4], [1, 2, 9, 4])).toBe(2)
-    expect(commonPrefix([1, 2], [1, 2, 3])).toBe(2)
-    expect(commonPrefix([], [1])).toBe(0)
+    assert.strictEqual(commonPrefix([1, 2, 3, 4], [1, 2, 9, 4]), 2)
+    assert.strictEqual(commonPrefix([1, 2], [1, 2, 3]), 2)
+    assert.strictEqual(commonPrefix([], [1]), 0)
   })
 })

@@ -2,7 +2,7 @@ import { mkdtemp, rm } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Clock } from "effect"
-import { afterEach, beforeEach, describe, expect, it } from "vitest"
+import { afterEach, assert, beforeEach, describe, it } from "vitest"
 import { type ReplayedPlugin, replayedPlugin } from "../../src/analysis/plugin.ts"
 
 /** The plugin as the analyser and the benchmark replay it, under a fresh root removed after each test. */
@@ -24,27 +24,27 @@ describe("the replayed plugin", () => {
       directory: "/nowhere/project",
       globalConfig: `{ "pruneNotification": "off" }`
     })
-    expect(plugin.config.files).toContain(plugin.globalConfigFile)
-    expect(plugin.globalConfigFile.startsWith(root)).toBe(true)
-    expect(plugin.config.current.pruneNotification).toBe("off")
-    expect(plugin.paths.projectDir).toBe("/nowhere/project")
-    expect(plugin.paths.stateDir.startsWith(root)).toBe(true)
+    assert.include(plugin.config.files, plugin.globalConfigFile)
+    assert.strictEqual(plugin.globalConfigFile.startsWith(root), true)
+    assert.strictEqual(plugin.config.current.pruneNotification, "off")
+    assert.strictEqual(plugin.paths.projectDir, "/nowhere/project")
+    assert.strictEqual(plugin.paths.stateDir.startsWith(root), true)
   })
 
   it("without a project directory, works in an empty one under its root", async () => {
     plugin = await replayedPlugin({ root })
-    expect(plugin.paths.projectDir).toBe(join(root, "project"))
+    assert.strictEqual(plugin.paths.projectDir, join(root, "project"))
   })
 
   it("has no hooks when the config switches it off, as in OpenCode", async () => {
     plugin = await replayedPlugin({ root, globalConfig: `{ "enabled": false }` })
-    expect(plugin.hooks).toBeUndefined()
+    assert.isUndefined(plugin.hooks)
   })
 
   it("reads the time the driver sets", async () => {
     plugin = await replayedPlugin({ root, startTime: 1_000 })
-    expect(await plugin.run(Clock.currentTimeMillis)).toBe(1_000)
+    assert.strictEqual(await plugin.run(Clock.currentTimeMillis), 1_000)
     plugin.setTime(5_000_000)
-    expect(await plugin.run(Clock.currentTimeMillis)).toBe(5_000_000)
+    assert.strictEqual(await plugin.run(Clock.currentTimeMillis), 5_000_000)
   })
 })

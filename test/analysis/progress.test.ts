@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest"
+import { assert, describe, it } from "vitest"
 import { makeProgress, plainDelayMs, plainEveryMs, plainMinimumRequests } from "../../src/analysis/progress.ts"
 
 /** A progress reporter on a clock the test moves, and what it wrote. */
@@ -24,7 +24,7 @@ describe("analyser progress, when standard error is not a terminal", () => {
     at(plainDelayMs + plainEveryMs)
     progress.update("withPlugin", 200, 3550)
     progress.clear()
-    expect(written).toEqual([
+    assert.deepStrictEqual(written, [
       "dcp-analyse: replaying request 120 of 3,550 without the plugin (3%)\n",
       "dcp-analyse: replaying request 200 of 3,550 with the plugin (5%)\n"
     ])
@@ -35,14 +35,14 @@ describe("analyser progress, when standard error is not a terminal", () => {
     at(plainDelayMs - 1)
     progress.update("withPlugin", 1000, 3550)
     progress.clear()
-    expect(written).toEqual([])
+    assert.deepStrictEqual(written, [])
   })
 
   it("a small session prints nothing, however slow the machine", () => {
     const { at, progress, written } = reporter(false)
     at(plainDelayMs + plainEveryMs)
     progress.update("withPlugin", 70, plainMinimumRequests - 1)
-    expect(written).toEqual([])
+    assert.deepStrictEqual(written, [])
   })
 })
 
@@ -54,7 +54,7 @@ describe("analyser progress on a terminal", () => {
     at(800)
     progress.update("withPlugin", 20, 71)
     progress.clear()
-    expect(written).toEqual([
+    assert.deepStrictEqual(written, [
       "\r\x1b[Kdcp-analyse: replaying request 10 of 71 with the plugin",
       "\r\x1b[Kdcp-analyse: replaying request 20 of 71 with the plugin",
       "\r\x1b[K"

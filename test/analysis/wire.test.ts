@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest"
+import { assert, describe, it } from "vitest"
 import { generate } from "../../bench/generate.ts"
 import type { Msg } from "../../src/host/schema.ts"
 import { freezeShared, freshCopy } from "../../src/analysis/copy.ts"
@@ -67,7 +67,7 @@ describe("WireBuilder: OpenCode's conversion", () => {
         { type: "step-finish" }
       ])
     ]
-    expect(render(new WireBuilder(messages, system), [], messages)).toEqual([
+    assert.deepStrictEqual(render(new WireBuilder(messages, system), [], messages), [
       "system: you are a coding agent *",
       "user: hi",
       "assistant: reading | read filePath a | read filePath b",
@@ -89,7 +89,7 @@ describe("WireBuilder: OpenCode's conversion", () => {
         { type: "text", text: "answer" }
       ])
     ]
-    expect(render(new WireBuilder(messages, system), [], messages)).toEqual([
+    assert.deepStrictEqual(render(new WireBuilder(messages, system), [], messages), [
       "system: you are a coding agent *",
       "user: question *",
       "assistant: thinking, signed | answer *"
@@ -113,7 +113,7 @@ describe("WireBuilder: OpenCode's conversion", () => {
         error: { name: "MessageAbortedError" }
       })
     ]
-    expect(render(new WireBuilder(messages, system), [], messages)).toEqual([
+    assert.deepStrictEqual(render(new WireBuilder(messages, system), [], messages), [
       "system: you are a coding agent *",
       `user: ${compactionPrompt}`,
       "assistant: read filePath a",
@@ -128,8 +128,8 @@ describe("WireBuilder: OpenCode's conversion", () => {
     const wire = builder.request([["discard", "{}"]], ["one", "two", "three"], messages)
     const strings = (position: number) =>
       builder.blocks.blocks[wire.blocks[position]!]!.strings.map((s) => builder.blocks.strings[s])
-    expect(strings(0)).toEqual(["discard", "{}"])
-    expect(wire.breakpoints.map(strings)).toEqual([["one"], ["two"], ["hi"]])
+    assert.deepStrictEqual(strings(0), ["discard", "{}"])
+    assert.deepStrictEqual(wire.breakpoints.map(strings), [["one"], ["two"], ["hi"]])
   })
 })
 
@@ -138,8 +138,8 @@ describe("WireBuilder: reuse across requests", () => {
     const builder = new WireBuilder(session.messages, system)
     const first = [...builder.request([], system, freshCopy(session.messages, session.messages.length)).blocks]
     const second = [...builder.request([], system, freshCopy(session.messages, session.messages.length)).blocks]
-    expect(second).toEqual(first)
-    expect(builder.added.size).toBe(0)
+    assert.deepStrictEqual(second, first)
+    assert.strictEqual(builder.added.size, 0)
   })
 
   it("gives a part the plugin changed a new block, and the same one while it stays changed", () => {
@@ -154,9 +154,9 @@ describe("WireBuilder: reuse across requests", () => {
     const pruned = [...builder.request([], system, prune()).blocks]
     const again = [...builder.request([], system, prune()).blocks]
     const first = pruned.findIndex((block, i) => block !== untouched[i])
-    expect(first).toBeGreaterThan(0)
-    expect(pruned.slice(first + 1)).toEqual(untouched.slice(first + 1))
-    expect(again).toEqual(pruned)
+    assert.isAbove(first, 0)
+    assert.deepStrictEqual(pruned.slice(first + 1), untouched.slice(first + 1))
+    assert.deepStrictEqual(again, pruned)
   })
 
   it("ignores changes to what is not sent (the output of a failed call)", () => {
@@ -165,7 +165,7 @@ describe("WireBuilder: reuse across requests", () => {
     const copy = freshCopy(session.messages, session.messages.length)
     const failed = copy.flatMap((m) => m.parts).find((p) => p.type === "tool" && p.state.status === "error")!
     failed.state = { ...failed.state, output: "never sent" }
-    expect([...builder.request([], system, copy).blocks]).toEqual(untouched)
+    assert.deepStrictEqual([...builder.request([], system, copy).blocks], untouched)
   })
 
   it("counts what the plugin adds: tool definitions, a system section, an appended message", () => {
@@ -177,7 +177,7 @@ describe("WireBuilder: reuse across requests", () => {
     })
     builder.request([["discard", "{}"]], [...system, "## Context pruning"], copy)
     // A definition; the section's boundary and text; the appended message's boundary and text.
-    expect([...builder.added.values()].reduce((a, b) => a + b, 0)).toBe(5)
+    assert.strictEqual([...builder.added.values()].reduce((a, b) => a + b, 0), 5)
   })
 
   it("finds stored messages by ID when a request sends them out of order, as after a compaction", () => {
@@ -187,7 +187,7 @@ describe("WireBuilder: reuse across requests", () => {
     const half = Math.floor(all.length / 2)
     const reordered = [...all.slice(half), ...all.slice(0, half)]
     const blocks = [...builder.request([], system, freshCopy(reordered, reordered.length)).blocks]
-    expect(blocks.toSorted((a, b) => a - b)).toEqual(inOrder.toSorted((a, b) => a - b))
-    expect(builder.added.size).toBe(0)
+    assert.deepStrictEqual(blocks.toSorted((a, b) => a - b), inOrder.toSorted((a, b) => a - b))
+    assert.strictEqual(builder.added.size, 0)
   })
 })

@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest"
+import { assert, describe, it } from "vitest"
 import { freezeShared, freshCopy } from "../../src/analysis/copy.ts"
 import { generate } from "../../bench/generate.ts"
 
@@ -6,49 +6,52 @@ describe("generate", () => {
   const session = generate({ seed: 3, toolCalls: 200 })
 
   it("is deterministic for a seed", () => {
-    expect(JSON.stringify(generate({ seed: 3, toolCalls: 200 }).messages)).toBe(JSON.stringify(session.messages))
-    expect(JSON.stringify(generate({ seed: 4, toolCalls: 200 }).messages)).not.toBe(JSON.stringify(session.messages))
+    assert.strictEqual(JSON.stringify(generate({ seed: 3, toolCalls: 200 }).messages), JSON.stringify(session.messages))
+    assert.notStrictEqual(
+      JSON.stringify(generate({ seed: 4, toolCalls: 200 }).messages),
+      JSON.stringify(session.messages)
+    )
   })
 
   it("makes exactly the requested number of tool calls, a few percent of them failed", () => {
     const tools = session.messages.flatMap((m) => m.parts).filter((p) => p.type === "tool")
-    expect(tools).toHaveLength(200)
-    expect(session.stats.errors).toBe(tools.filter((p) => p.state.status === "error").length)
-    expect(session.stats.errors).toBeGreaterThan(0)
-    expect(session.stats.errors).toBeLessThan(20)
+    assert.lengthOf(tools, 200)
+    assert.strictEqual(session.stats.errors, tools.filter((p) => p.state.status === "error").length)
+    assert.isAbove(session.stats.errors, 0)
+    assert.isBelow(session.stats.errors, 20)
   })
 
   it("sends one request per assistant message, with the history before it", () => {
     const assistants = session.messages.flatMap((m, i) => (m.info.role === "assistant" ? [i] : []))
-    expect(session.requests.map((r) => r.upTo)).toEqual(assistants)
+    assert.deepStrictEqual(session.requests.map((r) => r.upTo), assistants)
     for (const request of session.requests) {
-      expect(session.messages[request.upTo]!.info.time.created).toBe(request.time)
+      assert.strictEqual(session.messages[request.upTo]!.info.time.created, request.time)
     }
   })
 
   it("gives every assistant message one step and usage figures", () => {
     for (const message of session.messages.filter((m) => m.info.role === "assistant")) {
-      expect(message.parts.filter((p) => p.type === "step-start")).toHaveLength(1)
-      expect(message.parts.at(-1)!.type).toBe("step-finish")
-      expect(message.info.tokens.input).toBeGreaterThan(0)
+      assert.lengthOf(message.parts.filter((p) => p.type === "step-start"), 1)
+      assert.strictEqual(message.parts.at(-1)!.type, "step-finish")
+      assert.isAbove(message.info.tokens.input, 0)
     }
   })
 
   it("moves time forward: seconds inside a turn, minutes between turns", () => {
     const times = session.requests.map((r) => r.time)
-    expect(times.every((t, i) => i === 0 || t > times[i - 1]!)).toBe(true)
+    assert.strictEqual(times.every((t, i) => i === 0 || t > times[i - 1]!), true)
     const turnStarts = session.requests.filter((r, i) => i > 0 && r.user !== undefined)
-    expect(turnStarts.length).toBeGreaterThan(2)
+    assert.isAbove(turnStarts.length, 2)
     for (const start of turnStarts) {
       const previous = session.requests[session.requests.indexOf(start) - 1]!
-      expect(start.time - previous.time).toBeGreaterThan(10_000)
+      assert.isAbove(start.time - previous.time, 10_000)
     }
   })
 
   it("reads some files more than once", () => {
     const reads = session.messages.flatMap((m) => m.parts).filter((p) => p.type === "tool" && p.tool === "read")
     const paths = reads.map((p) => JSON.stringify(p.state.input))
-    expect(new Set(paths).size).toBeLessThan(paths.length)
+    assert.isBelow(new Set(paths).size, paths.length)
   })
 })
 
@@ -58,15 +61,15 @@ describe("freshCopy", () => {
 
   it("makes new objects down to the tool input and shares the rest, read-only", () => {
     const copy = freshCopy(session.messages, session.messages.length)
-    expect(copy).toEqual(session.messages)
+    assert.deepStrictEqual(copy, session.messages)
     const part = copy.flatMap((m) => m.parts).find((p) => p.type === "tool")!
     const original = session.messages.flatMap((m) => m.parts).find((p) => p.id === part.id)!
-    expect(part).not.toBe(original)
-    expect(part.state).not.toBe(original.state)
-    expect(part.state.input).not.toBe(original.state.input)
-    expect(part.state.time).toBe(original.state.time)
-    expect(() => {
+    assert.notStrictEqual(part, original)
+    assert.notStrictEqual(part.state, original.state)
+    assert.notStrictEqual(part.state.input, original.state.input)
+    assert.strictEqual(part.state.time, original.state.time)
+    assert.throws(() => {
       part.state.time.start = 0
-    }).toThrow(TypeError)
+    }, TypeError)
   })
 })

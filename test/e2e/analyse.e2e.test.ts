@@ -3,7 +3,7 @@ import { closeSync, openSync } from "node:fs"
 import { readFile } from "node:fs/promises"
 import { join } from "node:path"
 import { promisify } from "node:util"
-import { expect, it } from "vitest"
+import { assert, it } from "vitest"
 import type { Analysis } from "../../src/analysis/report.ts"
 import { call, done, read, sourceFile } from "./support/fixtures.ts"
 import { contentText } from "./support/requests.ts"
@@ -47,7 +47,7 @@ it("the analyser replays a fresh export of the real OpenCode as the plugin ran i
     providerID: "fake",
     modelID: "fake-model"
   })
-  expect(compacted.status).toBe(200)
+  assert.strictEqual(compacted.status, 200)
   await s.waitIdle(session)
   s.model.script([read(s, "src/c.ts", "an_5"), read(s, "src/c.ts", "an_6"), done])
   await s.prompt(session, "now read c.ts twice")
@@ -69,22 +69,24 @@ it("the analyser replays a fresh export of the real OpenCode as the plugin ran i
     env: { ...opencode.env },
     maxBuffer: 64 * 1024 * 1024
   })
-  expect(stderr).toBe("")
+  assert.strictEqual(stderr, "")
   const analysis = JSON.parse(stdout) as Analysis
 
   const exported = JSON.parse(await readFile(file, "utf8")) as {
     messages: Array<{ info: { role: string; summary?: boolean } }>
   }
-  expect(exported.messages.some((message) => message.info.summary === true)).toBe(true)
-  expect(analysis.session.requests).toBe(
+  assert.strictEqual(exported.messages.some((message) => message.info.summary === true), true)
+  assert.strictEqual(
+    analysis.session.requests,
     exported.messages.filter((message) => message.info.role === "assistant").length
   )
-  expect(analysis.modelCalls).toEqual({ replayed: 1, accepted: 1, rejected: 0 })
+  assert.deepStrictEqual(analysis.modelCalls, { replayed: 1, accepted: 1, rejected: 0 })
   // What the offline replay pruned is what the plugin recorded while OpenCode ran.
   const byReason = Object.fromEntries(
     analysis.pruned.filter((row) => row.calls > 0).map((row) => [row.reason, row.calls])
   )
-  expect(byReason).toEqual(
+  assert.deepStrictEqual(
+    byReason,
     Object.fromEntries(Object.entries(state.stats.byReason).map(([reason, t]) => [reason, t.calls]))
   )
   // The last request the model really received carried as many placeholders as the replay's last request.
@@ -92,11 +94,11 @@ it("the analyser replays a fresh export of the real OpenCode as the plugin ran i
   const placeholders = last.messages.filter((message) =>
     message.role === "tool" && contentText(message.content).startsWith("[pruned")
   )
-  expect(placeholders.length).toBeGreaterThan(0)
-  expect(analysis.finalRequest.prunedCalls).toBe(placeholders.length)
+  assert.isAbove(placeholders.length, 0)
+  assert.strictEqual(analysis.finalRequest.prunedCalls, placeholders.length)
   // A session this short costs more with the plugin (its tool definitions and lists outweigh two placeholders).
-  expect(analysis.sent.addedTokens).toBeGreaterThan(0)
-  expect(analysis.sent.withPlugin.priced.anthropic!.requests).toBe(analysis.session.requests)
+  assert.isAbove(analysis.sent.addedTokens, 0)
+  assert.strictEqual(analysis.sent.withPlugin.priced.anthropic!.requests, analysis.session.requests)
 })
 
 it("the bundled analyser (dist/analyse.js) runs on the example under Node 20 with the same figures", async () => {
@@ -115,5 +117,5 @@ it("the bundled analyser (dist/analyse.js) runs on the example under Node 20 wit
     env,
     maxBuffer: 64 * 1024 * 1024
   })
-  expect(JSON.parse(bundled.stdout)).toEqual(JSON.parse(source.stdout))
+  assert.deepStrictEqual(JSON.parse(bundled.stdout), JSON.parse(source.stdout))
 })

@@ -1,7 +1,7 @@
 import { readFile } from "node:fs/promises"
 import { join } from "node:path"
 import { setTimeout as sleep } from "node:timers/promises"
-import { describe, expect, it } from "vitest"
+import { assert, describe, it } from "vitest"
 import type { Msg } from "../../src/host/schema.ts"
 import { Blocks, type Wire, WireBuilder } from "../../src/analysis/wire.ts"
 import { profiles } from "../../src/pricing/profiles.ts"
@@ -93,7 +93,7 @@ const runSession = async (s: Scenario): Promise<Run> => {
   const main = s.model.main()
   const bodies = s.requests()
   const times = bodies.map((body) => s.model.times[s.model.requests.indexOf(body)]!)
-  expect(bodies.length).toBe(main.length)
+  assert.strictEqual(bodies.length, main.length)
   return { bodies, times, beforePause, messages: (await s.messages(session)) as unknown as ReadonlyArray<Msg> }
 }
 
@@ -117,8 +117,8 @@ describe("without the plugin", () => {
 
   it("runs the scripted session; OpenCode marks its cache breakpoints in every body", async () => {
     without = await runSession(scenario())
-    expect(without.bodies).toHaveLength(25)
-    for (const body of without.bodies) expect(JSON.stringify(body.messages)).toContain('"cache_control"')
+    assert.lengthOf(without.bodies, 25)
+    for (const body of without.bodies) assert.include(JSON.stringify(body.messages), '"cache_control"')
   })
 
   it("the cost model converts stored messages the way OpenCode does: the same blocks and breakpoints as each body", () => {
@@ -133,7 +133,7 @@ describe("without the plugin", () => {
       const builder = new WireBuilder(run.messages, system)
       const converted = builder.request([], system, run.messages.slice(0, assistants[k]))
       const shape = breakpointShape(builder.blocks, withoutTextOnlyAssistantMarks(builder.blocks, converted))
-      expect(shape, `request ${k}`).toEqual(breakpointShape(blocks, wireOfBody(blocks, body)))
+      assert.deepStrictEqual(shape, breakpointShape(blocks, wireOfBody(blocks, body)), `request ${k}`)
     })
   })
 })
@@ -160,16 +160,15 @@ describe("with the plugin", () => {
 
   it("runs the scripted session with its tools and system section", async () => {
     withPlugin = await runSession(scenario())
-    expect(withPlugin.bodies).toHaveLength(25)
+    assert.lengthOf(withPlugin.bodies, 25)
     const first = withPlugin.bodies[0]!
-    expect(first.tools?.map((tool) => tool.function.name)).toEqual(
-      expect.arrayContaining(["discard", "extract", "recall"])
-    )
-    expect(
+    assert.includeMembers(first.tools?.map((tool) => tool.function.name) ?? [], ["discard", "extract", "recall"])
+    assert.strictEqual(
       first.messages.some((message) =>
         message.role === "system" && contentText(message.content).includes("## Context pruning")
-      )
-    ).toBe(true)
+      ),
+      true
+    )
   })
 
   it("sends every message a request sent again byte-identical, except where a prune now applies", () => {
@@ -183,11 +182,12 @@ describe("with the plugin", () => {
         const b = unmarked(after[m])
         if (a === b) continue
         // A prune changes a tool result, or the content input of a call, to a placeholder: the rest stays.
-        expect(
+        assert.strictEqual(
           isPlaceholder(messageText(after[m]!)),
+          true,
           `request ${k}, message ${m}:\n${a.slice(0, 400)}\n${b.slice(0, 400)}`
-        ).toBe(true)
-        expect(before[m]!.role).toBe(after[m]!.role)
+        )
+        assert.strictEqual(before[m]!.role, after[m]!.role)
       }
     }
   })
@@ -195,11 +195,11 @@ describe("with the plugin", () => {
   it("prunes repeats at their first send: the re-reads, the lines read again, the read-back of a write", () => {
     // The last request before the pause: after it, the cold cache lets waiting prunes apply as well.
     const last = withPlugin!.bodies[withPlugin!.beforePause - 1]!
-    expect(resultOf(last, "r3")).toMatch(/^\[same output as id \d+, ~[\d.]+k tokens; recall \d+\]$/)
-    expect(resultOf(last, "r6")).toMatch(/^\[same output as id \d+/)
-    expect(resultOf(last, "r5")).toMatch(/^\[these lines are unchanged in the output of id \d+/)
-    expect(resultOf(last, "r8")).toMatch(/^\[the same content as the earlier write of this file/)
-    expect(resultOf(last, "r2")).toMatch(/^\[id \d+\]\n/)
+    assert.match(resultOf(last, "r3") ?? "", /^\[same output as id \d+, ~[\d.]+k tokens; recall \d+\]$/)
+    assert.match(resultOf(last, "r6") ?? "", /^\[same output as id \d+/)
+    assert.match(resultOf(last, "r5") ?? "", /^\[these lines are unchanged in the output of id \d+/)
+    assert.match(resultOf(last, "r8") ?? "", /^\[the same content as the earlier write of this file/)
+    assert.match(resultOf(last, "r2") ?? "", /^\[id \d+\]\n/)
   })
 })
 
@@ -208,14 +208,14 @@ describe("the cost, priced by Anthropic's rules with OpenCode's own breakpoints"
     const plain = cost(without!, without!.beforePause)
     const pruned = cost(withPlugin!, withPlugin!.beforePause)
     await report(plain, pruned, "before the pause")
-    expect(pruned).toBeLessThanOrEqual(plain)
+    assert.isAtMost(pruned, plain)
   })
 
   it("is less with the plugin over the whole session, a pause longer than the TTL included", async () => {
     const plain = cost(without!)
     const pruned = cost(withPlugin!)
     await report(plain, pruned, "whole session")
-    expect(pruned).toBeLessThan(plain)
+    assert.isBelow(pruned, plain)
   })
 })
 

@@ -1,7 +1,7 @@
 import { readFile } from "node:fs/promises"
 import { join } from "node:path"
 import { type ParseError, parse } from "jsonc-parser"
-import { describe, expect, it } from "vitest"
+import { assert, describe, it } from "vitest"
 import { call, done, placeholder, read, sourceFile } from "./support/fixtures.ts"
 import { argumentsOf, requestAfter, requestText, resultOf } from "./support/requests.ts"
 import { globalConfig, useScenario } from "./support/scenario.ts"
@@ -33,14 +33,17 @@ describe("purge errors with strategies.purgeErrors.turns = 1 in the project conf
     const requests = s.requests()
 
     const error = resultOf(requestAfter(requests, "err_1"), "err_1")!
-    expect(error).toContain("URL must start with http")
+    assert.include(error, "URL must start with http")
     // Right after the failure the input is still there; one turn later it is purged and the error text stays
     // (with the default of 4 turns it would still be there at the end of this script).
-    expect(argumentsOf(requestAfter(requests, "err_1"), "err_1")?.url).toBe(url)
+    assert.strictEqual(argumentsOf(requestAfter(requests, "err_1"), "err_1")?.url, url)
     for (const request of [requestAfter(requests, "err_2"), requests.at(-1)!]) {
-      expect(argumentsOf(request, "err_1")?.url).toMatch(placeholder("[pruned url of a failed call: ~N tokens; id 1]"))
-      expect(resultOf(request, "err_1")).toBe(error)
-      expect(requestText(request)).not.toContain(marker)
+      assert.match(
+        String(argumentsOf(request, "err_1")?.url),
+        placeholder("[pruned url of a failed call: ~N tokens; id 1]")
+      )
+      assert.strictEqual(resultOf(request, "err_1"), error)
+      assert.notInclude(requestText(request), marker)
     }
   })
 })
@@ -69,8 +72,9 @@ describe("an invalid project config", () => {
             event.type === "tui.toast.show" && String(event.properties.message).includes("strategies.purgeErrors.turns")
           )
       )
-      expect(String(toast.properties.message)).toContain(".opencode/dcp.jsonc")
-      expect(resultOf(requestAfter(s.requests(), "bad_2"), "bad_1")).toMatch(
+      assert.include(String(toast.properties.message), ".opencode/dcp.jsonc")
+      assert.match(
+        resultOf(requestAfter(s.requests(), "bad_2"), "bad_1") ?? "",
         placeholder("[pruned duplicate, ~N tokens; id 1]")
       )
     } finally {
@@ -97,13 +101,14 @@ describe("a fresh HOME (no global dcp.jsonc)", () => {
     const file = join(s.root, "home", ".config", "opencode", "dcp.jsonc")
     const text = await waitFor("the default global config", 10_000, () => readFile(file, "utf8").catch(() => undefined))
     // Every default is there as a commented-out line to edit, so the file changes nothing until the user edits it.
-    expect(text).toContain('// "enabled": true,')
-    expect(text).toContain('// "minPruneTokens": 2000,')
+    assert.include(text, '// "enabled": true,')
+    assert.include(text, '// "minPruneTokens": 2000,')
     const errors: Array<ParseError> = []
     const written = parse(text, errors, { allowTrailingComma: true }) as Record<string, unknown>
-    expect(errors).toEqual([])
-    expect(written.$schema).toMatch(/dcp\.schema\.json$/)
-    expect(resultOf(requestAfter(s.requests(), "fresh_2"), "fresh_1")).toMatch(
+    assert.deepStrictEqual(errors, [])
+    assert.match(String(written.$schema), /dcp\.schema\.json$/)
+    assert.match(
+      resultOf(requestAfter(s.requests(), "fresh_2"), "fresh_1") ?? "",
       placeholder("[pruned duplicate, ~N tokens; id 1]")
     )
   })

@@ -4,7 +4,7 @@ import { builtinModules } from "node:module"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { promisify } from "node:util"
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
+import { afterAll, assert, beforeAll, describe, inject, it } from "vitest"
 import { call, done, sourceFile } from "./support/fixtures.ts"
 import { type ModelServer, startModelServer } from "./support/model-server.ts"
 import { opencodeBinary, prepareWorld } from "./support/opencode.ts"
@@ -134,15 +134,19 @@ describe("the package as users install it", () => {
 
   it("the tarball holds the bundles, the config schema, the example session, README and LICENSE, and nothing else", async () => {
     const paths = packed.files.map((file) => file.path)
-    expect(paths.filter((path) => !shipped.some((pattern) => pattern.test(path)))).toEqual([])
-    expect(paths).toEqual(expect.arrayContaining(["LICENSE", "dist/plugin.js", "dist/tui.js", "dist/analyse.js"]))
-    expect(await readFile(join(repo, "LICENSE"), "utf8")).toMatch(/^MIT License\n\nCopyright \(c\) 2026 /)
-    expect(packed.unpackedSize).toBeLessThan(8_000_000)
+    assert.deepStrictEqual(paths.filter((path) => !shipped.some((pattern) => pattern.test(path))), [])
+    assert.includeMembers(paths, ["LICENSE", "dist/plugin.js", "dist/tui.js", "dist/analyse.js"])
+    assert.match(await readFile(join(repo, "LICENSE"), "utf8"), /^MIT License\n\nCopyright \(c\) 2026 /)
+    assert.isBelow(packed.unpackedSize, 8_000_000)
   })
 
   it("no run-time dependency: every bundle imports only Node built-ins, and the TUI part also OpenCode's own UI modules", async () => {
     const pkg = await manifest()
-    expect([pkg.dependencies ?? {}, pkg.peerDependencies ?? {}, pkg.optionalDependencies ?? {}]).toEqual([{}, {}, {}])
+    assert.deepStrictEqual([pkg.dependencies ?? {}, pkg.peerDependencies ?? {}, pkg.optionalDependencies ?? {}], [
+      {},
+      {},
+      {}
+    ])
     const builtins = new Set([...builtinModules, ...builtinModules.map((name) => `node:${name}`)])
     const outside = Object.entries(await importsOf(join(repo, "dist"))).flatMap(([file, imports]) =>
       imports.filter((path) =>
@@ -150,7 +154,7 @@ describe("the package as users install it", () => {
       )
         .map((path) => `${file}: ${path}`)
     )
-    expect(outside).toEqual([])
+    assert.deepStrictEqual(outside, [])
   })
 
   it("`opencode plugin <name>` installs the package alone (7 MB, no dependency) and lists both parts", async () => {
@@ -158,18 +162,19 @@ describe("the package as users install it", () => {
       cwd: world.project,
       env: world.env
     })
-    expect(result.stdout).toContain("Detected server + tui targets")
+    assert.include(result.stdout, "Detected server + tui targets")
     for (const file of ["opencode.json", "tui.json"]) {
       const config = JSON.parse(await readFile(join(world.project, ".opencode", file), "utf8")) as {
         plugin: Array<unknown>
       }
-      expect(config.plugin, file).toEqual(["opencode-context-pruner"])
+      assert.deepStrictEqual(config.plugin, ["opencode-context-pruner"], file)
     }
     // Only the package was asked for (npm's audit endpoint aside): a dependency would have been requested too.
-    expect(new Set(registry.requests.filter((path) => !path.startsWith("/-/")))).toEqual(
+    assert.deepStrictEqual(
+      new Set(registry.requests.filter((path) => !path.startsWith("/-/"))),
       new Set(["/opencode-context-pruner", `/opencode-context-pruner/-/${packed.filename}`])
     )
-    expect(await installed()).toEqual([{ beside: [], small: true }])
+    assert.deepStrictEqual(await installed(), [{ beside: [], small: true }])
   })
 
   it("OpenCode loads both parts by name: the server part prunes, the terminal UI shows it", async () => {
@@ -184,12 +189,10 @@ describe("the package as users install it", () => {
       (text) => /Pruned: 1 call/.test(sidebarOf(text)) && !text.includes("esc interrupt"),
       120_000
     )
-    expect(sidebarOf(screen)).toMatch(/^Context pruning\n[\d,]+ tokens, \d+% of 200k\nPruned: 1 call, ~\d+ tokens$/m)
-    expect(model.main()[0]?.tools?.map((tool) => tool.function.name)).toEqual(
-      expect.arrayContaining(["discard", "extract"])
-    )
+    assert.match(sidebarOf(screen), /^Context pruning\n[\d,]+ tokens, \d+% of 200k\nPruned: 1 call, ~\d+ tokens$/m)
+    assert.includeMembers(model.main()[0]?.tools?.map((tool) => tool.function.name) ?? [], ["discard", "extract"])
     // OpenCode 1.18.33's terminal UI installs the package again, under its bare name beside `<name>@latest`: a copy
     // of the package alone, like the first.
-    expect(await installed()).toEqual([{ beside: [], small: true }, { beside: [], small: true }])
+    assert.deepStrictEqual(await installed(), [{ beside: [], small: true }, { beside: [], small: true }])
   }, 300_000)
 })

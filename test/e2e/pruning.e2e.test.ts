@@ -1,6 +1,6 @@
 import { readFile } from "node:fs/promises"
 import { join } from "node:path"
-import { describe, expect, it } from "vitest"
+import { assert, describe, it } from "vitest"
 import { call, done, placeholder, read, sourceFile } from "./support/fixtures.ts"
 import {
   argumentsOf,
@@ -37,8 +37,8 @@ describe("the plugin in a main session", () => {
     await s.prompt(session, "hello")
 
     const [first] = s.requests()
-    expect(toolNames(first!)).toEqual(expect.arrayContaining(["discard", "extract"]))
-    expect(systemText(first!)).toContain("## Context pruning")
+    assert.includeMembers([...toolNames(first!)], ["discard", "extract"])
+    assert.include(systemText(first!), "## Context pruning")
   })
 
   it("deduplication: the older of two identical reads reaches the model as a placeholder", async () => {
@@ -48,9 +48,9 @@ describe("the plugin in a main session", () => {
     await s.prompt(session, "read a.ts twice")
 
     const request = requestAfter(s.requests(), "dup_2")
-    expect(resultOf(request, "dup_1")).toMatch(placeholder("[pruned duplicate, ~N tokens; id 1]"))
-    expect(resultOf(request, "dup_2")).toContain('alpha59 = "alpha line 59"')
-    expect(await s.waitForNote(session, "duplicate")).toMatch(/\b1 {2}read src\/a\.ts {2}duplicate\b/)
+    assert.match(resultOf(request, "dup_1") ?? "", placeholder("[pruned duplicate, ~N tokens; id 1]"))
+    assert.include(resultOf(request, "dup_2"), 'alpha59 = "alpha line 59"')
+    assert.match(await s.waitForNote(session, "duplicate"), /\b1 {2}read src\/a\.ts {2}duplicate\b/)
   })
 
   it("supersede writes: written content that was read back reaches the model once", async () => {
@@ -66,11 +66,12 @@ describe("the plugin in a main session", () => {
     await s.prompt(session, "write new.ts, then read it")
 
     const beforeRead = requestAfter(s.requests(), "write_1")
-    expect(occurrences(requestText(beforeRead), marker)).toBe(1)
+    assert.strictEqual(occurrences(requestText(beforeRead), marker), 1)
     const afterRead = requestAfter(s.requests(), "write_2")
-    expect(occurrences(requestText(afterRead), marker)).toBe(1)
-    expect(resultOf(afterRead, "write_2")).toContain(marker)
-    expect(argumentsOf(afterRead, "write_1")?.content).toMatch(
+    assert.strictEqual(occurrences(requestText(afterRead), marker), 1)
+    assert.include(resultOf(afterRead, "write_2"), marker)
+    assert.match(
+      String(argumentsOf(afterRead, "write_1")?.content),
       placeholder("[pruned content: ~N tokens; the file was read again later; id 1]")
     )
   })
@@ -82,16 +83,16 @@ describe("the plugin in a main session", () => {
     await s.prompt(session, "read a.ts and b.ts")
 
     const requests = s.requests()
-    expect(requests.length).toBe(3)
+    assert.strictEqual(requests.length, 3)
     for (const request of requests) {
-      expect(systemText(request)).toContain("## Context pruning")
-      expect(lastMessageText(request)).not.toContain("Context note")
+      assert.include(systemText(request), "## Context pruning")
+      assert.notInclude(lastMessageText(request), "Context note")
     }
-    expect(resultOf(requestAfter(requests, "tail_1"), "tail_1")).toMatch(/^\[id 1\]\n<path>/)
+    assert.match(resultOf(requestAfter(requests, "tail_1"), "tail_1") ?? "", /^\[id 1\]\n<path>/)
     const last = requestAfter(requests, "tail_2")
-    expect(resultOf(last, "tail_1")).toMatch(/^\[id 1\]\n<path>/)
-    expect(resultOf(last, "tail_2")).toMatch(/^\[id 2\]\n<path>/)
-    expect(lastMessageText(last)).toContain("beta line 59")
+    assert.match(resultOf(last, "tail_1") ?? "", /^\[id 1\]\n<path>/)
+    assert.match(resultOf(last, "tail_2") ?? "", /^\[id 2\]\n<path>/)
+    assert.include(lastMessageText(last), "beta line 59")
   })
 
   it("discard and extract called by the model: outputs pruned, distillation kept, back to the task, one note", async () => {
@@ -110,23 +111,23 @@ describe("the plugin in a main session", () => {
     const requests = s.requests()
 
     const afterDiscard = requestAfter(requests, "dx_3")
-    expect(resultOf(afterDiscard, "dx_3")).toContain("Discarded 1 output")
-    expect(resultOf(afterDiscard, "dx_1")).toMatch(placeholder("[pruned, ~N tokens; id 1]"))
-    expect(resultOf(afterDiscard, "dx_2")).toMatch(/^\[id 2\]\n[\s\S]*beta line 59/)
-    expect(resultOf(afterDiscard, "dx_3")).toContain("Carry on with your task.")
-    expect(lastMessageText(afterDiscard)).toContain("Carry on with your task.")
-    expect(resultOf(requestAfter(requests, "dx_4"), "dx_4")).toMatch(/^\[id 4\]\n/)
+    assert.include(resultOf(afterDiscard, "dx_3"), "Discarded 1 output")
+    assert.match(resultOf(afterDiscard, "dx_1") ?? "", placeholder("[pruned, ~N tokens; id 1]"))
+    assert.match(resultOf(afterDiscard, "dx_2") ?? "", /^\[id 2\]\n[\s\S]*beta line 59/)
+    assert.include(resultOf(afterDiscard, "dx_3"), "Carry on with your task.")
+    assert.include(lastMessageText(afterDiscard), "Carry on with your task.")
+    assert.match(resultOf(requestAfter(requests, "dx_4"), "dx_4") ?? "", /^\[id 4\]\n/)
 
     const afterExtract = requestAfter(requests, "dx_5")
-    expect(resultOf(afterExtract, "dx_5")).toContain("Extracted 1 output")
-    expect(resultOf(afterExtract, "dx_2")).toMatch(placeholder("[pruned after extract, ~N tokens; id 2]"))
-    expect(argumentsOf(afterExtract, "dx_5")?.distillation).toEqual([finding])
-    expect(occurrences(requestText(afterExtract), "beta line 59")).toBe(0)
-    expect(resultOf(afterExtract, "dx_5")).toContain("Carry on with your task.")
+    assert.include(resultOf(afterExtract, "dx_5"), "Extracted 1 output")
+    assert.match(resultOf(afterExtract, "dx_2") ?? "", placeholder("[pruned after extract, ~N tokens; id 2]"))
+    assert.deepStrictEqual(argumentsOf(afterExtract, "dx_5")?.distillation, [finding])
+    assert.strictEqual(occurrences(requestText(afterExtract), "beta line 59"), 0)
+    assert.include(resultOf(afterExtract, "dx_5"), "Carry on with your task.")
 
     const note = await s.waitForNote(session, "extracted")
-    expect(note).toMatch(/\b1 {2}read src\/a\.ts {2}discarded\b/)
-    expect(note).toMatch(/\b2 {2}read src\/b\.ts {2}extracted\b/)
+    assert.match(note, /\b1 {2}read src\/a\.ts {2}discarded\b/)
+    assert.match(note, /\b2 {2}read src\/b\.ts {2}extracted\b/)
   })
 
   it("compaction: OpenCode's summariser receives the extracted findings, which are dropped once it is done", async () => {
@@ -150,9 +151,9 @@ describe("the plugin in a main session", () => {
       providerID: "fake",
       modelID: "fake-model"
     })
-    expect(compacted.status).toBe(200)
+    assert.strictEqual(compacted.status, 200)
     const summariser = s.requests().slice(before)
-    expect(summariser.some((request) => requestText(request).includes(`(read 1) ${finding}`))).toBe(true)
+    assert.strictEqual(summariser.some((request) => requestText(request).includes(`(read 1) ${finding}`)), true)
     await waitFor("the findings dropped after session.compacted", 10_000, async () => (await findings()).length === 0)
   })
 })
@@ -179,28 +180,31 @@ describe("/dcp commands and recall", () => {
     const s = scenario()
     const session = await s.newSession()
     const listed = await s.opencode().api<ReadonlyArray<{ name: string; description?: string }>>("GET", "/command")
-    expect(listed.data.map((command) => command.name)).toContain("dcp")
-    expect(listed.data.find((command) => command.name === "dcp")?.description).toContain("sweep [n]")
+    assert.include(listed.data.map((command) => command.name), "dcp")
+    assert.include(listed.data.find((command) => command.name === "dcp")?.description, "sweep [n]")
 
     const help = await dcp(s, session, "")
     const lines = help.split("\n")
-    expect(lines[0]).toBe("DCP · Context pruning commands:")
-    expect(lines.filter((line) => line.startsWith("  /dcp"))).toEqual([
-      expect.stringMatching(/^ {2}\/dcp {2,}this help$/),
-      expect.stringMatching(/^ {2}\/dcp context {2,}\S/),
-      expect.stringMatching(/^ {2}\/dcp stats {2,}\S/),
-      expect.stringMatching(/^ {2}\/dcp sweep \[n\] {2,}\S/),
-      expect.stringMatching(/^ {2}\/dcp restore <id\|all> {2,}\S/)
-    ])
+    assert.strictEqual(lines[0], "DCP · Context pruning commands:")
+    const usage = [
+      /^ {2}\/dcp {2,}this help$/,
+      /^ {2}\/dcp context {2,}\S/,
+      /^ {2}\/dcp stats {2,}\S/,
+      /^ {2}\/dcp sweep \[n\] {2,}\S/,
+      /^ {2}\/dcp restore <id\|all> {2,}\S/
+    ]
+    const commands = lines.filter((line) => line.startsWith("  /dcp"))
+    assert.lengthOf(commands, usage.length)
+    for (const [i, pattern] of usage.entries()) assert.match(commands[i]!, pattern)
     // A summary too long for the line goes on under itself, not at the edge.
     const column = lines[1]!.indexOf("this help")
     for (const line of lines.slice(1).filter((line) => !line.startsWith("  /dcp"))) {
-      expect(line).toMatch(new RegExp(`^ {${column}}\\S`))
+      assert.match(line, new RegExp(`^ {${column}}\\S`))
     }
     const unknown = `DCP · Unknown subcommand "frobnicate".\n\n${help.slice("DCP · ".length)}`
-    expect(await dcp(s, session, "frobnicate")).toBe(unknown)
-    expect(await notes(s, session)).toEqual([help, unknown])
-    expect(s.requests()).toHaveLength(0)
+    assert.strictEqual(await dcp(s, session, "frobnicate"), unknown)
+    assert.deepStrictEqual(await notes(s, session), [help, unknown])
+    assert.lengthOf(s.requests(), 0)
   })
 
   it("/dcp context shows the token breakdown (system, user, assistant, tools) and the pruned share", async () => {
@@ -208,34 +212,36 @@ describe("/dcp commands and recall", () => {
     const session = await s.newSession()
     s.model.script([read(s, "src/a.ts", "ctx_1"), read(s, "src/a.ts", "ctx_2"), read(s, "src/b.ts", "ctx_3"), done])
     await s.prompt(session, "read a.ts twice, then b.ts")
-    expect(resultOf(s.requests().at(-1)!, "ctx_1")).toMatch(placeholder("[pruned duplicate, ~N tokens; id 1]"))
+    assert.match(resultOf(s.requests().at(-1)!, "ctx_1") ?? "", placeholder("[pruned duplicate, ~N tokens; id 1]"))
     await s.waitForNote(session, "duplicate")
 
     const note = await dcp(s, session, "context")
     const lines = note.split("\n")
     const chart = lines.findIndex((line) => line.startsWith("  System"))
-    expect(flat(lines.slice(0, chart).join("\n"))).toMatch(
+    assert.match(
+      flat(lines.slice(0, chart).join("\n")),
       /^DCP · Current context by kind of content \(.*estimated.*\):$/
     )
     for (const [i, label] of ["System", "User", "Assistant", "Tools \\(3\\)"].entries()) {
-      expect(lines[chart + i]).toMatch(new RegExp(`^ {2}${label} +[█░]{24} +\\d+% +~[\\d.]+k?$`))
+      assert.match(lines[chart + i] ?? "", new RegExp(`^ {2}${label} +[█░]{24} +\\d+% +~[\\d.]+k?$`))
     }
-    expect(figure(note, /^ {2}System .* (~[\d.]+k?)$/m)).toBeGreaterThan(0)
-    expect(figure(note, /^ {2}Tools \(3\) .* (~[\d.]+k?)$/m)).toBeGreaterThan(0)
-    expect(note).toMatch(/^Pruned: +1 call, ~[\d.]+k? tokens \(estimated\)$/m)
+    assert.isAbove(figure(note, /^ {2}System .* (~[\d.]+k?)$/m), 0)
+    assert.isAbove(figure(note, /^ {2}Tools \(3\) .* (~[\d.]+k?)$/m), 0)
+    assert.match(note, /^Pruned: +1 call, ~[\d.]+k? tokens \(estimated\)$/m)
     const pruned = figure(note, /^Pruned: +1 call, (\S+) tokens \(estimated\)$/m)
     // The provider's figure for the latest request is the current context.
     const latest = reportedPromptTokens(s.requests().at(-1)!)
-    expect(flat(note)).toContain(
+    assert.include(
+      flat(note),
       ` Current context: ${latest.toLocaleString("en-US")} tokens (reported by the provider for the latest request) `
     )
     const current = figure(note, /^Current context: +(\S+) tokens/m)
     const without = figure(note, /^Without pruning: +(\S+) tokens \(estimated\)$/m)
-    expect(pruned).toBeGreaterThan(0)
-    expect(without).toBeGreaterThan(current)
+    assert.isAbove(pruned, 0)
+    assert.isAbove(without, current)
     // Rounded for display (`~906`, `~1.2k`, `~13k`): the difference is the pruned tokens up to that rounding.
     const rounding = (value: number) => (value < 1000 ? 0.5 : value < 10_000 ? 50 : 500)
-    expect(Math.abs(without - current - pruned)).toBeLessThanOrEqual(rounding(without) + rounding(pruned))
+    assert.isAtMost(Math.abs(without - current - pruned), rounding(without) + rounding(pruned))
   })
 
   it("/dcp stats shows this session's and the lifetime totals after a prune", async () => {
@@ -243,7 +249,7 @@ describe("/dcp commands and recall", () => {
     const first = await s.newSession()
     s.model.script([read(s, "src/a.ts", "st_1"), read(s, "src/a.ts", "st_2"), done])
     await s.prompt(first, "read a.ts twice")
-    expect(resultOf(s.requests().at(-1)!, "st_1")).toMatch(placeholder("[pruned duplicate, ~N tokens; id 1]"))
+    assert.match(resultOf(s.requests().at(-1)!, "st_1") ?? "", placeholder("[pruned duplicate, ~N tokens; id 1]"))
     await s.waitForNote(first, "duplicate")
     const second = await s.newSession()
     s.model.script([
@@ -257,26 +263,30 @@ describe("/dcp commands and recall", () => {
     await s.waitForNote(second, "discarded")
 
     const stats = await dcp(s, second, "stats")
-    expect(flat(stats)).toMatch(
+    assert.match(
+      flat(stats),
       /^DCP · This session: 2 calls pruned in what reached the model, ~[\d.]+k? tokens taken out of every later request\. /
     )
-    expect(stats).toMatch(/^ {2}by strategy: .*\bduplicate 1 \(~[\d.]+k?\)/m)
-    expect(stats).toMatch(/^ {2}by strategy: .*\bdiscarded 1 \(~[\d.]+k?\)/m)
-    expect(stats).toMatch(/^ {2}by tool: +read 2 \(~[\d.]+k?\)$/m)
-    expect(stats).toMatch(/^ {2}last prune: +just now, 1 call \(discarded\), ~[\d.]+k? tokens$/m)
-    expect(flat(stats)).toMatch(/ provider: \d+ requests, [^.]*no prompt-cache usage reported\. /)
+    assert.match(stats, /^ {2}by strategy: .*\bduplicate 1 \(~[\d.]+k?\)/m)
+    assert.match(stats, /^ {2}by strategy: .*\bdiscarded 1 \(~[\d.]+k?\)/m)
+    assert.match(stats, /^ {2}by tool: +read 2 \(~[\d.]+k?\)$/m)
+    assert.match(stats, /^ {2}last prune: +just now, 1 call \(discarded\), ~[\d.]+k? tokens$/m)
+    assert.match(flat(stats), / provider: \d+ requests, [^.]*no prompt-cache usage reported\. /)
     const lifetime = /^All sessions: (\d+) calls? pruned, ~[\d.]+k? tokens, in (\d+) sessions?\.$/m.exec(stats)
-    expect(lifetime, stats).not.toBeNull()
+    assert.isNotNull(lifetime, stats)
     // Earlier tests of this file pruned in other sessions of the same OpenCode: at least these two sessions count.
-    expect(Number(lifetime![1])).toBeGreaterThanOrEqual(3)
-    expect(Number(lifetime![2])).toBeGreaterThanOrEqual(2)
-    expect(stats.slice(stats.indexOf("All sessions:"))).toMatch(/\n {2}by strategy: .*\bduplicate \d+ \(/)
+    assert.isAtLeast(Number(lifetime![1]), 3)
+    assert.isAtLeast(Number(lifetime![2]), 2)
+    assert.match(stats.slice(stats.indexOf("All sessions:")), /\n {2}by strategy: .*\bduplicate \d+ \(/)
 
     const firstStats = await dcp(s, first, "stats")
-    expect(firstStats).toMatch(/^DCP · This session: 1 call pruned in what reached the model, /)
-    expect(firstStats).toMatch(/^ {2}by strategy: duplicate 1 \(~[\d.]+k?\)$/m)
+    assert.match(firstStats, /^DCP · This session: 1 call pruned in what reached the model, /)
+    assert.match(firstStats, /^ {2}by strategy: duplicate 1 \(~[\d.]+k?\)$/m)
     // The lifetime totals are the same from either session.
-    expect(firstStats.slice(firstStats.indexOf("All sessions:"))).toBe(stats.slice(stats.indexOf("All sessions:")))
+    assert.strictEqual(
+      firstStats.slice(firstStats.indexOf("All sessions:")),
+      stats.slice(stats.indexOf("All sessions:"))
+    )
   })
 
   it("/dcp sweep prunes every call since the last user message; /dcp sweep 2 the last two; a bad n is an error", async () => {
@@ -297,34 +307,38 @@ describe("/dcp commands and recall", () => {
       for (const [callID, line] of Object.entries(full) as Array<[keyof typeof full, string]>) {
         const id = callID.slice(3)
         if (swept.includes(callID)) {
-          expect(resultOf(request, callID)).toMatch(placeholder(`[pruned, ~N tokens; id ${id}]`))
+          assert.match(resultOf(request, callID) ?? "", placeholder(`[pruned, ~N tokens; id ${id}]`))
         } else {
-          expect(resultOf(request, callID)).toContain(line)
+          assert.include(resultOf(request, callID), line)
         }
       }
     }
 
     const swept = await dcp(s, session, "sweep")
-    expect(flat(swept)).toMatch(
+    assert.match(
+      flat(swept),
       /^DCP · Swept 1 call since your last message: ~[\d.]+k? tokens out of every request from the next one on\. 4 read src\/d\.ts$/
     )
-    expect(swept.split("\n").at(-1)).toBe("  4  read src/d.ts")
+    assert.strictEqual(swept.split("\n").at(-1), "  4  read src/d.ts")
     expectSwept(await next("go on"), ["sw_4"])
 
-    expect(flat(await dcp(s, session, "sweep"))).toBe(
+    assert.strictEqual(
+      flat(await dcp(s, session, "sweep")),
       "DCP · Nothing to sweep since your last message: no tool was called there."
     )
     const two = await dcp(s, session, "sweep 2")
-    expect(flat(two)).toMatch(
+    assert.match(
+      flat(two),
       /^DCP · Swept 2 calls among the last 2: ~[\d.]+k? tokens out of every request from the next one on\. 2 read src\/b\.ts 3 read src\/c\.ts$/
     )
-    expect(two.split("\n").slice(-2)).toEqual(["  2  read src/b.ts", "  3  read src/c.ts"])
+    assert.deepStrictEqual(two.split("\n").slice(-2), ["  2  read src/b.ts", "  3  read src/c.ts"])
     expectSwept(await next("go on again"), ["sw_2", "sw_3", "sw_4"])
 
     for (const bad of ["x", "0", "2 3"]) {
       const note = await dcp(s, session, `sweep ${bad}`)
-      expect(note).toContain("Context pruning commands:")
-      expect(flat(note.split("\n\n")[0]!)).toBe(
+      assert.include(note, "Context pruning commands:")
+      assert.strictEqual(
+        flat(note.split("\n\n")[0]!),
         bad === "2 3"
           ? "DCP · Too many arguments: the usage is /dcp sweep [n]."
           : `DCP · "${bad}" is not a number of calls: /dcp sweep [n] takes a whole number of 1 or more, e.g. /dcp sweep 5.`
@@ -347,9 +361,9 @@ describe("/dcp commands and recall", () => {
     ])
     await s.prompt(session, "read a.ts twice, b.ts and c.ts, then discard b.ts and c.ts")
     const before = s.requests().at(-1)!
-    expect(resultOf(before, "rs_1")).toMatch(placeholder("[pruned duplicate, ~N tokens; id 1]"))
-    expect(resultOf(before, "rs_3")).toMatch(placeholder("[pruned, ~N tokens; id 3]"))
-    expect(resultOf(before, "rs_4")).toMatch(placeholder("[pruned, ~N tokens; id 4]"))
+    assert.match(resultOf(before, "rs_1") ?? "", placeholder("[pruned duplicate, ~N tokens; id 1]"))
+    assert.match(resultOf(before, "rs_3") ?? "", placeholder("[pruned, ~N tokens; id 3]"))
+    assert.match(resultOf(before, "rs_4") ?? "", placeholder("[pruned, ~N tokens; id 4]"))
     await s.waitForNote(session, "discarded")
     const next = async (text: string) => {
       const mark = s.requests().length
@@ -358,33 +372,39 @@ describe("/dcp commands and recall", () => {
       return s.requests()[mark]!
     }
 
-    expect(await dcp(s, session, "restore 2")).toBe("DCP · id 2 is not pruned. Pruned ids: 1, 3, 4.")
-    expect(await dcp(s, session, "restore 9")).toBe(
+    assert.strictEqual(await dcp(s, session, "restore 2"), "DCP · id 2 is not pruned. Pruned ids: 1, 3, 4.")
+    assert.strictEqual(
+      await dcp(s, session, "restore 9"),
       "DCP · There is no call with id 9 in this session. Pruned ids: 1, 3, 4."
     )
-    expect(await dcp(s, session, "restore x")).toMatch(/^DCP · "x" is not an id: /)
-    expect(flat(await dcp(s, session, "restore 1"))).toMatch(
+    assert.match(await dcp(s, session, "restore x"), /^DCP · "x" is not an id: /)
+    assert.match(
+      flat(await dcp(s, session, "restore 1")),
       /^DCP · Restored id 1: ~[\d.]+k? tokens are sent to the model again from the next request on\.$/
     )
     // The restored duplicate is sent in full, and deduplication leaves it alone from now on.
     const afterOne = await next("go on")
-    expect(resultOf(afterOne, "rs_1")).toContain(alphaEnd)
-    expect(occurrences(requestText(afterOne), alphaEnd)).toBe(2)
-    expect(resultOf(afterOne, "rs_3")).toMatch(placeholder("[pruned, ~N tokens; id 3]"))
-    expect(resultOf(afterOne, "rs_4")).toMatch(placeholder("[pruned, ~N tokens; id 4]"))
+    assert.include(resultOf(afterOne, "rs_1"), alphaEnd)
+    assert.strictEqual(occurrences(requestText(afterOne), alphaEnd), 2)
+    assert.match(resultOf(afterOne, "rs_3") ?? "", placeholder("[pruned, ~N tokens; id 3]"))
+    assert.match(resultOf(afterOne, "rs_4") ?? "", placeholder("[pruned, ~N tokens; id 4]"))
 
-    expect(flat(await dcp(s, session, "restore all"))).toMatch(
+    assert.match(
+      flat(await dcp(s, session, "restore all")),
       /^DCP · Restored all 2 pruned calls: ~[\d.]+k? tokens are sent to the model again from the next request on\.$/
     )
     const afterAll = await next("go on again")
-    expect(resultOf(afterAll, "rs_1")).toContain(alphaEnd)
-    expect(resultOf(afterAll, "rs_3")).toContain("beta line 59")
-    expect(resultOf(afterAll, "rs_4")).toContain("gamma line 59")
+    assert.include(resultOf(afterAll, "rs_1"), alphaEnd)
+    assert.include(resultOf(afterAll, "rs_3"), "beta line 59")
+    assert.include(resultOf(afterAll, "rs_4"), "gamma line 59")
     const results = afterAll.messages.filter((message) => message.role === "tool").map((message) =>
       contentText(message.content)
     )
-    expect(results.filter((result) => result.includes("[pruned"))).toEqual([])
-    expect(await dcp(s, session, "restore all")).toBe("DCP · Nothing to restore: no call is pruned in this session.")
+    assert.deepStrictEqual(results.filter((result) => result.includes("[pruned")), [])
+    assert.strictEqual(
+      await dcp(s, session, "restore all"),
+      "DCP · Nothing to restore: no call is pruned in this session."
+    )
   })
 
   it("recall({ ids }) returns a pruned call's original content to the model; an unpruned id gets an error naming it", async () => {
@@ -402,18 +422,22 @@ describe("/dcp commands and recall", () => {
 
     const afterRecall = requestAfter(requests, "rc_3")
     // The placeholder names the recall handle; recalling does not un-prune the call.
-    expect(resultOf(afterRecall, "rc_1")).toMatch(/^\[pruned duplicate, ~[\d.]+k? tokens; recall 1\]$/)
+    assert.match(resultOf(afterRecall, "rc_1") ?? "", /^\[pruned duplicate, ~[\d.]+k? tokens; recall 1\]$/)
     const original = await storedState(s, session, "rc_1")
-    expect(original).toMatchObject({ status: "completed", output: expect.stringContaining(alphaEnd) })
+    const { output, status } = original as { status?: string; output?: unknown }
+    assert.strictEqual(status, "completed")
+    assert.isString(output)
+    assert.include(output as string, alphaEnd)
     // What recall brings back is an output like any other: it carries its own ID.
-    expect(resultOf(afterRecall, "rc_3")).toBe(
-      `[id 3]\nOriginal content of id 1 (read src/a.ts), as stored:\n${(original as { output: string }).output}`
+    assert.strictEqual(
+      resultOf(afterRecall, "rc_3"),
+      `[id 3]\nOriginal content of id 1 (read src/a.ts), as stored:\n${output as string}`
     )
 
     const refused = resultOf(requestAfter(requests, "rc_4"), "rc_4")
-    expect(refused).toContain("Nothing was recalled.")
-    expect(refused).toContain("id 2 is not pruned: its content is already in the conversation.")
-    expect(refused).toContain("There is no tool call with id 9 in this conversation.")
-    expect(await storedState(s, session, "rc_4")).toMatchObject({ status: "error" })
+    assert.include(refused, "Nothing was recalled.")
+    assert.include(refused, "id 2 is not pruned: its content is already in the conversation.")
+    assert.include(refused, "There is no tool call with id 9 in this conversation.")
+    assert.strictEqual((await storedState(s, session, "rc_4") as { status?: string } | undefined)?.status, "error")
   })
 })

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from "node:timers/promises"
-import { describe, expect, it } from "vitest"
+import { assert, describe, it } from "vitest"
 import { call, done, placeholder, read, sourceFile } from "./support/fixtures.ts"
 import { requestAfter, resultOf } from "./support/requests.ts"
 import { globalConfig, type Scenario, useScenario } from "./support/scenario.ts"
@@ -24,8 +24,8 @@ describe("a restart of OpenCode", () => {
     const before = requestAfter(s.requests(), "rs_4")
     const discarded = resultOf(before, "rs_1")
     const duplicate = resultOf(before, "rs_2")
-    expect(discarded).toMatch(placeholder("[pruned, ~N tokens; id 1]"))
-    expect(duplicate).toMatch(placeholder("[pruned duplicate, ~N tokens; id 2]"))
+    assert.match(discarded ?? "", placeholder("[pruned, ~N tokens; id 1]"))
+    assert.match(duplicate ?? "", placeholder("[pruned duplicate, ~N tokens; id 2]"))
     // The run is over once its note is stored: that is when a user could quit.
     await s.waitForNote(session, "discarded")
 
@@ -34,10 +34,10 @@ describe("a restart of OpenCode", () => {
     await s.prompt(session, "now read c.ts")
 
     const after = requestAfter(s.requests(), "rs_5")
-    expect(resultOf(after, "rs_1")).toBe(discarded)
-    expect(resultOf(after, "rs_2")).toBe(duplicate)
-    expect(resultOf(after, "rs_3")).toMatch(/^\[id 3\]\n[\s\S]*beta line 59/)
-    expect(resultOf(after, "rs_5")).toMatch(/^\[id 5\]\n/)
+    assert.strictEqual(resultOf(after, "rs_1"), discarded)
+    assert.strictEqual(resultOf(after, "rs_2"), duplicate)
+    assert.match(resultOf(after, "rs_3") ?? "", /^\[id 3\]\n[\s\S]*beta line 59/)
+    assert.match(resultOf(after, "rs_5") ?? "", /^\[id 5\]\n/)
   })
 })
 
@@ -50,7 +50,7 @@ const pendingDuplicateThenRestart = async (s: Scenario, pause: number) => {
   const session = await s.newSession()
   s.model.script([read(s, "src/a.ts", "ttl_1"), read(s, "src/a.ts", "ttl_2"), done])
   await s.prompt(session, "read a.ts twice")
-  expect(resultOf(requestAfter(s.requests(), "ttl_2"), "ttl_1")).toContain('alpha59 = "alpha line 59"')
+  assert.include(resultOf(requestAfter(s.requests(), "ttl_2"), "ttl_1"), 'alpha59 = "alpha line 59"')
   await s.waitIdle(session)
   await s.restart()
   await sleep(pause)
@@ -58,7 +58,7 @@ const pendingDuplicateThenRestart = async (s: Scenario, pause: number) => {
   await s.prompt(session, "thanks")
   const request = s.requests().at(-1)!
   // The plugin is at work in the restarted process either way: the newer read carries its stable ID.
-  expect(resultOf(request, "ttl_2")).toMatch(/^\[id 2\]\n/)
+  assert.match(resultOf(request, "ttl_2") ?? "", /^\[id 2\]\n/)
   return resultOf(request, "ttl_1")
 }
 
@@ -71,7 +71,7 @@ describe("a restart within cache.ttlSeconds (60) of the session's latest request
   const scenario = useScenario({ files: autoWithTtl(60) })
 
   it("keeps a pending prune waiting: the provider's cache is still warm", async () => {
-    expect(await pendingDuplicateThenRestart(scenario(), 0)).toContain('alpha59 = "alpha line 59"')
+    assert.include(await pendingDuplicateThenRestart(scenario(), 0), 'alpha59 = "alpha line 59"')
   })
 })
 
@@ -79,7 +79,8 @@ describe("a restart longer than cache.ttlSeconds (1) after the session's latest 
   const scenario = useScenario({ files: autoWithTtl(1) })
 
   it("applies the pending prune on the first request: the cache has expired", async () => {
-    expect(await pendingDuplicateThenRestart(scenario(), 1500)).toMatch(
+    assert.match(
+      await pendingDuplicateThenRestart(scenario(), 1500) ?? "",
       placeholder("[pruned duplicate, ~N tokens; id 1]")
     )
   })

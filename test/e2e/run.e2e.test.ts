@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest"
+import { assert, describe, it } from "vitest"
 import { done, read, sourceFile } from "./support/fixtures.ts"
 import { runOpenCode } from "./support/opencode.ts"
 import { useScenario } from "./support/scenario.ts"
@@ -28,9 +28,9 @@ describe("/dcp from opencode run", () => {
     const s = scenario()
     const session = await sessionWithReads(s, "run")
     const result = await runOpenCode(s.opencode(), ["--command", "dcp", "context", "--session", session])
-    expect(result.code, result.stderr).toBe(0)
-    expect(result.stdout).toMatch(/^DCP · Current context by kind of content/)
-    expect(result.stdout).toMatch(/^ {2}Tools \(2\) +[█░]{24}/m)
+    assert.strictEqual(result.code, 0, result.stderr)
+    assert.match(result.stdout, /^DCP · Current context by kind of content/)
+    assert.match(result.stdout, /^ {2}Tools \(2\) +[█░]{24}/m)
   })
 
   it("with --format json, the note is one text event, as a reply of the model would be", async () => {
@@ -45,24 +45,27 @@ describe("/dcp from opencode run", () => {
       "--format",
       "json"
     ])
-    expect(result.code, result.stderr).toBe(0)
+    assert.strictEqual(result.code, 0, result.stderr)
     const texts = events(result.stdout).filter((event) => event.type === "text")
-    expect(texts).toHaveLength(1)
-    expect(texts[0]).toMatchObject({ sessionID: session, part: { ignored: true } })
-    expect(texts[0]!.part!.text).toMatch(/^DCP · This session: /)
-    expect(texts[0]!.part!.text).toContain("\nAll sessions: ")
+    assert.lengthOf(texts, 1)
+    assert.deepStrictEqual({ sessionID: texts[0]!.sessionID, part: { ignored: texts[0]!.part?.ignored } }, {
+      sessionID: session,
+      part: { ignored: true }
+    })
+    assert.match(texts[0]!.part!.text ?? "", /^DCP · This session: /)
+    assert.include(texts[0]!.part!.text, "\nAll sessions: ")
   })
 
   it("without --session, the note is printed and the session made for the command is not left behind", async () => {
     const s = scenario()
     const before = (await s.opencode().api<Array<{ id: string }>>("GET", "/session")).data.map((session) => session.id)
     const result = await runOpenCode(s.opencode(), ["--command", "dcp", "stats", "--format", "json"])
-    expect(result.code, result.stderr).toBe(0)
+    assert.strictEqual(result.code, 0, result.stderr)
     const [text] = events(result.stdout).filter((event) => event.type === "text")
-    expect(text!.part!.text).toMatch(/^DCP · This session: 0 calls pruned/)
-    expect(text!.part!.text).toContain("\nAll sessions: ")
-    expect((await s.opencode().api("GET", `/session/${text!.sessionID}`)).status).toBe(404)
+    assert.match(text!.part!.text ?? "", /^DCP · This session: 0 calls pruned/)
+    assert.include(text!.part!.text, "\nAll sessions: ")
+    assert.strictEqual((await s.opencode().api("GET", `/session/${text!.sessionID}`)).status, 404)
     const after = (await s.opencode().api<Array<{ id: string }>>("GET", "/session")).data.map((session) => session.id)
-    expect(after).toEqual(before)
+    assert.deepStrictEqual(after, before)
   })
 })

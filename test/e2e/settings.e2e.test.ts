@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest"
+import { assert, describe, it } from "vitest"
 import { dcp, flat, notes } from "./support/commands.ts"
 import { call, done, placeholder, read, sourceFile } from "./support/fixtures.ts"
 import { requestAfter, resultOf, toolNames } from "./support/requests.ts"
@@ -39,21 +39,19 @@ describe('commands.enabled: false and cache.mode "auto" (the default) in the pro
     s.model.script([read(s, "src/a.ts", "off_1"), call("discard", { ids: ["noise", "1"] }, "off_2"), done])
     await s.prompt(session, "read a.ts, then discard it")
     // The plugin is loaded: its tools are offered and work.
-    expect(toolNames(s.requests()[0]!)).toEqual(expect.arrayContaining(["discard", "extract", "recall"]))
-    expect(resultOf(requestAfter(s.requests(), "off_2"), "off_1")).toMatch(
-      placeholder("[pruned, ~N tokens; id 1]")
-    )
+    assert.includeMembers([...toolNames(s.requests()[0]!)], ["discard", "extract", "recall"])
+    assert.match(resultOf(requestAfter(s.requests(), "off_2"), "off_1") ?? "", placeholder("[pruned, ~N tokens; id 1]"))
     await s.waitForNote(session, "discarded")
 
     const listed = await s.opencode().api<ReadonlyArray<{ name: string }>>("GET", "/command")
-    expect(listed.data.map((command) => command.name)).not.toContain("dcp")
+    assert.notInclude(listed.data.map((command) => command.name), "dcp")
     const requestsBefore = s.requests().length
     const notesBefore = await notes(s, session)
     const events = await s.subscribe()
     try {
       const response = await s.command(session, "dcp", "stats")
       // OpenCode answers an unknown command with HTTP 500 and says which in a session.error event.
-      expect(response.status).toBe(500)
+      assert.strictEqual(response.status, 500)
       const error = await waitFor(
         "a session.error naming the command",
         20_000,
@@ -62,16 +60,15 @@ describe('commands.enabled: false and cache.mode "auto" (the default) in the pro
             event.type === "session.error" && JSON.stringify(event.properties).includes("Command not found")
           )
       )
-      expect(error.properties).toMatchObject({
-        sessionID: session,
-        error: { data: { message: expect.stringMatching(/^Command not found: "dcp"\./) } }
-      })
+      const properties = error.properties as { sessionID?: unknown; error?: { data?: { message?: unknown } } }
+      assert.strictEqual(properties.sessionID, session)
+      assert.match(String(properties.error?.data?.message), /^Command not found: "dcp"\./)
     } finally {
       events.close()
     }
     await s.waitIdle(session)
-    expect(s.requests().length).toBe(requestsBefore)
-    expect(await notes(s, session)).toEqual(notesBefore)
+    assert.strictEqual(s.requests().length, requestsBefore)
+    assert.deepStrictEqual(await notes(s, session), notesBefore)
   })
 
   it("a small duplicate on a warm cache waits; discard and extract apply at once", async () => {
@@ -92,18 +89,19 @@ describe('commands.enabled: false and cache.mode "auto" (the default) in the pro
     // The duplicate is found on the request after auto_2 but is not worth a cache rebuild: sent in full, then and
     // on every later request of this run.
     for (const callID of ["auto_2", "auto_3", "auto_4", "auto_5", "auto_6"]) {
-      expect(resultOf(requestAfter(requests, callID), "auto_1"), `request after ${callID}`).toContain(alphaEnd)
+      assert.include(resultOf(requestAfter(requests, callID), "auto_1"), alphaEnd, `request after ${callID}`)
     }
     // The model's prunes do not wait.
     const afterDiscard = requestAfter(requests, "auto_5")
-    expect(resultOf(afterDiscard, "auto_3")).toMatch(placeholder("[pruned, ~N tokens; id 3]"))
-    expect(resultOf(afterDiscard, "auto_4")).toContain("gamma line 59")
-    expect(resultOf(requestAfter(requests, "auto_6"), "auto_4")).toMatch(
+    assert.match(resultOf(afterDiscard, "auto_3") ?? "", placeholder("[pruned, ~N tokens; id 3]"))
+    assert.include(resultOf(afterDiscard, "auto_4"), "gamma line 59")
+    assert.match(
+      resultOf(requestAfter(requests, "auto_6"), "auto_4") ?? "",
       placeholder("[pruned after extract, ~N tokens; id 4]")
     )
     const note = await s.waitForNote(session, "extracted")
-    expect(note).toMatch(/\b3 {2}read src\/b\.ts {2}discarded\b/)
-    expect(note).not.toContain("duplicate")
+    assert.match(note, /\b3 {2}read src\/b\.ts {2}discarded\b/)
+    assert.notInclude(note, "duplicate")
   })
 })
 
@@ -126,14 +124,15 @@ describe("cache.horizon: 1000 in auto mode", () => {
       resultOf(request, "wait_1")?.startsWith("[pruned duplicate") === true
     )
     const found = requests.findIndex((request) => resultOf(request, "wait_2") !== undefined)
-    expect(found).toBeGreaterThan(0)
+    assert.isAbove(found, 0)
     // Waited on the warm cache for several requests, then applied and kept applied.
-    expect(applied - found).toBeGreaterThanOrEqual(8)
+    assert.isAtLeast(applied - found, 8)
     for (const request of requests.slice(applied)) {
-      expect(resultOf(request, "wait_1")).toMatch(placeholder("[pruned duplicate, ~N tokens; id 1]"))
+      assert.match(resultOf(request, "wait_1") ?? "", placeholder("[pruned duplicate, ~N tokens; id 1]"))
     }
     await s.waitForNote(session, "duplicate")
-    expect(flat(await dcp(s, session, "stats"))).toMatch(
+    assert.match(
+      flat(await dcp(s, session, "stats")),
       / prompt cache: prunes reached the model 1 time \(0 with the cache already expired\); ~[\d.]+k? cached tokens were rebuilt for them \(estimated\)\. /
     )
   })
@@ -146,9 +145,10 @@ describe("cache.ttlSeconds: 0 in auto mode", () => {
     const s = scenario()
     const session = await s.newSession()
     const request = await readTwice(s, session, "cold")
-    expect(resultOf(request, "cold_1")).toMatch(placeholder("[pruned duplicate, ~N tokens; id 1]"))
+    assert.match(resultOf(request, "cold_1") ?? "", placeholder("[pruned duplicate, ~N tokens; id 1]"))
     await s.waitForNote(session, "duplicate")
-    expect(flat(await dcp(s, session, "stats"))).toMatch(
+    assert.match(
+      flat(await dcp(s, session, "stats")),
       / prompt cache: prunes reached the model 1 time \(1 with the cache already expired\); no cache was rebuilt for them\. /
     )
   })

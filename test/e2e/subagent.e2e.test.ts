@@ -1,4 +1,4 @@
-import { expect, it } from "vitest"
+import { assert, it } from "vitest"
 import { call, done, read, sourceFile } from "./support/fixtures.ts"
 import { contentText, occurrences, requestText, systemText } from "./support/requests.ts"
 import { useScenario } from "./support/scenario.ts"
@@ -25,17 +25,17 @@ it("a sub-agent session reaches the model unmodified", async () => {
     request.messages.some((message) => message.role === "user" && contentText(message.content).includes(task))
   const subAgent = requests.filter(isSubAgent)
   const main = requests.filter((request) => !isSubAgent(request))
-  expect(subAgent.length).toBe(3)
-  expect(main.length).toBe(2)
+  assert.strictEqual(subAgent.length, 3)
+  assert.strictEqual(main.length, 2)
 
   for (const request of subAgent) {
     const text = requestText(request)
-    expect(text).not.toContain("[pruned")
-    expect(text).not.toMatch(/\[id \d+\]/)
-    expect(systemText(request)).not.toContain("## Context pruning")
+    assert.notInclude(text, "[pruned")
+    assert.notMatch(text, /\[id \d+\]/)
+    assert.notInclude(systemText(request), "## Context pruning")
   }
   // Both identical reads reach the sub-agent's model in full.
-  expect(occurrences(requestText(subAgent.at(-1)!), 'alpha59 = "alpha line 59"')).toBe(2)
+  assert.strictEqual(occurrences(requestText(subAgent.at(-1)!), 'alpha59 = "alpha line 59"'), 2)
   // The main session around it is pruned as usual.
-  for (const request of main) expect(systemText(request)).toContain("## Context pruning")
+  for (const request of main) assert.include(systemText(request), "## Context pruning")
 })

@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
+import { afterAll, assert, beforeAll, describe, inject, it } from "vitest"
 import { call, done, sourceFile } from "./support/fixtures.ts"
 import { type ModelServer, startModelServer } from "./support/model-server.ts"
 import { prepareWorld } from "./support/opencode.ts"
@@ -64,9 +64,9 @@ describe("the terminal UI", () => {
         )
       )
       await ui.save("tui-panel")
-      expect(panel).toMatch(/^Context pruning\n[\d,]+ tokens, \d+% of 200k\nPruned: 1 call, ~\d+ tokens$/m)
+      assert.match(panel, /^Context pruning\n[\d,]+ tokens, \d+% of 200k\nPruned: 1 call, ~\d+ tokens$/m)
       const requests = model.main().length
-      expect(requests).toBe(3)
+      assert.strictEqual(requests, 3)
 
       // `/dcp` alone picks the TUI part's entry of the autocomplete, listed first.
       await ui.type("/dcp")
@@ -80,9 +80,9 @@ describe("the terminal UI", () => {
         (screen) => screen.includes("Sweep and restore") && /In effect +1 call/.test(screen)
       )
       await ui.save("tui-dialog")
-      expect(dialog).toMatch(/Context: [\d,]+ tokens, \d+% of a 200k window/)
-      expect(dialog).toMatch(/Pruned +█*░+ +\d+% +~\d+/)
-      expect(dialog).toMatch(/\d+ {2}read src\/a\.ts ~\d+ tokens, (duplicate|repeat)/)
+      assert.match(dialog, /Context: [\d,]+ tokens, \d+% of a 200k window/)
+      assert.match(dialog, /Pruned +█*░+ +\d+% +~\d+/)
+      assert.match(dialog, /\d+ {2}read src\/a\.ts ~\d+ tokens, (duplicate|repeat)/)
 
       // The second choice is "Restore all": it runs the server part's /dcp restore, whose note ends in the conversation.
       await ui.press("Down", "Enter")
@@ -91,12 +91,12 @@ describe("the terminal UI", () => {
         (screen) => sidebarOf(screen).includes("Pruned: nothing yet") && /In effect +0 calls/.test(screen)
       )
       await ui.save("tui-restored")
-      expect(restored).toContain("Restored the 1 pruned call")
-      expect(model.main().length).toBe(requests)
+      assert.include(restored, "Restored the 1 pruned call")
+      assert.strictEqual(model.main().length, requests)
 
       await ui.press("Escape")
       await ui.waitForScreen("the dialog to close", (screen) => !screen.includes("Sweep and restore"))
-      expect(model.main().length).toBe(requests)
+      assert.strictEqual(model.main().length, requests)
     },
     240_000
   )

@@ -1,4 +1,4 @@
-import { expect } from "vitest"
+import { assert } from "vitest"
 import type { Scenario } from "./scenario.ts"
 import { waitFor } from "./wait.ts"
 
@@ -21,19 +21,19 @@ export const dcp = async (s: Scenario, sessionID: string, args: string): Promise
   const requestsBefore = s.requests().length
   const notesBefore = (await notes(s, sessionID)).length
   const response = await s.command(sessionID, "dcp", args)
-  expect(response.status, `/dcp ${args} answered ${JSON.stringify(response.data).slice(0, 1000)}`).toBe(200)
+  assert.strictEqual(response.status, 200, `/dcp ${args} answered ${JSON.stringify(response.data).slice(0, 1000)}`)
   const added = await waitFor(`the note of /dcp ${args}`, 20_000, async () => {
     const all = await notes(s, sessionID)
     return all.length > notesBefore ? all.slice(notesBefore) : undefined
   })
   await s.waitIdle(sessionID)
-  expect(s.requests().length, `model requests after /dcp ${args}`).toBe(requestsBefore)
-  expect(added).toHaveLength(1)
+  assert.strictEqual(s.requests().length, requestsBefore, `model requests after /dcp ${args}`)
+  assert.lengthOf(added, 1)
   const note = added[0]!
   const answered = (response.data as { parts?: ReadonlyArray<{ text?: string; ignored?: boolean }> }).parts ?? []
-  expect(answered).toEqual([expect.objectContaining({ text: note, ignored: true })])
+  assert.deepStrictEqual(answered.map(({ ignored, text }) => ({ text, ignored })), [{ text: note, ignored: true }])
   const stored = JSON.stringify(await s.messages(sessionID))
-  expect(stored).not.toContain(template)
+  assert.notInclude(stored, template)
   return note
 }
 
