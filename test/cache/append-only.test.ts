@@ -91,7 +91,8 @@ const property = (check: (value: Case) => Effect.Effect<void, unknown, Scope.Sco
     )
   )
 
-describe("what is sent is append-only", () => {
+// 60 generated cases, each with its own temp root and plugin: ~2 s alone, far more on 2 busy cores (30 s seen once).
+describe("what is sent is append-only", { timeout: 120_000 }, () => {
   it.effect("every request sends what the previous one sent, changed only where it applies a prune", () =>
     property(({ config, pauses, spec }) =>
       Effect.gen(function*() {

@@ -199,7 +199,8 @@ const assertProtectedUntouched = (
   }
 }
 
-describe("transform properties over generated histories", () => {
+// 60 generated cases, each with its own temp root and plugin: ~2 s alone, far more on 2 busy cores (30 s seen once).
+describe("transform properties over generated histories", { timeout: 120_000 }, () => {
   it.effect("never changes message or part counts, IDs, roles, tool names or callIDs; only content", () =>
     property(cases, ([spec, config]) =>
       Effect.gen(function*() {
