@@ -10,26 +10,25 @@
  *   npm run bench:sweep -- --sizes 100,300 --seed 3 --corpus ../shared/corpus/openhands-sonnet35-swebv
  *   npm run bench:sweep -- --settings '[["mine", {"cache": {"minPruneTokens": 5000}}]]'   other settings
  */
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { parseArgs } from "node:util"
 import type { Priced } from "../src/analysis/cost.ts"
 import { root, run, work } from "./process.ts"
+import { type Analysed, analysed, defaultCorpus, pairwise, sessionsIn } from "./corpus.ts"
 import type { ReplayResult } from "./replay.ts"
 
 const { values: args } = parseArgs({
   options: {
     sizes: { type: "string", default: "100,300,1000" },
     seed: { type: "string", default: "1" },
-    corpus: { type: "string", default: join(root, "..", "shared", "corpus", "openhands-sonnet35-swebv") },
+    corpus: { type: "string", default: defaultCorpus },
     settings: { type: "string" }
   }
 })
 const sizes = args.sizes.split(",").filter((size) => size !== "").map(Number)
 const seed = Number(args.seed)
-const corpus = existsSync(args.corpus)
-  ? readdirSync(args.corpus).filter((name) => name.endsWith(".json")).map((name) => join(args.corpus, name))
-  : []
+const corpus = sessionsIn(args.corpus)
 
 /** One change from the defaults each; `defaults` first. */
 const oneChange: ReadonlyArray<readonly [string, Record<string, unknown>]> = [
@@ -71,35 +70,6 @@ const replayed = async (
   const result = JSON.parse(readFileSync(out, "utf8")) as ReplayResult
   rmSync(out)
   return result.accounting.priced.anthropic!
-}
-
-interface Analysed {
-  readonly none: number
-  readonly prune: number
-  readonly plugin: number
-}
-
-/** A recorded session through the offline analyser: its Anthropic-priced cost three ways. */
-const analysed = async (file: string, configFile: string): Promise<Analysed> => {
-  const json = JSON.parse(await node([join(root, "src", "analyse.ts"), file, "--config", configFile, "--json"])) as {
-    sent: Record<"withoutPlugin" | "withOpenCodePrune" | "withPlugin", { priced: { anthropic: Priced } }>
-  }
-  const cost = (run: "withoutPlugin" | "withOpenCodePrune" | "withPlugin") => json.sent[run].priced.anthropic.cost
-  return { none: cost("withoutPlugin"), prune: cost("withOpenCodePrune"), plugin: cost("withPlugin") }
-}
-
-/** Runs `task` over `items` two at a time (the machines have two cores). */
-const pairwise = async <A, B>(items: ReadonlyArray<A>, task: (item: A) => Promise<B>): Promise<Array<B>> => {
-  const results: Array<B> = new Array(items.length)
-  let next = 0
-  const worker = async () => {
-    while (next < items.length) {
-      const i = next++
-      results[i] = await task(items[i]!)
-    }
-  }
-  await Promise.all([worker(), worker()])
-  return results
 }
 
 const ratio = (value: number, of: number) => (value / of).toFixed(3)
