@@ -5,7 +5,7 @@ import type { Protection } from "./protection.ts"
 import type { Candidate } from "./strategies/candidate.ts"
 import { dedupPrunable, shadow, type Shadowing, shadowing } from "./strategies/deduplication.ts"
 import { isPurgeable, purgeDue, purgePrunable } from "./strategies/purgeErrors.ts"
-import { type Copy, repeat, type Repeating, repeating } from "./strategies/repeats.ts"
+import { type Copy, repeat, type Repeating, repeating, type RepeatOptions } from "./strategies/repeats.ts"
 import { isMaskable, staleAmong, stalePrunable } from "./strategies/staleOutputs.ts"
 import { supersede, supersedePrunable, type Superseding, superseding } from "./strategies/supersedeWrites.ts"
 
@@ -49,15 +49,10 @@ export const emptyRules = (strategies: Strategies, protection: Protection): Rule
   }
 })
 
-export interface AddContext {
-  /** The call's output is sent for the first time in this request: a repeat of it can be pruned now, for free. */
-  readonly firstSend: boolean
+/** What the repeats rule needs to know about the request being built (see RepeatOptions), and the call's own record. */
+export interface AddContext extends Omit<RepeatOptions, "prunable"> {
   /** The call is already pruned as a repeat. */
   readonly repeated: boolean
-  /** Whether the call at a position is sent in full (not pruned). */
-  readonly sent: (position: number) => boolean
-  /** A call's output in the request being built. */
-  readonly outputOf: (call: ToolCall) => string | undefined
 }
 
 /**
