@@ -23,13 +23,15 @@ interface Finished {
   readonly stderr: string
 }
 
-const analyse = (
+/** Runs a command with only PATH and a scratch HOME in its environment; its exit code and output. */
+const runCommand = (
+  command: string,
   args: ReadonlyArray<string>,
-  options: { readonly input?: string; readonly env?: Record<string, string> } = {}
+  options: { readonly input?: string; readonly env?: Record<string, string>; readonly cwd?: string } = {}
 ) =>
   new Promise<Finished>((resolve, reject) => {
-    const child = spawn(process.execPath, [cli, ...args], {
-      cwd: work,
+    const child = spawn(command, args, {
+      cwd: options.cwd ?? work,
       env: { PATH: process.env.PATH ?? "", HOME: home, ...options.env },
       stdio: ["pipe", "pipe", "pipe"]
     })
@@ -41,6 +43,11 @@ const analyse = (
     child.on("close", (code) => resolve({ code, stdout, stderr }))
     child.stdin.end(options.input ?? "")
   })
+
+const analyse = (
+  args: ReadonlyArray<string>,
+  options: { readonly input?: string; readonly env?: Record<string, string> } = {}
+) => runCommand(process.execPath, [cli, ...args], options)
 
 /** A short session: a file read twice, then an answer. */
 const smallExport = (extraParts: Array<unknown> = []) => {
@@ -463,19 +470,7 @@ describe("what a new user meets", () => {
   it("the README's JSON command for a clone prints the JSON alone (npm's banner left out)", async () => {
     const readme = await readFile(join(repo, "README.md"), "utf8")
     assert.include(readme, "npm start --silent -- --json")
-    const result = await new Promise<Finished>((resolve, reject) => {
-      const child = spawn("npm", ["start", "--silent", "--", "--json"], {
-        cwd: repo,
-        env: { PATH: process.env.PATH ?? "", HOME: home },
-        stdio: ["ignore", "pipe", "pipe"]
-      })
-      let stdout = ""
-      let stderr = ""
-      child.stdout.on("data", (chunk) => (stdout += chunk))
-      child.stderr.on("data", (chunk) => (stderr += chunk))
-      child.on("error", reject)
-      child.on("close", (code) => resolve({ code, stdout, stderr }))
-    })
+    const result = await runCommand("npm", ["start", "--silent", "--", "--json"], { cwd: repo })
     assert.strictEqual(result.code, 0)
     assert.match((JSON.parse(result.stdout) as Analysis).session.id, /^ses_/)
   })
