@@ -28,6 +28,7 @@ const Turns = Schema.Int.check(Schema.isGreaterThanOrEqualTo(1))
 const Tokens = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
 const Share = Schema.Finite.check(Schema.isGreaterThan(0), Schema.isLessThanOrEqualTo(1))
 const Seconds = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
+const Factor = Schema.Finite.check(Schema.isGreaterThanOrEqualTo(0))
 const ToolNames = Schema.Array(Schema.String)
 
 const protectedTools = (what: string) =>
@@ -105,13 +106,16 @@ export const PluginConfigFile = Schema.Struct({
       turns: setting(Turns, 4, "Age in turns after which a failed call's inputs are purged."),
       protectedTools: protectedTools("error purging")
     }),
-    staleOutputs: section("Mask old tool outputs once the context is large, keeping the most recent ones.", {
-      enabled: setting(Schema.Boolean, true, "Mask stale tool outputs."),
-      trigger: setting(Tokens, 20000, "Start masking once the context holds this many tokens."),
-      keepRecent: setting(Tokens, 10, "The most recent tool outputs that are never masked."),
-      clearAtLeast: setting(Tokens, 5000, "Mask in batches of at least this many tokens."),
-      protectedTools: protectedTools("masking")
-    })
+    staleOutputs: section(
+      "Mask old tool outputs, and the content of old file changes, once the context is large, keeping the most recent ones.",
+      {
+        enabled: setting(Schema.Boolean, true, "Mask stale tool outputs."),
+        trigger: setting(Tokens, 20000, "Start masking once the context holds this many tokens."),
+        keepRecent: setting(Tokens, 10, "The most recent tool outputs that are never masked."),
+        clearAtLeast: setting(Tokens, 5000, "Mask in batches of at least this many tokens."),
+        protectedTools: protectedTools("masking")
+      }
+    )
   }),
   cache: section(
     "When automatic prunes reach what is sent: only when that costs less than it saves under the provider's prompt cache.",
@@ -135,6 +139,11 @@ export const PluginConfigFile = Schema.Struct({
         Schema.Union([Schema.Literal("auto"), Tokens]),
         "auto",
         'Requests the cache is expected to serve: "auto" (the session\'s pace) or a number (0: never apply while it is warm).'
+      ),
+      patience: setting(
+        Factor,
+        2,
+        "In a warm cache a batch waits until keeping it out has cost this many times the rebuild it causes (0: not at all)."
       ),
       pressure: setting(
         Share,

@@ -2,7 +2,7 @@ import type { ToolCall } from "./calls.ts"
 import type { CopyOf } from "../state/schema.ts"
 import type { Reason } from "./reasons.ts"
 import { minInputTokens } from "./strategies/purgeErrors.ts"
-import { contentInputs } from "./strategies/supersedeWrites.ts"
+import { contentInputs, prunesContent } from "./strategies/supersedeWrites.ts"
 
 /** What a prune replaces in a call: its output, or some of its inputs. */
 export type Target =
@@ -14,7 +14,7 @@ export type Target =
  * existence, tool, ID and remaining fields always stay, so the model still sees that the call happened.
  */
 export const targetOf = (call: ToolCall, reason: Reason): Target | undefined => {
-  if (reason === "supersedeWrites") {
+  if (prunesContent(call.tool, reason)) {
     const keys = (contentInputs[call.tool] ?? []).filter((key) => key in call.input)
     return keys.length > 0 ? { kind: "inputs", keys } : undefined
   }
@@ -86,6 +86,7 @@ export const inputPlaceholder = (
 ): string => {
   const size = `${formatTokens(call.inputTokens[key] ?? approximateTokens(call.input[key]))} tokens`
   if (reason === "supersedeWrites") return `[pruned ${key}: ${size}; the file was read again later; ${recallHint(id)}]`
+  if (reason === "staleOutputs") return `[pruned ${key} of an old change: ${size}; ${recallHint(id)}]`
   if (call.status === "error") return `[pruned ${key} of a failed call: ${size}; ${recallHint(id)}]`
   return `[pruned ${key}: ${size}; ${recallHint(id)}]`
 }

@@ -4,9 +4,10 @@ import type { ToolCall } from "./calls.ts"
 
 /**
  * Tools whose calls are never pruned by any rule: they carry the plan, the sub-agents' work, the model's own
- * context-management calls, and file changes. Supersede-writes is the one rule allowed to shorten write/edit
- * inputs, because the file's current content is in a later read. `recall` is not protected: what it brought back
- * can be pruned again like any output.
+ * context-management calls, and file changes. Two rules may shorten the content inputs of file changes (never their
+ * path or result): supersede-writes, because the file's current content is in a later read, and stale outputs, once
+ * the change is old (strategies/staleOutputs.ts). `recall` is not protected: what it brought back can be pruned again
+ * like any output.
  */
 export const alwaysProtectedTools: ReadonlySet<string> = new Set([
   "task",

@@ -1,6 +1,6 @@
 import { Predicate } from "effect"
 import { partsOf } from "../host/messages.ts"
-import { contentInputs } from "./strategies/supersedeWrites.ts"
+import { contentInputs, prunesContent } from "./strategies/supersedeWrites.ts"
 
 /** The tool parts of a stored session, by callID: where recall finds what was sent before pruning. */
 export const storedToolParts = (messages: ReadonlyArray<unknown>): Map<string, Record<string, unknown>> => {
@@ -15,14 +15,14 @@ export const storedToolParts = (messages: ReadonlyArray<unknown>): Map<string, R
 }
 
 /**
- * The original content a prune removed from a stored tool part: the written content of a superseded write, the
- * string inputs of a failed call, the output otherwise.
+ * The original content a prune removed from a stored tool part: the written content of a superseded write or an old
+ * change, the string inputs of a failed call, the output otherwise.
  */
 export const originalContent = (part: Record<string, unknown>, reason: string): string => {
   const state = Predicate.isObject(part.state) ? part.state : {}
   const input = Predicate.isObject(state.input) ? state.input : {}
   const tool = typeof part.tool === "string" ? part.tool : ""
-  const keys = reason === "supersedeWrites"
+  const keys = prunesContent(tool, reason)
     ? (contentInputs[tool] ?? [])
     : state.status === "error"
     ? Object.keys(input).filter((key) => typeof input[key] === "string")

@@ -23,10 +23,13 @@ type Trigger =
  * In a warm cache, pending prunes apply when both hold:
  * - they pay for the rebuild within the requests the cache is expected to serve (the horizon, from the session's
  *   pace): a session about to pause or end would not get the saving back;
- * - keeping them out of the requests so far already cost as much as the rebuild (`waited`): the rule of renting skis
- *   until the rent reaches the price of buying. Prunes found a few at a time are applied together, not each at the
- *   price of a full rebuild, and whatever the future holds the choice costs at most twice what hindsight would.
- * Chosen by measurement against both rules alone (BENCHMARKS.md, "How the scheduling rule was chosen").
+ * - keeping them out of the requests so far already cost `patience` times the rebuild (`waited`): the rule of renting
+ *   skis until the rent reaches the price of buying. Prunes found a few at a time are applied together, not each at
+ *   the price of a full rebuild, and whatever the future holds the choice costs at most 1 + `patience` times what
+ *   hindsight would. A patience of 2 rather than the classic 1: a session that ends a few requests after a rebuild
+ *   never gets it back, and under Anthropic's rules a rebuild rewrites the whole history; waiting twice as long keeps
+ *   short sessions from paying for a rebuild in their last requests and costs long ones about 1%.
+ * Chosen by measurement against both rules alone (BENCHMARKS.md, "How the scheduling rule and the defaults were chosen").
  */
 
 /** Why pending prunes wait, for `/dcp context` and `/dcp stats`. */
@@ -90,6 +93,8 @@ export interface ScheduleInput {
   readonly horizon: number
   /** What keeping the pending prunes out of the previous requests cost: their read price, summed over requests. */
   readonly waited: number
+  /** How many times the rebuild `waited` must reach (`cache.patience`). */
+  readonly patience: number
 }
 
 export interface Decision {
@@ -127,7 +132,7 @@ export const schedule = (input: ScheduleInput): Decision => {
   })
   if (input.pendingTokens < input.minPruneTokens) return waiting("below-minimum")
   const rebuild = Math.max(0, input.rebuildTokens - input.pendingTokens) * (input.profile.write - input.profile.read)
-  return after <= input.horizon && input.waited >= rebuild
+  return after <= input.horizon && input.waited >= rebuild * input.patience
     ? { trigger: "break-even", waiting: undefined }
     : waiting("warm-cache")
 }

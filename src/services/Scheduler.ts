@@ -88,7 +88,8 @@ export class Scheduler extends Context.Service<Scheduler, {
               cold,
               compacted: request.compacted,
               horizon: horizon(state.pace, cache.horizon),
-              waited: state.waited
+              waited: state.waited,
+              patience: cache.patience
             })
             state.waited = decision.trigger === undefined && request.pendingTokens > 0
               ? state.waited + request.pendingTokens * pricing.read

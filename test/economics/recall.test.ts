@@ -126,6 +126,17 @@ describe("originalContent", () => {
     assert.strictEqual(originalContent(part("edit", state), "supersedeWrites"), "oldString:\nold\n\nnewString:\nnew")
   })
 
+  it("is the content of an old file change masked with the stale outputs, the output of any other call", () => {
+    const edit = {
+      status: "completed",
+      input: { filePath: "a.ts", oldString: "old", newString: "new" },
+      output: "Edited"
+    }
+    assert.strictEqual(originalContent(part("edit", edit), "staleOutputs"), "oldString:\nold\n\nnewString:\nnew")
+    const read = { status: "completed", input: { filePath: "a.ts" }, output: "the file" }
+    assert.strictEqual(originalContent(part("read", read), "staleOutputs"), "the file")
+  })
+
   it("is the string inputs of a failed call", () => {
     const state = { status: "error", input: { command: "make all", timeout: 5 }, error: "exit 2" }
     assert.strictEqual(originalContent(part("bash", state), "purgeErrors"), "command:\nmake all")

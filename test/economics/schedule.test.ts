@@ -15,7 +15,7 @@ import { profiles } from "../../src/pricing/profiles.ts"
 /**
  * A warm cache under Anthropic's pricing, 10k tokens pending in a 100k context with room to spare: applying would
  * rewrite the 90k after the system prompt, an extra (90k - 10k) x (1.25 - 0.1) = 92k, against 10k x 0.1 = 1k saved per
- * request: 92 requests to pay back. No trigger.
+ * request: 92 requests to pay back. No trigger. Patience 1: prunes apply once waiting has cost one rebuild.
  */
 const quiet: ScheduleInput = {
   mode: "auto",
@@ -29,7 +29,8 @@ const quiet: ScheduleInput = {
   cold: false,
   compacted: false,
   horizon: 50,
-  waited: 0
+  waited: 0,
+  patience: 1
 }
 
 const decide = (overrides: Partial<ScheduleInput>) => schedule({ ...quiet, ...overrides })
@@ -49,6 +50,15 @@ describe("schedule: a warm cache", () => {
 
   it("keeps them pending, however long the horizon, until waiting has cost as much as the rebuild", () => {
     assert.isUndefined(decide({ horizon: 1000, waited: 91_999 }).trigger)
+  })
+
+  it("with patience 2, keeps them pending until waiting has cost twice the rebuild", () => {
+    assert.isUndefined(decide({ horizon: 92, waited: 183_999, patience: 2 }).trigger)
+    assert.strictEqual(decide({ horizon: 92, waited: 184_000, patience: 2 }).trigger, "break-even")
+  })
+
+  it("with patience 0, applies them as soon as they pay back within the horizon", () => {
+    assert.strictEqual(decide({ horizon: 92, waited: 0, patience: 0 }).trigger, "break-even")
   })
 
   it("keeps them pending, however long they waited, when the horizon is too short to pay back", () => {

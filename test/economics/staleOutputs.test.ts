@@ -5,7 +5,8 @@ import type { PluginConfig } from "../../src/config/schema.ts"
 import type { ToolCall } from "../../src/engine/calls.ts"
 import type { Protection } from "../../src/engine/protection.ts"
 import { dcp } from "../../src/hooks/command.ts"
-import { assistant, fresh, type Msg, sessionID, toolPart, user } from "../support/history.ts"
+import { recall } from "../../src/hooks/tools.ts"
+import { assistant, fresh, type Msg, sessionID, tool, toolPart, user } from "../support/history.ts"
 import { tempDir } from "../support/layers.ts"
 import { alone, automaticCandidates, type CallSpec, history, protect, strategies, worktree } from "../engine/support.ts"
 import { pipelineUnder, send, stateOf } from "../pipeline/helpers.ts"
@@ -117,11 +118,10 @@ describe("staleOutputs: what is never masked", () => {
     const calls = history([
       { tool: "task", input: { description: "explore" }, outputTokens: 900 },
       { tool: "todowrite", input: {}, outputTokens: 900 },
-      { tool: "write", input: { filePath: "src/x.ts", content: "x" }, outputTokens: 900 },
       readOf("a", { outputTokens: 2000 }),
       readOf("b")
     ])
-    assert.deepStrictEqual(mask(calls, { keepRecent: 1 }), ["c4"])
+    assert.deepStrictEqual(mask(calls, { keepRecent: 1 }), ["c3"])
   })
 
   it("tools in strategies.staleOutputs.protectedTools", () => {
@@ -159,6 +159,58 @@ describe("staleOutputs: what is never masked", () => {
       readOf("d")
     ])
     assert.deepStrictEqual(mask(calls, { keepRecent: 1 }), ["c6"])
+  })
+})
+
+/** A write of `tokens` tokens of content (four characters a token) and its one-line result. */
+const writeOf = (name: string, tokens: number, extra: Partial<CallSpec> = {}): CallSpec => ({
+  tool: "write",
+  input: { filePath: `${worktree}/src/${name}.ts`, content: "x".repeat(tokens * 4) },
+  outputTokens: 5,
+  ...extra
+})
+
+const editOf = (name: string, tokens: number, extra: Partial<CallSpec> = {}): CallSpec => ({
+  tool: "edit",
+  input: {
+    filePath: `${worktree}/src/${name}.ts`,
+    oldString: "o".repeat(tokens * 2),
+    newString: "n".repeat(tokens * 2)
+  },
+  outputTokens: 5,
+  ...extra
+})
+
+describe("staleOutputs: old file changes", () => {
+  it("masks writes and edits older than the keepRecent most recent calls", () => {
+    const calls = history([writeOf("a", 800), editOf("b", 800), readOf("c"), writeOf("d", 800)])
+    assert.deepStrictEqual(mask(calls, { keepRecent: 1 }), ["c1", "c2", "c3"])
+  })
+
+  it("counts a file change's content, not its one-line result, towards clearAtLeast", () => {
+    const calls = history([writeOf("a", 600), editOf("b", 400), readOf("c")])
+    assert.deepStrictEqual(mask(calls, { keepRecent: 1, clearAtLeast: 1000 }), ["c1", "c2"])
+    assert.deepStrictEqual(mask(calls, { keepRecent: 1, clearAtLeast: 1001 }), [])
+  })
+
+  it("keeps them when strategies.staleOutputs.protectedTools lists them", () => {
+    const calls = history([writeOf("a", 800), editOf("b", 800), readOf("c", { outputTokens: 2000 }), readOf("d")])
+    assert.deepStrictEqual(mask(calls, { keepRecent: 1, protectedTools: ["write", "edit"] }), ["c3"])
+  })
+
+  it("keeps a change to a protected file", () => {
+    const calls = history([writeOf("secret", 2000), writeOf("a", 2000), readOf("b")])
+    assert.deepStrictEqual(mask(calls, { keepRecent: 1 }, protect({ patterns: ["**/secret.ts"] })), ["c2"])
+  })
+
+  it("keeps a change with no content and a failed change (purge-errors decides about that one)", () => {
+    const calls = history([
+      { tool: "write", input: { filePath: `${worktree}/src/a.ts`, content: "" }, outputTokens: 5 },
+      editOf("b", 2000, { error: "oldString not found in content" }),
+      readOf("c", { outputTokens: 2000 }),
+      readOf("d")
+    ])
+    assert.deepStrictEqual(mask(calls, { keepRecent: 1 }), ["c3"])
   })
 })
 
@@ -300,5 +352,56 @@ effectDescribe("staleOutputs through the transform", () => {
       }).pipe(Effect.provide(pipelineUnder(root, masking())))
       assert.strictEqual(toolPart(sent, "c1").state.output, tagged(1, content("src/a.ts")))
       assert.match(toolPart(sent, "c2").state.output, /^\[pruned, /)
+    }))
+})
+
+/** An edit of src/z.ts, then the five reads: the edit is the oldest call, with ID 1. */
+const oldString = content("old", 40)
+const newString = content("new", 40)
+const editFirst: Array<Msg> = [
+  user("fix z, then read everything"),
+  assistant([tool({
+    tool: "edit",
+    callID: "e1",
+    input: { filePath: "src/z.ts", oldString, newString },
+    output: "Edit applied successfully."
+  })]),
+  ...reads.slice(1)
+]
+
+effectDescribe("staleOutputs: an old file change through the transform", () => {
+  effectIt.effect(
+    "is sent with its content as placeholders, its path and result as they were",
+    () =>
+      Effect.gen(function*() {
+        const root = yield* tempDir
+        const sent = yield* send(fresh(editFirst)).pipe(Effect.provide(pipelineUnder(root, masking())))
+        const { input, output } = toolPart(sent, "e1").state
+        assert.match(input.oldString, /^\[pruned oldString of an old change: ~[\d.]+k? tokens; recall 1\]$/)
+        assert.match(input.newString, /^\[pruned newString of an old change: ~[\d.]+k? tokens; recall 1\]$/)
+        assert.strictEqual(input.filePath, "src/z.ts")
+        assert.strictEqual(output, "Edit applied successfully.")
+      })
+  )
+
+  effectIt.effect("recall brings its content back as stored", () =>
+    Effect.gen(function*() {
+      const root = yield* tempDir
+      const reply = yield* Effect.andThen(send(fresh(editFirst)), recall(sessionID, ["1"])).pipe(
+        Effect.provide(pipelineUnder(root, masking(), { host: { messages: { [sessionID]: editFirst } } }))
+      )
+      assert.strictEqual(
+        reply,
+        `Original content of id 1 (edit src/z.ts), as stored:\noldString:\n${oldString}\n\nnewString:\n${newString}`
+      )
+    }))
+
+  effectIt.effect("is sent whole when strategies.staleOutputs.protectedTools lists edit", () =>
+    Effect.gen(function*() {
+      const root = yield* tempDir
+      const sent = yield* send(fresh(editFirst)).pipe(
+        Effect.provide(pipelineUnder(root, masking({ protectedTools: ["edit"] })))
+      )
+      assert.deepStrictEqual(toolPart(sent, "e1").state.input, { filePath: "src/z.ts", oldString, newString })
     }))
 })

@@ -1,11 +1,17 @@
 import type { ToolCall } from "../calls.ts"
 import type { Protection } from "../protection.ts"
 import type { Candidate } from "./candidate.ts"
+import { contentInputs, contentTokens } from "./supersedeWrites.ts"
 
 /**
  * Stale outputs (observation masking): once the context passes the trigger, completed outputs older than the most
  * recent `keepRecent` calls are masked, oldest first, but only as a batch worth at least `clearAtLeast` tokens, so the
  * prompt cache is rebuilt for a real saving, not for every call that ages out of the window.
+ *
+ * A file change (write, edit) is masked with them: its output is a one-line confirmation, but what it sent (a whole
+ * file, the replaced and replacing text) is often the largest thing left in a long session once old outputs are
+ * masked, and the file on disk, or a later read, holds what matters of it now. Its content inputs are masked, its
+ * path and result stay. Listing `write` or `edit` in `protectedTools` keeps them.
  */
 
 interface StaleOptions {
@@ -24,12 +30,23 @@ export type StaleQuery = StaleOptions & {
   readonly taken: (callID: string) => boolean
 }
 
-/** Whether a call has an output masking could replace, and fixed protection (tools, files) leaves it to the rule. */
-export const isMaskable = (call: ToolCall, prunable: (call: ToolCall) => boolean): boolean =>
-  call.status === "completed" && call.hasTextOutput && !call.compacted && call.outputTokens > 0 && prunable(call)
+const changesFile = (tool: string) => Object.hasOwn(contentInputs, tool)
 
+/** Tokens masking takes out of a call: a file change's content inputs, another call's output. */
+const maskedTokens = (call: ToolCall): number => changesFile(call.tool) ? contentTokens(call) : call.outputTokens
+
+/**
+ * Whether a completed call has something masking could replace (an output, a file change's content), and fixed
+ * protection (tools, files) leaves it to the rule.
+ */
+export const isMaskable = (call: ToolCall, prunable: (call: ToolCall) => boolean): boolean =>
+  call.status === "completed" && maskedTokens(call) > 0 && (changesFile(call.tool) || call.hasTextOutput) &&
+  !call.compacted && prunable(call)
+
+/** File changes are always-protected tools everywhere else; here only the rule's own `protectedTools` keeps them. */
 export const stalePrunable = (protection: Protection, protectedTools: ReadonlyArray<string>) => (call: ToolCall) =>
-  !protection.tool(call.tool, protectedTools) && !protection.file(call)
+  (changesFile(call.tool) ? !protectedTools.includes(call.tool) : !protection.tool(call.tool, protectedTools)) &&
+  !protection.file(call)
 
 /**
  * The stale outputs among `maskable` (positions of maskable calls, ascending) for this request, or none when the
@@ -50,7 +67,7 @@ export const staleAmong = (
     const call = calls[position]!
     if (options.taken(call.callID) || protection.recent(call)) continue
     found.push({ callID: call.callID, reason: "staleOutputs" })
-    tokens += call.outputTokens
+    tokens += maskedTokens(call)
   }
   return tokens >= options.clearAtLeast ? found : []
 }

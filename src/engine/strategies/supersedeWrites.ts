@@ -17,6 +17,20 @@ export const contentInputs: Readonly<Record<string, ReadonlyArray<string>>> = {
   multiedit: ["edits"]
 }
 
+/**
+ * Whether a prune for `reason` replaces the content inputs of a file change rather than its output (a file change's
+ * output is a one-line confirmation): a superseded write, and an old change masked with the stale outputs.
+ */
+export const prunesContent = (tool: string, reason: string): boolean =>
+  Object.hasOwn(contentInputs, tool) && (reason === "supersedeWrites" || reason === "staleOutputs")
+
+/** Tokens in the content inputs of a file change. */
+export const contentTokens = (call: ToolCall): number => {
+  let tokens = 0
+  for (const key of contentInputs[call.tool] ?? []) tokens += call.inputTokens[key] ?? 0
+  return tokens
+}
+
 /** What supersede-writes knows about a view, built call by call in view order. */
 export interface Superseding {
   /** Absolute path -> positions of the writes and edits to it that no whole read followed yet. */
