@@ -39,6 +39,9 @@ const oneChange: ReadonlyArray<readonly [string, Record<string, unknown>]> = [
   ["cache.horizon 1000", { cache: { horizon: 1000 } }],
   ["cache.minPruneTokens 0", { cache: { minPruneTokens: 0 } }],
   ["cache.minPruneTokens 8000", { cache: { minPruneTokens: 8000 } }],
+  ["cache.patience 0 (break-even alone)", { cache: { patience: 0 } }],
+  ["cache.patience 1", { cache: { patience: 1 } }],
+  ["cache.patience 3", { cache: { patience: 3 } }],
   ["cache.pressure 0.8", { cache: { pressure: 0.8 } }],
   ["cache.pressure 1 (never)", { cache: { pressure: 1 } }],
   ["repeats off", { strategies: { repeats: { enabled: false } } }],
@@ -46,7 +49,8 @@ const oneChange: ReadonlyArray<readonly [string, Record<string, unknown>]> = [
   ["staleOutputs.trigger 40000", { strategies: { staleOutputs: { trigger: 40000 } } }],
   ["staleOutputs.keepRecent 5", { strategies: { staleOutputs: { keepRecent: 5 } } }],
   ["staleOutputs.keepRecent 20", { strategies: { staleOutputs: { keepRecent: 20 } } }],
-  ["staleOutputs.clearAtLeast 10000", { strategies: { staleOutputs: { clearAtLeast: 10000 } } }]
+  ["staleOutputs.clearAtLeast 10000", { strategies: { staleOutputs: { clearAtLeast: 10000 } } }],
+  ["staleOutputs keeps old file changes", { strategies: { staleOutputs: { protectedTools: ["write", "edit"] } } }]
 ]
 const settings: ReadonlyArray<readonly [string, Record<string, unknown>]> = args.settings === undefined
   ? oneChange
