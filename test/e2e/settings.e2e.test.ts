@@ -108,13 +108,14 @@ describe('commands.enabled: false and cache.mode "auto" (the default) in the pro
 describe("cache.horizon: 1000 in auto mode", () => {
   const scenario = useScenario({ files: files({ cache: { mode: "auto", horizon: 1000 } }) })
 
-  it("a duplicate waits until keeping it has cost as much as its rebuild, then applies on the warm cache", async () => {
+  it("a duplicate waits until keeping it has cost twice its rebuild (cache.patience), then applies on the warm cache", async () => {
     const s = scenario()
     const session = await s.newSession()
     // big.ts read twice: ~5k tokens pending. Applying costs rewriting the ~5k after it at 1.15 more than reading it;
-    // waiting costs 0.1 x 5k a request: about a dozen requests, made here by small commands.
+    // waiting costs 0.1 x 5k a request: about a dozen requests for one rebuild, two dozen for two, made here by small
+    // commands.
     const padding = Array.from(
-      { length: 16 },
+      { length: 32 },
       (_, i) => call("bash", { command: `echo ${i}`, description: "echo" }, `pad_${i}`)
     )
     s.model.script([read(s, "src/big.ts", "wait_1"), read(s, "src/big.ts", "wait_2"), ...padding, done])
@@ -126,7 +127,7 @@ describe("cache.horizon: 1000 in auto mode", () => {
     const found = requests.findIndex((request) => resultOf(request, "wait_2") !== undefined)
     assert.isAbove(found, 0)
     // Waited on the warm cache for several requests, then applied and kept applied.
-    assert.isAtLeast(applied - found, 8)
+    assert.isAtLeast(applied - found, 16)
     for (const request of requests.slice(applied)) {
       assert.match(resultOf(request, "wait_1") ?? "", placeholder("[pruned duplicate, ~N tokens; id 1]"))
     }
