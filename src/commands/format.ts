@@ -41,9 +41,12 @@ const callCount = (n: number) => `${n} call${n === 1 ? "" : "s"}`
 
 /** Why automatic prunes wait, in two or three short lines. */
 const waitingLines = (waiting: WaitingPrunes, ttlSeconds: number, pressure: number, indent: string): Array<string> => {
-  const { paysBackAfter, horizon, reason } = waiting.why
+  const { appliesAfter, paysBackAfter, horizon, reason } = waiting.why
   const why = reason === "below-minimum"
     ? "too few tokens to be worth a prompt-cache rebuild yet"
+    : reason === "gathering"
+    ? `they would pay for the prompt-cache rebuild within the ~${Math.round(horizon)} requests this session's cache ` +
+      `serves, and are gathered into one batch first: they apply in ~${appliesAfter ?? 1} more requests`
     : `applying them now would pay for the prompt-cache rebuild after ~${Math.ceil(paysBackAfter)} more requests, ` +
       `and this session's cache serves ~${Math.round(horizon)}`
   return [

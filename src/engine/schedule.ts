@@ -32,13 +32,19 @@ type Trigger =
  * Chosen by measurement against both rules alone (BENCHMARKS.md, "How the scheduling rule and the defaults were chosen").
  */
 
-/** Why pending prunes wait, for `/dcp context` and `/dcp stats`. */
+/**
+ * Why pending prunes wait, for `/dcp context`, `/dcp stats` and the sidebar: too small a batch; a warm cache they
+ * would not pay back within; or, paying back within it, gathering into one batch until waiting has cost `patience`
+ * rebuilds.
+ */
 export interface Waiting {
-  readonly reason: "warm-cache" | "below-minimum"
+  readonly reason: "warm-cache" | "below-minimum" | "gathering"
   /** Later requests within the cache's life for applying now to pay back. */
   readonly paysBackAfter: number
   /** Later requests the cache is expected to live for (the horizon). */
   readonly horizon: number
+  /** Gathering: more requests, at the current pending tokens, until they apply. */
+  readonly appliesAfter?: number
 }
 
 /**
@@ -131,10 +137,19 @@ export const schedule = (input: ScheduleInput): Decision => {
     waiting: { reason, paysBackAfter: after, horizon: input.horizon }
   })
   if (input.pendingTokens < input.minPruneTokens) return waiting("below-minimum")
+  if (after > input.horizon) return waiting("warm-cache")
   const rebuild = Math.max(0, input.rebuildTokens - input.pendingTokens) * (input.profile.write - input.profile.read)
-  return after <= input.horizon && input.waited >= rebuild * input.patience
-    ? { trigger: "break-even", waiting: undefined }
-    : waiting("warm-cache")
+  const owed = rebuild * input.patience - input.waited
+  if (owed <= 0) return { trigger: "break-even", waiting: undefined }
+  return {
+    trigger: undefined,
+    waiting: {
+      reason: "gathering",
+      paysBackAfter: after,
+      horizon: input.horizon,
+      appliesAfter: Math.ceil(owed / (input.pendingTokens * input.profile.read))
+    }
+  }
 }
 
 /** Where the earliest change of a request sits, as far as the cost of rewriting the cache from there goes. */

@@ -146,6 +146,8 @@ const statusOf = (
 const waitingReason = (why: Waiting): string =>
   why.reason === "below-minimum"
     ? "too few tokens for a cache rebuild"
+    : why.reason === "gathering"
+    ? `gathering a batch, applies in ~${why.appliesAfter ?? 1} requests`
     : `warm cache, pays back after ~${Math.ceil(why.paysBackAfter)} requests`
 
 const contextOf = (state: SessionState, index: ToolIndex | undefined, now: number): StatusContext | undefined => {

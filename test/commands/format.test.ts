@@ -92,6 +92,17 @@ describe("/dcp output", () => {
     )
   })
 
+  it("context says when waiting prunes pay back but are being gathered into one batch, and when they apply", () => {
+    const text = formatContext({
+      ...context,
+      waiting: { ...waiting, why: { reason: "gathering", paysBackAfter: 3.5, horizon: 40, appliesAfter: 6 } }
+    })
+    assert.include(
+      text,
+      "Waiting:          3 calls, ~6.2k tokens: they would pay for the prompt-cache rebuild within the ~40 requests this session's cache serves, and are gathered into one batch first: they apply in ~6 more requests."
+    )
+  })
+
   it("context with a provider figure: it is the total, and what the messages do not explain shows as Other", () => {
     const text = formatContext({
       system: 1000,

@@ -52,6 +52,14 @@ describe("schedule: a warm cache", () => {
     assert.isUndefined(decide({ horizon: 1000, waited: 91_999 }).trigger)
   })
 
+  it("while they pay back within the horizon, says they are gathered and in how many requests they apply", () => {
+    // 92k owed for the rebuild, 80k waited: 12k more at 1k a request.
+    assert.deepStrictEqual(decide({ horizon: 92, waited: 80_000 }), {
+      trigger: undefined,
+      waiting: { reason: "gathering", paysBackAfter: 92, horizon: 92, appliesAfter: 12 }
+    })
+  })
+
   it("with patience 2, keeps them pending until waiting has cost twice the rebuild", () => {
     assert.isUndefined(decide({ horizon: 92, waited: 183_999, patience: 2 }).trigger)
     assert.strictEqual(decide({ horizon: 92, waited: 184_000, patience: 2 }).trigger, "break-even")

@@ -80,6 +80,17 @@ describe("the status the terminal UI reads", () => {
         assert.match(loaded._tag === "ok" ? loaded.status.pending?.reason ?? "" : "", /cache/)
       }), `{ "cache": { "mode": "auto" } }`))
 
+  it.effect("a prune that pays back but is gathered into a batch says in how many requests it applies", () =>
+    scenario((root, messages) =>
+      Effect.gen(function*() {
+        yield* transform(fresh(messages))
+        const loaded = yield* readByTui(root)
+        assert.match(
+          loaded._tag === "ok" ? loaded.status.pending?.reason ?? "" : "",
+          /^gathering a batch, applies in ~\d+ requests$/
+        )
+      }), `{ "cache": { "mode": "auto", "horizon": 1000, "minPruneTokens": 0 } }`))
+
   it.effect("a /dcp restore shows at once, before the next request", () =>
     scenario((root, messages) =>
       Effect.gen(function*() {
