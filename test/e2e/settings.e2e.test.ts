@@ -1,7 +1,8 @@
+import { readFile } from "node:fs/promises"
 import { assert, describe, it } from "vitest"
 import { dcp, flat, notes } from "./support/commands.ts"
 import { call, done, placeholder, read, sourceFile } from "./support/fixtures.ts"
-import { requestAfter, resultOf, toolNames } from "./support/requests.ts"
+import { argumentsOf, requestAfter, resultOf, toolNames } from "./support/requests.ts"
 import { type Scenario, useScenario } from "./support/scenario.ts"
 import { waitFor } from "./support/wait.ts"
 
@@ -152,5 +153,37 @@ describe("cache.ttlSeconds: 0 in auto mode", () => {
       flat(await dcp(s, session, "stats")),
       / prompt cache: prunes reached the model 1 time \(1 with the cache already expired\); no cache was rebuilt for them\. /
     )
+  })
+})
+
+describe("strategies.staleOutputs with a low trigger, keeping the 2 most recent calls", () => {
+  const scenario = useScenario({
+    files: files({ strategies: { staleOutputs: { trigger: 1000, keepRecent: 2, clearAtLeast: 0 } } })
+  })
+
+  it("an old edit reaches the model with its strings as placeholders, its path and result kept, the file edited", async () => {
+    const s = scenario()
+    const session = await s.newSession()
+    const oldString = 'export const alpha3 = "alpha line 3"\n'
+    const newString = sourceFile("epsilon", 30)
+    s.model.script([
+      read(s, "src/a.ts", "old_1"),
+      call("edit", { filePath: s.path("src/a.ts"), oldString, newString }, "old_2"),
+      read(s, "src/b.ts", "old_3"),
+      read(s, "src/c.ts", "old_4"),
+      done
+    ])
+    await s.prompt(session, "read a.ts, edit it, then read b.ts and c.ts")
+
+    // While the edit is among the 2 most recent calls, it is sent as the model wrote it.
+    const recent = argumentsOf(requestAfter(s.requests(), "old_3"), "old_2")
+    assert.deepStrictEqual(recent, { filePath: s.path("src/a.ts"), oldString, newString })
+    const after = requestAfter(s.requests(), "old_4")
+    const edit = argumentsOf(after, "old_2")
+    assert.strictEqual(edit?.filePath, s.path("src/a.ts"))
+    assert.match(String(edit?.newString), placeholder("[pruned newString of an old change: ~N tokens; id 2]"))
+    assert.notInclude(JSON.stringify(after.messages), "epsilon29")
+    assert.match(resultOf(after, "old_2") ?? "", /Edit applied successfully/)
+    assert.include(await readFile(s.path("src/a.ts"), "utf8"), "epsilon29")
   })
 })
