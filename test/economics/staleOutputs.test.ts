@@ -193,6 +193,12 @@ describe("staleOutputs: old file changes", () => {
     assert.deepStrictEqual(mask(calls, { keepRecent: 1, clearAtLeast: 1001 }), [])
   })
 
+  it("masks a multiedit, whose edits are a list, by the size of that list", () => {
+    const edits = [{ oldString: "o".repeat(2000), newString: "n".repeat(2000) }]
+    const calls = history([{ tool: "multiedit", input: { filePath: `${worktree}/src/a.ts`, edits } }, readOf("b")])
+    assert.deepStrictEqual(mask(calls, { keepRecent: 1, clearAtLeast: 1000 }), ["c1"])
+  })
+
   it("keeps them when strategies.staleOutputs.protectedTools lists them", () => {
     const calls = history([writeOf("a", 800), editOf("b", 800), readOf("c", { outputTokens: 2000 }), readOf("d")])
     assert.deepStrictEqual(mask(calls, { keepRecent: 1, protectedTools: ["write", "edit"] }), ["c3"])

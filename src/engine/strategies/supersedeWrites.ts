@@ -24,10 +24,13 @@ export const contentInputs: Readonly<Record<string, ReadonlyArray<string>>> = {
 export const prunesContent = (tool: string, reason: string): boolean =>
   Object.hasOwn(contentInputs, tool) && (reason === "supersedeWrites" || reason === "staleOutputs")
 
-/** Tokens in the content inputs of a file change. */
+/** Tokens in the content inputs of a file change (a multiedit's list of edits, estimated from its JSON). */
 export const contentTokens = (call: ToolCall): number => {
   let tokens = 0
-  for (const key of contentInputs[call.tool] ?? []) tokens += call.inputTokens[key] ?? 0
+  for (const key of contentInputs[call.tool] ?? []) {
+    const value = call.input[key]
+    tokens += call.inputTokens[key] ?? (Array.isArray(value) ? Math.ceil(JSON.stringify(value).length / 4) : 0)
+  }
   return tokens
 }
 
