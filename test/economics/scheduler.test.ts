@@ -120,17 +120,26 @@ describe("Scheduler", () => {
       assert.strictEqual(yield* decide(state, { pendingTokens: 5000, contextTokens: 100_000, change }), "break-even")
     }).pipe(Effect.provide(schedulerWith())))
 
-  it.effect("a batch that does not pay back waits until what waiting cost adds up to twice the rebuild", () =>
+  /**
+   * The same batch on `requests` requests a minute apart: rewriting 10k after a 5k prune costs 5k x 1.15 = 5750 extra;
+   * waiting costs 5k x 0.1 = 500 per request; the session's pace (one warm run so far) expects the cache to serve as
+   * many requests again as it has. The triggers of each request, and the state after them.
+   */
+  const sameBatch = (requests: number) =>
     Effect.gen(function*() {
       const state = freshState()
-      // Rewriting 10k after a 5k prune costs 5k x 1.15 = 5750 extra; waiting costs 5k x 0.1 = 500 per request; the
-      // session's pace (one warm run so far) expects the cache to serve as many requests again as it has.
       const request = { pendingTokens: 5000, contextTokens: 10_000, change: { tokensAfter: 10_000, nearEnd: false } }
       const triggers: Array<string | undefined> = []
-      for (let i = 0; i < 25; i++) {
+      for (let i = 0; i < requests; i++) {
         triggers.push(yield* decide(state, request))
         yield* TestClock.adjust("1 minute")
       }
+      return { state, triggers }
+    })
+
+  it.effect("a batch that does not pay back waits until what waiting cost adds up to twice the rebuild", () =>
+    Effect.gen(function*() {
+      const { state, triggers } = yield* sameBatch(25)
       // The first request is cold; then 23 requests wait (23 x 500 = 11,500 = 2 x 5750, cache.patience's default),
       // the 25th applies.
       assert.deepStrictEqual(triggers, ["cold", ...Array(23).fill(undefined), "break-even"])
@@ -139,13 +148,7 @@ describe("Scheduler", () => {
 
   it.effect("with cache.patience 1, what waiting cost has to add up to the rebuild once", () =>
     Effect.gen(function*() {
-      const state = freshState()
-      const request = { pendingTokens: 5000, contextTokens: 10_000, change: { tokensAfter: 10_000, nearEnd: false } }
-      const triggers: Array<string | undefined> = []
-      for (let i = 0; i < 14; i++) {
-        triggers.push(yield* decide(state, request))
-        yield* TestClock.adjust("1 minute")
-      }
+      const { triggers } = yield* sameBatch(14)
       // 12 x 500 = 6000 >= 5750 after the 12th waiting request: the 14th applies.
       assert.deepStrictEqual(triggers, ["cold", ...Array(12).fill(undefined), "break-even"])
     }).pipe(Effect.provide(schedulerWith({ pressure: 1, patience: 1 }))))
