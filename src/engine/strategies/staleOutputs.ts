@@ -1,7 +1,7 @@
 import type { ToolCall } from "../calls.ts"
 import type { Protection } from "../protection.ts"
 import type { Candidate } from "./candidate.ts"
-import { contentInputs, contentTokens } from "./supersedeWrites.ts"
+import { changesFile, contentTokens } from "./supersedeWrites.ts"
 
 /**
  * Stale outputs (observation masking): once the context passes the trigger, completed outputs older than the most
@@ -29,8 +29,6 @@ export type StaleQuery = StaleOptions & {
   /** Calls already pruned, restored by the user, or claimed by another rule. */
   readonly taken: (callID: string) => boolean
 }
-
-const changesFile = (tool: string) => Object.hasOwn(contentInputs, tool)
 
 /** Tokens masking takes out of a call: a file change's content inputs, another call's output. */
 const maskedTokens = (call: ToolCall): number => changesFile(call.tool) ? contentTokens(call) : call.outputTokens

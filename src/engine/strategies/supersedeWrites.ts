@@ -22,7 +22,10 @@ export const contentInputs: Readonly<Record<string, ReadonlyArray<string>>> = {
  * output is a one-line confirmation): a superseded write, and an old change masked with the stale outputs.
  */
 export const prunesContent = (tool: string, reason: string): boolean =>
-  Object.hasOwn(contentInputs, tool) && (reason === "supersedeWrites" || reason === "staleOutputs")
+  changesFile(tool) && (reason === "supersedeWrites" || reason === "staleOutputs")
+
+/** A tool that changes a file, with content inputs. */
+export const changesFile = (tool: string): boolean => Object.hasOwn(contentInputs, tool)
 
 /** Tokens in the content inputs of a file change (a multiedit's list of edits, estimated from its JSON). */
 export const contentTokens = (call: ToolCall): number => {
