@@ -15,7 +15,7 @@ import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { setImmediate as tick } from "node:timers/promises"
 import { freezeShared } from "../src/analysis/copy.ts"
-import type { Priced } from "../src/analysis/cost.ts"
+import { costWithoutRebuilds, type Priced } from "../src/analysis/cost.ts"
 import {
   addedTokens,
   drive,
@@ -93,6 +93,8 @@ export interface ReplayResult {
 export interface Accounting {
   /** Per pricing profile (anthropic, openai). */
   readonly priced: Readonly<Record<string, Priced>>
+  /** Per pricing profile: the same requests if no change ever forced a rewrite (`costWithoutRebuilds`). */
+  readonly withoutRebuilds: Readonly<Record<string, number>>
   /** Tokens of what the plugin added (tool definitions, system section, synthetic messages), summed over requests. */
   readonly addedTokens: number
   /** Tokens of the session's last request. */
@@ -104,6 +106,8 @@ export interface Accounting {
   /** Outputs OpenCode's own `compaction.prune` cleared. */
   readonly openCodePruned: number
 }
+
+const pricedProfiles = [profiles.anthropic, profiles.openai]
 
 const model: DriveModel = { providerID: "anthropic", modelID: "claude-sonnet-4-5", context: 200_000, output: 64_000 }
 
@@ -218,7 +222,7 @@ export const replay = async (options: ReplayOptions): Promise<ReplayResult> => {
     system: systemPrompt,
     hostTools: hostToolDefinitions,
     model,
-    profiles: [profiles.anthropic, profiles.openai],
+    profiles: pricedProfiles,
     count,
     compactAtOverflow: options.compaction ?? true,
     openCodePrune: options.plugin === "prune",
@@ -259,6 +263,9 @@ export const replay = async (options: ReplayOptions): Promise<ReplayResult> => {
     toasts: inspected.toasts,
     accounting: {
       priced: driven.priced,
+      withoutRebuilds: Object.fromEntries(
+        pricedProfiles.map((profile) => [profile.name, costWithoutRebuilds(profile, driven.requestTokens)])
+      ),
       addedTokens: addedTokens(driven),
       lastContextTokens: driven.requestTokens.at(-1) ?? 0,
       requestsOverWindow: driven.requestTokens.filter((tokens) => tokens >= usable).length,

@@ -1,5 +1,5 @@
 import { assert, describe, it } from "vitest"
-import { commonPrefix, CostMeter } from "../../src/analysis/cost.ts"
+import { commonPrefix, CostMeter, costWithoutRebuilds } from "../../src/analysis/cost.ts"
 import { Blocks, blockTokens, type Wire } from "../../src/analysis/wire.ts"
 import { profiles } from "../../src/pricing/profiles.ts"
 
@@ -167,6 +167,17 @@ describe("CostMeter, no cache", () => {
       writeTokens: 0,
       cost: 50
     })
+  })
+})
+
+describe("costWithoutRebuilds", () => {
+  it("reads what the previous request sent and writes only growth, a prune that shrinks a request costing nothing", () => {
+    // 1,000 written; 1,000 read + 500 written; a prune down to 600: 600 read; 600 read + 400 written.
+    assert.closeTo(
+      costWithoutRebuilds(profiles.anthropic, [1000, 1500, 600, 1000]),
+      1.25 * 1000 + (0.1 * 1000 + 1.25 * 500) + 0.1 * 600 + (0.1 * 600 + 1.25 * 400),
+      1e-9
+    )
   })
 })
 
