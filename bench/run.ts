@@ -322,8 +322,9 @@ const main = async () => {
 
 const floorLegend =
   "floor: the immediate run's requests priced as if no prune ever forced a rewrite (each request reads as many " +
-  "tokens as the previous one sent, and writes the rest), x the better baseline: below what any schedule of the " +
-  "plugin's prunes can cost, so what its pruning rules can reach."
+  "tokens as the previous one sent, and writes the rest), x the better baseline: what the plugin's pruning rules " +
+  "could reach if applying a prune were free; no schedule of the same prunes costs less, unless it makes the run " +
+  "compact at other points."
 
 interface Target {
   readonly name: string
