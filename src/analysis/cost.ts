@@ -176,8 +176,8 @@ export class CostMeter {
  * A floor, not a price: what requests of these sizes would cost under `profile` if no change to what was already
  * sent ever forced a rewrite. Each request reads as many tokens as the previous one sent (at most its own size) and
  * writes the rest; expiry is ignored. Priced on the requests of `cache.mode: "immediate"` (every prune applied as
- * soon as a rule finds it), it is below what any schedule of the same prunes can cost, and so shows what the pruning
- * rules themselves can reach, whatever the scheduler does.
+ * soon as a rule finds it), it is below what any schedule of the same prunes can cost (unless that schedule makes the
+ * session compact at other points), and so shows what the pruning rules themselves can reach.
  */
 export const costWithoutRebuilds = (profile: PricingProfile, requestTokens: ReadonlyArray<number>): number => {
   let previous = 0
