@@ -563,14 +563,18 @@ const format = (
 
   const at = (size: number) => results.find((r) => r.size === size)
   const auto = (size: number) => at(size)?.plugin.auto
-  /** The plugin's Anthropic-priced cost, x no plugin or x the better of no plugin and OpenCode's compaction.prune. */
+  /** The Anthropic-priced cost of the better of no plugin and OpenCode's compaction.prune. */
+  const bestBaseline = (r: SizeResult) =>
+    Math.min(r.none.accounting.priced.anthropic!.cost, r.prune.accounting.priced.anthropic!.cost)
+  /** The plugin's Anthropic-priced cost, x no plugin or x the better baseline. */
   const costRatio = (size: number, mode: Mode, against: "none" | "best") => {
     const r = at(size)
     const p = r?.plugin[mode]?.accounting.priced.anthropic
     if (r === undefined || p === undefined) return undefined
-    const none = r.none.accounting.priced.anthropic!.cost
-    return p.cost / (against === "none" ? none : Math.min(none, r.prune.accounting.priced.anthropic!.cost))
+    return p.cost / (against === "none" ? r.none.accounting.priced.anthropic!.cost : bestBaseline(r))
   }
+  /** Generated sessions of 1,000+ calls, Anthropic rules, x the better baseline. */
+  const longSessionTarget = 0.6
   const worst = results.length === 0 || !modes.includes("auto")
     ? undefined
     : Math.max(...results.map((r) => costRatio(r.size, "auto", "best")!))
@@ -610,7 +614,7 @@ const format = (
     ...sizes.filter((size) => size >= 1000).map((size): Target => ({
       name: `Anthropic-priced cost at ${int(size)} calls (auto), x the better baseline`,
       value: costRatio(size, "auto", "best"),
-      limit: 0.6,
+      limit: longSessionTarget,
       unit: "x",
       digits: 3
     })),
@@ -627,12 +631,14 @@ const format = (
   if (modes.includes("immediate")) {
     for (const size of sizes.filter((size) => size >= 1000)) {
       const r = at(size)!
-      const best = Math.min(r.none.accounting.priced.anthropic!.cost, r.prune.accounting.priced.anthropic!.cost)
-      const floor = r.plugin.immediate!.accounting.withoutRebuilds.anthropic! / best
+      const floor = r.plugin.immediate!.accounting.withoutRebuilds.anthropic! / bestBaseline(r)
+      const reachable = floor <= longSessionTarget
       out.push(
         `[floor]  Anthropic-priced cost at ${int(size)} calls if no prune forced a rewrite: ${fmt(floor, 3)}x (${
-          floor > 0.6 ? "above" : "below"
-        } the 0.600x target: ${floor > 0.6 ? "out of reach of the pruning rules" : "a matter of scheduling"})`
+          reachable ? "below" : "above"
+        } the ${fmt(longSessionTarget, 3)}x target: ${
+          reachable ? "a matter of scheduling" : "out of reach of the pruning rules"
+        })`
       )
     }
   }
