@@ -61,8 +61,6 @@ const percent = (part: number, whole: number): string => {
   return value > 0 && value < 1 ? "<1%" : `${Math.round(value)}%`
 }
 
-/** A reason as notes name it ("duplicate", "swept"); a reason this release does not know, as it was written. */
-
 /** The net cost effect in input tokens: `~2.1k saved` or `~800 more`. */
 const costNet = (cost: StatusCost): string => {
   const net = Math.round(cost.saved - cost.rebuilt)
