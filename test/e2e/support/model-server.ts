@@ -18,6 +18,36 @@ export interface RecordedRequest {
   readonly [key: string]: unknown
 }
 
+/** A content block of an Anthropic Messages request (text, tool_use, tool_result, ...). */
+export interface AnthropicBlock {
+  readonly type: string
+  readonly text?: string
+  readonly id?: string
+  readonly name?: string
+  readonly input?: unknown
+  readonly tool_use_id?: string
+  readonly content?: string | ReadonlyArray<AnthropicBlock>
+  readonly cache_control?: unknown
+  readonly [key: string]: unknown
+}
+
+/** A request body as OpenCode sent it through `@ai-sdk/anthropic` (Anthropic Messages format). */
+export interface AnthropicRequest {
+  readonly model: string
+  readonly system?: string | ReadonlyArray<AnthropicBlock>
+  readonly messages: ReadonlyArray<{ role: string; content: string | ReadonlyArray<AnthropicBlock> }>
+  readonly tools?: ReadonlyArray<{ name: string; cache_control?: unknown; readonly [key: string]: unknown }>
+  readonly [key: string]: unknown
+}
+
+/** Bodies received in one protocol, with their arrival times (ms) in the same order. */
+interface RecordedLog<T> {
+  readonly requests: Array<T>
+  readonly times: Array<number>
+  /** Requests for the main model only, in order. */
+  readonly main: () => ReadonlyArray<T>
+}
+
 /**
  * The input tokens the scripted model reports for a request (`usage.prompt_tokens`): about what a real provider
  * would count, one token per four characters of the messages and tool definitions, so figures derived from
@@ -26,10 +56,15 @@ export interface RecordedRequest {
 export const reportedPromptTokens = (body: RecordedRequest): number =>
   Math.ceil(JSON.stringify({ messages: body.messages, tools: body.tools ?? [] }).length / 4)
 
+/** The same estimate for an Anthropic body (`usage.input_tokens`): system, messages and tool definitions. */
+const reportedInputTokens = (body: AnthropicRequest): number =>
+  Math.ceil(JSON.stringify({ system: body.system ?? [], messages: body.messages, tools: body.tools ?? [] }).length / 4)
+
 /**
- * An OpenAI-compatible chat-completions server on 127.0.0.1 that answers from a script and records every request
- * body: what the model saw. Requests for the small model (title generation) are answered apart, so they do not
- * consume the script. When the script runs out, it answers with a short final text.
+ * A scripted model server on 127.0.0.1 that answers from a script and records every request body: what the model saw.
+ * It speaks both OpenAI chat completions (`POST /v1/chat/completions`, recorded in `requests`) and Anthropic Messages
+ * (`POST /v1/messages`, recorded in `anthropic`), from one script. Requests for the small model (title generation) are
+ * answered apart, so they do not consume the script. When the script runs out, it answers with a short final text.
  */
 export interface ModelServer {
   readonly url: string
@@ -38,6 +73,8 @@ export interface ModelServer {
   readonly times: Array<number>
   /** Requests for the main model only, in order. */
   readonly main: () => ReadonlyArray<RecordedRequest>
+  /** The Anthropic Messages requests. */
+  readonly anthropic: RecordedLog<AnthropicRequest>
   readonly script: (replies: ReadonlyArray<Reply>) => void
   readonly close: () => Promise<void>
 }
@@ -48,6 +85,11 @@ export const startModelServer = async (
 ): Promise<ModelServer> => {
   const requests: Array<RecordedRequest> = []
   const times: Array<number> = []
+  const anthropic: RecordedLog<AnthropicRequest> = {
+    requests: [],
+    times: [],
+    main: () => anthropic.requests.filter((request) => request.model !== smallModel)
+  }
   let queue: Array<Reply> = []
   let callCounter = 0
   const server: Server = createServer((req, res) => {
@@ -56,6 +98,10 @@ export const startModelServer = async (
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     const chunks: Array<Buffer> = []
     for await (const chunk of req) chunks.push(chunk as Buffer)
+    if (req.method === "POST" && req.url?.endsWith("/messages")) {
+      answerAnthropic(JSON.parse(Buffer.concat(chunks).toString("utf8")) as AnthropicRequest, res)
+      return
+    }
     if (req.method !== "POST" || !req.url?.endsWith("/chat/completions")) {
       res.writeHead(404).end()
       return
@@ -109,6 +155,72 @@ export const startModelServer = async (
     send({ ...base, choices: [], usage })
     res.end("data: [DONE]\n\n")
   }
+  const answerAnthropic = (body: AnthropicRequest, res: ServerResponse) => {
+    anthropic.requests.push(body)
+    anthropic.times.push(Date.now())
+    const reply: Reply = body.model === smallModel
+      ? { text: smallReply }
+      : queue.shift() ?? { text: "Done." }
+    const content = [
+      ...(reply.text === undefined ? [] : [{ type: "text" as const, text: reply.text }]),
+      ...(reply.toolCalls ?? []).map((call) => ({
+        type: "tool_use" as const,
+        id: call.id ?? `toolu_${++callCounter}`,
+        name: call.name,
+        input: call.args
+      }))
+    ]
+    const stopReason = reply.toolCalls?.length ? "tool_use" : "end_turn"
+    const usage = {
+      input_tokens: reportedInputTokens(body),
+      output_tokens: 10,
+      cache_creation_input_tokens: 0,
+      cache_read_input_tokens: 0
+    }
+    const message = {
+      id: "msg_1",
+      type: "message",
+      role: "assistant",
+      model: body.model,
+      content,
+      stop_reason: stopReason,
+      stop_sequence: null,
+      usage
+    }
+    if (body.stream !== true) {
+      res.writeHead(200, { "content-type": "application/json" })
+      res.end(JSON.stringify(message))
+      return
+    }
+    res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" })
+    const send = (data: { type: string; [key: string]: unknown }) =>
+      res.write(`event: ${data.type}\ndata: ${JSON.stringify(data)}\n\n`)
+    send({
+      type: "message_start",
+      message: { ...message, content: [], stop_reason: null, usage: { ...usage, output_tokens: 1 } }
+    })
+    content.forEach((block, index) => {
+      if (block.type === "text") {
+        send({ type: "content_block_start", index, content_block: { type: "text", text: "" } })
+        send({ type: "content_block_delta", index, delta: { type: "text_delta", text: block.text } })
+      } else {
+        send({ type: "content_block_start", index, content_block: { ...block, input: {} } })
+        send({
+          type: "content_block_delta",
+          index,
+          delta: { type: "input_json_delta", partial_json: JSON.stringify(block.input) }
+        })
+      }
+      send({ type: "content_block_stop", index })
+    })
+    send({
+      type: "message_delta",
+      delta: { stop_reason: stopReason, stop_sequence: null },
+      usage: { output_tokens: 10 }
+    })
+    send({ type: "message_stop" })
+    res.end()
+  }
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
   const { port } = server.address() as AddressInfo
   return {
@@ -116,6 +228,7 @@ export const startModelServer = async (
     requests,
     times,
     main: () => requests.filter((request) => request.model !== smallModel),
+    anthropic,
     script: (replies) => {
       queue = [...replies]
     },

@@ -25,7 +25,15 @@ export interface OpenCodeOptions {
    * ID names Claude (`claude-fake`), as it does for Anthropic's models.
    */
   readonly mainModel?: string
+  /**
+   * The wire between OpenCode and the scripted model (default `openai`): `anthropic` configures the provider with
+   * `@ai-sdk/anthropic` (built into the binary, as `@ai-sdk/openai-compatible` is), so the bodies are Anthropic Messages
+   * requests with `cache_control` on their blocks, exactly what Anthropic would receive.
+   */
+  readonly protocol?: Protocol
 }
+
+export type Protocol = "openai" | "anthropic"
 
 export interface OpenCode {
   readonly url: string
@@ -52,7 +60,12 @@ const isolatedEnv = (root: string): Record<string, string> => ({
   OPENCODE_DISABLE_EXTERNAL_SKILLS: "1"
 })
 
-const openCodeConfig = (plugin: string | undefined, modelUrl: string, mainModel = "fake-model") => ({
+const openCodeConfig = (
+  plugin: string | undefined,
+  modelUrl: string,
+  mainModel = "fake-model",
+  protocol: Protocol = "openai"
+) => ({
   $schema: "https://opencode.ai/config.json",
   model: `fake/${mainModel}`,
   small_model: "fake/fake-small",
@@ -62,7 +75,8 @@ const openCodeConfig = (plugin: string | undefined, modelUrl: string, mainModel 
   plugin: plugin === undefined ? [] : [plugin],
   provider: {
     fake: {
-      npm: "@ai-sdk/openai-compatible",
+      // `@ai-sdk/anthropic` posts to `${baseURL}/messages`, `@ai-sdk/openai-compatible` to `${baseURL}/chat/completions`.
+      npm: protocol === "anthropic" ? "@ai-sdk/anthropic" : "@ai-sdk/openai-compatible",
       name: "Fake",
       options: { baseURL: modelUrl, apiKey: "x" },
       models: {
@@ -121,7 +135,7 @@ export const prepareWorld = async (
   }
   await writeFile(
     join(project, "opencode.json"),
-    JSON.stringify(openCodeConfig(options.plugin, options.modelUrl, options.mainModel), null, 2)
+    JSON.stringify(openCodeConfig(options.plugin, options.modelUrl, options.mainModel, options.protocol), null, 2)
   )
   for (const [file, content] of Object.entries(options.projectFiles ?? {})) {
     await mkdir(join(project, file, ".."), { recursive: true })

@@ -2,8 +2,8 @@ import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, beforeEach, inject } from "vitest"
-import { type ModelServer, type RecordedRequest, startModelServer } from "./model-server.ts"
-import { type OpenCode, startOpenCode } from "./opencode.ts"
+import { type AnthropicRequest, type ModelServer, type RecordedRequest, startModelServer } from "./model-server.ts"
+import { type OpenCode, type Protocol, startOpenCode } from "./opencode.ts"
 import { describeRequests } from "./requests.ts"
 import { waitFor } from "./wait.ts"
 
@@ -37,6 +37,11 @@ export interface ScenarioOptions {
   readonly mainModel?: string
   /** The global dcp.jsonc (default: `globalConfig`, prunes applied at once). */
   readonly globalConfig?: object
+  /**
+   * How OpenCode talks to the scripted model (default `openai`, recorded in `requests()`); `anthropic`: through
+   * `@ai-sdk/anthropic`, recorded in `anthropicRequests()`.
+   */
+  readonly protocol?: Protocol
 }
 
 interface StoredPart {
@@ -71,6 +76,8 @@ export interface Scenario {
   readonly path: (file: string) => string
   /** Main-model requests recorded since the current test began. */
   readonly requests: () => ReadonlyArray<RecordedRequest>
+  /** Main-model Anthropic Messages requests recorded since the current test began (`protocol: "anthropic"`). */
+  readonly anthropicRequests: () => ReadonlyArray<AnthropicRequest>
   readonly newSession: () => Promise<string>
   /** Runs one prompt; OpenCode answers once the whole agent loop is done. */
   readonly prompt: (sessionID: string, text: string) => Promise<void>
@@ -108,7 +115,8 @@ const startScenario = async (options: ScenarioOptions = {}): Promise<Scenario> =
       globalFiles: options.freshHome === true
         ? {}
         : { "dcp.jsonc": `${JSON.stringify(options.globalConfig ?? globalConfig, null, 2)}\n` },
-      mainModel: options.mainModel
+      mainModel: options.mainModel,
+      protocol: options.protocol
     })
   let opencode: OpenCode
   try {
@@ -120,6 +128,7 @@ const startScenario = async (options: ScenarioOptions = {}): Promise<Scenario> =
   }
   let earlierLogs = ""
   let mark = 0
+  let anthropicMark = 0
   let sessions: Array<string> = []
   const streams = new Set<AbortController>()
 
@@ -139,6 +148,8 @@ const startScenario = async (options: ScenarioOptions = {}): Promise<Scenario> =
     opencode: () => opencode,
     path: (file) => join(opencode.project, file),
     requests: () => model.requests.slice(mark).filter((request) => model.main().includes(request)),
+    anthropicRequests: () =>
+      model.anthropic.requests.slice(anthropicMark).filter((request) => model.anthropic.main().includes(request)),
     newSession: async () => {
       const { id } = await call<{ id: string }>("POST", "/session", {})
       sessions.push(id)
@@ -204,18 +215,21 @@ const startScenario = async (options: ScenarioOptions = {}): Promise<Scenario> =
     },
     beginTest: () => {
       mark = model.requests.length
+      anthropicMark = model.anthropic.requests.length
       sessions = []
     },
     report: async (title) => {
       const requests = model.requests.slice(mark)
+      const anthropicRequests = model.anthropic.requests.slice(anthropicMark)
       const file = join(repo, ".e2e-cache", "failures", `${title.replace(/[^\w.-]+/g, "_").slice(0, 80)}.json`)
       await mkdir(join(file, ".."), { recursive: true })
-      await writeFile(file, JSON.stringify({ title, root, requests, logs: logs() }, null, 2))
+      await writeFile(file, JSON.stringify({ title, root, requests, anthropicRequests, logs: logs() }, null, 2))
       console.error([
         `=== e2e failure context: ${title}${disabled ? " (DCP_E2E_DISABLED=1)" : ""}`,
         `full request bodies and logs: ${file}`,
         `--- requests the model received during this test ---`,
         describeRequests(requests, mark),
+        describeAnthropicRequests(anthropicRequests, anthropicMark),
         `--- opencode log tail ---`,
         logs().split("\n").slice(-60).join("\n")
       ].join("\n"))
@@ -231,6 +245,20 @@ const startScenario = async (options: ScenarioOptions = {}): Promise<Scenario> =
     }
   }
 }
+
+/** A compact rendering of Anthropic Messages requests for failure reports: one line per content block. */
+const describeAnthropicRequests = (requests: ReadonlyArray<AnthropicRequest>, firstIndex: number): string =>
+  requests.map((request, i) => {
+    const head = `anthropic request #${firstIndex + i} (${request.model}, ${request.messages.length} messages, tools: ${
+      (request.tools ?? []).map((tool) => tool.name).join(",")
+    })`
+    const lines = request.messages.flatMap((message) =>
+      (typeof message.content === "string" ? [{ type: "text", text: message.content }] : message.content).map(
+        (block) => `  ${message.role} ${block.type}: ${JSON.stringify(block).slice(0, 400)}`
+      )
+    )
+    return [head, ...lines].join("\n")
+  }).join("\n")
 
 /**
  * One scenario shared by the tests of the enclosing `describe` (or file), which run one after the other, each in

@@ -2,7 +2,7 @@ import { countTokens } from "gpt-tokenizer/encoding/o200k_base"
 import { CostMeter, type RequestCost } from "../../../src/analysis/cost.ts"
 import { Blocks, blockTokens, type Wire } from "../../../src/analysis/wire.ts"
 import type { PricingProfile } from "../../../src/pricing/profiles.ts"
-import type { RecordedRequest } from "./model-server.ts"
+import type { AnthropicBlock, AnthropicRequest, RecordedRequest } from "./model-server.ts"
 
 /**
  * A request body the real OpenCode sent, as the provider's prompt cache sees it: its tool definitions, then every
@@ -48,17 +48,78 @@ export const wireOfBody = (blocks: Blocks, body: RecordedRequest): Wire => {
   return { blocks: Int32Array.from(out), breakpoints }
 }
 
+/** A block's JSON without its breakpoint: a marker is not content. */
+const unmarked = (value: unknown): string =>
+  JSON.stringify(value, (key, entry) => (key === "cache_control" ? undefined : entry))
+
+const resultText = (content: AnthropicBlock["content"]): string =>
+  typeof content === "string"
+    ? content
+    : (content ?? []).map((block) => (block.type === "text" ? block.text ?? "" : unmarked(block))).join("")
+
+/**
+ * An Anthropic Messages body the real OpenCode sent through `@ai-sdk/anthropic`, as Anthropic's prompt cache sees
+ * it: the tool definitions, the system blocks (after one `system` boundary, so that `breakpointShape` counts them as it
+ * does OpenAI system messages), then each message's content blocks after its boundary, with a breakpoint at every
+ * block carrying `cache_control`. A tool call and a tool result intern as in `wireOfBody` (role `call` and `tool`),
+ * so both protocols give the same blocks for the same content.
+ */
+export const wireOfAnthropicBody = (blocks: Blocks, body: AnthropicRequest): Wire => {
+  const out: Array<number> = []
+  const breakpoints: Array<number> = []
+  const push = (block: number, marked: boolean) => {
+    out.push(block)
+    if (marked) breakpoints.push(out.length - 1)
+  }
+  for (const tool of body.tools ?? [])
+    push(blocks.toolDefinition(tool.name, unmarked(tool)), tool.cache_control !== undefined)
+  const system = typeof body.system === "string" ? [{ type: "text", text: body.system }] : body.system ?? []
+  if (system.length > 0) out.push(blocks.boundary("system"))
+  for (const block of system) push(blocks.system(block.text ?? unmarked(block)), block.cache_control !== undefined)
+  for (const message of body.messages) {
+    out.push(blocks.boundary(message.role))
+    const content: ReadonlyArray<AnthropicBlock> = typeof message.content === "string"
+      ? (message.content === "" ? [] : [{ type: "text", text: message.content }])
+      : message.content
+    for (const block of content) {
+      const id = block.type === "text"
+        ? blocks.text(message.role, block.text ?? "")
+        : block.type === "tool_use"
+        ? blocks.text("call", `${block.name}\u0000${JSON.stringify(block.input)}`)
+        : block.type === "tool_result"
+        ? blocks.text("tool", resultText(block.content))
+        : blocks.text(message.role, unmarked(block))
+      push(id, block.cache_control !== undefined)
+    }
+  }
+  return { blocks: Int32Array.from(out), breakpoints }
+}
+
+const priceWith = <Body>(
+  profile: PricingProfile,
+  bodies: ReadonlyArray<Body>,
+  times: ReadonlyArray<number>,
+  wireOf: (blocks: Blocks, body: Body) => Wire
+): Array<RequestCost> => {
+  const blocks = new Blocks()
+  const plain = { disallowedSpecial: new Set<string>() }
+  const meter = new CostMeter(profile, blocks, blockTokens(blocks, (text) => countTokens(text, plain)))
+  return bodies.map((body, i) => meter.record(wireOf(blocks, body), times[i]!))
+}
+
 /** What each recorded request cost under `profile`, sent at the given times (ms). */
 export const priceBodies = (
   profile: PricingProfile,
   bodies: ReadonlyArray<RecordedRequest>,
   times: ReadonlyArray<number>
-): Array<RequestCost> => {
-  const blocks = new Blocks()
-  const plain = { disallowedSpecial: new Set<string>() }
-  const meter = new CostMeter(profile, blocks, blockTokens(blocks, (text) => countTokens(text, plain)))
-  return bodies.map((body, i) => meter.record(wireOfBody(blocks, body), times[i]!))
-}
+): Array<RequestCost> => priceWith(profile, bodies, times, wireOfBody)
+
+/** The same for Anthropic Messages bodies (`ModelServer.anthropic`). */
+export const priceAnthropicBodies = (
+  profile: PricingProfile,
+  bodies: ReadonlyArray<AnthropicRequest>,
+  times: ReadonlyArray<number>
+): Array<RequestCost> => priceWith(profile, bodies, times, wireOfAnthropicBody)
 
 /** Whether each content block of a wire carries a breakpoint, message boundaries and tool definitions left out. */
 export const breakpointShape = (blocks: Blocks, wire: Wire): Array<boolean> => {
