@@ -10,7 +10,7 @@ import { addedTokens, type Driven, isPrompt } from "./drive.ts"
 import type { Recorded } from "./plugin.ts"
 import { hostToolDefinitions } from "./prompt.ts"
 import type { Session } from "./session.ts"
-import type { Blocks } from "./wire.ts"
+import { type Blocks, splitSystem } from "./wire.ts"
 
 /**
  * The analyser's report: the figures of a replayed session (`Analysis`, printed by `--json`), made from what the
@@ -186,9 +186,11 @@ const composition = (
     else plugin += tokens
   }
   for (const text of request.system) {
-    const tokens = tokensOf(blocks.system(text)) + tokensOf(blocks.boundary("system"))
-    if (base.system.has(text)) system += tokens
-    else plugin += tokens
+    const { host, added } = splitSystem(text, base.system)
+    const boundary = tokensOf(blocks.boundary("system"))
+    if (host === "") plugin += tokensOf(blocks.system(text)) + boundary
+    else system += tokensOf(blocks.system(host)) + boundary
+    if (host !== "" && added !== "") plugin += tokensOf(blocks.system(added))
   }
   for (const message of request.messages) {
     const role = String(message.info?.role)

@@ -14,7 +14,9 @@
  *   cleared), the error (failed) or `[Tool execution was interrupted]` (pending, running);
  * - an assistant message that ended in an error is left out, unless it was aborted after producing content;
  * - empty text is dropped; reasoning is sent only when signed (Claude's thinking blocks);
- * - breakpoints: the first 2 system messages and the last 2 other messages, on each one's last block.
+ * - breakpoints: the first 2 system messages and the last 2 other messages, on each one's last block, and an
+ *   assistant text part whose metadata asks for one (`anthropic.cacheControl`: the plugin's own, src/engine/anchor.ts);
+ *   the AI SDK's Anthropic package keeps the first 4 in prefix order and drops the rest.
  *
  * Blocks are interned by content (equal content, equal ID), so comparing two requests is comparing integer arrays,
  * and tokens are counted once per distinct string. Every model message starts with a boundary block (its role
@@ -25,6 +27,9 @@ import type { Msg } from "../host/schema.ts"
 /** Framing tokens: a message's role header, a tool call's or result's wrapper. Small constants; they only shift totals. */
 const messageOverhead = 4
 const toolOverhead = 8
+
+/** Anthropic's limit of cache breakpoints in a request. */
+const maxBreakpoints = 4
 
 export const interruptedResult = "[Tool execution was interrupted]"
 export const clearedResult = "[Old tool result content cleared]"
@@ -280,6 +285,8 @@ export class WireBuilder {
   // Per model message of the request being built: where its last block is, and whether it is a system message.
   private lasts: Array<number> = []
   private systems: Array<boolean> = []
+  /** Positions of the blocks of the request being built that carry a breakpoint of their own. */
+  private marked: Array<number> = []
 
   /** `baseSystem`, `baseTools`: OpenCode's own system prompt and tool names, which the plugin does not add. */
   constructor(stored: ReadonlyArray<Msg>, baseSystem: ReadonlyArray<string>, baseTools: ReadonlyArray<string> = []) {
@@ -314,10 +321,13 @@ export class WireBuilder {
     if (added) this.added.set(block, (this.added.get(block) ?? 0) + 1)
   }
 
-  private message(role: string, content: ReadonlyArray<number>, added: boolean) {
+  /** `marked`: indices in `content` of blocks that carry a breakpoint of their own. */
+  private message(role: string, content: ReadonlyArray<number>, added: boolean, marked: ReadonlyArray<number> = []) {
     if (content.length === 0) return
     this.push(this.blocks.boundary(role), added)
+    const start = this.length
     for (const block of content) this.push(block, added)
+    for (const index of marked) this.marked.push(start + index)
     this.lasts.push(this.length - 1)
     this.systems.push(role === "system")
   }
@@ -341,10 +351,18 @@ export class WireBuilder {
     this.chars = 0
     this.lasts = []
     this.systems = []
+    this.marked = []
     for (const [name, definition] of definitions) {
       this.push(this.blocks.toolDefinition(name, definition), !this.baseTools.has(name))
     }
-    for (const text of system) this.message("system", [this.blocks.system(text)], !this.baseSystem.has(text))
+    for (const text of system) {
+      const { host, added } = splitSystem(text, this.baseSystem)
+      this.message("system", [this.blocks.system(text)], host === "")
+      if (host !== "" && added !== "") {
+        const block = this.blocks.system(added)
+        this.added.set(block, (this.added.get(block) ?? 0) + 1)
+      }
+    }
     for (let m = 0; m < messages.length; m++) {
       const message = messages[m]!
       const id = message.info?.id
@@ -366,11 +384,13 @@ export class WireBuilder {
       if (skipsAssistant(message)) continue
       let content: Array<number> = []
       let results: Array<number> = []
+      let marked: Array<number> = []
       const step = () => {
-        this.message("assistant", content, added)
+        this.message("assistant", content, added, marked)
         this.message("tool", results, added)
         content = []
         results = []
+        marked = []
       }
       for (let p = 0; p < message.parts.length; p++) {
         const part = message.parts[p]!
@@ -379,7 +399,10 @@ export class WireBuilder {
           continue
         }
         const blocks = this.blocksOf(role, part, base + p < end ? base + p : undefined)
-        if (blocks.content >= 0) content.push(blocks.content)
+        if (blocks.content >= 0) {
+          if (part.type === "text" && part.metadata?.anthropic?.cacheControl != null) marked.push(content.length)
+          content.push(blocks.content)
+        }
         if (blocks.result >= 0) results.push(blocks.result)
       }
       step()
@@ -399,8 +422,26 @@ export class WireBuilder {
       others++
     }
     breakpoints.push(...tail.reverse())
+    if (this.marked.length > 0) {
+      const all = [...new Set([...breakpoints, ...this.marked])].sort((a, b) => a - b)
+      breakpoints.length = 0
+      breakpoints.push(...all.slice(0, maxBreakpoints))
+    }
     return { blocks: this.buffer.subarray(0, this.length), breakpoints }
   }
+}
+
+/**
+ * A system text as OpenCode's own (`host`: one of `base`, which the text starts with) and what a plugin appended to it
+ * (`added`); a text that starts with none of them is all added.
+ */
+export const splitSystem = (
+  text: string,
+  base: ReadonlySet<string>
+): { readonly host: string; readonly added: string } => {
+  if (base.has(text)) return { host: text, added: "" }
+  for (const host of base) if (host !== "" && text.startsWith(host)) return { host, added: text.slice(host.length) }
+  return { host: "", added: text }
 }
 
 /** Token count of each block, counting every distinct string once with `count`. */

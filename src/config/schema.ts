@@ -154,6 +154,11 @@ export const PluginConfigFile = Schema.Struct({
         Seconds,
         300,
         "After this many seconds without a request the cache is cold: pending prunes apply."
+      ),
+      breakpoint: setting(
+        Schema.Boolean,
+        true,
+        "Keep a cache breakpoint of the plugin's own before the outputs still to be pruned, so applying them rewrites the cache from there rather than from the system prompt (models served through the @ai-sdk/anthropic package)."
       )
     }
   )

@@ -138,6 +138,35 @@ export const candidatesFrom = (rules: Rules, input: CandidateInput): Array<Candi
   return found
 }
 
+/**
+ * The position of the oldest call an automatic rule has found, or may still find, something to prune in (worth at
+ * least a token: `worth`), among calls not pruned or restored; the number of calls if there is none. What comes
+ * before it stays as it is sent now, unless the model or the user prunes it, or a later call makes an earlier one a
+ * duplicate. Read after `candidatesFrom`, whose pass keeps the lists short.
+ */
+export const openFrom = (
+  rules: Rules,
+  calls: ReadonlyArray<ToolCall>,
+  gone: (callID: string) => boolean,
+  worth: (call: ToolCall, reason: Candidate["reason"]) => boolean
+): number => {
+  let first = calls.length
+  const scan = (positions: ReadonlyArray<number> | undefined, reason: Candidate["reason"]) => {
+    for (const position of positions ?? []) {
+      if (position >= first) return
+      const call = calls[position]!
+      if (gone(call.callID) || !worth(call, reason)) continue
+      first = position
+      return
+    }
+  }
+  scan(rules.shadowing?.shadowed, "deduplication")
+  scan(rules.superseding?.superseded, "supersedeWrites")
+  scan(rules.failed, "purgeErrors")
+  scan(rules.maskable, "staleOutputs")
+  return first
+}
+
 /** Drops, in place, the positions of calls that are pruned or restored; returns the list. */
 const forgetGone = (
   positions: Array<number>,

@@ -1,7 +1,7 @@
 import type { PluginConfig } from "../config/schema.ts"
 import type { PruneRecord } from "../state/schema.ts"
 import { applyRendered, applyTag, type Rendered, render, tagFor } from "./apply.ts"
-import { addToRules, candidatesFrom, emptyRules, type Rules } from "./automatic.ts"
+import { addToRules, candidatesFrom, emptyRules, openFrom, type Rules } from "./automatic.ts"
 import type { ToolCall } from "./calls.ts"
 import { contextTokens } from "./context.ts"
 import { taggable } from "./listing.ts"
@@ -160,6 +160,14 @@ export const viewCandidates = (
   viewState: ViewState,
   input: Omit<Parameters<typeof candidatesFrom>[1], "strategies">
 ): Array<Candidate> => candidatesFrom(viewState.rules, { ...input, strategies: viewState.config.strategies })
+
+/** The position of the oldest call an automatic rule may still prune something in (see `openFrom`). */
+export const viewOpenFrom = (
+  viewState: ViewState,
+  calls: ReadonlyArray<ToolCall>,
+  gone: (callID: string) => boolean,
+  worth: (call: ToolCall, reason: Candidate["reason"]) => boolean
+): number => openFrom(viewState.rules, calls, gone, worth)
 
 /** The size of this request, estimated from the counts its view state holds, less applied prunes. */
 export const viewContext = (viewState: ViewState, textChars: number, systemTokens: number): number =>

@@ -29,7 +29,12 @@ export const system = Effect.fn("hooks.system")(function*(
     Effect.sync(() => {
       if (state.isSubAgent) return
       state.model = modelOf(model)
-      if (section !== undefined) parts.push(section)
+      // Into OpenCode's last system text, not a new one: OpenCode marks each of the first two system messages as a
+      // cache breakpoint, and Anthropic allows four, one of which the plugin keeps for itself (src/engine/anchor.ts).
+      if (section !== undefined) {
+        if (parts.length === 0) parts.push(section)
+        else parts[parts.length - 1] = `${parts[parts.length - 1]}\n\n${section}`
+      }
       const known = state.systemTexts
       if (known !== undefined && known.length === parts.length && known.every((text, i) => text === parts[i])) return
       let tokens = 0

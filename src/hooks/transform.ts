@@ -1,12 +1,13 @@
 import { Effect, Predicate } from "effect"
 import type { PluginConfig } from "../config/schema.ts"
 import type { ToolCall } from "../engine/calls.ts"
+import { anchorsFor, isBefore, locateAnchor, markAnchor, nextAnchor, type Place } from "../engine/anchor.ts"
 import { appendTail } from "../engine/inject.ts"
 import { nudge, prunableNow } from "../engine/listing.ts"
 import { type RecallHint, idOnlyHint, recallToolHint } from "../engine/placeholders.ts"
 import { makeProtection, type Protection } from "../engine/protection.ts"
 import { blocksFrom, type ChangeAt, paysBackAfter, rebuildTokens } from "../engine/schedule.ts"
-import { applyView, trackView, type ViewState, viewCandidates, viewContext } from "../engine/view.ts"
+import { applyView, trackView, type ViewState, viewCandidates, viewContext, viewOpenFrom } from "../engine/view.ts"
 import { findSessionId, requestTimes } from "../host/messages.ts"
 import { Config } from "../services/Config.ts"
 import { Ledger } from "../services/Ledger.ts"
@@ -124,7 +125,11 @@ const transformSession = Effect.fnUntraced(function*(state: SessionState, sessio
   )
 
   // decide
-  const changeAt = (position: number) => changeOf(state, viewState, index, messages, position)
+  const anchorModel = config.cache.breakpoint && anchorsFor(state.model) ? state.model : undefined
+  const anchored = anchorModel === undefined || state.anchor === undefined
+    ? undefined
+    : locateAnchor(messages, state.anchor, anchorModel)
+  const changeAt = (position: number) => changeOf(state, viewState, index, messages, position, anchored)
   const decision = yield* scheduler.decide(state, {
     pendingTokens: pending.tokens,
     contextTokens: viewContext(viewState, index.textChars, state.systemTokens ?? 0),
@@ -139,7 +144,7 @@ const transformSession = Effect.fnUntraced(function*(state: SessionState, sessio
   // apply
   if (decision.trigger !== undefined) yield* pruner.apply(state, pending.prunes, recallHint, { minSaving: 1 })
   const contextTokens = viewContext(viewState, index.textChars, state.systemTokens ?? 0)
-  yield* pruner.deliver(state, {
+  const change = yield* pruner.deliver(state, {
     recallHint,
     profile: decision.profile,
     cold: decision.cold,
@@ -149,6 +154,23 @@ const transformSession = Effect.fnUntraced(function*(state: SessionState, sessio
     prunedTokens: viewState.prunedTokens,
     changeAt
   })
+
+  const anchor = anchorModel === undefined ? undefined : nextAnchor(messages, {
+    current: anchored,
+    change: change === undefined ? undefined : placeOf(calls[change]!),
+    cold: decision.cold,
+    frontier: () => {
+      const open = viewOpenFrom(
+        viewState,
+        calls,
+        (callID) => state.pruned.has(callID) || state.restored.has(callID),
+        (call, reason) => ledger.saving(call, reason, idOf(call), recallHint) >= 1
+      )
+      return open < calls.length ? placeOf(calls[open]!) : [messages.length, 0]
+    },
+    lookback: nearBlocks
+  }, anchorModel)
+  state.anchor = anchor?.anchor
 
   // render
   const note = nudgeFor(state, viewState, index, protection, idOf, {
@@ -165,6 +187,7 @@ const transformSession = Effect.fnUntraced(function*(state: SessionState, sessio
       ) <= scheduler.horizon(state)
   })
   applyView(viewState, messages, calls, state.pruned, idOf)
+  if (anchor !== undefined) markAnchor(messages, anchor.place)
   if (note !== undefined) appendTail(messages, note)
   state.sentRevision = state.revision
   yield* publishStatus(state)
@@ -239,27 +262,48 @@ const nudgeFor = (
 /** How many content blocks before a breakpoint Anthropic still finds an entry, less a margin for the request's own newest blocks. */
 const nearBlocks = 16
 
-/** Where a change at the call at `position` sits (see `ChangeAt`); past the last call: nowhere. */
+const placeOf = (call: ToolCall): Place => [call.messageIndex, call.partIndex]
+
+/**
+ * Where a change at the call at `position` sits (see `ChangeAt`); past the last call: nowhere. After the plugin's own
+ * breakpoint (`anchor`), the cache is written again from there, as from the end of a request.
+ */
 const changeOf = (
   state: SessionState,
   viewState: ViewState,
   index: ToolIndex,
   messages: ReadonlyArray<unknown>,
-  position: number
+  position: number,
+  anchor: Place | undefined
 ): ChangeAt => {
   const calls = index.calls
   if (position >= calls.length) return { tokensAfter: 0, nearEnd: true }
-  const nearEnd = blocksFrom(messages, calls[position]!.messageIndex, nearBlocks) <= nearBlocks
+  const from = anchor === undefined || isBefore(placeOf(calls[position]!), anchor)
+    ? undefined
+    : firstCallAfter(calls, anchor)
+  const nearEnd = from !== undefined || blocksFrom(messages, calls[position]!.messageIndex, nearBlocks) <= nearBlocks
   if (!nearEnd) {
     const context = viewContext(viewState, index.textChars, state.systemTokens ?? 0)
     return { tokensAfter: Math.round(context * (calls.length - position) / calls.length), nearEnd }
   }
   let tokensAfter = 0
-  for (let i = position; i < calls.length; i++) {
+  for (let i = from ?? position; i < calls.length; i++) {
     const call = calls[i]!
     tokensAfter += call.totalTokens - (state.pruned.get(call.callID)?.tokens ?? 0)
   }
   return { tokensAfter, nearEnd }
+}
+
+/** Position of the first call after `place`; the call count if there is none. */
+const firstCallAfter = (calls: ReadonlyArray<ToolCall>, place: Place): number => {
+  let low = 0
+  let high = calls.length
+  while (low < high) {
+    const middle = (low + high) >>> 1
+    if (isBefore(place, placeOf(calls[middle]!))) high = middle
+    else low = middle + 1
+  }
+  return low
 }
 
 /** Position of the first call in the message at `index` (the newest message); the call count if it has none. */

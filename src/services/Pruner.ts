@@ -53,8 +53,11 @@ export class Pruner extends Context.Service<Pruner, {
     recallHint: RecallHint,
     options?: { readonly minSaving?: number }
   ) => Effect.Effect<ReadonlyArray<PrunedCall>>
-  /** The request being built carries every recorded prune of its calls: counts those sent for the first time. */
-  readonly deliver: (state: SessionState, request: Delivery) => Effect.Effect<void>
+  /**
+   * The request being built carries every recorded prune of its calls: counts those sent for the first time. Returns
+   * the position of the earliest call whose content now differs from what earlier requests sent, if any.
+   */
+  readonly deliver: (state: SessionState, request: Delivery) => Effect.Effect<number | undefined>
   /** Undoes the prunes of these calls; returns the tokens they took out of every request. */
   readonly restore: (state: SessionState, callIDs: ReadonlyArray<string>) => number
 }>()("opencode-context-pruner/Pruner") {
@@ -143,7 +146,7 @@ export class Pruner extends Context.Service<Pruner, {
           }
         }
         ledger.charge(state, { profile: request.profile, cold: request.cold, pruned: request.prunedTokens, fresh })
-        if (delivered.length === 0) return
+        if (delivered.length === 0) return undefined
         // Repeats alone change nothing the provider cached: no application of prunes to count.
         const changedCached = first !== Infinity
         const rebuilt = !changedCached || request.cold
@@ -163,6 +166,7 @@ export class Pruner extends Context.Service<Pruner, {
           changedCached ? { cold: request.cold, rebuiltTokens: rebuilt, cost: extra } : undefined
         )
         yield* notifier.record(state.sessionID, notify, { origin: state.origin, sessionTokens: state.stats.tokens })
+        return changedCached ? first : undefined
       })
 
       const restore = (state: SessionState, callIDs: ReadonlyArray<string>) => {

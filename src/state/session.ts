@@ -1,3 +1,4 @@
+import type { Anchor } from "../engine/anchor.ts"
 import type { Pace, Waiting } from "../engine/schedule.ts"
 import type { ViewState } from "../engine/view.ts"
 import type { NoteOrigin } from "../services/Host.ts"
@@ -54,6 +55,8 @@ export interface SessionState {
   sentRevision: number
   /** What the request path derived from the tool calls of the session's latest request (src/engine/view.ts). */
   viewState: ViewState | undefined
+  /** The plugin's own cache breakpoint, as of the latest request (src/engine/anchor.ts); not kept across restarts. */
+  anchor: Anchor | undefined
 }
 
 export interface SessionModel {
@@ -95,7 +98,8 @@ export const fromFile = (file: SessionFile, isSubAgent: boolean): SessionState =
     // Loaded in a new process: the prunes stored are those the latest request carried, unless one still waits for
     // its first request. So the provider's count for that request still describes what the next one sends.
     sentRevision: undelivered.size === 0 ? 0 : -1,
-    viewState: undefined
+    viewState: undefined,
+    anchor: undefined
   }
 }
 

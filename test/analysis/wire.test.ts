@@ -131,6 +131,44 @@ describe("WireBuilder: OpenCode's conversion", () => {
     assert.deepStrictEqual(strings(0), ["discard", "{}"])
     assert.deepStrictEqual(wire.breakpoints.map(strings), [["one"], ["two"], ["hi"]])
   })
+
+  const marked = { anthropic: { cacheControl: { type: "ephemeral" } } }
+  const conversation = (markedTexts: ReadonlyArray<string>) => [
+    user("u1", [{ type: "text", text: "hi" }]),
+    ...["early", "middle", "late"].map((text, i) =>
+      assistant(`a${i}`, [
+        { type: "step-start" },
+        { type: "text", text, ...(markedTexts.includes(text) ? { metadata: marked } : {}) },
+        tool(`c${i}`, { status: "completed", input: { filePath: text }, output: text.toUpperCase() })
+      ])
+    )
+  ]
+
+  it("marks an assistant text part whose metadata asks for a cache breakpoint, as Anthropic's package does", () => {
+    const messages = conversation(["middle"])
+    assert.deepStrictEqual(render(new WireBuilder(messages, system), [], messages), [
+      "system: you are a coding agent *",
+      "user: hi",
+      "assistant: early | read filePath early",
+      "tool: EARLY",
+      "assistant: middle * | read filePath middle",
+      "tool: MIDDLE",
+      "assistant: late | read filePath late *",
+      "tool: LATE *"
+    ])
+  })
+
+  it("keeps the first 4 breakpoints of a request and drops the rest, as Anthropic's package does", () => {
+    const messages = conversation(["early", "middle"])
+    assert.deepStrictEqual(render(new WireBuilder(messages, system), [], messages).slice(2), [
+      "assistant: early * | read filePath early",
+      "tool: EARLY",
+      "assistant: middle * | read filePath middle",
+      "tool: MIDDLE",
+      "assistant: late | read filePath late *",
+      "tool: LATE"
+    ])
+  })
 })
 
 describe("WireBuilder: reuse across requests", () => {
@@ -178,6 +216,16 @@ describe("WireBuilder: reuse across requests", () => {
     builder.request([["discard", "{}"]], [...system, "## Context pruning"], copy)
     // A definition; the section's boundary and text; the appended message's boundary and text.
     assert.strictEqual([...builder.added.values()].reduce((a, b) => a + b, 0), 5)
+  })
+
+  it("counts a section appended to OpenCode's system text as added, and OpenCode's text as its own", () => {
+    const builder = new WireBuilder(session.messages, system)
+    const copy = freshCopy(session.messages, session.messages.length)
+    builder.request([], [`${system[0]}\n\n## Context pruning`], copy)
+    const added = [...builder.added.keys()].map((block) =>
+      builder.blocks.blocks[block]!.strings.map((s) => builder.blocks.strings[s]).join("")
+    )
+    assert.deepStrictEqual(added, ["\n\n## Context pruning"])
   })
 
   it("finds stored messages by ID when a request sends them out of order, as after a compaction", () => {

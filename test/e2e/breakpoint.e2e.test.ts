@@ -1,0 +1,140 @@
+import { assert, describe, it } from "vitest"
+import type { RequestCost } from "../../src/analysis/cost.ts"
+import { profiles } from "../../src/pricing/profiles.ts"
+import { done, sourceFile } from "./support/fixtures.ts"
+import type { AnthropicRequest, Reply } from "./support/model-server.ts"
+import { type Scenario, useScenario } from "./support/scenario.ts"
+import { priceAnthropicBodies } from "./support/wire.ts"
+
+/**
+ * The plugin's own prompt-cache breakpoint (src/engine/anchor.ts) on the real Anthropic wire: OpenCode talks to the
+ * scripted model through `@ai-sdk/anthropic`, so the bodies recorded are what Anthropic would receive. The same
+ * session runs twice with the plugin on, with `cache.breakpoint` and without it. Stale outputs are masked after 3
+ * calls and applied at once (`cache.mode: "immediate"`), so a short script makes a prune on almost every request
+ * and both runs send the same content and apply the same prunes: the breakpoint is the only difference. What no rule
+ * prunes (here a long prompt) sits before the pruned outputs: without the breakpoint, every prune writes it again.
+ */
+
+const files = Object.fromEntries(
+  Array.from({ length: 12 }, (_, i) => [`src/f${i}.ts`, sourceFile(`f${i}`, 150)] as const)
+)
+
+const configWith = (breakpoint: boolean) => ({
+  cache: { mode: "immediate", breakpoint },
+  strategies: { repeats: { enabled: false }, staleOutputs: { trigger: 2000, keepRecent: 3, clearAtLeast: 500 } }
+})
+
+/** Each step says what it does, then reads a file: the text is where the breakpoint can go. */
+const script = (s: Scenario): ReadonlyArray<Reply> => [
+  ...Object.keys(files).map((file, i) => ({
+    text: `Reading ${file}.`,
+    toolCalls: [{ name: "read", args: { filePath: s.path(file) }, id: `toolu_r${i}` }]
+  })),
+  done
+]
+
+interface Run {
+  readonly bodies: ReadonlyArray<AnthropicRequest>
+  readonly costs: ReadonlyArray<RequestCost>
+  /** The project's directory, which differs between the runs. */
+  readonly project: string
+}
+
+/** A prompt with a pasted document: content before every pruned output that no rule prunes. */
+const prompt = `Read the sources against this specification:\n${sourceFile("spec", 300)}`
+
+const runSession = async (s: Scenario): Promise<Run> => {
+  const session = await s.newSession()
+  s.model.script(script(s))
+  await s.prompt(session, prompt)
+  const bodies = s.anthropicRequests()
+  const times = bodies.map((body) => s.model.anthropic.times[s.model.anthropic.requests.indexOf(body)]!)
+  return { bodies, costs: priceAnthropicBodies(profiles.anthropic, bodies, times), project: s.path("") }
+}
+
+type Block = Exclude<AnthropicRequest["messages"][number]["content"], string>[number]
+const blocksOf = (message: AnthropicRequest["messages"][number]): ReadonlyArray<Block> =>
+  typeof message.content === "string" ? [] : message.content
+
+/** Assistant text blocks marked for the cache before the last two messages (OpenCode marks those itself). */
+const ownMarks = (body: AnthropicRequest): Array<string> =>
+  body.messages.slice(0, -2).flatMap((message) =>
+    message.role === "assistant"
+      ? blocksOf(message).flatMap((block) =>
+        block.type === "text" && block.cache_control !== undefined ? [block.text ?? ""] : []
+      )
+      : []
+  )
+
+const markerCount = (body: AnthropicRequest): number => {
+  const system = typeof body.system === "string" ? [] : body.system ?? []
+  return [...system, ...body.messages.flatMap(blocksOf)].filter((block) => block.cache_control !== undefined).length
+}
+
+/** What a body sends, without its cache breakpoints and with the project's directory named alike in both runs. */
+const unmarked = (run: Run) =>
+  run.bodies.map((body) =>
+    JSON.stringify(body.messages, (key, value) => (key === "cache_control" ? undefined : value))
+      .replaceAll(run.project, "<project>")
+  )
+
+let withMark: Run | undefined
+let withoutMark: Run | undefined
+
+describe("without the breakpoint", () => {
+  const scenario = useScenario({
+    files,
+    mainModel: "claude-fake",
+    protocol: "anthropic",
+    globalConfig: configWith(false)
+  })
+
+  it("runs the session; no body carries a breakpoint of the plugin's own", async () => {
+    withoutMark = await runSession(scenario())
+    assert.lengthOf(withoutMark.bodies, 13)
+    for (const body of withoutMark.bodies) assert.deepStrictEqual(ownMarks(body), [])
+  })
+})
+
+describe("with the breakpoint", () => {
+  const scenario = useScenario({
+    files,
+    mainModel: "claude-fake",
+    protocol: "anthropic",
+    globalConfig: configWith(true)
+  })
+
+  it("runs the session; once prunes apply, a body marks one assistant text before the outputs still to be masked", async () => {
+    withMark = await runSession(scenario())
+    assert.lengthOf(withMark.bodies, 13)
+    const marks = withMark.bodies.map(ownMarks)
+    // Nothing is masked before the context passes the trigger: no breakpoint of the plugin's own yet.
+    assert.deepStrictEqual(marks[0], [])
+    const first = marks.findIndex((own) => own.length > 0)
+    assert.isAbove(first, 0)
+    for (const own of marks.slice(first)) {
+      assert.lengthOf(own, 1)
+      assert.match(own[0]!, /^Reading src\/f\d+\.ts\.$/)
+    }
+  })
+
+  it("never sends more than the 4 breakpoints Anthropic allows: the system section shares OpenCode's system block", () => {
+    for (const body of withMark!.bodies) {
+      assert.isAtMost(markerCount(body), 4)
+      assert.strictEqual(typeof body.system === "string" ? 1 : body.system?.length, 1)
+    }
+  })
+
+  it("changes nothing but the breakpoints: both runs send the same content and prune the same outputs", () => {
+    const [marked, plain] = [unmarked(withMark!), unmarked(withoutMark!)]
+    marked.forEach((body, k) => assert.isTrue(body === plain[k], `request ${k} differs`))
+  })
+
+  it("priced by Anthropic's rules, a prune rewrites the cache from the breakpoint: less is written, the session costs less", () => {
+    const written = (run: Run) => run.costs.reduce((sum, cost) => sum + cost.writeTokens, 0)
+    const cost = (run: Run) => run.costs.reduce((sum, request) => sum + request.cost, 0)
+    withMark!.costs.forEach((request, k) => assert.isAtMost(request.writeTokens, withoutMark!.costs[k]!.writeTokens))
+    assert.isBelow(written(withMark!), written(withoutMark!))
+    assert.isBelow(cost(withMark!), cost(withoutMark!))
+  })
+})
