@@ -42,6 +42,7 @@ const oneChange: ReadonlyArray<readonly [string, Record<string, unknown>]> = [
   ["cache.patience 0 (break-even alone)", { cache: { patience: 0 } }],
   ["cache.patience 1", { cache: { patience: 1 } }],
   ["cache.patience 3", { cache: { patience: 3 } }],
+  ["cache.breakpoint off", { cache: { breakpoint: false } }],
   ["cache.pressure 0.8", { cache: { pressure: 0.8 } }],
   ["cache.pressure 1 (never)", { cache: { pressure: 1 } }],
   ["repeats off", { strategies: { repeats: { enabled: false } } }],
