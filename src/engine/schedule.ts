@@ -157,16 +157,18 @@ export interface ChangeAt {
   /** Tokens from the changed call to the end of the request. */
   readonly tokensAfter: number
   /**
-   * Few enough wire blocks follow it that the next request still finds the cache entry an earlier request wrote just
-   * before it (Anthropic looks back `lookbackBlocks` content blocks from each breakpoint, and every request writes one
-   * at its end).
+   * The provider still finds a cache entry shortly before it: few enough wire blocks follow it that the next request
+   * finds the entry an earlier request wrote at its end (Anthropic looks back `lookbackBlocks` content blocks from
+   * each breakpoint), or it follows the plugin's own breakpoint (src/engine/anchor.ts). `tokensAfter` then counts
+   * from that entry.
    */
   readonly nearEnd: boolean
 }
 
 /**
  * The tokens a warm cache is written again from when calls change: under Anthropic's rules, everything after the
- * system prompt, unless the change is near the end; under prefix caching, everything after the change.
+ * system prompt, unless an entry is found shortly before the change (`nearEnd`); under prefix caching, everything
+ * after the change.
  */
 export const rebuildTokens = (
   profile: PricingProfile,

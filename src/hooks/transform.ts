@@ -125,7 +125,10 @@ const transformSession = Effect.fnUntraced(function*(state: SessionState, sessio
   )
 
   // decide
-  const anchorModel = config.cache.breakpoint && anchorsFor(state.model) ? state.model : undefined
+  const anchorModel = config.cache.breakpoint && scheduler.profile(state).kind === "anthropic" &&
+      anchorsFor(state.model)
+    ? state.model
+    : undefined
   const anchored = anchorModel === undefined || state.anchor === undefined
     ? undefined
     : locateAnchor(messages, state.anchor, anchorModel)
@@ -278,20 +281,22 @@ const changeOf = (
 ): ChangeAt => {
   const calls = index.calls
   if (position >= calls.length) return { tokensAfter: 0, nearEnd: true }
-  const from = anchor === undefined || isBefore(placeOf(calls[position]!), anchor)
-    ? undefined
-    : firstCallAfter(calls, anchor)
-  const nearEnd = from !== undefined || blocksFrom(messages, calls[position]!.messageIndex, nearBlocks) <= nearBlocks
-  if (!nearEnd) {
+  const call = calls[position]!
+  const from = blocksFrom(messages, call.messageIndex, nearBlocks) <= nearBlocks
+    ? position
+    : anchor !== undefined && !isBefore(placeOf(call), anchor)
+    ? firstCallAfter(calls, anchor)
+    : undefined
+  if (from === undefined) {
     const context = viewContext(viewState, index.textChars, state.systemTokens ?? 0)
-    return { tokensAfter: Math.round(context * (calls.length - position) / calls.length), nearEnd }
+    return { tokensAfter: Math.round(context * (calls.length - position) / calls.length), nearEnd: false }
   }
   let tokensAfter = 0
-  for (let i = from ?? position; i < calls.length; i++) {
-    const call = calls[i]!
-    tokensAfter += call.totalTokens - (state.pruned.get(call.callID)?.tokens ?? 0)
+  for (let i = from; i < calls.length; i++) {
+    const after = calls[i]!
+    tokensAfter += after.totalTokens - (state.pruned.get(after.callID)?.tokens ?? 0)
   }
-  return { tokensAfter, nearEnd }
+  return { tokensAfter, nearEnd: true }
 }
 
 /** Position of the first call after `place`; the call count if there is none. */

@@ -83,6 +83,12 @@ describe("the plugin's cache breakpoint", () => {
       assert.deepStrictEqual(marked(sent!), [])
     }))
 
+  it.effect("is not placed when the session is priced by other rules than Anthropic's (cache.pricing)", () =>
+    Effect.gen(function*() {
+      const [sent] = yield* requests(claude, { ...masking, cache: { pricing: "openai" } }, 1)
+      assert.deepStrictEqual(marked(sent!), [])
+    }))
+
   it.effect("is not placed for a package that may send a breakpoint beyond Anthropic's limit on to the provider", () =>
     Effect.gen(function*() {
       const [sent] = yield* requests(openRouter, masking, 1)
