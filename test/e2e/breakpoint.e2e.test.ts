@@ -127,13 +127,17 @@ describe("with the breakpoint", () => {
 
   it("changes nothing but the breakpoints: both runs send the same content and prune the same outputs", () => {
     const [marked, plain] = [unmarked(withMark!), unmarked(withoutMark!)]
-    marked.forEach((body, k) => assert.isTrue(body === plain[k], `request ${k} differs`))
+    marked.forEach((body, k) => {
+      assert.isTrue(body === plain[k], `request ${k} differs`)
+    })
   })
 
   it("priced by Anthropic's rules, a prune rewrites the cache from the breakpoint: less is written, the session costs less", () => {
     const written = (run: Run) => run.costs.reduce((sum, cost) => sum + cost.writeTokens, 0)
     const cost = (run: Run) => run.costs.reduce((sum, request) => sum + request.cost, 0)
-    withMark!.costs.forEach((request, k) => assert.isAtMost(request.writeTokens, withoutMark!.costs[k]!.writeTokens))
+    withMark!.costs.forEach((request, k) => {
+      assert.isAtMost(request.writeTokens, withoutMark!.costs[k]!.writeTokens)
+    })
     assert.isBelow(written(withMark!), written(withoutMark!))
     assert.isBelow(cost(withMark!), cost(withoutMark!))
   })
