@@ -13,8 +13,8 @@ import { Predicate } from "effect"
  * the cost model prices, src/analysis/cost.ts). A request that carries the anchor always leaves a live entry there:
  * it reads it, or, when something before it changed, writes it. The anchor moves only to where the request writes
  * anyway:
- * - when the cache is cold: anywhere before the frontier;
- * - when the request changes something before the anchor: from that change to the frontier;
+ * - when the cache is cold, or the request changes something before the anchor (or there is none): the provider reads
+ *   no more than what precedes the change and writes the rest, so anywhere before the frontier;
  * - when it changes something after it (the usual batch): at most `lookback` blocks further, so the new anchor's
  *   lookback still reads the old one's entry;
  * - otherwise it stays where it is.
@@ -163,11 +163,9 @@ export const nextAnchor = (
 ): Located | undefined => {
   const { current, change } = move
   const stay = current === undefined ? undefined : located(messages, current[0], current[1])
-  if (move.cold) return lastBefore(messages, move.frontier(), [0, 0], model) ?? stay
-  if (change === undefined) return stay
-  if (current === undefined || isBefore(change, current)) {
-    return lastBefore(messages, move.frontier(), change, model) ?? stay
-  }
+  const rewritesAll = move.cold || (change !== undefined && (current === undefined || isBefore(change, current)))
+  if (rewritesAll) return lastBefore(messages, move.frontier(), [0, 0], model) ?? stay
+  if (change === undefined || current === undefined) return stay
   return lastWithin(messages, current, move.frontier(), move.lookback, model) ?? stay
 }
 

@@ -140,9 +140,10 @@ export const candidatesFrom = (rules: Rules, input: CandidateInput): Array<Candi
 
 /**
  * The position of the oldest call an automatic rule has found, or may still find, something to prune in (worth at
- * least a token: `worth`), among calls not pruned or restored; the number of calls if there is none. What comes
- * before it stays as it is sent now, unless the model or the user prunes it, or a later call makes an earlier one a
- * duplicate. Read after `candidatesFrom`, whose pass keeps the lists short.
+ * least a token under the rule that claims it, in `candidatesFrom`'s order: `worth`), among calls not pruned or
+ * restored; the number of calls if there is none. What comes before it stays as it is sent now, unless the model or
+ * the user prunes it, or a later call makes an earlier one a duplicate. Read after `candidatesFrom`, whose pass keeps
+ * the lists short.
  */
 export const openFrom = (
   rules: Rules,
@@ -151,19 +152,24 @@ export const openFrom = (
   worth: (call: ToolCall, reason: Candidate["reason"]) => boolean
 ): number => {
   let first = calls.length
-  const scan = (positions: ReadonlyArray<number> | undefined, reason: Candidate["reason"]) => {
+  const claimed = new Set<number>()
+  const claim = (positions: ReadonlyArray<number> | undefined, reason: Candidate["reason"]) => {
     for (const position of positions ?? []) {
-      if (position >= first) return
       const call = calls[position]!
-      if (gone(call.callID) || !worth(call, reason)) continue
-      first = position
-      return
+      if (claimed.has(position) || gone(call.callID)) continue
+      claimed.add(position)
+      if (position < first && worth(call, reason)) first = position
     }
   }
-  scan(rules.shadowing?.shadowed, "deduplication")
-  scan(rules.superseding?.superseded, "supersedeWrites")
-  scan(rules.failed, "purgeErrors")
-  scan(rules.maskable, "staleOutputs")
+  claim(rules.shadowing?.shadowed, "deduplication")
+  claim(rules.superseding?.superseded, "supersedeWrites")
+  claim(rules.failed, "purgeErrors")
+  for (const position of rules.maskable ?? []) {
+    if (position >= first) break
+    const call = calls[position]!
+    if (claimed.has(position) || gone(call.callID) || !worth(call, "staleOutputs")) continue
+    first = position
+  }
   return first
 }
 

@@ -75,8 +75,12 @@ describe("nextAnchor: where the anchor goes", () => {
     assert.deepStrictEqual(placeOf(history(), { current: [2, 0], change: [3, 1], lookback: 6 }), [4, 0])
   })
 
-  it("after a change before it, goes to the last text part from the change to the frontier", () => {
+  it("after a change before it, goes to the last text part before the frontier: the provider writes it anyway", () => {
     assert.deepStrictEqual(placeOf(history(), { current: [4, 0], change: [2, 1] }), [5, 0])
+  })
+
+  it("after a change with no anchor yet, goes to the last text part before the frontier, even before the change", () => {
+    assert.deepStrictEqual(placeOf(history(), { change: [5, 1], frontier: () => [3, 1] }), [3, 0])
   })
 
   it("after a change, with no text part further on before the frontier, stays where it is", () => {
