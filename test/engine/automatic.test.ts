@@ -1,7 +1,17 @@
 import { assert, describe, it } from "vitest"
 import type { ToolCall } from "../../src/engine/calls.ts"
 import { lines } from "../support/history.ts"
-import { automaticCandidates, type CallSpec, history, protect, strategies, worktree } from "./support.ts"
+import { defaultConfig } from "../../src/config/schema.ts"
+import { viewCandidates, viewOpenFrom } from "../../src/engine/view.ts"
+import {
+  automaticCandidates,
+  type CallSpec,
+  freshViewState,
+  history,
+  protect,
+  strategies,
+  worktree
+} from "./support.ts"
 
 const file = `${worktree}/src/app.ts`
 const read: CallSpec = { tool: "read", input: { filePath: file } }
@@ -132,5 +142,40 @@ describe("automaticCandidates", () => {
       currentTurn: 10
     })
     assert.deepStrictEqual(candidates, [])
+  })
+})
+
+describe("openFrom: the oldest call a rule may still change", () => {
+  /** The view of `calls` after one request, and its oldest open call's ID under `worth`. */
+  const open = (
+    calls: ReadonlyArray<ToolCall>,
+    worth: (call: ToolCall, reason: string) => boolean = () => true,
+    pruned: ReadonlySet<string> = new Set()
+  ): string | undefined => {
+    const protection = protect({ currentTurn: 10 })
+    const viewState = freshViewState(calls, {
+      pruned: new Map([...pruned].map((callID) => [callID, { reason: "discard", tokens: 0, at: 0 }])),
+      protection,
+      config: { ...defaultConfig, strategies: strategies({}) }
+    })
+    viewCandidates(viewState, { calls, pruned, protection, currentTurn: 10 })
+    return calls[viewOpenFrom(viewState, calls, (callID) => pruned.has(callID), worth)]?.callID
+  }
+
+  it("is the oldest call a rule found something in", () => {
+    assert.strictEqual(open(mixed()), "c1")
+  })
+
+  it("skips calls already pruned", () => {
+    assert.strictEqual(open(mixed(), undefined, new Set(["c1"])), "c2")
+  })
+
+  it("skips a call whose prune would save nothing under the rule that claims it, though another rule's would", () => {
+    // c1 is a duplicate (claimed by deduplication) that masking could also take: worth nothing as a duplicate.
+    assert.strictEqual(open(mixed(), (call, reason) => !(call.callID === "c1" && reason === "deduplication")), "c2")
+  })
+
+  it("is past the last call when nothing is left to change", () => {
+    assert.isUndefined(open(history([{ tool: "todowrite", input: { todos: [] } }])))
   })
 })
