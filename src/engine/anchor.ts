@@ -16,7 +16,8 @@ import { Predicate } from "effect"
  * - when the cache is cold, or the request changes something before the anchor (or there is none): the provider reads
  *   no more than what precedes the change and writes the rest, so anywhere before the frontier;
  * - when it changes something after it (the usual batch): at most `lookback` blocks further, so the new anchor's
- *   lookback still reads the old one's entry;
+ *   lookback still reads the old one's entry; or, when that leaves it too far behind the frontier (`jump`), to the
+ *   frontier, and the request writes everything after the system prompt;
  * - otherwise it stays where it is.
  *
  * OpenCode hands an assistant text part's `metadata` to the AI SDK as the part's provider options, for messages of
@@ -67,7 +68,14 @@ const cacheControl = { type: "ephemeral" } as const
 const blocksOf = (part: unknown): number => {
   if (!Predicate.isObject(part)) return 0
   if (part.type === "tool") return 2
-  return part.type === "text" || part.type === "reasoning" || part.type === "file" ? 1 : 0
+  if (part.type === "reasoning") {
+    // Sent only when signed (Claude's thinking blocks).
+    return Predicate.isObject(part.metadata) && Predicate.isObject(part.metadata.anthropic) &&
+        part.metadata.anthropic.signature != null
+      ? 1
+      : 0
+  }
+  return part.type === "text" || part.type === "file" ? 1 : 0
 }
 
 const partsOf = (message: unknown): ReadonlyArray<unknown> =>
@@ -153,7 +161,17 @@ export interface AnchorMove {
   readonly frontier: () => Place
   /** Content blocks before a breakpoint within which the provider still finds an entry, less a margin. */
   readonly lookback: number
+  /**
+   * On a request that would read the anchor's entry: whether to give that up (the provider then writes everything
+   * after the system prompt) to put the anchor on `to`, the last place before the frontier, rather than `from`, as
+   * far as the lookback lets it move. Decides, and records what the choice costs (see the transform).
+   */
+  readonly jump: (from: Place, to: Place) => boolean
 }
+
+/** Whether the request writes everything after the system prompt anyway, as far as the anchor goes. */
+export const rewritesAll = (move: Pick<AnchorMove, "current" | "change" | "cold">): boolean =>
+  move.cold || (move.change !== undefined && (move.current === undefined || isBefore(move.change, move.current)))
 
 /** Where the anchor goes in this request (see the rules above); undefined: nowhere it may go. */
 export const nextAnchor = (
@@ -163,10 +181,14 @@ export const nextAnchor = (
 ): Located | undefined => {
   const { current, change } = move
   const stay = current === undefined ? undefined : located(messages, current[0], current[1])
-  const rewritesAll = move.cold || (change !== undefined && (current === undefined || isBefore(change, current)))
-  if (rewritesAll) return lastBefore(messages, move.frontier(), [0, 0], model) ?? stay
+  if (rewritesAll(move)) return lastBefore(messages, move.frontier(), [0, 0], model) ?? stay
   if (change === undefined || current === undefined) return stay
-  return lastWithin(messages, current, move.frontier(), move.lookback, model) ?? stay
+  const frontier = move.frontier()
+  const within = lastWithin(messages, current, frontier, move.lookback, model)
+  const from = within?.place ?? current
+  const best = lastBefore(messages, frontier, from, model)
+  if (best !== undefined && isBefore(from, best.place) && move.jump(from, best.place)) return best
+  return within ?? stay
 }
 
 /** Puts the breakpoint on the part at `place` of this request's copy of the history (never the stored one). */

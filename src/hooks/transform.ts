@@ -1,7 +1,15 @@
 import { Effect, Predicate } from "effect"
 import type { PluginConfig } from "../config/schema.ts"
 import type { ToolCall } from "../engine/calls.ts"
-import { anchorsFor, isBefore, locateAnchor, markAnchor, nextAnchor, type Place } from "../engine/anchor.ts"
+import {
+  anchorsFor,
+  isBefore,
+  locateAnchor,
+  markAnchor,
+  nextAnchor,
+  type Place,
+  rewritesAll
+} from "../engine/anchor.ts"
 import { appendTail } from "../engine/inject.ts"
 import { nudge, prunableNow } from "../engine/listing.ts"
 import { type RecallHint, idOnlyHint, recallToolHint } from "../engine/placeholders.ts"
@@ -158,10 +166,14 @@ const transformSession = Effect.fnUntraced(function*(state: SessionState, sessio
     changeAt
   })
 
-  const anchor = anchorModel === undefined ? undefined : nextAnchor(messages, {
+  const move = {
     current: anchored,
     change: change === undefined ? undefined : placeOf(calls[change]!),
-    cold: decision.cold,
+    cold: decision.cold
+  }
+  if (rewritesAll(move)) state.anchorLag = 0
+  const anchor = anchorModel === undefined ? undefined : nextAnchor(messages, {
+    ...move,
     frontier: () => {
       const open = viewOpenFrom(
         viewState,
@@ -171,7 +183,19 @@ const transformSession = Effect.fnUntraced(function*(state: SessionState, sessio
       )
       return open < calls.length ? placeOf(calls[open]!) : [messages.length, 0]
     },
-    lookback: nearBlocks
+    lookback: nearBlocks,
+    // Ski rental again: the anchor catches up with the frontier (a rewrite of everything before it) once lagging
+    // behind has cost as much in rewrites.
+    jump: (from, to) => {
+      const lag = callTokensBetween(state, calls, from, to)
+      const prefix = contextTokens - (state.systemTokens ?? 0) - callTokensBetween(state, calls, from, undefined)
+      if (state.anchorLag + lag >= prefix) {
+        state.anchorLag = 0
+        return true
+      }
+      state.anchorLag += lag
+      return false
+    }
   }, anchorModel)
   state.anchor = anchor?.anchor
 
@@ -297,6 +321,22 @@ const changeOf = (
     tokensAfter += after.totalTokens - (state.pruned.get(after.callID)?.tokens ?? 0)
   }
   return { tokensAfter, nearEnd: true }
+}
+
+/** Tokens the calls after `from` and before `to` (to the end: undefined) send, as pruned so far. */
+const callTokensBetween = (
+  state: SessionState,
+  calls: ReadonlyArray<ToolCall>,
+  from: Place,
+  to: Place | undefined
+): number => {
+  const end = to === undefined ? calls.length : firstCallAfter(calls, to)
+  let tokens = 0
+  for (let i = firstCallAfter(calls, from); i < end; i++) {
+    const call = calls[i]!
+    tokens += call.totalTokens - (state.pruned.get(call.callID)?.tokens ?? 0)
+  }
+  return tokens
 }
 
 /** Position of the first call after `place`; the call count if there is none. */

@@ -57,6 +57,11 @@ export interface SessionState {
   viewState: ViewState | undefined
   /** The plugin's own cache breakpoint, as of the latest request (src/engine/anchor.ts); not kept across restarts. */
   anchor: Anchor | undefined
+  /**
+   * Tokens the batches applied since the anchor last reached the frontier wrote again because it lagged behind it,
+   * summed: when they reach what moving it at once would cost, it moves (src/hooks/transform.ts).
+   */
+  anchorLag: number
 }
 
 export interface SessionModel {
@@ -99,7 +104,8 @@ export const fromFile = (file: SessionFile, isSubAgent: boolean): SessionState =
     // its first request. So the provider's count for that request still describes what the next one sends.
     sentRevision: undelivered.size === 0 ? 0 : -1,
     viewState: undefined,
-    anchor: undefined
+    anchor: undefined,
+    anchorLag: 0
   }
 }
 

@@ -31,6 +31,7 @@ const move = (overrides: Partial<AnchorMove>): AnchorMove => ({
   cold: false,
   frontier: () => [5, 1],
   lookback: 16,
+  jump: () => false,
   ...overrides
 })
 
@@ -73,6 +74,40 @@ describe("nextAnchor: where the anchor goes", () => {
     // reaches step 3's text, not step 4's.
     assert.deepStrictEqual(placeOf(history(), { current: [2, 0], change: [3, 1], lookback: 5 }), [3, 0])
     assert.deepStrictEqual(placeOf(history(), { current: [2, 0], change: [3, 1], lookback: 6 }), [4, 0])
+  })
+
+  it("after a change behind it, goes to the last text part before the frontier when `jump` says the lag costs enough", () => {
+    const asked: Array<ReadonlyArray<Place>> = []
+    const jump = (from: Place, to: Place) => {
+      asked.push([from, to])
+      return true
+    }
+    assert.deepStrictEqual(placeOf(history(), { current: [2, 0], change: [3, 1], lookback: 5, jump }), [5, 0])
+    // Asked with where the lookback alone would take it.
+    assert.deepStrictEqual(asked, [[[3, 0], [5, 0]]])
+  })
+
+  it("after a change behind it, with the lookback taking it as far as the frontier allows, does not ask to jump", () => {
+    const jump = () => assert.fail("asked to jump")
+    assert.deepStrictEqual(placeOf(history(), { current: [4, 0], change: [4, 1], jump }), [5, 0])
+  })
+
+  it("counts unsigned reasoning as nothing sent, and signed reasoning as a block, when moving within the lookback", () => {
+    const reasoning = (signed: boolean) => ({
+      type: "reasoning",
+      text: "thinking",
+      ...(signed ? { metadata: { anthropic: { signature: "s" } } } : {})
+    })
+    const steps = (signed: boolean) => [
+      user("u"),
+      assistant("a1", [text("one"), call("c1")]),
+      assistant("a2", [reasoning(signed), reasoning(signed), text("two"), call("c2")]),
+      assistant("a3", [call("c3")])
+    ]
+    // From [1, 0]: c1 (2 blocks), then "two" is the 3rd block, or the 5th after two signed reasoning blocks.
+    const move = { current: [1, 0] as Place, change: [2, 3] as Place, frontier: (): Place => [3, 0], lookback: 4 }
+    assert.deepStrictEqual(placeOf(steps(false), move), [2, 2])
+    assert.deepStrictEqual(placeOf(steps(true), move), [1, 0])
   })
 
   it("after a change before it, goes to the last text part before the frontier: the provider writes it anyway", () => {
