@@ -36,8 +36,6 @@ const script = (s: Scenario): ReadonlyArray<Reply> => [
 interface Run {
   readonly bodies: ReadonlyArray<AnthropicRequest>
   readonly costs: ReadonlyArray<RequestCost>
-  /** The project's directory, which differs between the runs. */
-  readonly project: string
 }
 
 /** A prompt with a pasted document: content before every pruned output that no rule prunes. */
@@ -47,9 +45,13 @@ const runSession = async (s: Scenario): Promise<Run> => {
   const session = await s.newSession()
   s.model.script(script(s))
   await s.prompt(session, prompt)
-  const bodies = s.anthropicRequests()
-  const times = bodies.map((body) => s.model.anthropic.times[s.model.anthropic.requests.indexOf(body)]!)
-  return { bodies, costs: priceAnthropicBodies(profiles.anthropic, bodies, times), project: s.path("") }
+  const recorded = s.anthropicRequests()
+  const times = recorded.map((body) => s.model.anthropic.times[s.model.anthropic.requests.indexOf(body)]!)
+  // Each run has its own temporary directories (the project, the home); named alike, both runs send the same bytes.
+  const bodies = recorded.map((body) =>
+    JSON.parse(JSON.stringify(body).replaceAll(s.root, "/tmp/run")) as AnthropicRequest
+  )
+  return { bodies, costs: priceAnthropicBodies(profiles.anthropic, bodies, times) }
 }
 
 type Block = Exclude<AnthropicRequest["messages"][number]["content"], string>[number]
@@ -71,12 +73,9 @@ const markerCount = (body: AnthropicRequest): number => {
   return [...system, ...body.messages.flatMap(blocksOf)].filter((block) => block.cache_control !== undefined).length
 }
 
-/** What a body sends, without its cache breakpoints and with the project's directory named alike in both runs. */
+/** What a body sends, without its cache breakpoints. */
 const unmarked = (run: Run) =>
-  run.bodies.map((body) =>
-    JSON.stringify(body.messages, (key, value) => (key === "cache_control" ? undefined : value))
-      .replaceAll(run.project, "<project>")
-  )
+  run.bodies.map((body) => JSON.stringify(body, (key, value) => (key === "cache_control" ? undefined : value)))
 
 let withMark: Run | undefined
 let withoutMark: Run | undefined
