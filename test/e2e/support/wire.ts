@@ -4,6 +4,17 @@ import { Blocks, blockTokens, type Wire } from "../../../src/analysis/wire.ts"
 import type { PricingProfile } from "../../../src/pricing/profiles.ts"
 import type { AnthropicBlock, AnthropicRequest, RecordedRequest } from "./model-server.ts"
 
+/** Blocks in prefix order, and the positions of those pushed with a breakpoint. */
+const wireWriter = () => {
+  const out: Array<number> = []
+  const breakpoints: Array<number> = []
+  const push = (block: number, marked: boolean) => {
+    out.push(block)
+    if (marked) breakpoints.push(out.length - 1)
+  }
+  return { out, breakpoints, push }
+}
+
 /**
  * A request body the real OpenCode sent, as the provider's prompt cache sees it: its tool definitions, then every
  * message's content blocks (a tool call and a tool result are one block each), with the breakpoints OpenCode itself
@@ -11,12 +22,7 @@ import type { AnthropicBlock, AnthropicRequest, RecordedRequest } from "./model-
  * Claude). What the cost model prices, straight from the wire.
  */
 export const wireOfBody = (blocks: Blocks, body: RecordedRequest): Wire => {
-  const out: Array<number> = []
-  const breakpoints: Array<number> = []
-  const push = (block: number, marked: boolean) => {
-    out.push(block)
-    if (marked) breakpoints.push(out.length - 1)
-  }
+  const { out, breakpoints, push } = wireWriter()
   for (const tool of body.tools ?? [])
     push(blocks.toolDefinition(tool.function.name, JSON.stringify(tool.function)), false)
   for (const message of body.messages) {
@@ -65,12 +71,7 @@ const resultText = (content: AnthropicBlock["content"]): string =>
  * so both protocols give the same blocks for the same content.
  */
 export const wireOfAnthropicBody = (blocks: Blocks, body: AnthropicRequest): Wire => {
-  const out: Array<number> = []
-  const breakpoints: Array<number> = []
-  const push = (block: number, marked: boolean) => {
-    out.push(block)
-    if (marked) breakpoints.push(out.length - 1)
-  }
+  const { out, breakpoints, push } = wireWriter()
   for (const tool of body.tools ?? [])
     push(blocks.toolDefinition(tool.name, unmarked(tool)), tool.cache_control !== undefined)
   const system = typeof body.system === "string" ? [{ type: "text", text: body.system }] : body.system ?? []
