@@ -1,9 +1,13 @@
 import { Effect, Predicate } from "effect"
 import type { PluginConfig } from "../config/schema.ts"
 import type { ToolCall } from "../engine/calls.ts"
+import type { Candidate } from "../engine/strategies/candidate.ts"
 import {
+  type AnchorModel,
+  type AnchorMove,
   anchorsFor,
   isBefore,
+  type Located,
   locateAnchor,
   markAnchor,
   nextAnchor,
@@ -166,38 +170,14 @@ const transformSession = Effect.fnUntraced(function*(state: SessionState, sessio
     changeAt
   })
 
-  const move = {
+  const anchor = anchorModel === undefined ? undefined : moveAnchor(state, viewState, messages, calls, {
+    model: anchorModel,
     current: anchored,
     change: change === undefined ? undefined : placeOf(calls[change]!),
-    cold: decision.cold
-  }
-  if (rewritesAll(move)) state.anchorLag = 0
-  const anchor = anchorModel === undefined ? undefined : nextAnchor(messages, {
-    ...move,
-    frontier: () => {
-      const open = viewOpenFrom(
-        viewState,
-        calls,
-        (callID) => state.pruned.has(callID) || state.restored.has(callID),
-        (call, reason) => ledger.saving(call, reason, idOf(call), recallHint) >= 1
-      )
-      return open < calls.length ? placeOf(calls[open]!) : [messages.length, 0]
-    },
-    lookback: nearBlocks,
-    // Ski rental again: the anchor catches up with the frontier (a rewrite of everything before it) once lagging
-    // behind has cost as much in rewrites.
-    jump: (from, to) => {
-      const lag = callTokensBetween(state, calls, from, to)
-      const prefix = contextTokens - (state.systemTokens ?? 0) - callTokensBetween(state, calls, from, undefined)
-      if (state.anchorLag + lag >= prefix) {
-        state.anchorLag = 0
-        return true
-      }
-      state.anchorLag += lag
-      return false
-    }
-  }, anchorModel)
-  state.anchor = anchor?.anchor
+    cold: decision.cold,
+    contextTokens,
+    worth: (call, reason) => ledger.saving(call, reason, idOf(call), recallHint) >= 1
+  })
 
   // render
   const note = nudgeFor(state, viewState, index, protection, idOf, {
@@ -286,8 +266,49 @@ const nudgeFor = (
   })
 }
 
-/** How many content blocks before a breakpoint Anthropic still finds an entry, less a margin for the request's own newest blocks. */
+/**
+ * How many content blocks before a breakpoint Anthropic still finds an entry, less a margin (for the request's own
+ * newest blocks, and for "about 20").
+ */
 const nearBlocks = 16
+
+/**
+ * Where the plugin's cache breakpoint goes in this request (src/engine/anchor.ts), recorded in the session's state.
+ * Ski rental again for its lag: it jumps to the frontier (a rewrite of everything before it) once lagging behind has
+ * cost as much in rewrites.
+ */
+const moveAnchor = (
+  state: SessionState,
+  viewState: ViewState,
+  messages: ReadonlyArray<unknown>,
+  calls: ReadonlyArray<ToolCall>,
+  request: Pick<AnchorMove, "current" | "change" | "cold"> & {
+    readonly model: AnchorModel
+    readonly contextTokens: number
+    readonly worth: (call: ToolCall, reason: Candidate["reason"]) => boolean
+  }
+): Located | undefined => {
+  if (rewritesAll(request)) state.anchorLag = 0
+  const anchor = nextAnchor(messages, {
+    ...request,
+    frontier: () => {
+      const gone = (callID: string) => state.pruned.has(callID) || state.restored.has(callID)
+      const open = viewOpenFrom(viewState, calls, gone, request.worth)
+      return open < calls.length ? placeOf(calls[open]!) : [messages.length, 0]
+    },
+    lookback: nearBlocks,
+    jump: (from, to) => {
+      const lag = unprunedTokens(state, calls, firstCallAfter(calls, from), firstCallAfter(calls, to))
+      const prefix = request.contextTokens - (state.systemTokens ?? 0) -
+        unprunedTokens(state, calls, firstCallAfter(calls, from), calls.length)
+      const jumps = state.anchorLag + lag >= prefix
+      state.anchorLag = jumps ? 0 : state.anchorLag + lag
+      return jumps
+    }
+  }, request.model)
+  state.anchor = anchor?.anchor
+  return anchor
+}
 
 const placeOf = (call: ToolCall): Place => [call.messageIndex, call.partIndex]
 
@@ -315,24 +336,13 @@ const changeOf = (
     const context = viewContext(viewState, index.textChars, state.systemTokens ?? 0)
     return { tokensAfter: Math.round(context * (calls.length - position) / calls.length), nearEnd: false }
   }
-  let tokensAfter = 0
-  for (let i = from; i < calls.length; i++) {
-    const after = calls[i]!
-    tokensAfter += after.totalTokens - (state.pruned.get(after.callID)?.tokens ?? 0)
-  }
-  return { tokensAfter, nearEnd: true }
+  return { tokensAfter: unprunedTokens(state, calls, from, calls.length), nearEnd: true }
 }
 
-/** Tokens the calls after `from` and before `to` (to the end: undefined) send, as pruned so far. */
-const callTokensBetween = (
-  state: SessionState,
-  calls: ReadonlyArray<ToolCall>,
-  from: Place,
-  to: Place | undefined
-): number => {
-  const end = to === undefined ? calls.length : firstCallAfter(calls, to)
+/** Tokens the calls at positions `start` to `end` (excluded) send, as pruned so far. */
+const unprunedTokens = (state: SessionState, calls: ReadonlyArray<ToolCall>, start: number, end: number): number => {
   let tokens = 0
-  for (let i = firstCallAfter(calls, from); i < end; i++) {
+  for (let i = start; i < end; i++) {
     const call = calls[i]!
     tokens += call.totalTokens - (state.pruned.get(call.callID)?.tokens ?? 0)
   }
