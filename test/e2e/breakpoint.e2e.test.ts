@@ -77,6 +77,17 @@ const markerCount = (body: AnthropicRequest): number => {
 const unmarked = (run: Run) =>
   run.bodies.map((body) => JSON.stringify(body, (key, value) => (key === "cache_control" ? undefined : value)))
 
+/** Each content block a body sends, in order, without its cache breakpoint. */
+const sentBlocks = (body: AnthropicRequest): Array<string> =>
+  body.messages.flatMap((message) =>
+    blocksOf(message).map((block) =>
+      JSON.stringify(block, (key, value) => (key === "cache_control" ? undefined : value))
+    )
+  )
+
+/** A prune's placeholder, as it replaces an output once the prune applies. */
+const isPlaceholder = (block: string) => /\[[^\]]*~[\d.]+[kM]? tokens; (?:recall|id) \d+\]/.test(block)
+
 let withMark: Run | undefined
 let withoutMark: Run | undefined
 
@@ -121,6 +132,18 @@ describe("with the breakpoint", () => {
     for (const body of withMark!.bodies) {
       assert.isAtMost(markerCount(body), 4)
       assert.strictEqual(typeof body.system === "string" ? 1 : body.system?.length, 1)
+    }
+  })
+
+  it("sends every block a request sent again byte-identical, but for its breakpoint and where a prune now applies", () => {
+    const bodies = withMark!.bodies
+    for (let k = 1; k < bodies.length; k++) {
+      // A trailing note (a nudge) is sent with one request only.
+      const before = sentBlocks(bodies[k - 1]!).filter((block) => !block.includes("[Context note"))
+      const after = sentBlocks(bodies[k]!)
+      before.forEach((block, i) => {
+        if (block !== after[i]) assert.isTrue(isPlaceholder(after[i] ?? ""), `request ${k}, block ${i}`)
+      })
     }
   })
 
