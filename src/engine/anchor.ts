@@ -64,8 +64,11 @@ export const isBefore = (a: Place, b: Place): boolean => a[0] < b[0] || (a[0] ==
 /** The breakpoint OpenCode itself writes, in the provider options of every namespace it marks for Anthropic. */
 const cacheControl = { type: "ephemeral" } as const
 
-/** Content blocks a part sends, the way OpenCode converts it (a tool part is a call and a result). */
-const blocksOf = (part: unknown): number => {
+/**
+ * Content blocks a part sends, the way OpenCode converts it: a tool part is a call and a result; text and files one
+ * each; reasoning only when signed.
+ */
+export const blocksOf = (part: unknown): number => {
   if (!Predicate.isObject(part)) return 0
   if (part.type === "tool") return 2
   if (part.type === "reasoning") {

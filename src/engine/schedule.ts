@@ -1,3 +1,5 @@
+import { Predicate } from "effect"
+import { blocksOf } from "./anchor.ts"
 import type { PricingProfile } from "../pricing/profiles.ts"
 
 /**
@@ -178,22 +180,13 @@ export const rebuildTokens = (
     ? Math.max(0, input.contextTokens - input.systemTokens)
     : input.change.tokensAfter
 
-/**
- * Content blocks the provider sees from message `from` to the end, the way OpenCode converts messages (a tool call
- * and its result are two; text, reasoning and files one each), counted up to `limit` + 1.
- */
+/** Content blocks the provider sees from message `from` to the end (see `blocksOf`), counted up to `limit` + 1. */
 export const blocksFrom = (messages: ReadonlyArray<unknown>, from: number, limit: number): number => {
   let blocks = 0
   for (let m = messages.length - 1; m >= from && blocks <= limit; m--) {
     const message = messages[m]
-    const parts =
-      typeof message === "object" && message !== null && Array.isArray((message as { parts?: unknown }).parts)
-        ? (message as { parts: ReadonlyArray<{ readonly type?: unknown }> }).parts
-        : []
-    for (const part of parts) {
-      if (part?.type === "tool") blocks += 2
-      else if (part?.type === "text" || part?.type === "reasoning" || part?.type === "file") blocks++
-    }
+    const parts = Predicate.isObject(message) && Array.isArray(message.parts) ? message.parts : []
+    for (const part of parts) blocks += blocksOf(part)
   }
   return blocks
 }

@@ -182,12 +182,18 @@ describe("rebuild and pay-back", () => {
     const messages = [
       { parts: [{ type: "text" }] },
       { parts: [{ type: "step-start" }, { type: "tool" }, { type: "tool" }, { type: "step-finish" }] },
-      { parts: [{ type: "reasoning" }, { type: "tool" }] }
+      { parts: [{ type: "tool" }] }
     ]
-    assert.strictEqual(blocksFrom(messages, 1, 100), 7)
-    assert.strictEqual(blocksFrom(messages, 0, 100), 8)
+    assert.strictEqual(blocksFrom(messages, 1, 100), 6)
+    assert.strictEqual(blocksFrom(messages, 0, 100), 7)
     // Stops counting once past the limit.
-    assert.strictEqual(blocksFrom(messages, 0, 2), 3)
+    assert.strictEqual(blocksFrom(messages, 0, 1), 2)
+  })
+
+  it("counts reasoning as a block only when signed, as OpenCode sends it", () => {
+    const signed = { type: "reasoning", metadata: { anthropic: { signature: "sig" } } }
+    assert.strictEqual(blocksFrom([{ parts: [{ type: "reasoning" }, { type: "text" }] }], 0, 100), 1)
+    assert.strictEqual(blocksFrom([{ parts: [signed, { type: "text" }] }], 0, 100), 2)
   })
 
   it("treats exactly the TTL as warm and no known request as cold", () => {
