@@ -31,6 +31,11 @@ type Trigger =
  *   hindsight would. A patience of 2 rather than the classic 1: a session that ends a few requests after a rebuild
  *   never gets it back, and under Anthropic's rules a rebuild rewrites the whole history; waiting twice as long keeps
  *   short sessions from paying for a rebuild in their last requests and costs long ones about 1%.
+ * When the plugin's cache breakpoint (src/engine/anchor.ts) has pending prunes on both sides, those before it (an old
+ * failed edit a later read supersedes, say) would make the provider write everything after the system prompt again
+ * instead of what follows the breakpoint. They join the others only if their own saving pays for that difference
+ * within the horizon; otherwise the prunes after the breakpoint are weighed alone and the older ones wait for a
+ * request that writes everything anyway (a cold cache, a compaction, pressure).
  * Chosen by measurement against both rules alone (BENCHMARKS.md, "How the scheduling rule and the defaults were chosen").
  */
 
@@ -103,11 +108,25 @@ export interface ScheduleInput {
   readonly waited: number
   /** How many times the rebuild `waited` must reach (`cache.patience`). */
   readonly patience: number
+  /**
+   * The pending prunes after the plugin's cache breakpoint, when others precede it. Those others make the provider
+   * write everything after the system prompt again rather than what follows the breakpoint, and are weighed against
+   * that difference on their own.
+   */
+  readonly afterBreakpoint?: {
+    readonly pendingTokens: number
+    readonly rebuildTokens: number
+  }
 }
 
 export interface Decision {
   readonly trigger: Trigger | undefined
   readonly waiting: Waiting | undefined
+  /**
+   * Which pending prunes the decision is about: all of them, or only those after the plugin's cache breakpoint (the
+   * others wait, `warm-cache`, when those apply).
+   */
+  readonly scope: "all" | "afterBreakpoint"
 }
 
 /** Whether the provider's cache has expired: no request for longer than its TTL, or none known. */
@@ -123,34 +142,61 @@ export const paysBackAfter = (profile: PricingProfile, pruned: number, rebuild: 
 }
 
 export const schedule = (input: ScheduleInput): Decision => {
-  const idle = { trigger: undefined, waiting: undefined }
+  const idle: Decision = { trigger: undefined, waiting: undefined, scope: "all" }
   if (input.pendingTokens <= 0) return idle
   const kind = input.profile.kind
-  if (input.mode === "immediate" || kind === "per-request" || kind === "none")
-    return { trigger: "immediate", waiting: undefined }
-  if (input.cold) return { trigger: "cold", waiting: undefined }
-  if (input.compacted) return { trigger: "compaction", waiting: undefined }
-  if (input.contextLimit !== undefined && input.contextTokens >= input.pressure * input.contextLimit) {
-    return { trigger: "pressure", waiting: undefined }
+  if (input.mode === "immediate" || kind === "per-request" || kind === "none") {
+    return { trigger: "immediate", waiting: undefined, scope: "all" }
   }
-  const after = paysBackAfter(input.profile, input.pendingTokens, input.rebuildTokens)
+  if (input.cold) return { trigger: "cold", waiting: undefined, scope: "all" }
+  if (input.compacted) return { trigger: "compaction", waiting: undefined, scope: "all" }
+  if (input.contextLimit !== undefined && input.contextTokens >= input.pressure * input.contextLimit) {
+    return { trigger: "pressure", waiting: undefined, scope: "all" }
+  }
+  const near = input.afterBreakpoint
+  if (near === undefined || near.pendingTokens <= 0 || near.pendingTokens >= input.pendingTokens) {
+    return weigh(input, input.pendingTokens, input.rebuildTokens)
+  }
+  // What the prunes before the breakpoint add: their own tokens, and everything between them and the breakpoint
+  // written again.
+  const before = paysBackAfter(
+    input.profile,
+    input.pendingTokens - near.pendingTokens,
+    input.rebuildTokens - near.rebuildTokens
+  )
+  if (before <= input.horizon) return weigh(input, input.pendingTokens, input.rebuildTokens)
+  const decision = weigh(input, near.pendingTokens, near.rebuildTokens)
+  return decision.trigger === undefined
+    ? { ...decision, scope: "afterBreakpoint" }
+    : {
+      trigger: decision.trigger,
+      waiting: { reason: "warm-cache", paysBackAfter: before, horizon: input.horizon },
+      scope: "afterBreakpoint"
+    }
+}
+
+/** The warm-cache rule (above) for pending prunes of `pending` tokens that rewrite `rebuildTokens`. */
+const weigh = (input: ScheduleInput, pending: number, rebuildTokens: number): Decision => {
+  const after = paysBackAfter(input.profile, pending, rebuildTokens)
   const waiting = (reason: Waiting["reason"]): Decision => ({
     trigger: undefined,
-    waiting: { reason, paysBackAfter: after, horizon: input.horizon }
+    waiting: { reason, paysBackAfter: after, horizon: input.horizon },
+    scope: "all"
   })
-  if (input.pendingTokens < input.minPruneTokens) return waiting("below-minimum")
+  if (pending < input.minPruneTokens) return waiting("below-minimum")
   if (after > input.horizon) return waiting("warm-cache")
-  const rebuild = Math.max(0, input.rebuildTokens - input.pendingTokens) * (input.profile.write - input.profile.read)
+  const rebuild = Math.max(0, rebuildTokens - pending) * (input.profile.write - input.profile.read)
   const owed = rebuild * input.patience - input.waited
-  if (owed <= 0) return { trigger: "break-even", waiting: undefined }
+  if (owed <= 0) return { trigger: "break-even", waiting: undefined, scope: "all" }
   return {
     trigger: undefined,
     waiting: {
       reason: "gathering",
       paysBackAfter: after,
       horizon: input.horizon,
-      appliesAfter: Math.ceil(owed / (input.pendingTokens * input.profile.read))
-    }
+      appliesAfter: Math.ceil(owed / (pending * input.profile.read))
+    },
+    scope: "all"
   }
 }
 

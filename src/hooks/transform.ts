@@ -127,7 +127,7 @@ const transformSession = Effect.fnUntraced(function*(state: SessionState, sessio
     )
   }
   const ledger = yield* Ledger
-  const pending = planAutomatic(
+  const planned = planAutomatic(
     state,
     viewState,
     index,
@@ -135,6 +135,7 @@ const transformSession = Effect.fnUntraced(function*(state: SessionState, sessio
     idOf,
     (call, reason, id) => ledger.saving(call, reason, id, recallHint)
   )
+  const pending = batchFrom(planned, 0)
 
   // decide
   const anchorModel = config.cache.breakpoint && scheduler.profile(state).kind === "anthropic" &&
@@ -145,19 +146,36 @@ const transformSession = Effect.fnUntraced(function*(state: SessionState, sessio
     ? undefined
     : locateAnchor(messages, state.anchor, anchorModel)
   const changeAt = (position: number) => changeOf(state, viewState, index, messages, position, anchored)
+  const cut = anchored === undefined ? undefined : firstCallAfter(calls, anchored)
+  const near = cut === undefined ? undefined : batchFrom(planned, cut)
   const decision = yield* scheduler.decide(state, {
     pendingTokens: pending.tokens,
     contextTokens: viewContext(viewState, index.textChars, state.systemTokens ?? 0),
     change: changeAt(pending.first),
+    afterBreakpoint: near === undefined || near.prunes.length === pending.prunes.length
+      ? undefined
+      : { pendingTokens: near.tokens, change: changeAt(near.first) },
     compacted,
     history: () => requestTimes(messages)
   })
-  state.waiting = decision.waiting === undefined
+  const applied = decision.trigger === undefined
     ? undefined
-    : { calls: pending.prunes.length, tokens: pending.tokens, why: decision.waiting }
+    : decision.scope === "afterBreakpoint" && near !== undefined
+    ? near
+    : pending
+  const heldBack = new Set(
+    applied === near && cut !== undefined
+      ? pending.prunes.flatMap(({ call }) => call.position < cut ? [call.callID] : [])
+      : []
+  )
+  state.waiting = decision.waiting === undefined ? undefined : {
+    calls: pending.prunes.length - (applied?.prunes.length ?? 0),
+    tokens: pending.tokens - (applied?.tokens ?? 0),
+    why: decision.waiting
+  }
 
   // apply
-  if (decision.trigger !== undefined) yield* pruner.apply(state, pending.prunes, recallHint, { minSaving: 1 })
+  if (applied !== undefined) yield* pruner.apply(state, applied.prunes, recallHint, { minSaving: 1 })
   const contextTokens = viewContext(viewState, index.textChars, state.systemTokens ?? 0)
   const change = yield* pruner.deliver(state, {
     recallHint,
@@ -176,7 +194,9 @@ const transformSession = Effect.fnUntraced(function*(state: SessionState, sessio
     change: change === undefined ? undefined : placeOf(calls[change]!),
     cold: decision.cold,
     contextTokens,
-    worth: (call, reason) => ledger.saving(call, reason, idOf(call), recallHint) >= 1
+    // Prunes held back before the breakpoint wait for a request that writes everything again anyway, so the
+    // breakpoint need not stay before them.
+    worth: (call, reason) => !heldBack.has(call.callID) && ledger.saving(call, reason, idOf(call), recallHint) >= 1
   })
 
   // render
@@ -201,7 +221,7 @@ const transformSession = Effect.fnUntraced(function*(state: SessionState, sessio
   if (pluginLog.debug) yield* pluginLog.snapshot(sessionID, messages)
 })
 
-/** The automatic rules' prunes in this request, with the tokens they would save and the earliest one's position. */
+/** The automatic rules' prunes in this request, each with the tokens it would save. */
 const planAutomatic = (
   state: SessionState,
   viewState: ViewState,
@@ -209,7 +229,7 @@ const planAutomatic = (
   protection: Protection,
   idOf: (call: ToolCall) => number,
   saving: (call: ToolCall, reason: Prune["reason"], id: number) => number
-) => {
+): ReadonlyArray<readonly [Prune, number]> => {
   const candidates = viewCandidates(viewState, {
     calls: index.calls,
     pruned: state.pruned,
@@ -218,17 +238,26 @@ const planAutomatic = (
     currentTurn: index.turns,
     contextTokens: viewContext(viewState, index.textChars, state.systemTokens ?? 0)
   })
-  const prunes: Array<Prune> = []
-  let tokens = 0
-  let first = index.calls.length
+  const planned: Array<readonly [Prune, number]> = []
   for (const { callID, reason } of candidates) {
     const call = index.byCallId.get(callID)!
     const id = idOf(call)
     const tokensSaved = saving(call, reason, id)
-    if (tokensSaved < 1) continue
-    prunes.push({ call, reason, id })
-    tokens += tokensSaved
-    if (call.position < first) first = call.position
+    if (tokensSaved >= 1) planned.push([{ call, reason, id }, tokensSaved])
+  }
+  return planned
+}
+
+/** Planned prunes of calls at `from` or later: the prunes, the tokens they save, the earliest one's position. */
+const batchFrom = (planned: ReadonlyArray<readonly [Prune, number]>, from: number) => {
+  const prunes: Array<Prune> = []
+  let tokens = 0
+  let first = Infinity
+  for (const [prune, saved] of planned) {
+    if (prune.call.position < from) continue
+    prunes.push(prune)
+    tokens += saved
+    first = Math.min(first, prune.call.position)
   }
   return { prunes, tokens, first }
 }

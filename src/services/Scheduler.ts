@@ -20,6 +20,8 @@ export interface Request {
   readonly contextTokens: number
   /** Where the earliest pending prune sits. */
   readonly change: ChangeAt
+  /** The pending prunes after the plugin's cache breakpoint, when others precede it. */
+  readonly afterBreakpoint?: { readonly pendingTokens: number; readonly change: ChangeAt }
   /** OpenCode compacted the session since the previous request. */
   readonly compacted: boolean
   /** When the history's requests were sent (ms, oldest first), for a session this process has seen no request of. */
@@ -72,6 +74,13 @@ export class Scheduler extends Context.Service<Scheduler, {
             state.lastRequestAt = now
             state.pace = paceAfter(state.pace, cold)
             const pricing = profile(state)
+            const rebuild = (change: ChangeAt) =>
+              rebuildTokens(pricing, {
+                contextTokens: request.contextTokens,
+                systemTokens: state.systemTokens ?? 0,
+                change
+              })
+            const near = request.afterBreakpoint
             const decision = schedule({
               mode: cache.mode,
               profile: pricing,
@@ -80,20 +89,20 @@ export class Scheduler extends Context.Service<Scheduler, {
               contextTokens: request.contextTokens,
               contextLimit: state.model?.contextLimit,
               pressure: cache.pressure,
-              rebuildTokens: rebuildTokens(pricing, {
-                contextTokens: request.contextTokens,
-                systemTokens: state.systemTokens ?? 0,
-                change: request.change
-              }),
+              rebuildTokens: rebuild(request.change),
+              afterBreakpoint: near === undefined
+                ? undefined
+                : { pendingTokens: near.pendingTokens, rebuildTokens: rebuild(near.change) },
               cold,
               compacted: request.compacted,
               horizon: horizon(state.pace, cache.horizon),
               waited: state.waited,
               patience: cache.patience
             })
-            state.waited = decision.trigger === undefined && request.pendingTokens > 0
-              ? state.waited + request.pendingTokens * pricing.read
-              : 0
+            const weighed = decision.scope === "afterBreakpoint" && near !== undefined
+              ? near.pendingTokens
+              : request.pendingTokens
+            state.waited = decision.trigger === undefined && weighed > 0 ? state.waited + weighed * pricing.read : 0
             return { ...decision, cold, profile: pricing }
           })
       })

@@ -39,7 +39,8 @@ describe("schedule: a warm cache", () => {
   it("keeps prunes pending while applying them would not pay back within the horizon, and says why", () => {
     assert.deepStrictEqual(decide({}), {
       trigger: undefined,
-      waiting: { reason: "warm-cache", paysBackAfter: 92, horizon: 50 }
+      waiting: { reason: "warm-cache", paysBackAfter: 92, horizon: 50 },
+      scope: "all"
     })
   })
 
@@ -56,7 +57,8 @@ describe("schedule: a warm cache", () => {
     // 92k owed for the rebuild, 80k waited: 12k more at 1k a request.
     assert.deepStrictEqual(decide({ horizon: 92, waited: 80_000 }), {
       trigger: undefined,
-      waiting: { reason: "gathering", paysBackAfter: 92, horizon: 92, appliesAfter: 12 }
+      waiting: { reason: "gathering", paysBackAfter: 92, horizon: 92, appliesAfter: 12 },
+      scope: "all"
     })
   })
 
@@ -80,7 +82,7 @@ describe("schedule: a warm cache", () => {
 
   it("keeps a batch below minPruneTokens pending", () => {
     const decision = decide({ pendingTokens: 1999, rebuildTokens: 2000, horizon: 1e9, waited: 1e9 })
-    assert.deepStrictEqual(Object.keys(decision).sort(), ["trigger", "waiting"])
+    assert.deepStrictEqual(Object.keys(decision).sort(), ["scope", "trigger", "waiting"])
     assert.isUndefined(decision.trigger)
     assert.strictEqual(decision.waiting?.reason, "below-minimum")
   })
@@ -88,6 +90,62 @@ describe("schedule: a warm cache", () => {
   it("under prefix caching prices the rewrite at the uncached price, with no write premium", () => {
     // (90k - 10k) x (1 - 0.1) / (10k x 0.1) = 72 requests.
     assert.strictEqual(decide({ profile: profiles.openai }).waiting?.paysBackAfter, 72)
+  })
+})
+
+/**
+ * A batch after the plugin's cache breakpoint (9k pending, 12k from the breakpoint on) joined by an old prune before
+ * it (1k more, and everything after the system prompt, 90k, written again): the old prune adds 78k of rewrite, an
+ * extra (78k - 1k) x 1.15 = 88.55k against 100 a request, 886 requests to pay back.
+ */
+const split: Partial<ScheduleInput> = {
+  pendingTokens: 10_000,
+  rebuildTokens: 90_000,
+  afterBreakpoint: { pendingTokens: 9000, rebuildTokens: 12_000 },
+  horizon: 100,
+  waited: 3450
+}
+
+describe("schedule: prunes on both sides of the plugin's cache breakpoint", () => {
+  it("applies those after the breakpoint alone when the older ones would not pay for rewriting what precedes it", () => {
+    // After the breakpoint: (12k - 9k) x 1.15 = 3.45k, waited already.
+    assert.deepStrictEqual(decide(split), {
+      trigger: "break-even",
+      waiting: { reason: "warm-cache", paysBackAfter: 885.5, horizon: 100 },
+      scope: "afterBreakpoint"
+    })
+  })
+
+  it("gathers those after the breakpoint by their own rebuild while the older ones wait", () => {
+    assert.deepStrictEqual(decide({ ...split, waited: 2550 }), {
+      trigger: undefined,
+      waiting: {
+        reason: "gathering",
+        paysBackAfter: paysBackAfter(profiles.anthropic, 9000, 12_000),
+        horizon: 100,
+        appliesAfter: 1
+      },
+      scope: "afterBreakpoint"
+    })
+  })
+
+  it("weighs them all together once the older ones pay for the rewrite on their own", () => {
+    const decision = decide({ ...split, horizon: 886 })
+    assert.strictEqual(decision.scope, "all")
+    assert.strictEqual(decision.waiting?.reason, "gathering")
+  })
+
+  it("applies them all on a cold cache, where everything is written again anyway", () => {
+    assert.deepStrictEqual(decide({ ...split, cold: true }), { trigger: "cold", waiting: undefined, scope: "all" })
+  })
+
+  it("weighs them all together when every pending prune is after the breakpoint", () => {
+    const decision = decide({
+      ...split,
+      rebuildTokens: 12_000,
+      afterBreakpoint: { pendingTokens: 10_000, rebuildTokens: 12_000 }
+    })
+    assert.deepStrictEqual(decision, { trigger: "break-even", waiting: undefined, scope: "all" })
   })
 })
 
@@ -128,7 +186,11 @@ describe("schedule: triggers that need no break-even", () => {
         contextTokens: 190_000
       }]
     ) {
-      assert.deepStrictEqual(decide({ ...overrides, pendingTokens: 0 }), { trigger: undefined, waiting: undefined })
+      assert.deepStrictEqual(decide({ ...overrides, pendingTokens: 0 }), {
+        trigger: undefined,
+        waiting: undefined,
+        scope: "all"
+      })
     }
   })
 })

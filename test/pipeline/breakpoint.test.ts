@@ -1,6 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { assistant, fresh, type Msg, sessionID, text, tool, user } from "../support/history.ts"
+import { SessionStore } from "../../src/services/SessionStore.ts"
 import { pluginHooks } from "./helpers.ts"
 
 /**
@@ -93,5 +94,106 @@ describe("the plugin's cache breakpoint", () => {
     Effect.gen(function*() {
       const [sent] = yield* requests(openRouter, masking, 1)
       assert.deepStrictEqual(marked(sent!), [])
+    }))
+})
+
+/**
+ * An edit that failed, then a long pasted text, then five reads; the next request adds three reads and a whole read of
+ * the edited file, which supersedes the failed edit (before the breakpoint) while masking takes reads 4 to 7 (after
+ * it).
+ */
+const failedEdit = (model: typeof claude) => {
+  const byModel = (message: Msg): Msg => ({
+    ...message,
+    info: { ...message.info, providerID: model.providerID, modelID: model.id }
+  })
+  const step = (
+    n: number,
+    item = tool({ tool: "read", callID: `c${n}`, input: { filePath: `/project/f${n}.ts` }, output: output(`f${n}`) })
+  ) => byModel(assistant([text(`Reading file ${n}.`), item]))
+  const first = [
+    user("fix the app"),
+    byModel(assistant([
+      text("Editing the app."),
+      tool({
+        tool: "edit",
+        callID: "e1",
+        input: { filePath: "/project/app.ts", oldString: oldText, newString: `${oldText}\nexport const port = 8080` },
+        error: "oldString not found in content"
+      })
+    ])),
+    user(Array.from({ length: 800 }, (_, i) => `pasted log line ${i}: request served in ${i} ms`).join("\n")),
+    ...[1, 2, 3, 4, 5].map((n) => step(n))
+  ]
+  const second = [
+    ...first,
+    ...[6, 7, 8].map((n) => step(n)),
+    step(9, tool({ tool: "read", callID: "c9", input: { filePath: "/project/app.ts" }, output: output("app") }))
+  ]
+  return [first, second]
+}
+
+const oldText = output("old").slice(0, 600)
+
+/** The sent input of the call `callID`, and whether its output was masked. */
+const sentCall = (messages: ReadonlyArray<Msg>, callID: string) => {
+  const part = messages.flatMap((message) => message.parts).find((p: Record<string, any>) => p.callID === callID) as
+    | Record<string, any>
+    | undefined
+  return { input: part?.state.input, masked: String(part?.state.output ?? "").startsWith("[") }
+}
+
+describe("prunes on both sides of the plugin's cache breakpoint", () => {
+  /** Applies whatever pays back within 100 requests, with no gathering. */
+  const paying = { ...masking, cache: { mode: "auto", horizon: 100, patience: 0 } }
+
+  const send = (config: object) =>
+    Effect.gen(function*() {
+      const { call, hooks, run } = yield* pluginHooks({ config })
+      const sent: Array<Array<Msg>> = []
+      for (const stored of failedEdit(claude)) {
+        yield* call(() =>
+          hooks["experimental.chat.system.transform"]!({ sessionID, model: claude } as never, {
+            system: ["You are OpenCode."]
+          })
+        )
+        const messages = fresh(stored)
+        yield* call(() => hooks["experimental.chat.messages.transform"]!({} as never, { messages } as never))
+        sent.push(messages)
+      }
+      const waiting = yield* run(
+        SessionStore.use((store) => store.use(sessionID, (state) => Effect.succeed(state.waiting)))
+      )
+      return { sent: sent[1]!, waiting }
+    })
+
+  it.effect("a warm request masks the outputs after the breakpoint and leaves the old superseded edit as it was", () =>
+    Effect.gen(function*() {
+      const { sent } = yield* send(paying)
+      assert.deepStrictEqual(["c4", "c5", "c6", "c7"].map((id) => sentCall(sent, id).masked), [true, true, true, true])
+      assert.strictEqual(sentCall(sent, "e1").input.oldString, oldText)
+    }))
+
+  it.effect("the breakpoint moves on past the masked outputs, not held behind the edit that waits", () =>
+    Effect.gen(function*() {
+      const { sent } = yield* send(paying)
+      // Reads 8 and 9 are the 2 most recent calls: the oldest output masking may still take.
+      assert.deepStrictEqual(marked(sent), ["assistant text Reading file 8."])
+    }))
+
+  it.effect("the user is told the old edit waits for the cache, as one call", () =>
+    Effect.gen(function*() {
+      const { waiting } = yield* send(paying)
+      assert.strictEqual(waiting?.calls, 1)
+      assert.strictEqual(waiting?.why.reason, "warm-cache")
+      assert.isAbove(waiting?.why.paysBackAfter ?? 0, 100)
+    }))
+
+  it.effect("without the breakpoint, the same request prunes the edit with them", () =>
+    Effect.gen(function*() {
+      const { sent, waiting } = yield* send({ ...paying, cache: { ...paying.cache, breakpoint: false } })
+      assert.isUndefined(waiting)
+      assert.deepStrictEqual(["c4", "c5", "c6", "c7"].map((id) => sentCall(sent, id).masked), [true, true, true, true])
+      assert.match(sentCall(sent, "e1").input.oldString, /^\[pruned oldString/)
     }))
 })
