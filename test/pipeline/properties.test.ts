@@ -229,7 +229,13 @@ describe("transform properties over generated histories", { timeout: 120_000 }, 
         ]).pipe(Effect.provide(pluginUnder(root)))
         const { output: other } = yield* sendFresh(messages, config)
         assert.strictEqual(JSON.stringify(other), JSON.stringify(first), "fresh plugin")
-        assert.strictEqual(JSON.stringify(second), JSON.stringify(first), "second request in the same session")
+        // The trailing note is per request by design: the session's pace changed between the two (a nudge that did
+        // not pay back within one request may pay back within two).
+        assert.strictEqual(
+          JSON.stringify(withoutTail(second)),
+          JSON.stringify(withoutTail(first)),
+          "second request in the same session"
+        )
       })))
 
   it.effect("a sub-agent session is returned untouched, byte for byte", () =>
