@@ -158,15 +158,11 @@ const transformSession = Effect.fnUntraced(function*(state: SessionState, sessio
     compacted,
     history: () => requestTimes(messages)
   })
-  const applied = decision.trigger === undefined
-    ? undefined
-    : decision.scope === "afterBreakpoint" && near !== undefined
-    ? near
-    : pending
+  const holdsBack = decision.trigger !== undefined && decision.scope === "afterBreakpoint" && near !== undefined &&
+    cut !== undefined
+  const applied = decision.trigger === undefined ? undefined : holdsBack ? near : pending
   const heldBack = new Set(
-    applied === near && cut !== undefined
-      ? pending.prunes.flatMap(({ call }) => call.position < cut ? [call.callID] : [])
-      : []
+    holdsBack ? pending.prunes.flatMap(({ call }) => call.position < cut ? [call.callID] : []) : []
   )
   state.waiting = decision.waiting === undefined ? undefined : {
     calls: pending.prunes.length - (applied?.prunes.length ?? 0),
