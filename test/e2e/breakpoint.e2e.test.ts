@@ -91,13 +91,12 @@ const isPlaceholder = (block: string) => /\[[^\]]*~[\d.]+[kM]? tokens; (?:recall
 let withMark: Run | undefined
 let withoutMark: Run | undefined
 
+/** The session's scenario through `@ai-sdk/anthropic`, with the plugin's breakpoint on or off. */
+const anthropicScenario = (breakpoint: boolean) =>
+  useScenario({ files, mainModel: "claude-fake", protocol: "anthropic", globalConfig: configWith(breakpoint) })
+
 describe("without the breakpoint", () => {
-  const scenario = useScenario({
-    files,
-    mainModel: "claude-fake",
-    protocol: "anthropic",
-    globalConfig: configWith(false)
-  })
+  const scenario = anthropicScenario(false)
 
   it("runs the session; no body carries a breakpoint of the plugin's own", async () => {
     withoutMark = await runSession(scenario())
@@ -107,12 +106,7 @@ describe("without the breakpoint", () => {
 })
 
 describe("with the breakpoint", () => {
-  const scenario = useScenario({
-    files,
-    mainModel: "claude-fake",
-    protocol: "anthropic",
-    globalConfig: configWith(true)
-  })
+  const scenario = anthropicScenario(true)
 
   it("runs the session; once prunes apply, a body marks one assistant text before the outputs still to be masked", async () => {
     withMark = await runSession(scenario())
