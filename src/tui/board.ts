@@ -102,7 +102,8 @@ export const createBoard = (directory: string, options: { readonly watch?: boole
       const end = file.indexOf(".json")
       if (end <= 0) return
       const sessionID = file.slice(0, end)
-      if (known.has(sessionID)) void refresh(sessionID)
+      // A session whose first read is still under way counts: that read may have opened the file this replaced.
+      if (known.has(sessionID) || reads.has(sessionID)) void refresh(sessionID)
     })
     watcher.on("error", () => {
       watcher?.close()

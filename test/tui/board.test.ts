@@ -1,6 +1,7 @@
 import { Effect, Layer } from "effect"
 import { NodePath } from "@effect/platform-node"
-import { mkdir, mkdtemp, rename, rm, writeFile } from "node:fs/promises"
+import { execFileSync } from "node:child_process"
+import { link, mkdir, mkdtemp, rename, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterEach, assert, beforeEach, describe, it } from "vitest"
@@ -58,6 +59,33 @@ describe("reading a status file", () => {
 })
 
 describe("the board", () => {
+  it("follows a file replaced while the session's first read is still under way", { timeout: 10_000 }, async () => {
+    const board = createBoard(dir)
+    const file = join(dir, "ses_a.json")
+    // The file the first read opens is a pipe, so that read cannot end before the file is replaced; a second name
+    // for the pipe lets the test end it afterwards.
+    execFileSync("mkfifo", [file])
+    const pipe = join(dir, "first-read.pipe")
+    await link(file, pipe)
+    try {
+      await board.ready
+      const first = board.refresh("ses_a")
+      const replaced = new Promise<void>((resolve) => {
+        const off = board.subscribe(() => {
+          off()
+          resolve()
+        })
+      })
+      await publish(dir, sample("ses_a", 3))
+      await replaced
+      await writeFile(pipe, JSON.stringify(sample("ses_a", 1)))
+      await first
+      assert.deepStrictEqual(board.get("ses_a"), { _tag: "ok", status: sample("ses_a", 3) })
+    } finally {
+      board.close()
+    }
+  })
+
   it("follows a session's file as the server part replaces it", async () => {
     const board = createBoard(dir)
     try {
