@@ -69,6 +69,10 @@ if (sizes.some((n) => !Number.isInteger(n) || n <= 0) || modes.some((m) => m !==
   console.error("usage: npm run bench -- [--sizes 100,1000] [--mode auto|immediate|both] [--config JSON] [--profile]")
   process.exit(2)
 }
+if (args["skip-measure"] && !args.profile) {
+  console.error("--skip-measure leaves only the CPU profile to run: use it with --profile")
+  process.exit(2)
+}
 
 // ---- processes --------------------------------------------------------------------------------------------
 
@@ -629,8 +633,8 @@ const format = (
   out.push("Targets")
   out.push(...targets.map(verdict))
   if (modes.includes("immediate")) {
-    for (const size of sizes.filter((size) => size >= 1000)) {
-      const r = at(size)!
+    for (const r of results.filter(({ size }) => size >= 1000)) {
+      const size = r.size
       const floor = r.plugin.immediate!.accounting.withoutRebuilds.anthropic! / bestBaseline(r)
       const reachable = floor <= longSessionTarget
       out.push(
