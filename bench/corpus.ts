@@ -11,6 +11,7 @@ import { basename, join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { parseArgs } from "node:util"
 import type { Priced } from "../src/analysis/cost.ts"
+import type { Edits } from "../src/analysis/drive.ts"
 import { root, run } from "./process.ts"
 
 export const defaultCorpus = join(root, "..", "shared", "corpus", "openhands-sonnet35-swebv")
@@ -25,6 +26,8 @@ export interface Analysed {
   readonly tokensNone: number
   readonly tokensPlugin: number
   readonly pruned: number
+  /** With the plugin: the model's edits of files it had seen, and those made with the file's content masked. */
+  readonly edits: Edits
 }
 
 /** One recorded session through the offline analyser (`--config`: a dcp.jsonc instead of the user's). */
@@ -40,7 +43,7 @@ export const analysed = async (file: string, configFile?: string): Promise<Analy
   const json = JSON.parse(stdout) as {
     session: { requests: number }
     prunedTotal: { calls: number }
-    sent: Record<"withoutPlugin" | "withOpenCodePrune" | "withPlugin", { priced: { anthropic: Priced } }>
+    sent: Record<"withoutPlugin" | "withOpenCodePrune" | "withPlugin", { priced: { anthropic: Priced }; edits: Edits }>
   }
   const anthropic = (name: "withoutPlugin" | "withOpenCodePrune" | "withPlugin") => json.sent[name].priced.anthropic
   return {
@@ -51,7 +54,8 @@ export const analysed = async (file: string, configFile?: string): Promise<Analy
     plugin: anthropic("withPlugin").cost,
     tokensNone: anthropic("withoutPlugin").tokens,
     tokensPlugin: anthropic("withPlugin").tokens,
-    pruned: json.prunedTotal.calls
+    pruned: json.prunedTotal.calls,
+    edits: json.sent.withPlugin.edits
   }
 }
 
@@ -83,7 +87,17 @@ const main = async () => {
   }
   const rows = await pairwise(files, (file) => analysed(file, values.config))
   const n = (x: number) => Math.round(x).toLocaleString("en-US")
-  const header = ["session", "requests", "OpenCode", "OC prune", "plugin", "x better", "tokens x", "pruned"]
+  const header = [
+    "session",
+    "requests",
+    "OpenCode",
+    "OC prune",
+    "plugin",
+    "x better",
+    "tokens x",
+    "pruned",
+    "masked edits"
+  ]
   const lines = rows.map((
     r
   ) => [
@@ -94,7 +108,8 @@ const main = async () => {
     n(r.plugin),
     (r.plugin / Math.min(r.none, r.prune)).toFixed(3),
     (r.tokensPlugin / r.tokensNone).toFixed(3),
-    String(r.pruned)
+    String(r.pruned),
+    `${r.edits.masked}/${r.edits.made}`
   ])
   const sum = (pick: (r: Analysed) => number) => rows.reduce((total, r) => total + pick(r), 0)
   lines.push([
@@ -105,13 +120,14 @@ const main = async () => {
     n(sum((r) => r.plugin)),
     (sum((r) => r.plugin) / sum((r) => Math.min(r.none, r.prune))).toFixed(3),
     (sum((r) => r.tokensPlugin) / sum((r) => r.tokensNone)).toFixed(3),
-    String(sum((r) => r.pruned))
+    String(sum((r) => r.pruned)),
+    `${sum((r) => r.edits.masked)}/${sum((r) => r.edits.made)}`
   ])
   const widths = header.map((h, i) => Math.max(h.length, ...lines.map((row) => row[i]!.length)))
   const line = (cells: ReadonlyArray<string>) =>
     `| ${cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join(" | ")} |`
   console.log(
-    "Anthropic-priced cost (uncached-input-token units) of each recorded session; x better: the plugin's cost over the better of OpenCode alone and with compaction.prune"
+    "Anthropic-priced cost (uncached-input-token units) of each recorded session; x better: the plugin's cost over the better of OpenCode alone and with compaction.prune; masked edits: the model's edits of a file it had seen, made while the plugin had every copy of its content pruned, of all such edits"
   )
   console.log(
     [

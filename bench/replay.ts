@@ -20,6 +20,7 @@ import {
   addedTokens,
   drive,
   type DrivenPlugin,
+  type Edits,
   type DriveModel,
   noPlugin,
   o200kCount,
@@ -105,6 +106,8 @@ export interface Accounting {
   readonly compactions: number
   /** Outputs OpenCode's own `compaction.prune` cleared. */
   readonly openCodePruned: number
+  /** The model's edits of files it had seen, and those made with the file's content masked in what was sent. */
+  readonly edits: Edits
 }
 
 const pricedProfiles = [profiles.anthropic, profiles.openai]
@@ -270,7 +273,8 @@ export const replay = async (options: ReplayOptions): Promise<ReplayResult> => {
       lastContextTokens: driven.requestTokens.at(-1) ?? 0,
       requestsOverWindow: driven.requestTokens.filter((tokens) => tokens >= usable).length,
       compactions: driven.compactions,
-      openCodePruned: driven.openCodePruned
+      openCodePruned: driven.openCodePruned,
+      edits: driven.edits
     }
   }
 }

@@ -471,7 +471,9 @@ const format = (
   }
   if (results.length > 0 && modes.includes("immediate")) out.push(floorLegend, "")
   if (results.length > 0) {
-    out.push("Tokens sent (all requests), compactions at overflow, and the last request")
+    out.push(
+      "Tokens sent (all requests), compactions at overflow, the last request, and the edits the model made with the file it edited masked (every read or write of it pruned or cleared in what was sent)"
+    )
     out.push(table(
       [
         "calls",
@@ -483,7 +485,8 @@ const format = (
         "pruned",
         "added tokens",
         "last context none/plugin",
-        "over window none/plugin"
+        "over window none/plugin",
+        "masked edits prune/plugin"
       ],
       results.map(({ none, prune, plugin, size }) => {
         const first = plugin[modes[0]!]!
@@ -498,7 +501,8 @@ const format = (
           String(first.pruned ?? "-"),
           int(first.accounting.addedTokens),
           `${kilo(none.accounting.lastContextTokens)}/${kilo(first.accounting.lastContextTokens)}`,
-          `${none.accounting.requestsOverWindow}/${first.accounting.requestsOverWindow}`
+          `${none.accounting.requestsOverWindow}/${first.accounting.requestsOverWindow}`,
+          `${prune.accounting.edits.masked}/${first.accounting.edits.masked} of ${first.accounting.edits.made}`
         ]
       })
     ))

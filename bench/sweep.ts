@@ -3,8 +3,9 @@
  * 300 and 1,000 tool calls by default), the recorded example session (examples/) and the 22 recorded sessions of
  * `../shared/corpus` (when present) once per setting, each setting one change from the defaults, and prints the
  * cost under Anthropic's prompt-cache rules (OpenCode's breakpoints) against the better of OpenCode alone and
- * OpenCode with its own `compaction.prune`. Only token and cost figures are compared (they are deterministic), so
- * it runs the plugin from source.
+ * OpenCode with its own `compaction.prune`, and how many of the model's edits were made with the edited file's
+ * content masked (the price in what the model sees). Only token, cost and edit figures are compared (they are
+ * deterministic), so it runs the plugin from source.
  *
  *   npm run bench:sweep
  *   npm run bench:sweep -- --sizes 100,300 --seed 3 --corpus ../shared/corpus/openhands-sonnet35-swebv
@@ -13,7 +14,6 @@
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { parseArgs } from "node:util"
-import type { Priced } from "../src/analysis/cost.ts"
 import { root, run, work } from "./process.ts"
 import { type Analysed, analysed, defaultCorpus, pairwise, sessionsIn } from "./corpus.ts"
 import type { ReplayResult } from "./replay.ts"
@@ -49,6 +49,8 @@ const oneChange: ReadonlyArray<readonly [string, Record<string, unknown>]> = [
   ["staleOutputs off", { strategies: { staleOutputs: { enabled: false } } }],
   ["staleOutputs.trigger 40000", { strategies: { staleOutputs: { trigger: 40000 } } }],
   ["staleOutputs.keepRecent 5", { strategies: { staleOutputs: { keepRecent: 5 } } }],
+  ["staleOutputs.keepRecent 6", { strategies: { staleOutputs: { keepRecent: 6 } } }],
+  ["staleOutputs.keepRecent 8", { strategies: { staleOutputs: { keepRecent: 8 } } }],
   ["staleOutputs.keepRecent 20", { strategies: { staleOutputs: { keepRecent: 20 } } }],
   ["staleOutputs.clearAtLeast 10000", { strategies: { staleOutputs: { clearAtLeast: 10000 } } }],
   ["staleOutputs keeps old file changes", { strategies: { staleOutputs: { protectedTools: ["write", "edit"] } } }]
@@ -68,13 +70,13 @@ const replayed = async (
   size: number,
   plugin: "none" | "prune" | "real",
   config: Record<string, unknown>
-): Promise<Priced> => {
+): Promise<ReplayResult["accounting"]> => {
   const out = join(work, `sweep-${process.pid}-${size}-${plugin}.json`)
   const options = { size, seed, plugin, harness: join(root, "bench", "harness.ts"), config, accounting: true, out }
   await node([join(root, "bench", "replay.ts"), JSON.stringify(options)])
   const result = JSON.parse(readFileSync(out, "utf8")) as ReplayResult
   rmSync(out)
-  return result.accounting.priced.anthropic!
+  return result.accounting
 }
 
 const ratio = (value: number, of: number) => (value / of).toFixed(3)
@@ -86,11 +88,14 @@ const main = async () => {
   const columns = [
     ...sizes.map((n) => `${n.toLocaleString("en-US")} calls`),
     "example",
-    ...(corpus.length > 0 ? [`corpus (${corpus.length}): all / worst`] : [])
+    ...(corpus.length > 0 ? [`corpus (${corpus.length}): all / worst`] : []),
+    `masked edits: ${
+      [sizes.at(-1)?.toLocaleString("en-US") ?? "-", "example", ...(corpus.length > 0 ? ["corpus"] : [])].join(" · ")
+    }`
   ]
   const baselines = await pairwise(sizes, async (size) => {
     const [none, prune] = await Promise.all([replayed(size, "none", {}), replayed(size, "prune", {})])
-    return Math.min(none.cost, prune.cost)
+    return Math.min(none.priced.anthropic!.cost, prune.priced.anthropic!.cost)
   })
   const rows: Array<Array<string>> = []
   for (const [name, config] of settings) {
@@ -99,16 +104,24 @@ const main = async () => {
     writeFileSync(file, JSON.stringify(config))
     const cells = [name]
     const generated = await pairwise(sizes, (size) => replayed(size, "real", config))
-    for (const [i, priced] of generated.entries()) cells.push(ratio(priced.cost, baselines[i]!))
+    for (const [i, accounting] of generated.entries()) {
+      cells.push(ratio(accounting.priced.anthropic!.cost, baselines[i]!))
+    }
     const recorded = await analysed(example, file)
     cells.push(ratio(recorded.plugin, Math.min(recorded.none, recorded.prune)))
+    const edits = [generated.at(-1)?.edits, recorded.edits]
     if (corpus.length > 0) {
       const sessions = await pairwise(corpus, (session) => analysed(session, file))
       const best = (s: Analysed) => Math.min(s.none, s.prune)
       const total = sessions.reduce((sum, s) => sum + s.plugin, 0) / sessions.reduce((sum, s) => sum + best(s), 0)
       const worst = Math.max(...sessions.map((s) => s.plugin / best(s)))
       cells.push(`${total.toFixed(3)} / ${worst.toFixed(3)}`)
+      edits.push({
+        made: sessions.reduce((sum, s) => sum + s.edits.made, 0),
+        masked: sessions.reduce((sum, s) => sum + s.edits.masked, 0)
+      })
     }
+    cells.push(edits.map((e) => (e === undefined ? "-" : `${e.masked}/${e.made}`)).join(" · "))
     rows.push(cells)
   }
   rmSync(dir, { recursive: true, force: true })
@@ -117,7 +130,8 @@ const main = async () => {
   const line = (cells: ReadonlyArray<string>) =>
     `| ${cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join(" | ")} |`
   console.log(
-    `Anthropic-priced cost, x the better of OpenCode alone and OpenCode's compaction.prune (seed ${seed}; lower is better)`
+    `Anthropic-priced cost, x the better of OpenCode alone and OpenCode's compaction.prune (seed ${seed}; lower is better); ` +
+      "masked edits: the model's edits of a file made while every copy of its content it had seen was pruned, of all its edits of files it had seen (what masking may cost the model, which the cost does not include)"
   )
   console.log(
     [

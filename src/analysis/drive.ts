@@ -89,6 +89,8 @@ export interface Driven {
   readonly openCodePruned: number
   /** Requests sent more than the first profile's TTL after the previous one (the cache had expired). */
   readonly pausesOverTtl: number
+  /** The model's edits of files it had seen, and how many of them it made with that content masked (see `seenIn`). */
+  readonly edits: Edits
   readonly modelCalls: { readonly replayed: number; readonly accepted: number; readonly rejected: number }
   readonly last: SentRequest | undefined
   readonly builder: WireBuilder
@@ -97,6 +99,58 @@ export interface Driven {
   readonly transformMs: ReadonlyArray<number>
   readonly systemMs: ReadonlyArray<number>
   readonly phasesMs: { copy: number; accounting: number; idle: number }
+}
+
+export interface Edits {
+  /** Edits the model made to a file whose content (a read's output, a write's content) was in its unpruned history. */
+  readonly made: number
+  /** Of those, the edits made while every such copy was pruned or cleared in what the request sent. */
+  readonly masked: number
+}
+
+/** Tools whose calls show a file's content (a read's output, a write's content), and tools that edit a file in place. */
+const contentTools: ReadonlySet<string> = new Set(["read", "write"])
+const editTools: ReadonlySet<string> = new Set(["edit", "insert"])
+
+const filePathOf = (part: Msg["parts"][number]): string | undefined =>
+  part.type === "tool" && typeof part.state?.input?.filePath === "string" ? part.state.input.filePath : undefined
+
+/** The content of a file a tool part shows the model: a read's output unless cleared, or a write's content. */
+const contentOf = (part: Msg["parts"][number]): string | undefined => {
+  if (part.state?.status !== "completed") return undefined
+  const content = part.tool !== "read"
+    ? part.state.input?.content
+    : part.state.time?.compacted === undefined
+    ? part.state.output
+    : undefined
+  return typeof content === "string" ? content : undefined
+}
+
+/**
+ * The files whose content `sent` shows in full, of those `original` (the same messages before any pruning) shows:
+ * a copy counts when what was sent still contains it (the plugin's ID tag at the head of an output does not hide it).
+ */
+const seenIn = (original: ReadonlyArray<Msg>, sent: ReadonlyArray<Msg>) => {
+  const sentByCall = new Map<string, Msg["parts"][number]>()
+  for (const message of sent) {
+    for (const part of message.parts) {
+      if (part.type === "tool") sentByCall.set(part.callID, part)
+    }
+  }
+  const shown = new Set<string>()
+  const seen = new Set<string>()
+  for (const message of original) {
+    for (const part of message.parts) {
+      const path = filePathOf(part)
+      const content = path !== undefined && contentTools.has(part.tool) ? contentOf(part) : undefined
+      if (path === undefined || content === undefined) continue
+      shown.add(path)
+      const as = sentByCall.get(part.callID)
+      const sentContent = as === undefined ? undefined : contentOf(as)
+      if (sentContent?.includes(content) === true) seen.add(path)
+    }
+  }
+  return { shown, seen }
 }
 
 /** The most a request can hold before OpenCode compacts: the context less its output reserve (32,000 at most). */
@@ -163,6 +217,7 @@ export const drive = async (options: DriveOptions): Promise<Driven> => {
   let previous: number | undefined
   let pausesOverTtl = 0
   let compactions = 0
+  const edits = { made: 0, masked: 0 }
   let turnOpen = false
   let scanned = 0
   let done = 0
@@ -309,6 +364,7 @@ export const drive = async (options: DriveOptions): Promise<Driven> => {
     if (!summary) {
       last = { definitions, system: sent, messages: copy, visible, index: done }
       overflow = tokens >= usable
+      countEdits(message, visible, copy)
     }
     history.push(message)
     done++
@@ -316,6 +372,18 @@ export const drive = async (options: DriveOptions): Promise<Driven> => {
     await options.between?.(done)
   }
   if (turnOpen) await idle()
+
+  /** The edits `response` makes, against what its request showed of each file (OpenCode's cleared outputs too). */
+  function countEdits(response: Msg, visible: ReadonlyArray<Msg>, sent: ReadonlyArray<Msg>) {
+    const paths = response.parts.filter((part) => editTools.has(part.tool)).map(filePathOf)
+    if (paths.length === 0) return
+    const { shown, seen } = seenIn(visible, sent)
+    for (const path of paths) {
+      if (path === undefined || !shown.has(path)) continue
+      edits.made++
+      if (!seen.has(path)) edits.masked++
+    }
+  }
 
   async function replayModelCalls(message: Msg) {
     for (const part of message.parts) {
@@ -354,6 +422,7 @@ export const drive = async (options: DriveOptions): Promise<Driven> => {
     compactions,
     openCodePruned: cleared.size,
     pausesOverTtl,
+    edits,
     modelCalls,
     last,
     builder,

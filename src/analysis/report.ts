@@ -6,7 +6,7 @@ import { type PricingName, type PricingProfile, profiles } from "../pricing/prof
 import type { Config } from "../services/Config.ts"
 import type { Msg } from "../host/schema.ts"
 import type { Priced } from "./cost.ts"
-import { addedTokens, type Driven, isPrompt } from "./drive.ts"
+import { addedTokens, type Driven, type Edits, isPrompt } from "./drive.ts"
 import type { Recorded } from "./plugin.ts"
 import { hostToolDefinitions } from "./prompt.ts"
 import type { Session } from "./session.ts"
@@ -28,6 +28,8 @@ interface Run {
   readonly compactions: number
   /** Outputs OpenCode's own `compaction.prune` cleared. */
   readonly openCodePruned: number
+  /** The model's edits of files it had seen, and those made with every copy of the file's content masked. */
+  readonly edits: Edits
 }
 
 interface Tally {
@@ -220,7 +222,8 @@ const rounded = (priced: Readonly<Record<string, Priced>>): Record<string, Price
 const runOf = (driven: Driven): Run => ({
   priced: rounded(driven.priced),
   compactions: driven.compactions,
-  openCodePruned: driven.openCodePruned
+  openCodePruned: driven.openCodePruned,
+  edits: driven.edits
 })
 
 /** The figures of a replayed session. */
@@ -515,8 +518,20 @@ export const formatReport = (a: Analysis, options: ReportOptions = {}): string =
     percent(share(p[first]!.readTokens, p[first]!.tokens)),
     ""
   ])
-  const compactions = [sent.withoutPlugin, sent.withOpenCodePrune, sent.withPlugin].map((run) => run.compactions)
-  if (compactions.some((count) => count > 0)) rows2.push(["  Compactions at overflow", ...compactions.map(n), ""])
+  const runs = [sent.withoutPlugin, sent.withOpenCodePrune, sent.withPlugin]
+  if (runs.some((run) => run.compactions > 0))
+    rows2.push([
+      "  Compactions at overflow",
+      ...runs.map((run) => n(run.compactions)),
+      ""
+    ])
+  if (runs.some((run) => run.edits.made > 0)) {
+    rows2.push([
+      "  Edits with the file masked",
+      ...runs.map(({ edits }) => `${n(edits.masked)} of ${n(edits.made)}`),
+      ""
+    ])
+  }
   out.push(...table(rows2, ["l", "r", "r", "r", "r"]))
   const better = Math.min(w[first]!.cost, o[first]!.cost)
   out.push(
@@ -556,7 +571,12 @@ export const formatReport = (a: Analysis, options: ReportOptions = {}): string =
         } ` +
         `tokens in 128-token steps. Times are the messages' timestamps. "OC prune": OpenCode's own ` +
         `compaction.prune. Compaction at overflow (a summary request, then the summary and recent messages) is ` +
-        `simulated in every run when a request reaches the window less OpenCode's output reserve.`
+        `simulated in every run when a request reaches the window less OpenCode's output reserve.` +
+        (runs.some((run) => run.edits.made > 0)
+          ? ` "Edits with the file masked": the model's edits of a file it had read or written, made while every ` +
+            `copy of that content was pruned or cleared in what its request sent; what masking may cost the model ` +
+            `(a re-read, a failed edit), which the cost figures do not include.`
+          : "")
     )
   )
   const r = a.reported

@@ -161,6 +161,7 @@ describe("the bundled example (npm start)", () => {
     near(costWith!, 285_442)
     assert.isBelow(costWith!, costWithout!)
     assert.match(report, /^ {2}Cost, OpenAI cache\* +467,887 +467,887 +[\d,]+ +[-+]\d+\.\d%$/m)
+    assert.match(report, /^ {2}Edits with the file masked +0 of 29 +0 of 29 +\d+ of 29$/m)
     assert.include(report, "estimates (o200k tokenizer)")
     for (const line of report.split("\n")) assert.isAtMost([...line].length, 80)
   })
@@ -265,7 +266,8 @@ describe("the bundled example (npm start)", () => {
         }
       },
       compactions: 0,
-      openCodePruned: 0
+      openCodePruned: 0,
+      edits: { made: 29, masked: 0 }
     })
     const anthropic = json.sent.withPlugin.priced.anthropic!
     near(anthropic.tokens, 1_342_035)

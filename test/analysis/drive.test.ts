@@ -1,0 +1,123 @@
+import type { Hooks } from "@opencode-ai/plugin"
+import { assert, describe, it } from "vitest"
+import { drive, type DrivenPlugin, noPlugin } from "../../src/analysis/drive.ts"
+import type { Msg } from "../../src/host/schema.ts"
+import { profiles } from "../../src/pricing/profiles.ts"
+
+/**
+ * The edits the replay counts against what each request showed of the edited file: the figure that tells what
+ * masking costs the model (an edit made without the file's content in view), next to what it saves.
+ */
+
+const file = "/p/src/a.ts"
+const content = Array.from({ length: 40 }, (_, i) => `${i + 1}: export const value${i} = ${i}`).join("\n")
+
+let clock = 1_000
+const user = (text: string): Msg => ({
+  info: { id: `u${clock}`, sessionID: "ses_d", role: "user", time: { created: clock += 1_000 } },
+  parts: [{ type: "text", text }]
+})
+const assistant = (...parts: Array<Msg["parts"][number]>): Msg => ({
+  info: {
+    id: `a${clock}`,
+    sessionID: "ses_d",
+    role: "assistant",
+    time: { created: clock += 1_000 },
+    providerID: "anthropic",
+    modelID: "claude-sonnet-4-5"
+  },
+  parts: [{ type: "step-start" }, ...parts]
+})
+const call = (callID: string, tool: string, input: Record<string, unknown>, output: string) => ({
+  type: "tool",
+  callID,
+  tool,
+  state: { status: "completed", input, output, time: { start: clock, end: clock + 5 } }
+})
+const read = (callID: string, path = file) => call(callID, "read", { filePath: path }, content)
+const edit = (callID: string, path = file) =>
+  call(callID, "edit", { filePath: path, oldString: "value0", newString: "first" }, "Edit applied successfully.")
+
+/** A plugin whose transform rewrites every read output as `rewrite` says, and does nothing else. */
+const rewritingReads = (rewrite: (output: string) => string): DrivenPlugin => {
+  const hooks: Hooks = {
+    "experimental.chat.messages.transform": async (_input, output) => {
+      for (const message of output.messages) {
+        for (const part of message.parts) {
+          if (part.type === "tool" && part.tool === "read" && part.state.status === "completed") {
+            part.state.output = rewrite(part.state.output)
+          }
+        }
+      }
+    }
+  }
+  return { hooks, setTime: () => {} }
+}
+
+const editsOf = async (messages: ReadonlyArray<Msg>, plugin: DrivenPlugin, openCodePrune = false) =>
+  (await drive({
+    sessionID: "ses_d",
+    messages,
+    plugin,
+    system: ["You are OpenCode."],
+    hostTools: [],
+    model: { providerID: "anthropic", modelID: "claude-sonnet-4-5", context: 200_000, output: 32_000 },
+    profiles: [profiles.anthropic],
+    count: (text) => Math.ceil(text.length / 4),
+    openCodePrune
+  })).edits
+
+describe("edits made with the file masked", () => {
+  it("an edit whose file's only read was replaced in what was sent is counted as masked", async () => {
+    const session = [user("fix a.ts"), assistant(read("c1")), assistant(edit("c2"))]
+    assert.deepStrictEqual(await editsOf(session, rewritingReads(() => "[pruned: read a.ts; recall 1]")), {
+      made: 1,
+      masked: 1
+    })
+  })
+
+  it("a read sent with a tag at its head still shows the file", async () => {
+    const session = [user("fix a.ts"), assistant(read("c1")), assistant(edit("c2"))]
+    assert.deepStrictEqual(await editsOf(session, rewritingReads((output) => `[#1]\n${output}`)), {
+      made: 1,
+      masked: 0
+    })
+  })
+
+  it("one read still in view is enough, whatever happened to the others", async () => {
+    let reads = 0
+    const firstMasked = rewritingReads((output) => (reads++ % 2 === 0 ? "[pruned]" : output))
+    const session = [user("fix a.ts"), assistant(read("c1")), assistant(read("c2")), assistant(edit("c3"))]
+    assert.deepStrictEqual(await editsOf(session, firstMasked), { made: 1, masked: 0 })
+  })
+
+  it("the content of an earlier write shows the file", async () => {
+    const write = call("c1", "write", { filePath: file, content }, "Wrote file successfully.")
+    const session = [user("fix a.ts"), assistant(write), assistant(edit("c2"))]
+    assert.deepStrictEqual(await editsOf(session, rewritingReads(() => "[pruned]")), { made: 1, masked: 0 })
+  })
+
+  it("an edit of a file the model never saw is not counted", async () => {
+    const session = [user("fix b.ts"), assistant(read("c1")), assistant(edit("c2", "/p/src/b.ts"))]
+    assert.deepStrictEqual(await editsOf(session, rewritingReads(() => "[pruned]")), { made: 0, masked: 0 })
+  })
+
+  it("a read OpenCode's compaction.prune cleared no longer shows the file", async () => {
+    // At a turn's end, outputs older than the last two turns and past the newest 40,000 tokens of tool output are
+    // cleared once more than 20,000 tokens can go.
+    const big = "x".repeat(4 * 45_000)
+    const session = [
+      user("fix a.ts"),
+      assistant(read("c1")),
+      assistant(call("c2", "bash", { command: "make" }, big)),
+      user("go on"),
+      assistant(call("c3", "bash", { command: "make test" }, big)),
+      user("and now"),
+      assistant(call("c4", "bash", { command: "make lint" }, "ok")),
+      user("fix it"),
+      assistant(edit("c5"))
+    ]
+    assert.deepStrictEqual(await editsOf(session, noPlugin), { made: 1, masked: 0 })
+    assert.deepStrictEqual(await editsOf(session, noPlugin, true), { made: 1, masked: 1 })
+  })
+})
