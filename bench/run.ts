@@ -472,7 +472,7 @@ const format = (
   if (results.length > 0 && modes.includes("immediate")) out.push(floorLegend, "")
   if (results.length > 0) {
     out.push(
-      "Tokens sent (all requests), compactions at overflow, the last request, and the edits the model made with the file it edited masked (every read or write of it pruned or cleared in what was sent)"
+      "Tokens sent (all requests), compactions at overflow, the last request, and the model's edits made with the edited file masked (every read or write of it it had seen pruned or cleared in what was sent), of its edits of files it had seen"
     )
     out.push(table(
       [
@@ -486,7 +486,7 @@ const format = (
         "added tokens",
         "last context none/plugin",
         "over window none/plugin",
-        "masked edits prune/plugin"
+        "masked edits OC prune · plugin"
       ],
       results.map(({ none, prune, plugin, size }) => {
         const first = plugin[modes[0]!]!
@@ -502,7 +502,7 @@ const format = (
           int(first.accounting.addedTokens),
           `${kilo(none.accounting.lastContextTokens)}/${kilo(first.accounting.lastContextTokens)}`,
           `${none.accounting.requestsOverWindow}/${first.accounting.requestsOverWindow}`,
-          `${prune.accounting.edits.masked}/${first.accounting.edits.masked} of ${first.accounting.edits.made}`
+          [prune, first].map(({ accounting: { edits } }) => `${edits.masked}/${edits.made}`).join(" · ")
         ]
       })
     ))
