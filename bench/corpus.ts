@@ -59,6 +59,12 @@ export const analysed = async (file: string, configFile?: string): Promise<Analy
   }
 }
 
+/** The masked edits of several sessions together. */
+export const editsOf = (sessions: ReadonlyArray<Analysed>): Edits => ({
+  made: sessions.reduce((sum, s) => sum + s.edits.made, 0),
+  masked: sessions.reduce((sum, s) => sum + s.edits.masked, 0)
+})
+
 /** Runs `task` over `items` two at a time (the machines have two cores). */
 export const pairwise = async <A, B>(items: ReadonlyArray<A>, task: (item: A) => Promise<B>): Promise<Array<B>> => {
   const results: Array<B> = new Array(items.length)
@@ -112,6 +118,7 @@ const main = async () => {
     `${r.edits.masked}/${r.edits.made}`
   ])
   const sum = (pick: (r: Analysed) => number) => rows.reduce((total, r) => total + pick(r), 0)
+  const all = editsOf(rows)
   lines.push([
     "all",
     String(sum((r) => r.requests)),
@@ -121,7 +128,7 @@ const main = async () => {
     (sum((r) => r.plugin) / sum((r) => Math.min(r.none, r.prune))).toFixed(3),
     (sum((r) => r.tokensPlugin) / sum((r) => r.tokensNone)).toFixed(3),
     String(sum((r) => r.pruned)),
-    `${sum((r) => r.edits.masked)}/${sum((r) => r.edits.made)}`
+    `${all.masked}/${all.made}`
   ])
   const widths = header.map((h, i) => Math.max(h.length, ...lines.map((row) => row[i]!.length)))
   const line = (cells: ReadonlyArray<string>) =>

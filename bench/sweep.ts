@@ -15,7 +15,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import { join } from "node:path"
 import { parseArgs } from "node:util"
 import { root, run, work } from "./process.ts"
-import { type Analysed, analysed, defaultCorpus, pairwise, sessionsIn } from "./corpus.ts"
+import { type Analysed, analysed, defaultCorpus, editsOf, pairwise, sessionsIn } from "./corpus.ts"
 import type { ReplayResult } from "./replay.ts"
 
 const { values: args } = parseArgs({
@@ -116,10 +116,7 @@ const main = async () => {
       const total = sessions.reduce((sum, s) => sum + s.plugin, 0) / sessions.reduce((sum, s) => sum + best(s), 0)
       const worst = Math.max(...sessions.map((s) => s.plugin / best(s)))
       cells.push(`${total.toFixed(3)} / ${worst.toFixed(3)}`)
-      edits.push({
-        made: sessions.reduce((sum, s) => sum + s.edits.made, 0),
-        masked: sessions.reduce((sum, s) => sum + s.edits.masked, 0)
-      })
+      edits.push(editsOf(sessions))
     }
     cells.push(edits.map((e) => (e === undefined ? "-" : `${e.masked}/${e.made}`)).join(" · "))
     rows.push(cells)
