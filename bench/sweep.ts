@@ -48,10 +48,14 @@ const oneChange: ReadonlyArray<readonly [string, Record<string, unknown>]> = [
   ["repeats off", { strategies: { repeats: { enabled: false } } }],
   ["staleOutputs off", { strategies: { staleOutputs: { enabled: false } } }],
   ["staleOutputs.trigger 40000", { strategies: { staleOutputs: { trigger: 40000 } } }],
-  ["staleOutputs.keepRecent 5", { strategies: { staleOutputs: { keepRecent: 5 } } }],
-  ["staleOutputs.keepRecent 6", { strategies: { staleOutputs: { keepRecent: 6 } } }],
-  ["staleOutputs.keepRecent 8", { strategies: { staleOutputs: { keepRecent: 8 } } }],
+  ["staleOutputs.keepRecent 3", { strategies: { staleOutputs: { keepRecent: 3 } } }],
+  ["staleOutputs.keepRecent 7", { strategies: { staleOutputs: { keepRecent: 7 } } }],
+  ["staleOutputs.keepRecent 10", { strategies: { staleOutputs: { keepRecent: 10 } } }],
   ["staleOutputs.keepRecent 20", { strategies: { staleOutputs: { keepRecent: 20 } } }],
+  ["staleOutputs.keepFiles 0", { strategies: { staleOutputs: { keepFiles: 0 } } }],
+  ["staleOutputs.keepFiles 2", { strategies: { staleOutputs: { keepFiles: 2 } } }],
+  ["staleOutputs.keepFiles 4", { strategies: { staleOutputs: { keepFiles: 4 } } }],
+  ["keepRecent 10, keepFiles 0 (before)", { strategies: { staleOutputs: { keepRecent: 10, keepFiles: 0 } } }],
   ["staleOutputs.clearAtLeast 10000", { strategies: { staleOutputs: { clearAtLeast: 10000 } } }],
   ["staleOutputs keeps old file changes", { strategies: { staleOutputs: { protectedTools: ["write", "edit"] } } }]
 ]

@@ -26,6 +26,7 @@ const section = <Fields extends Schema.Struct.Fields>(description: string, field
 
 const Turns = Schema.Int.check(Schema.isGreaterThanOrEqualTo(1))
 const Tokens = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
+const Count = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
 const Share = Schema.Finite.check(Schema.isGreaterThan(0), Schema.isLessThanOrEqualTo(1))
 const Seconds = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
 const Factor = Schema.Finite.check(Schema.isGreaterThanOrEqualTo(0))
@@ -111,7 +112,12 @@ export const PluginConfigFile = Schema.Struct({
       {
         enabled: setting(Schema.Boolean, true, "Mask stale tool outputs."),
         trigger: setting(Tokens, 20000, "Start masking once the context holds this many tokens."),
-        keepRecent: setting(Tokens, 10, "The most recent tool outputs that are never masked."),
+        keepRecent: setting(Count, 5, "The most recent tool outputs that are never masked."),
+        keepFiles: setting(
+          Count,
+          3,
+          "The files most recently read, written or edited: the newest read or write of each is never masked."
+        ),
         clearAtLeast: setting(Tokens, 5000, "Mask in batches of at least this many tokens."),
         protectedTools: protectedTools("masking")
       }

@@ -24,7 +24,7 @@ const six = (): Array<ToolCall> => history(["a", "b", "c", "d", "e", "f"].map((n
 
 type StaleOptions = Omit<PluginConfig["strategies"]["staleOutputs"], "enabled">
 
-const options: StaleOptions = { trigger: 10_000, keepRecent: 2, clearAtLeast: 1000, protectedTools: [] }
+const options: StaleOptions = { trigger: 10_000, keepRecent: 2, keepFiles: 0, clearAtLeast: 1000, protectedTools: [] }
 
 /** Stale outputs alone, as the request path runs it, in a context of 20k tokens unless given. */
 const staleOutputs = (
@@ -220,6 +220,37 @@ describe("staleOutputs: old file changes", () => {
   })
 })
 
+describe("staleOutputs: keepFiles", () => {
+  it("keeps the newest copy of each of the keepFiles files most recently worked on, however old", () => {
+    assert.deepStrictEqual(mask(six(), { keepFiles: 3 }), ["c1", "c2", "c3"])
+  })
+
+  it("masks the older copies of a working file", () => {
+    const calls = history(["a", "b", "a", "c", "d", "e"].map((name) => readOf(name)))
+    assert.deepStrictEqual(mask(calls, { keepFiles: 4 }), ["c1", "c2"])
+  })
+
+  it("counts an edit as working on a file, and keeps the file's newest read, not the edit", () => {
+    const calls = history([readOf("a"), readOf("b"), readOf("c"), readOf("d"), editOf("a", 800), readOf("e")])
+    assert.deepStrictEqual(mask(calls, { keepRecent: 1, keepFiles: 2 }), ["c2", "c3", "c4", "c5"])
+  })
+
+  it("keeps a write's content as the newest copy of its file", () => {
+    const calls = history([writeOf("a", 800), readOf("b"), readOf("c"), editOf("a", 800), readOf("d")])
+    assert.deepStrictEqual(mask(calls, { keepRecent: 1, keepFiles: 2 }), ["c2", "c3", "c4"])
+  })
+
+  it("keeps the copy a pruned re-read points to", () => {
+    const calls = history(["a", "b", "c", "a", "d", "e"].map((name) => readOf(name)))
+    assert.deepStrictEqual(mask(calls, { keepRecent: 1, keepFiles: 3, pruned: new Set(["c4"]) }), ["c2", "c3"])
+  })
+
+  it("stops keeping a file once keepFiles other files were worked on after it", () => {
+    const calls = history(["a", "b", "c", "d", "e", "f"].map((name) => readOf(name)))
+    assert.deepStrictEqual(mask(calls, { keepRecent: 1, keepFiles: 2 }), ["c1", "c2", "c3", "c4"])
+  })
+})
+
 describe("staleOutputs among the other rules", () => {
   const run = (
     calls: ReadonlyArray<ToolCall>,
@@ -294,9 +325,12 @@ const outputs = (sent: ReadonlyArray<Msg>) => names.map((_, i) => toolPart(sent,
 /** Every read sent in full (tagged with its ID, as every output large enough to prune is). */
 const whole = names.map((name, i) => tagged(i + 1, content(`src/${name}.ts`)))
 
-/** Masking on: from 5k tokens, keeping the two most recent, in batches of at least 1k. Deduplication cannot interfere. */
+/**
+ * Masking on: from 5k tokens, keeping the two most recent and no working file's copy, in batches of at least 1k.
+ * Deduplication cannot interfere.
+ */
 const masking = (stale: object = {}) => ({
-  strategies: { staleOutputs: { trigger: 5000, keepRecent: 2, clearAtLeast: 1000, ...stale } }
+  strategies: { staleOutputs: { trigger: 5000, keepRecent: 2, keepFiles: 0, clearAtLeast: 1000, ...stale } }
 })
 
 effectDescribe("staleOutputs through the transform", () => {
@@ -324,6 +358,17 @@ effectDescribe("staleOutputs through the transform", () => {
       assert.deepStrictEqual(Object.keys(state.pruned).sort(), ["c1", "c2", "c3"])
       assert.strictEqual(state.stats.byReason.staleOutputs?.calls, 3)
     }))
+
+  effectIt.effect(
+    "the newest read of each of the keepFiles files last worked on reaches the model in full",
+    () =>
+      Effect.gen(function*() {
+        const root = yield* tempDir
+        const sent = yield* send(fresh(reads)).pipe(Effect.provide(pipelineUnder(root, masking({ keepFiles: 3 }))))
+        assert.match(toolPart(sent, "c2").state.output, /^\[pruned, /)
+        assert.strictEqual(toolPart(sent, "c3").state.output, tagged(3, content("src/c.ts")))
+      })
+  )
 
   effectIt.effect("below the trigger nothing is masked", () =>
     Effect.gen(function*() {

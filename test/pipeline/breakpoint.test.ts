@@ -21,8 +21,8 @@ const openRouter = {
   api: { id: "claude-sonnet-4-5", npm: "@openrouter/ai-sdk-provider" }
 }
 
-/** Stale outputs masked beyond the 2 most recent calls, from the first request on. */
-const masking = { strategies: { staleOutputs: { trigger: 100, keepRecent: 2, clearAtLeast: 10 } } }
+/** Stale outputs masked beyond the 2 most recent calls, from the first request on; no working file's copy kept. */
+const masking = { strategies: { staleOutputs: { trigger: 100, keepRecent: 2, keepFiles: 0, clearAtLeast: 10 } } }
 
 const output = (label: string) =>
   Array.from({ length: 80 }, (_, i) => `${label} ${i}: export const value${i} = compute(${i})`).join("\n")

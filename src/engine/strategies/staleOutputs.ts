@@ -12,6 +12,11 @@ import { changesFile, contentTokens } from "./supersedeWrites.ts"
  * file, the replaced and replacing text) is often the largest thing left in a long session once old outputs are
  * masked, and the file on disk, or a later read, holds what matters of it now. Its content inputs are masked, its
  * path and result stay. Listing `write` or `edit` in `protectedTools` keeps them.
+ *
+ * The files the model is working on keep their newest copy (a read's output, a write's content) however old it is:
+ * the model edits them next, and an edit made with the file masked costs the chat a re-read, a `recall` or an edit
+ * that fails on a stale `oldString`, which no cost figure shows. The `keepFiles` files most recently read, written or
+ * edited are the working files; a newer call to another file is what ends a file's protection, not age.
  */
 
 interface StaleOptions {
@@ -21,6 +26,8 @@ interface StaleOptions {
   readonly keepRecent: number
   /** Masking happens in batches of at least this many tokens. */
   readonly clearAtLeast: number
+  /** The files most recently read, written or edited whose newest copy of their content is never masked. */
+  readonly keepFiles: number
   readonly protectedTools: ReadonlyArray<string>
 }
 
@@ -58,14 +65,45 @@ export const staleAmong = (
 ): Array<Candidate> => {
   if (options.contextTokens < options.trigger) return []
   const end = calls.length - options.keepRecent
+  const kept = workingCopies(calls, maskable, options.keepFiles)
   const found: Array<Candidate> = []
   let tokens = 0
   for (const position of maskable) {
     if (position >= end) break
     const call = calls[position]!
-    if (options.taken(call.callID) || protection.recent(call)) continue
+    if (options.taken(call.callID) || protection.recent(call) || kept.has(position)) continue
     found.push({ callID: call.callID, reason: "staleOutputs" })
     tokens += maskedTokens(call)
   }
   return tokens >= options.clearAtLeast ? found : []
+}
+
+const touchesFile: ReadonlySet<string> = new Set(["read", "write", "edit", "multiedit"])
+const showsContent: ReadonlySet<string> = new Set(["read", "write"])
+
+/**
+ * The positions, among `maskable`, of the newest read or write of each of the `files` files most recently read,
+ * written or edited (by any call, failed ones too: the model was working on the file). `maskable` holds no pruned
+ * call, so a re-read sent as a pointer leaves the copy it points to as the newest.
+ */
+const workingCopies = (
+  calls: ReadonlyArray<ToolCall>,
+  maskable: ReadonlyArray<number>,
+  files: number
+): ReadonlySet<number> => {
+  const kept = new Set<number>()
+  const working = new Set<string>()
+  for (let i = calls.length - 1; i >= 0 && working.size < files; i--) {
+    const call = calls[i]!
+    if (touchesFile.has(call.tool) && call.absolutePath !== undefined) working.add(call.absolutePath)
+  }
+  const covered = new Set<string>()
+  for (let i = maskable.length - 1; i >= 0 && covered.size < working.size; i--) {
+    const call = calls[maskable[i]!]!
+    const path = call.absolutePath
+    if (path === undefined || !showsContent.has(call.tool) || !working.has(path) || covered.has(path)) continue
+    covered.add(path)
+    kept.add(maskable[i]!)
+  }
+  return kept
 }
