@@ -41,6 +41,7 @@ const cases: fc.Arbitrary<Case> = fc.record({
       staleOutputs: fc.record({
         trigger: fc.constantFrom(0, 2000, 20_000),
         keepRecent: fc.constantFrom(1, 3),
+        keepFiles: fc.constantFrom(0, 2),
         clearAtLeast: fc.constantFrom(0, 500)
       }),
       repeats: fc.record({ enabled: fc.boolean() })
