@@ -25,8 +25,8 @@ const section = <Fields extends Schema.Struct.Fields>(description: string, field
   )
 
 const Turns = Schema.Int.check(Schema.isGreaterThanOrEqualTo(1))
-const Tokens = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
 const Count = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
+const Tokens = Count
 const Share = Schema.Finite.check(Schema.isGreaterThan(0), Schema.isLessThanOrEqualTo(1))
 const Seconds = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
 const Factor = Schema.Finite.check(Schema.isGreaterThanOrEqualTo(0))

@@ -78,7 +78,6 @@ export const staleAmong = (
   return tokens >= options.clearAtLeast ? found : []
 }
 
-const touchesFile: ReadonlySet<string> = new Set(["read", "write", "edit", "multiedit"])
 const showsContent: ReadonlySet<string> = new Set(["read", "write"])
 
 /**
@@ -95,7 +94,9 @@ const workingCopies = (
   const working = new Set<string>()
   for (let i = calls.length - 1; i >= 0 && working.size < files; i--) {
     const call = calls[i]!
-    if (touchesFile.has(call.tool) && call.absolutePath !== undefined) working.add(call.absolutePath)
+    if ((call.tool === "read" || changesFile(call.tool)) && call.absolutePath !== undefined) {
+      working.add(call.absolutePath)
+    }
   }
   const covered = new Set<string>()
   for (let i = maskable.length - 1; i >= 0 && covered.size < working.size; i--) {
