@@ -186,4 +186,31 @@ describe("strategies.staleOutputs with a low trigger, keeping the 2 most recent 
     assert.match(resultOf(after, "old_2") ?? "", /Edit applied successfully/)
     assert.include(await readFile(s.path("src/a.ts"), "utf8"), "epsilon29")
   })
+
+  it("the newest read of each of the 3 files last read or edited stays in full however old; an older file's is masked", async () => {
+    const s = scenario()
+    const session = await s.newSession()
+    s.model.script([
+      read(s, "src/a.ts", "work_1"),
+      read(s, "src/b.ts", "work_2"),
+      read(s, "src/c.ts", "work_3"),
+      read(s, "src/big.ts", "work_4"),
+      call("edit", {
+        filePath: s.path("src/b.ts"),
+        oldString: 'export const beta3 = "beta line 3"\n',
+        newString: 'export const beta3 = "beta line three"\n'
+      }, "work_5"),
+      call("grep", { pattern: "export const gamma2", path: s.path("src") }, "work_6"),
+      call("grep", { pattern: "export const big2", path: s.path("src") }, "work_7"),
+      done
+    ])
+    await s.prompt(session, "read four files, edit b.ts, then search")
+
+    // The working files are b.ts (edited last), big.ts and c.ts; a.ts was read before all three.
+    const last = requestAfter(s.requests(), "work_7")
+    assert.match(resultOf(last, "work_1") ?? "", placeholder("[pruned, ~N tokens; id 1]"))
+    assert.include(resultOf(last, "work_2"), 'beta59 = "beta line 59"')
+    assert.include(resultOf(last, "work_3"), 'gamma59 = "gamma line 59"')
+    assert.include(resultOf(last, "work_4"), 'big399 = "big line 399"')
+  })
 })
