@@ -24,8 +24,10 @@ import { Predicate } from "effect"
  * the request's own model only, and the SDK's Anthropic package writes `cache_control` on that block. That package
  * ignores breakpoints beyond the provider's limit of 4 (counted from the start), so the plugin puts its system
  * section into OpenCode's one system message (src/hooks/system.ts): OpenCode then marks 3 places and the anchor is
- * the 4th. Other packages may send a 5th marker on to a provider that rejects it, so the anchor is only for the
- * Anthropic package (`anchorsFor`).
+ * the 4th. Another plugin's system text makes OpenCode send two system messages and mark 4; the anchor would then
+ * cost OpenCode's marker on the newest message, so there is none while that lasts (src/hooks/transform.ts). Other
+ * packages may send a 5th marker on to a provider that rejects it, so the anchor is only for the Anthropic package
+ * (`anchorsFor`).
  */
 
 /** An anchor: the text part `partIndex` of the message `messageId`. */

@@ -29,6 +29,7 @@ export const system = Effect.fn("hooks.system")(function*(
     Effect.sync(() => {
       if (state.isSubAgent) return
       state.model = modelOf(model)
+      state.systemParts = parts
       // Into OpenCode's last system text, not a new one: OpenCode marks each of the first two system messages as a
       // cache breakpoint, and Anthropic allows four, one of which the plugin keeps for itself (src/engine/anchor.ts).
       if (section !== undefined) {

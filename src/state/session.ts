@@ -36,6 +36,12 @@ export interface SessionState {
   /** Tokens of the system prompt of the latest request, once seen (estimated), and its texts. */
   systemTokens: number | undefined
   systemTexts: ReadonlyArray<string> | undefined
+  /**
+   * The array of system texts OpenCode handed the plugins for the latest request, itself: plugins after this one add
+   * to it and OpenCode then joins some of its parts in place, so once that request is sent it holds the system
+   * messages it sent.
+   */
+  systemParts: ReadonlyArray<string> | undefined
   /** The model of the latest request: its provider's pricing and its context window decide when prunes are applied. */
   model: SessionModel | undefined
   /** When this process last saw a request for the session: an idle gap beyond the cache TTL means a cold cache. */
@@ -94,6 +100,7 @@ export const fromFile = (file: SessionFile, isSubAgent: boolean): SessionState =
     nudgeAfter: 0,
     systemTokens: undefined,
     systemTexts: undefined,
+    systemParts: undefined,
     model: undefined,
     lastRequestAt: undefined,
     pace: undefined,

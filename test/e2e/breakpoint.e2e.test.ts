@@ -158,3 +158,32 @@ describe("with the breakpoint", () => {
     assert.isBelow(cost(withMark!), cost(withoutMark!))
   })
 })
+
+describe("with another plugin that adds a system text of its own", () => {
+  // A project plugin, loaded after this one: its text reaches OpenCode as a second system message, which OpenCode
+  // marks too.
+  const other = `export const Other = async () => ({
+  "experimental.chat.system.transform": async (_input, output) => {
+    output.system.push("Another plugin's instructions.")
+  }
+})
+`
+  const scenario = useScenario({
+    files: { ...files, ".opencode/plugin/other.js": other },
+    mainModel: "claude-fake",
+    protocol: "anthropic",
+    globalConfig: configWith(true)
+  })
+
+  it("the plugin keeps no breakpoint of its own, and OpenCode's marker on the newest message stays", async () => {
+    const run = await runSession(scenario())
+    assert.lengthOf(run.bodies, 13)
+    assert.isTrue(run.bodies.some((body) => sentBlocks(body).some(isPlaceholder)))
+    for (const body of run.bodies) {
+      const system = typeof body.system === "string" ? [body.system] : (body.system ?? []).map((block) => block.text)
+      assert.deepStrictEqual(system.slice(1), ["Another plugin's instructions."])
+      assert.deepStrictEqual(ownMarks(body), [])
+      assert.isDefined(blocksOf(body.messages.at(-1)!).at(-1)?.cache_control)
+    }
+  })
+})

@@ -47,16 +47,24 @@ const marked = (messages: ReadonlyArray<Msg>): Array<string> =>
     )
   )
 
-/** Requests of one session: the system transform (which notes the model), then the messages transform. */
-const requests = (model: typeof claude, config: object, sends: number) =>
+/**
+ * Requests of one session: the system transform (which notes the model), then the messages transform. `after`: what
+ * the system transforms of plugins that run after this one do to the system texts.
+ */
+const requests = (
+  model: typeof claude,
+  config: object,
+  sends: number,
+  after: (system: Array<string>) => void = () => {}
+) =>
   Effect.gen(function*() {
     const { call, hooks } = yield* pluginHooks({ config })
     const stored = history(model)
     const sent: Array<Array<Msg>> = []
     for (let i = 0; i < sends; i++) {
-      yield* call(() =>
-        hooks["experimental.chat.system.transform"]!({ sessionID, model } as never, { system: ["You are OpenCode."] })
-      )
+      const system = ["You are OpenCode."]
+      yield* call(() => hooks["experimental.chat.system.transform"]!({ sessionID, model } as never, { system }))
+      after(system)
       const messages = fresh(stored)
       yield* call(() => hooks["experimental.chat.messages.transform"]!({} as never, { messages } as never))
       sent.push(messages)
@@ -93,6 +101,12 @@ describe("the plugin's cache breakpoint", () => {
   it.effect("is not placed for a package that may send a breakpoint beyond Anthropic's limit on to the provider", () =>
     Effect.gen(function*() {
       const [sent] = yield* requests(openRouter, masking, 1)
+      assert.deepStrictEqual(marked(sent!), [])
+    }))
+
+  it.effect("is not placed while another plugin's system text makes OpenCode send two system messages", () =>
+    Effect.gen(function*() {
+      const [sent] = yield* requests(claude, masking, 1, (system) => system.push("Another plugin's instructions."))
       assert.deepStrictEqual(marked(sent!), [])
     }))
 })
