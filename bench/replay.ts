@@ -54,6 +54,8 @@ export interface ReplayOptions {
    * the worst case for latency (a model with a window larger than the session, or `compaction.auto: false`).
    */
   readonly compaction?: boolean
+  /** Another plugin adds a system text of its own after this one's, in every run (see `DriveOptions.otherSystem`). */
+  readonly otherSystem?: boolean
   /** Where to write the ReplayResult as JSON. */
   readonly out: string
 }
@@ -195,6 +197,14 @@ const collect = (): boolean => {
 /** Requests between forced collections: keeps peak RSS from depending on when V8 chose to collect. */
 const collectEvery = 100
 
+/** What `--other-system` adds: a few lines of instructions, as plugins that steer the model add. */
+const otherPluginSystem = [
+  "## Project conventions",
+  "- Prefer small, focused changes; keep the existing code style.",
+  "- Run the tests after every change and report what failed.",
+  "- Ask before adding a dependency."
+].join("\n")
+
 export const replay = async (options: ReplayOptions): Promise<ReplayResult> => {
   const generateStart = performance.now()
   const session = generate({ seed: options.seed, toolCalls: options.size })
@@ -229,6 +239,7 @@ export const replay = async (options: ReplayOptions): Promise<ReplayResult> => {
     count,
     compactAtOverflow: options.compaction ?? true,
     openCodePrune: options.plugin === "prune",
+    ...(options.otherSystem === true ? { otherSystem: otherPluginSystem } : {}),
     directory: projectDir,
     between: async (request) => {
       // Between requests OpenCode waits for the model; background work (state written behind) runs then.

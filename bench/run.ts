@@ -12,6 +12,8 @@
  *                                                  (diagnostic: what exact counting would cost)
  *   npm run bench -- --tokenizer estimate          the plugin counts 4 characters a token (diagnostic)
  *   npm run bench -- --no-compaction              no compaction at overflow: whole histories, the latency worst case
+ *   npm run bench -- --other-system               another plugin adds a system text of its own (OpenCode then sends
+ *                                                  two system messages), in every run
  *   npm run bench -- --seed 7 --load-runs 9 --no-build --json out.json
  *
  * Each replay runs in its own process (peak RSS is per process); results come back as JSON files under .bench/.
@@ -43,6 +45,7 @@ const { values: args } = parseArgs({
     "load-runs": { type: "string", default: "7" },
     "no-build": { type: "boolean", default: false },
     "no-compaction": { type: "boolean", default: false },
+    "other-system": { type: "boolean", default: false },
     json: { type: "string" },
     tokenizer: { type: "string", default: "default" }
   }
@@ -205,9 +208,9 @@ const main = async () => {
     `plugin source: git ${commit}${dirty ? " with uncommitted changes in src/" : ""}${tokenizerNote[tokenizer]}`,
     `seed ${seed}; sizes ${sizes.join(", ")}; modes ${modes.join(", ")}${
       args.config !== "{}" ? `; config ${args.config}` : ""
-    }${args["no-compaction"] ? "; no compaction at overflow (whole histories)" : ""}; load average at start ${
-      loadavg().map((x) => x.toFixed(2)).join(" ")
-    }`
+    }${args["no-compaction"] ? "; no compaction at overflow (whole histories)" : ""}${
+      args["other-system"] ? "; another plugin's system text after the plugin's" : ""
+    }; load average at start ${loadavg().map((x) => x.toFixed(2)).join(" ")}`
   ]
   progress(header.join("\n"))
 
@@ -261,7 +264,15 @@ const main = async () => {
   const results: Array<SizeResult> = []
   if (!args["skip-measure"]) {
     for (const size of sizes) {
-      const base = { size, seed, harness: bundled, accounting: true, tokenizer, compaction: !args["no-compaction"] }
+      const base = {
+        size,
+        seed,
+        harness: bundled,
+        accounting: true,
+        tokenizer,
+        compaction: !args["no-compaction"],
+        otherSystem: args["other-system"]
+      }
       const none = await replay({ ...base, plugin: "none", config: {} }, { runtime, label: "no plugin" })
       const prune = await replay({ ...base, plugin: "prune", config: {} }, {
         runtime,

@@ -59,6 +59,11 @@ export interface DriveOptions {
   readonly compactAtOverflow?: boolean
   readonly openCodePrune?: boolean
   readonly summaryTokens?: number
+  /**
+   * A system text another plugin adds after this one's, on every request but the summariser's (OpenCode then sends
+   * two system messages).
+   */
+  readonly otherSystem?: string
   /** The project directory, for the context handed to the plugin's tools. */
   readonly directory?: string
   /** Called after each request (the benchmark lets background work run and samples memory there). */
@@ -269,6 +274,7 @@ export const drive = async (options: DriveOptions): Promise<Driven> => {
         limit: { context: model.context, output: model.output }
       }
       await hooks?.["experimental.chat.system.transform"]?.({ sessionID, model: info } as never, { system })
+      if (options.otherSystem !== undefined) system.push(options.otherSystem)
     }
     transformMs.push(t1 - t0)
     systemMs.push(performance.now() - t1)
