@@ -25,9 +25,8 @@ import { Predicate } from "effect"
  * ignores breakpoints beyond the provider's limit of 4 (counted from the start), so the plugin puts its system
  * section into OpenCode's one system message (src/hooks/system.ts): OpenCode then marks 3 places and the anchor is
  * the 4th. Another plugin's system text makes OpenCode send two system messages and mark 4; the anchor would then
- * cost OpenCode's marker on the newest message, so there is none while that lasts (src/hooks/transform.ts). Other
- * packages may send a 5th marker on to a provider that rejects it, so the anchor is only for the Anthropic package
- * (`anchorsFor`).
+ * cost OpenCode's marker on the newest message, so there is none while that lasts. Other packages may send a 5th
+ * marker on to a provider that rejects it, so the anchor is only for the Anthropic package. Both in `anchorsFor`.
  */
 
 /** An anchor: the text part `partIndex` of the message `messageId`. */
@@ -56,10 +55,14 @@ const anthropicPackage = "@ai-sdk/anthropic"
 
 /**
  * Whether the plugin keeps an anchor for a request of `model`: the model's package is known to be Anthropic's, or,
- * when the host does not say, it is OpenCode's own `anthropic` provider, which uses that package.
+ * when the host does not say, it is OpenCode's own `anthropic` provider, which uses that package; and OpenCode sends
+ * one system message (`systemMessages`), so that it marks three places and the anchor is the fourth. With two (another
+ * plugin's system text), OpenCode marks four, and the package would drop OpenCode's marker on the newest message to
+ * keep the anchor: that message would be sent uncached and written on the next request instead.
  */
-export const anchorsFor = (model: AnchorModel | undefined): boolean =>
-  model !== undefined && (model.npm === undefined ? model.providerID === "anthropic" : model.npm === anthropicPackage)
+export const anchorsFor = (model: AnchorModel | undefined, systemMessages = 1): boolean =>
+  model !== undefined && systemMessages <= 1 &&
+  (model.npm === undefined ? model.providerID === "anthropic" : model.npm === anthropicPackage)
 
 export const isBefore = (a: Place, b: Place): boolean => a[0] < b[0] || (a[0] === b[0] && a[1] < b[1])
 

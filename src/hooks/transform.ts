@@ -139,7 +139,7 @@ const transformSession = Effect.fnUntraced(function*(state: SessionState, sessio
 
   // decide
   const anchorModel = config.cache.breakpoint && scheduler.profile(state).kind === "anthropic" &&
-      anchorsFor(state.model) && oneSystemMessage(state)
+      anchorsFor(state.model, state.systemParts?.length)
     ? state.model
     : undefined
   const anchored = anchorModel === undefined || state.anchor === undefined
@@ -334,15 +334,6 @@ const moveAnchor = (
   state.anchor = anchor?.anchor
   return anchor
 }
-
-/**
- * Whether the latest request sent OpenCode's system prompt as one system message, so that OpenCode marked three
- * places and the plugin's breakpoint is the fourth. Another plugin that adds a system text of its own makes it two:
- * OpenCode then marks four, and the Anthropic package would drop OpenCode's newest, on the message just added, to
- * keep the plugin's, so that message would be sent uncached and written on the next request instead. Read from the
- * array itself, after the plugins that run after this one added to it (see `SessionState.systemParts`).
- */
-const oneSystemMessage = (state: SessionState): boolean => (state.systemParts?.length ?? 1) <= 1
 
 const placeOf = (call: ToolCall): Place => [call.messageIndex, call.partIndex]
 
