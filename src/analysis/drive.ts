@@ -60,10 +60,10 @@ export interface DriveOptions {
   readonly openCodePrune?: boolean
   readonly summaryTokens?: number
   /**
-   * A system text another plugin adds after this one's, on every request but the summariser's (OpenCode then sends
-   * two system messages).
+   * A system text another plugin adds, on every request but the summariser's: after this one's system transform
+   * (OpenCode then sends two system messages), or `before` it.
    */
-  readonly otherSystem?: string
+  readonly otherSystem?: { readonly text: string; readonly before: boolean }
   /** The project directory, for the context handed to the plugin's tools. */
   readonly directory?: string
   /** Called after each request (the benchmark lets background work run and samples memory there). */
@@ -273,8 +273,10 @@ export const drive = async (options: DriveOptions): Promise<Driven> => {
         providerID: model.providerID,
         limit: { context: model.context, output: model.output }
       }
+      const other = options.otherSystem
+      if (other?.before === true) system.push(other.text)
       await hooks?.["experimental.chat.system.transform"]?.({ sessionID, model: info } as never, { system })
-      if (options.otherSystem !== undefined) system.push(options.otherSystem)
+      if (other?.before === false) system.push(other.text)
     }
     transformMs.push(t1 - t0)
     systemMs.push(performance.now() - t1)
