@@ -203,19 +203,20 @@ describe("with another plugin, loaded before this one, that adds a system text o
     globalConfig: configWith(true)
   })
 
-  it("one system message carries both texts; the plugin keeps its breakpoint, and OpenCode's marker on the newest message stays", async () => {
+  it("one system message, the same in every body, carries both texts; the plugin keeps its breakpoint, and OpenCode's marker on the newest message stays", async () => {
     const run = await runSession(scenario())
     assert.lengthOf(run.bodies, 13)
+    const first = systemTexts(run.bodies[0]!)
+    assert.lengthOf(first, 1)
+    assert.include(first[0], "Another plugin's instructions.")
     for (const body of run.bodies) {
-      const system = systemTexts(body)
-      assert.lengthOf(system, 1)
-      assert.include(system[0], "Another plugin's instructions.")
+      assert.deepStrictEqual(systemTexts(body), first)
       assert.isAtMost(markerCount(body), 4)
       assert.isDefined(blocksOf(body.messages.at(-1)!).at(-1)?.cache_control)
     }
     const marks = run.bodies.map(ownMarks)
-    const first = marks.findIndex((own) => own.length > 0)
-    assert.isAbove(first, 0)
-    for (const own of marks.slice(first)) assert.lengthOf(own, 1)
+    const placed = marks.findIndex((own) => own.length > 0)
+    assert.isAbove(placed, 0)
+    for (const own of marks.slice(placed)) assert.lengthOf(own, 1)
   })
 })
