@@ -54,7 +54,10 @@ export interface ReplayOptions {
    * the worst case for latency (a model with a window larger than the session, or `compaction.auto: false`).
    */
   readonly compaction?: boolean
-  /** Another plugin adds a system text of its own after this one's or before it, in every run (see `DriveOptions.otherSystem`). */
+  /**
+   * Another plugin adds a system text of its own after this one's or before it, in every run (see
+   * `DriveOptions.otherSystem`).
+   */
   readonly otherSystem?: "after" | "before"
   /** Where to write the ReplayResult as JSON. */
   readonly out: string
@@ -197,7 +200,7 @@ const collect = (): boolean => {
 /** Requests between forced collections: keeps peak RSS from depending on when V8 chose to collect. */
 const collectEvery = 100
 
-/** What `--other-system` and `--other-system-before` add: a few lines of instructions, as plugins that steer the model add. */
+/** What `--other-system` and `--other-system-before` add: a few lines of instructions, as steering plugins add. */
 const otherPluginSystem = [
   "## Project conventions",
   "- Prefer small, focused changes; keep the existing code style.",

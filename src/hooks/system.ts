@@ -11,8 +11,8 @@ import type { SessionModel } from "../state/session.ts"
 /**
  * `experimental.chat.system.transform`: adds the short section that tells the model about its pruning tools, joins
  * what plugins before this one added into OpenCode's system text while the plugin keeps a cache breakpoint of its own
- * (`joinSystem`), and notes the request's model and system size, which the scheduler and `/dcp context` use. Not for sub-agents, not
- * for OpenCode's internal agents, and not for requests outside a session.
+ * (`joinSystem`), and notes the request's model and system size, which the scheduler and `/dcp context` use. Not for
+ * sub-agents, not for OpenCode's internal agents, and not for requests outside a session.
  */
 export const system = Effect.fn("hooks.system")(function*(
   sessionID: string | undefined,
