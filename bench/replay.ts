@@ -54,11 +54,8 @@ export interface ReplayOptions {
    * the worst case for latency (a model with a window larger than the session, or `compaction.auto: false`).
    */
   readonly compaction?: boolean
-  /**
-   * Another plugin adds a system text of its own after this one's or before it, in every run (see
-   * `DriveOptions.otherSystem`).
-   */
-  readonly otherSystem?: "after" | "before"
+  /** Another plugin adds a system text of its own after this one's, in every run (see `DriveOptions.otherSystem`). */
+  readonly otherSystem?: boolean
   /** Where to write the ReplayResult as JSON. */
   readonly out: string
 }
@@ -200,7 +197,7 @@ const collect = (): boolean => {
 /** Requests between forced collections: keeps peak RSS from depending on when V8 chose to collect. */
 const collectEvery = 100
 
-/** What `--other-system` and `--other-system-before` add: a few lines of instructions, as steering plugins add. */
+/** What `--other-system` adds: a few lines of instructions, as plugins that steer the model add. */
 const otherPluginSystem = [
   "## Project conventions",
   "- Prefer small, focused changes; keep the existing code style.",
@@ -242,9 +239,7 @@ export const replay = async (options: ReplayOptions): Promise<ReplayResult> => {
     count,
     compactAtOverflow: options.compaction ?? true,
     openCodePrune: options.plugin === "prune",
-    ...(options.otherSystem === undefined
-      ? {}
-      : { otherSystem: { text: otherPluginSystem, before: options.otherSystem === "before" } }),
+    ...(options.otherSystem === true ? { otherSystem: otherPluginSystem } : {}),
     directory: projectDir,
     between: async (request) => {
       // Between requests OpenCode waits for the model; background work (state written behind) runs then.

@@ -12,10 +12,8 @@
  *                                                  (diagnostic: what exact counting would cost)
  *   npm run bench -- --tokenizer estimate          the plugin counts 4 characters a token (diagnostic)
  *   npm run bench -- --no-compaction              no compaction at overflow: whole histories, the latency worst case
- *   npm run bench -- --other-system               another plugin adds a system text of its own after the plugin's
- *                                                  (OpenCode then sends two system messages), in every run
- *   npm run bench -- --other-system-before        the same from a plugin that runs before this one (its text is
- *                                                  joined into OpenCode's while it stays the same)
+ *   npm run bench -- --other-system               another plugin adds a system text of its own (OpenCode then sends
+ *                                                  two system messages), in every run
  *   npm run bench -- --seed 7 --load-runs 9 --no-build --json out.json
  *
  * Each replay runs in its own process (peak RSS is per process); results come back as JSON files under .bench/.
@@ -48,7 +46,6 @@ const { values: args } = parseArgs({
     "no-build": { type: "boolean", default: false },
     "no-compaction": { type: "boolean", default: false },
     "other-system": { type: "boolean", default: false },
-    "other-system-before": { type: "boolean", default: false },
     json: { type: "string" },
     tokenizer: { type: "string", default: "default" }
   }
@@ -66,11 +63,6 @@ const tokenizerNote = {
 const sizes = (args.sizes ?? allSizes.join(",")).split(",").filter((s) => s.trim() !== "").map(Number)
 const modes: Array<Mode> = args.mode === "both" ? ["auto", "immediate"] : [args.mode as Mode]
 const seed = Number(args.seed)
-const otherSystem: ReplayOptions["otherSystem"] = args["other-system-before"]
-  ? "before"
-  : args["other-system"]
-  ? "after"
-  : undefined
 const userConfig = JSON.parse(args.config) as Record<string, unknown>
 const runtime = args.runtime === "bun" ? "bun" : "node"
 const tokenizer: "default" | "estimate" | "exact" = args.tokenizer === "estimate" || args.tokenizer === "exact"
@@ -217,7 +209,7 @@ const main = async () => {
     `seed ${seed}; sizes ${sizes.join(", ")}; modes ${modes.join(", ")}${
       args.config !== "{}" ? `; config ${args.config}` : ""
     }${args["no-compaction"] ? "; no compaction at overflow (whole histories)" : ""}${
-      otherSystem === undefined ? "" : `; another plugin's system text ${otherSystem} the plugin's`
+      args["other-system"] ? "; another plugin's system text after the plugin's" : ""
     }; load average at start ${loadavg().map((x) => x.toFixed(2)).join(" ")}`
   ]
   progress(header.join("\n"))
@@ -279,7 +271,7 @@ const main = async () => {
         accounting: true,
         tokenizer,
         compaction: !args["no-compaction"],
-        ...(otherSystem === undefined ? {} : { otherSystem })
+        otherSystem: args["other-system"]
       }
       const none = await replay({ ...base, plugin: "none", config: {} }, { runtime, label: "no plugin" })
       const prune = await replay({ ...base, plugin: "prune", config: {} }, {

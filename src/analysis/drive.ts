@@ -60,10 +60,10 @@ export interface DriveOptions {
   readonly openCodePrune?: boolean
   readonly summaryTokens?: number
   /**
-   * A system text another plugin adds, on every request but the summariser's: after this one's system transform
-   * (OpenCode then sends two system messages), or `before` it.
+   * A system text another plugin adds after this one's, on every request but the summariser's (OpenCode then sends
+   * two system messages).
    */
-  readonly otherSystem?: { readonly text: string; readonly before: boolean }
+  readonly otherSystem?: string
   /** The project directory, for the context handed to the plugin's tools. */
   readonly directory?: string
   /** Called after each request (the benchmark lets background work run and samples memory there). */
@@ -273,10 +273,8 @@ export const drive = async (options: DriveOptions): Promise<Driven> => {
         providerID: model.providerID,
         limit: { context: model.context, output: model.output }
       }
-      const other = options.otherSystem
-      if (other?.before === true) system.push(other.text)
       await hooks?.["experimental.chat.system.transform"]?.({ sessionID, model: info } as never, { system })
-      if (other?.before === false) system.push(other.text)
+      if (options.otherSystem !== undefined) system.push(options.otherSystem)
     }
     transformMs.push(t1 - t0)
     systemMs.push(performance.now() - t1)

@@ -164,7 +164,7 @@ export const PluginConfigFile = Schema.Struct({
       breakpoint: setting(
         Schema.Boolean,
         true,
-        "Keep a cache breakpoint of the plugin's own before the outputs still to be pruned, so applying them rewrites the cache from there rather than from the system prompt (models served through the @ai-sdk/anthropic package, while OpenCode sends one system message: a system text from a plugin that runs before this one is joined into OpenCode's while it stays the same)."
+        "Keep a cache breakpoint of the plugin's own before the outputs still to be pruned, so applying them rewrites the cache from there rather than from the system prompt (models served through the @ai-sdk/anthropic package, while OpenCode sends one system message)."
       )
     }
   )

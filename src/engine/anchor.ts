@@ -1,5 +1,4 @@
 import { Predicate } from "effect"
-import type { PricingProfile } from "../pricing/profiles.ts"
 
 /**
  * The plugin's own prompt-cache breakpoint, for providers billed by Anthropic's rules (SPEC 9.1). OpenCode marks the
@@ -25,9 +24,8 @@ import type { PricingProfile } from "../pricing/profiles.ts"
  * the request's own model only, and the SDK's Anthropic package writes `cache_control` on that block. That package
  * ignores breakpoints beyond the provider's limit of 4 (counted from the start), so the plugin puts its system
  * section into OpenCode's one system message (src/hooks/system.ts): OpenCode then marks 3 places and the anchor is
- * the 4th. Another plugin's system text makes OpenCode send two system messages and mark 4. When that plugin runs
- * before this one, its text is joined into OpenCode's while it stays the same (`joinSystem`); otherwise the anchor
- * would cost OpenCode's marker on the newest message, so there is none while that lasts. Other packages may send a 5th
+ * the 4th. Another plugin's system text makes OpenCode send two system messages and mark 4; the anchor would then
+ * cost OpenCode's marker on the newest message, so there is none while that lasts. Other packages may send a 5th
  * marker on to a provider that rejects it, so the anchor is only for the Anthropic package. Both in `anchorsFor`.
  */
 
@@ -65,41 +63,6 @@ const anthropicPackage = "@ai-sdk/anthropic"
 export const anchorsFor = (model: AnchorModel | undefined, systemMessages = 1): boolean =>
   model !== undefined && systemMessages <= 1 &&
   (model.npm === undefined ? model.providerID === "anthropic" : model.npm === anthropicPackage)
-
-/**
- * The model of a request that carries the plugin's anchor, if it carries one: `cache.breakpoint` is on, the session
- * is priced by Anthropic's rules, and `anchorsFor`.
- */
-export const anchorModelFor = (
-  breakpoint: boolean,
-  pricing: PricingProfile["kind"],
-  model: AnchorModel | undefined,
-  systemMessages = 1
-): AnchorModel | undefined =>
-  breakpoint && pricing === "anthropic" && anchorsFor(model, systemMessages) ? model : undefined
-
-/** What the system transforms of plugins that run before this one added to OpenCode's system text. */
-export interface OtherSystem {
-  readonly text: string
-  /** It differed between two requests of the session in this process. */
-  readonly changed: boolean
-}
-
-/**
- * The system texts to send, from OpenCode's one text and what plugins before this one added after it (`parts`): one
- * text, so that OpenCode sends one system message and the anchor keeps its place (`anchorsFor`), while what they add
- * stays the same; as they are once it changed, for the rest of the session. Kept apart, OpenCode's own prompt keeps
- * its cache entry when the text after it changes; joined, each change would write that prompt again too, and
- * joining and parting again would each change the system prompt once more.
- */
-export const joinSystem = (
-  parts: ReadonlyArray<string>,
-  seen: OtherSystem | undefined
-): { readonly parts: ReadonlyArray<string>; readonly seen: OtherSystem } => {
-  const text = parts.slice(1).join("\n")
-  const changed = seen !== undefined && (seen.changed || seen.text !== text)
-  return { parts: parts.length > 1 && !changed ? [parts.join("\n")] : parts, seen: { text, changed } }
-}
 
 export const isBefore = (a: Place, b: Place): boolean => a[0] < b[0] || (a[0] === b[0] && a[1] < b[1])
 

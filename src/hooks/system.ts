@@ -1,18 +1,15 @@
 import { Effect, Predicate } from "effect"
-import { anchorModelFor, joinSystem } from "../engine/anchor.ts"
 import { systemSection } from "../engine/prompts.ts"
 import { isInternalAgent } from "../host/agents.ts"
 import { Config } from "../services/Config.ts"
-import { Scheduler } from "../services/Scheduler.ts"
 import { SessionStore } from "../services/SessionStore.ts"
 import { Tokenizer } from "../services/Tokenizer.ts"
 import type { SessionModel } from "../state/session.ts"
 
 /**
- * `experimental.chat.system.transform`: adds the short section that tells the model about its pruning tools, joins
- * what plugins before this one added into OpenCode's system text while the plugin keeps a cache breakpoint of its own
- * (`joinSystem`), and notes the request's model and system size, which the scheduler and `/dcp context` use. Not for
- * sub-agents, not for OpenCode's internal agents, and not for requests outside a session.
+ * `experimental.chat.system.transform`: adds the short section that tells the model about its pruning tools, and
+ * notes the request's model and system size, which the scheduler and `/dcp context` use. Not for sub-agents, not
+ * for OpenCode's internal agents, and not for requests outside a session.
  */
 export const system = Effect.fn("hooks.system")(function*(
   sessionID: string | undefined,
@@ -28,16 +25,10 @@ export const system = Effect.fn("hooks.system")(function*(
   })
   const store = yield* SessionStore
   const tokenizer = yield* Tokenizer
-  const scheduler = yield* Scheduler
   yield* store.use(sessionID, (state) =>
     Effect.sync(() => {
       if (state.isSubAgent) return
       state.model = modelOf(model)
-      if (anchorModelFor(current.cache.breakpoint, scheduler.profile(state).kind, state.model) !== undefined) {
-        const joined = joinSystem(parts, state.otherSystem)
-        state.otherSystem = joined.seen
-        if (joined.parts !== parts) parts.splice(0, parts.length, ...joined.parts)
-      }
       state.systemParts = parts
       // Into OpenCode's last system text, not a new one: OpenCode marks each of the first two system messages as a
       // cache breakpoint, and Anthropic allows four, one of which the plugin keeps for itself (src/engine/anchor.ts).

@@ -5,7 +5,7 @@ import type { Candidate } from "../engine/strategies/candidate.ts"
 import {
   type AnchorModel,
   type AnchorMove,
-  anchorModelFor,
+  anchorsFor,
   isBefore,
   type Located,
   locateAnchor,
@@ -138,12 +138,10 @@ const transformSession = Effect.fnUntraced(function*(state: SessionState, sessio
   const pending = batchFrom(planned, 0)
 
   // decide
-  const anchorModel = anchorModelFor(
-    config.cache.breakpoint,
-    scheduler.profile(state).kind,
-    state.model,
-    state.systemParts?.length
-  )
+  const anchorModel = config.cache.breakpoint && scheduler.profile(state).kind === "anthropic" &&
+      anchorsFor(state.model, state.systemParts?.length)
+    ? state.model
+    : undefined
   const anchored = anchorModel === undefined || state.anchor === undefined
     ? undefined
     : locateAnchor(messages, state.anchor, anchorModel)

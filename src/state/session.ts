@@ -1,4 +1,4 @@
-import type { Anchor, OtherSystem } from "../engine/anchor.ts"
+import type { Anchor } from "../engine/anchor.ts"
 import type { Pace, Waiting } from "../engine/schedule.ts"
 import type { ViewState } from "../engine/view.ts"
 import type { NoteOrigin } from "../services/Host.ts"
@@ -42,8 +42,6 @@ export interface SessionState {
    * messages it sent.
    */
   systemParts: ReadonlyArray<string> | undefined
-  /** What plugins before this one added to the system texts, as of the latest request (src/engine/anchor.ts). */
-  otherSystem: OtherSystem | undefined
   /** The model of the latest request: its provider's pricing and its context window decide when prunes are applied. */
   model: SessionModel | undefined
   /** When this process last saw a request for the session: an idle gap beyond the cache TTL means a cold cache. */
@@ -103,7 +101,6 @@ export const fromFile = (file: SessionFile, isSubAgent: boolean): SessionState =
     systemTokens: undefined,
     systemTexts: undefined,
     systemParts: undefined,
-    otherSystem: undefined,
     model: undefined,
     lastRequestAt: undefined,
     pace: undefined,

@@ -159,20 +159,15 @@ describe("with the breakpoint", () => {
   })
 })
 
-/** Another plugin that adds a system text of its own to every request. */
-const other = `export const Other = async () => ({
+describe("with another plugin that adds a system text of its own", () => {
+  // A project plugin, loaded after this one: its text reaches OpenCode as a second system message, which OpenCode
+  // marks too.
+  const other = `export const Other = async () => ({
   "experimental.chat.system.transform": async (_input, output) => {
     output.system.push("Another plugin's instructions.")
   }
 })
 `
-
-const systemTexts = (body: AnthropicRequest): Array<string> =>
-  typeof body.system === "string" ? [body.system] : (body.system ?? []).map((block) => block.text ?? "")
-
-describe("with another plugin that adds a system text of its own", () => {
-  // A project plugin, loaded after this one: its text reaches OpenCode as a second system message, which OpenCode
-  // marks too.
   const scenario = useScenario({
     files: { ...files, ".opencode/plugin/other.js": other },
     mainModel: "claude-fake",
@@ -185,38 +180,10 @@ describe("with another plugin that adds a system text of its own", () => {
     assert.lengthOf(run.bodies, 13)
     assert.isTrue(run.bodies.some((body) => sentBlocks(body).some(isPlaceholder)))
     for (const body of run.bodies) {
-      assert.deepStrictEqual(systemTexts(body).slice(1), ["Another plugin's instructions."])
+      const system = typeof body.system === "string" ? [body.system] : (body.system ?? []).map((block) => block.text)
+      assert.deepStrictEqual(system.slice(1), ["Another plugin's instructions."])
       assert.deepStrictEqual(ownMarks(body), [])
       assert.isDefined(blocksOf(body.messages.at(-1)!).at(-1)?.cache_control)
     }
-  })
-})
-
-describe("with another plugin, loaded before this one, that adds a system text of its own", () => {
-  // Listed in the global opencode.json: OpenCode loads it before the project's list, so its text reaches this
-  // plugin's system transform, which joins it into OpenCode's system text while it stays the same.
-  const scenario = useScenario({
-    files,
-    globalFiles: { "opencode.json": JSON.stringify({ plugin: ["./other/other.js"] }), "other/other.js": other },
-    mainModel: "claude-fake",
-    protocol: "anthropic",
-    globalConfig: configWith(true)
-  })
-
-  it("one system message, the same in every body, carries both texts; the plugin keeps its breakpoint, and OpenCode's marker on the newest message stays", async () => {
-    const run = await runSession(scenario())
-    assert.lengthOf(run.bodies, 13)
-    const first = systemTexts(run.bodies[0]!)
-    assert.lengthOf(first, 1)
-    assert.include(first[0], "Another plugin's instructions.")
-    for (const body of run.bodies) {
-      assert.deepStrictEqual(systemTexts(body), first)
-      assert.isAtMost(markerCount(body), 4)
-      assert.isDefined(blocksOf(body.messages.at(-1)!).at(-1)?.cache_control)
-    }
-    const marks = run.bodies.map(ownMarks)
-    const placed = marks.findIndex((own) => own.length > 0)
-    assert.isAbove(placed, 0)
-    for (const own of marks.slice(placed)) assert.lengthOf(own, 1)
   })
 })

@@ -47,18 +47,15 @@ const marked = (messages: ReadonlyArray<Msg>): Array<string> =>
     )
   )
 
-/** What the system transforms of other plugins do to the system texts of request `request`. */
-type OtherPlugin = (system: Array<string>, request: number) => void
-
 /**
- * Requests of one session: the system transform (which notes the model), then the messages transform. `others`: the
- * system transforms of plugins that run before this one and after it.
+ * Requests of one session: the system transform (which notes the model), then the messages transform. `after`: what
+ * the system transforms of plugins that run after this one do to the system texts.
  */
 const requests = (
   model: typeof claude,
   config: object,
   sends: number,
-  others: { readonly before?: OtherPlugin; readonly after?: OtherPlugin } = {}
+  after: (system: Array<string>) => void = () => {}
 ) =>
   Effect.gen(function*() {
     const { call, hooks } = yield* pluginHooks({ config })
@@ -66,9 +63,8 @@ const requests = (
     const sent: Array<Array<Msg>> = []
     for (let i = 0; i < sends; i++) {
       const system = ["You are OpenCode."]
-      others.before?.(system, i)
       yield* call(() => hooks["experimental.chat.system.transform"]!({ sessionID, model } as never, { system }))
-      others.after?.(system, i)
+      after(system)
       const messages = fresh(stored)
       yield* call(() => hooks["experimental.chat.messages.transform"]!({} as never, { messages } as never))
       sent.push(messages)
@@ -110,26 +106,8 @@ describe("the plugin's cache breakpoint", () => {
 
   it.effect("is not placed while another plugin's system text makes OpenCode send two system messages", () =>
     Effect.gen(function*() {
-      const [sent] = yield* requests(claude, masking, 1, {
-        after: (system) => system.push("Another plugin's instructions.")
-      })
+      const [sent] = yield* requests(claude, masking, 1, (system) => system.push("Another plugin's instructions."))
       assert.deepStrictEqual(marked(sent!), [])
-    }))
-
-  it.effect("is placed with a system text from a plugin that runs before this one, which it joins into OpenCode's", () =>
-    Effect.gen(function*() {
-      const sent = yield* requests(claude, masking, 2, {
-        before: (system) => system.push("Another plugin's instructions.")
-      })
-      assert.deepStrictEqual(marked(sent[1]!), ["assistant text Reading file 4."])
-    }))
-
-  it.effect("is not placed once the text a plugin before this one adds changed between requests", () =>
-    Effect.gen(function*() {
-      const sent = yield* requests(claude, masking, 2, {
-        before: (system, request) => system.push(`Another plugin's instructions, request ${request}.`)
-      })
-      assert.deepStrictEqual(marked(sent[1]!), [])
     }))
 })
 

@@ -38,11 +38,6 @@ export interface ScenarioOptions {
   /** The global dcp.jsonc (default: `globalConfig`, prunes applied at once). */
   readonly globalConfig?: object
   /**
-   * More files of the global config directory, path relative to it -> content. OpenCode loads the plugins listed in
-   * the global `opencode.json` before the project's list (this plugin), and those of a `plugin/` directory after.
-   */
-  readonly globalFiles?: Readonly<Record<string, string>>
-  /**
    * How OpenCode talks to the scripted model (default `openai`, recorded in `requests()`); `anthropic`: through
    * `@ai-sdk/anthropic`, recorded in `anthropicRequests()`.
    */
@@ -119,10 +114,7 @@ const startScenario = async (options: ScenarioOptions = {}): Promise<Scenario> =
       projectFiles: options.files ?? {},
       globalFiles: options.freshHome === true
         ? {}
-        : {
-          ...options.globalFiles,
-          "dcp.jsonc": `${JSON.stringify(options.globalConfig ?? globalConfig, null, 2)}\n`
-        },
+        : { "dcp.jsonc": `${JSON.stringify(options.globalConfig ?? globalConfig, null, 2)}\n` },
       mainModel: options.mainModel,
       protocol: options.protocol
     })
