@@ -11,19 +11,26 @@ const tools = (discard: boolean, extract: boolean) => ({
   tools: { discard: { enabled: discard }, extract: { enabled: extract } }
 })
 
+/** A model the plugin keeps a cache breakpoint of its own for (src/engine/anchor.ts). */
+const claude = {
+  providerID: "anthropic",
+  id: "claude-sonnet-4-5",
+  api: { id: "claude-sonnet-4-5", npm: "@ai-sdk/anthropic" },
+  limit: { context: 200_000, output: 32_000 }
+}
+
 /** The system prompt after the real hook ran once per request in `requests`. */
 const systemAfter = (
   requests: ReadonlyArray<{ readonly sessionID?: string | undefined; readonly system: ReadonlyArray<string> }>,
-  options: { readonly config?: object; readonly host?: object } = {}
+  options: { readonly config?: object; readonly host?: object; readonly model?: object } = {}
 ) =>
   Effect.gen(function*() {
     const { call, hooks } = yield* pluginHooks({ host: options.host ?? {}, config: options.config ?? {} })
     const results: Array<Array<string>> = []
     for (const request of requests) {
       const output = { system: [...request.system] }
-      yield* call(() =>
-        hooks["experimental.chat.system.transform"]!({ sessionID: request.sessionID, model } as never, output)
-      )
+      const input = { sessionID: request.sessionID, model: options.model ?? model }
+      yield* call(() => hooks["experimental.chat.system.transform"]!(input as never, output))
       results.push(output.system)
     }
     return results
@@ -45,6 +52,21 @@ describe("system transform", () => {
     Effect.gen(function*() {
       const [system] = yield* systemAfter([main])
       assert.match(sectionOf(system), /^## Context pruning\n/)
+    }))
+
+  // Plugins rely on their system texts being blocks of their own: Anthropic rejects an OAuth request whose first
+  // system block is not exactly Claude Code's identity line, which auth plugins put before OpenCode's text. So the
+  // plugin joins no texts, even where one system message would leave room for its cache breakpoint.
+  it.effect("leaves a system text another plugin put before OpenCode's a block of its own, for a Claude model too", () =>
+    Effect.gen(function*() {
+      const identity = "You are Claude Code, Anthropic's official CLI for Claude."
+      const [system] = yield* systemAfter(
+        [{ sessionID, system: [identity, `${identity}\n\n${agentPrompt}`] }],
+        { model: claude }
+      )
+      assert.strictEqual(system!.length, 2)
+      assert.strictEqual(system![0], identity)
+      assert.match(system![1]!, /\n\n## Context pruning\n/)
     }))
 
   it.effect("adds nothing for a sub-agent session", () =>
