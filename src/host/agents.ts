@@ -1,7 +1,10 @@
 /**
  * OpenCode's own hidden agents also pass through the plugin hooks. Their system prompt starts with their fixed
  * instructions (as shipped in OpenCode 1.18): the compaction summariser, the title generator and the session
- * summariser. Their requests are left exactly as they are.
+ * summariser. Their requests are left exactly as they are. A plugin that runs before this one may have put a text of
+ * its own before those instructions: as a system text of its own (`unshift`), or as a paragraph in front of
+ * OpenCode's text (what Anthropic OAuth plugins do with Claude Code's identity line), so every text is looked at,
+ * from its start and from after its first paragraph.
  */
 const internalPromptStarts = [
   "You are a context summarization agent",
@@ -9,7 +12,14 @@ const internalPromptStarts = [
   "Summarize what was done in this conversation"
 ]
 
-export const isInternalAgent = (system: ReadonlyArray<string>): boolean => {
-  const first = system[0]?.trimStart() ?? ""
-  return internalPromptStarts.some((start) => first.startsWith(start))
+const startsInternal = (text: string): boolean => {
+  const trimmed = text.trimStart()
+  return internalPromptStarts.some((start) => trimmed.startsWith(start))
 }
+
+export const isInternalAgent = (system: ReadonlyArray<string>): boolean =>
+  system.some((text) => {
+    if (startsInternal(text)) return true
+    const paragraph = text.indexOf("\n\n")
+    return paragraph >= 0 && startsInternal(text.slice(paragraph + 2))
+  })

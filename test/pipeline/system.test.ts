@@ -89,6 +89,22 @@ describe("system transform", () => {
       }))
   }
 
+  it.effect("adds nothing for an internal agent whose prompt another plugin put a system text of its own before", () =>
+    Effect.gen(function*() {
+      const title = "You are a title generator. You output ONLY a thread title."
+      const [system] = yield* systemAfter([{ sessionID, system: ["Style: answer tersely.", title] }])
+      assert.deepStrictEqual(system, ["Style: answer tersely.", title])
+    }))
+
+  it.effect("adds nothing for an internal agent whose prompt another plugin put a paragraph in front of", () =>
+    Effect.gen(function*() {
+      const identity = "You are Claude Code, Anthropic's official CLI for Claude."
+      const title = "You are a title generator. You output ONLY a thread title."
+      const sent = [identity, `${identity}\n\n${title}`]
+      const [system] = yield* systemAfter([{ sessionID, system: sent }])
+      assert.deepStrictEqual(system, sent)
+    }))
+
   it.effect("adds nothing to a request without a session ID", () =>
     Effect.gen(function*() {
       const [system] = yield* systemAfter([{ sessionID: undefined, system: [agentPrompt] }])

@@ -38,6 +38,11 @@ export interface ScenarioOptions {
   /** The global dcp.jsonc (default: `globalConfig`, prunes applied at once). */
   readonly globalConfig?: object
   /**
+   * More files of the global config directory, path relative to it -> content. OpenCode loads the plugins listed in
+   * the global `opencode.json` before the project's list (this plugin), and those of a `plugin/` directory after.
+   */
+  readonly globalFiles?: Readonly<Record<string, string>>
+  /**
    * How OpenCode talks to the scripted model (default `openai`, recorded in `requests()`); `anthropic`: through
    * `@ai-sdk/anthropic`, recorded in `anthropicRequests()`.
    */
@@ -114,7 +119,10 @@ const startScenario = async (options: ScenarioOptions = {}): Promise<Scenario> =
       projectFiles: options.files ?? {},
       globalFiles: options.freshHome === true
         ? {}
-        : { "dcp.jsonc": `${JSON.stringify(options.globalConfig ?? globalConfig, null, 2)}\n` },
+        : {
+          ...options.globalFiles,
+          "dcp.jsonc": `${JSON.stringify(options.globalConfig ?? globalConfig, null, 2)}\n`
+        },
       mainModel: options.mainModel,
       protocol: options.protocol
     })
