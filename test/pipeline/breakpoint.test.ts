@@ -2,19 +2,13 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { assistant, fresh, type Msg, sessionID, text, tool, user } from "../support/history.ts"
 import { SessionStore } from "../../src/services/SessionStore.ts"
-import { pluginHooks } from "./helpers.ts"
+import { claude, pluginHooks } from "./helpers.ts"
 
 /**
  * The plugin's own prompt-cache breakpoint (src/engine/anchor.ts) through the real hooks: the system transform learns
  * the model, as on every request, and the messages transform places the breakpoint in what is sent.
  */
 
-const claude = {
-  providerID: "anthropic",
-  id: "claude-sonnet-4-5",
-  api: { id: "claude-sonnet-4-5", npm: "@ai-sdk/anthropic" },
-  limit: { context: 200_000, output: 32_000 }
-}
 const openRouter = {
   ...claude,
   providerID: "openrouter",

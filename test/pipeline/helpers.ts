@@ -134,3 +134,14 @@ export const pluginHooks = (options: PluginUnderOptions = {}) =>
     const call = <A>(f: () => Promise<A>) => Effect.promise(f)
     return { hooks, run, call, config }
   })
+
+/**
+ * A Claude model as OpenCode hands it to the system transform, served through `@ai-sdk/anthropic`: one the plugin keeps
+ * a cache breakpoint of its own for (src/engine/anchor.ts).
+ */
+export const claude = {
+  providerID: "anthropic",
+  id: "claude-sonnet-4-5",
+  api: { id: "claude-sonnet-4-5", npm: "@ai-sdk/anthropic" },
+  limit: { context: 200_000, output: 32_000 }
+}

@@ -2,7 +2,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { Tokenizer } from "../../src/services/Tokenizer.ts"
 import { sessionID } from "../support/history.ts"
-import { pluginHooks } from "./helpers.ts"
+import { claude, pluginHooks } from "./helpers.ts"
 
 const model = { providerID: "fake", id: "fake-model", limit: { context: 200_000, output: 8_000 } }
 const agentPrompt = "You are opencode, an interactive CLI tool that helps users with software engineering tasks."
@@ -11,13 +11,9 @@ const tools = (discard: boolean, extract: boolean) => ({
   tools: { discard: { enabled: discard }, extract: { enabled: extract } }
 })
 
-/** A model the plugin keeps a cache breakpoint of its own for (src/engine/anchor.ts). */
-const claude = {
-  providerID: "anthropic",
-  id: "claude-sonnet-4-5",
-  api: { id: "claude-sonnet-4-5", npm: "@ai-sdk/anthropic" },
-  limit: { context: 200_000, output: 32_000 }
-}
+/** What Anthropic OAuth plugins put first: Anthropic accepts such a request only with it as the first system block. */
+const identity = "You are Claude Code, Anthropic's official CLI for Claude."
+const titlePrompt = "You are a title generator. You output ONLY a thread title."
 
 /** The system prompt after the real hook ran once per request in `requests`. */
 const systemAfter = (
@@ -59,7 +55,6 @@ describe("system transform", () => {
   // plugin joins no texts, even where one system message would leave room for its cache breakpoint.
   it.effect("leaves a system text another plugin put before OpenCode's a block of its own, for a Claude model too", () =>
     Effect.gen(function*() {
-      const identity = "You are Claude Code, Anthropic's official CLI for Claude."
       const [system] = yield* systemAfter(
         [{ sessionID, system: [identity, `${identity}\n\n${agentPrompt}`] }],
         { model: claude }
@@ -77,7 +72,7 @@ describe("system transform", () => {
 
   for (
     const internal of [
-      "You are a title generator. You output ONLY a thread title.",
+      titlePrompt,
       "You are a context summarization agent. Summarize the conversation.",
       "Summarize what was done in this conversation, in two lines."
     ]
@@ -91,16 +86,13 @@ describe("system transform", () => {
 
   it.effect("adds nothing for an internal agent whose prompt another plugin put a system text of its own before", () =>
     Effect.gen(function*() {
-      const title = "You are a title generator. You output ONLY a thread title."
-      const [system] = yield* systemAfter([{ sessionID, system: ["Style: answer tersely.", title] }])
-      assert.deepStrictEqual(system, ["Style: answer tersely.", title])
+      const [system] = yield* systemAfter([{ sessionID, system: ["Style: answer tersely.", titlePrompt] }])
+      assert.deepStrictEqual(system, ["Style: answer tersely.", titlePrompt])
     }))
 
   it.effect("adds nothing for an internal agent whose prompt another plugin put a paragraph in front of", () =>
     Effect.gen(function*() {
-      const identity = "You are Claude Code, Anthropic's official CLI for Claude."
-      const title = "You are a title generator. You output ONLY a thread title."
-      const sent = [identity, `${identity}\n\n${title}`]
+      const sent = [identity, `${identity}\n\n${titlePrompt}`]
       const [system] = yield* systemAfter([{ sessionID, system: sent }])
       assert.deepStrictEqual(system, sent)
     }))
