@@ -37,7 +37,7 @@ export const render = (
   const target = targetOf(call, reason)
   if (target === undefined) return undefined
   const fresh: Rendered = target.kind === "output"
-    ? { reason, of, id, recallHint, target, output: outputPlaceholder(call, reason, id, recallHint, of), inputs: [] }
+    ? { reason, of, id, recallHint, target, output: outputPlaceholder(reason, id, recallHint, of), inputs: [] }
     : {
       reason,
       of,

@@ -51,30 +51,25 @@ export const recallToolHint: RecallHint = (id) => `recall ${id}`
 export const idOnlyHint: RecallHint = (id) => `id ${id}`
 
 /**
- * The call itself still shows its tool and arguments, so a placeholder only says what became of the output, its size
- * and how to get it back (its recall hint). Placeholders are built only from facts that never change for a call (tool,
- * key argument, original size, stable ID, reason), so the same prune produces the same bytes on every request and the
- * prompt cache keeps matching.
+ * The call itself still shows its tool and arguments, so a placeholder only says what became of the output and how to
+ * get it back (its recall hint). Placeholders are built only from facts that never change for a call (stable ID,
+ * reason, the copy a repeat points to), so the same prune produces the same bytes on every request and the prompt
+ * cache keeps matching. They carry no size: a long session sends hundreds of them on every request, and the size
+ * (about 5 tokens each) was the largest part of what they cost (BENCHMARKS.md, "Placeholders").
  */
-export const outputPlaceholder = (
-  call: ToolCall,
-  reason: Reason,
-  id: number,
-  recallHint: RecallHint,
-  of?: CopyOf
-): string => {
-  const size = `${formatTokens(call.outputTokens)} tokens; ${recallHint(id)}`
+export const outputPlaceholder = (reason: Reason, id: number, recallHint: RecallHint, of?: CopyOf): string => {
+  const hint = recallHint(id)
   if (reason === "repeat" && of !== undefined) {
-    if (of.kind === "written") return `[the same content as the earlier write of this file, ${size}]`
-    if (of.kind === "contained") return `[these lines are unchanged in the output of id ${of.id}, ${size}]`
-    return `[same output as id ${of.id}, ${size}]`
+    if (of.kind === "written") return `[the same content as the earlier write of this file; ${hint}]`
+    if (of.kind === "contained") return `[these lines are unchanged in the output of id ${of.id}; ${hint}]`
+    return `[same output as id ${of.id}; ${hint}]`
   }
   const what = reason === "deduplication"
     ? "pruned duplicate"
     : reason === "extract"
     ? "pruned after extract"
     : "pruned"
-  return `[${what}, ${size}]`
+  return `[${what}; ${hint}]`
 }
 
 export const inputPlaceholder = (

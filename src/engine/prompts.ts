@@ -16,7 +16,7 @@ export const systemSection = (tools: EnabledTools): string | undefined => {
   )
   return [
     "## Context pruning",
-    "Prunable tool outputs start with [id N]. Old ones may become placeholders like [pruned, ~4k tokens; " +
+    "Prunable tool outputs start with [id N]. Old ones may become placeholders like [pruned; " +
     (tools.recall ? "recall 17]: `recall` gets them back." : "id 17]: read the file again if you need it."),
     `With ${verbs.join(" or ")} you can drop large outputs you will not need again. Each prune makes the provider ` +
     "re-read the conversation: prune rarely, in batches."

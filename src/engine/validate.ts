@@ -156,7 +156,7 @@ export const validateRecall = (
 ): Result.Result<ReadonlyArray<{ readonly id: number; readonly callID: string }>, string> => {
   if (ids.length === 0) {
     return Result.fail(
-      'ids is empty. Pass the numbers shown in placeholders, e.g. ["17"] for "[pruned, ...; recall 17]".'
+      'ids is empty. Pass the numbers shown in placeholders, e.g. ["17"] for "[pruned; recall 17]".'
     )
   }
   const { found, problems } = checkIds(ids, {

@@ -89,7 +89,7 @@ export class Ledger extends Context.Service<Ledger, {
         recallHint: RecallHint,
         of?: CopyOf
       ) => {
-        if (target.kind === "output") return tokenizer.estimate(outputPlaceholder(call, reason, id, recallHint, of))
+        if (target.kind === "output") return tokenizer.estimate(outputPlaceholder(reason, id, recallHint, of))
         let tokens = 0
         for (const key of target.keys) tokens += tokenizer.estimate(inputPlaceholder(call, reason, key, id, recallHint))
         return tokens

@@ -77,7 +77,7 @@ describe("/dcp commands", () => {
       Effect.gen(function*() {
         yield* dcp(sessionID, "sweep")
         assert.include(yield* lastNote, "Swept 1 call since your last message")
-        assert.match(yield* outputOf(messages, "c3"), /^\[pruned, /)
+        assert.match(yield* outputOf(messages, "c3"), /^\[pruned; /)
         assert.include(yield* outputOf(messages, "c1"), "a 1:")
         assert.include(yield* outputOf(messages, "c4"), "todo 1:")
       })
@@ -88,8 +88,8 @@ describe("/dcp commands", () => {
       Effect.gen(function*() {
         yield* dcp(sessionID, "sweep 2")
         assert.include(yield* lastNote, "Swept 2 calls among the last 2")
-        assert.match(yield* outputOf(messages, "c2"), /^\[pruned, /)
-        assert.match(yield* outputOf(messages, "c3"), /^\[pruned, /)
+        assert.match(yield* outputOf(messages, "c2"), /^\[pruned; /)
+        assert.match(yield* outputOf(messages, "c3"), /^\[pruned; /)
         assert.include(yield* outputOf(messages, "c1"), "a 1:")
       })
     ))

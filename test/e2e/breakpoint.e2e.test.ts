@@ -1,7 +1,7 @@
 import { assert, describe, it } from "vitest"
 import type { RequestCost } from "../../src/analysis/cost.ts"
 import { profiles } from "../../src/pricing/profiles.ts"
-import { done, sourceFile } from "./support/fixtures.ts"
+import { done, holdsPlaceholder, sourceFile } from "./support/fixtures.ts"
 import type { AnthropicRequest, Reply } from "./support/model-server.ts"
 import { type Scenario, useScenario } from "./support/scenario.ts"
 import { priceAnthropicBodies } from "./support/wire.ts"
@@ -85,9 +85,6 @@ const sentBlocks = (body: AnthropicRequest): Array<string> =>
     )
   )
 
-/** A prune's placeholder, as it replaces an output once the prune applies. */
-const isPlaceholder = (block: string) => /\[[^\]]*~[\d.]+[kM]? tokens; (?:recall|id) \d+\]/.test(block)
-
 let withMark: Run | undefined
 let withoutMark: Run | undefined
 
@@ -136,7 +133,7 @@ describe("with the breakpoint", () => {
       const before = sentBlocks(bodies[k - 1]!).filter((block) => !block.includes("[Context note"))
       const after = sentBlocks(bodies[k]!)
       before.forEach((block, i) => {
-        if (block !== after[i]) assert.isTrue(isPlaceholder(after[i] ?? ""), `request ${k}, block ${i}`)
+        if (block !== after[i]) assert.isTrue(holdsPlaceholder(after[i] ?? ""), `request ${k}, block ${i}`)
       })
     }
   })
@@ -178,7 +175,7 @@ describe("with another plugin that adds a system text of its own", () => {
   it("the plugin keeps no breakpoint of its own, and OpenCode's marker on the newest message stays", async () => {
     const run = await runSession(scenario())
     assert.lengthOf(run.bodies, 13)
-    assert.isTrue(run.bodies.some((body) => sentBlocks(body).some(isPlaceholder)))
+    assert.isTrue(run.bodies.some((body) => sentBlocks(body).some(holdsPlaceholder)))
     for (const body of run.bodies) {
       const system = typeof body.system === "string" ? [body.system] : (body.system ?? []).map((block) => block.text)
       assert.deepStrictEqual(system.slice(1), ["Another plugin's instructions."])

@@ -75,7 +75,7 @@ describe("an invalid project config", () => {
       assert.include(String(toast.properties.message), ".opencode/dcp.jsonc")
       assert.match(
         resultOf(requestAfter(s.requests(), "bad_2"), "bad_1") ?? "",
-        placeholder("[pruned duplicate, ~N tokens; id 1]")
+        placeholder("[pruned duplicate; id 1]")
       )
     } finally {
       events.close()
@@ -109,7 +109,7 @@ describe("a fresh HOME (no global dcp.jsonc)", () => {
     assert.match(String(written.$schema), /dcp\.schema\.json$/)
     assert.match(
       resultOf(requestAfter(s.requests(), "fresh_2"), "fresh_1") ?? "",
-      placeholder("[pruned duplicate, ~N tokens; id 1]")
+      placeholder("[pruned duplicate; id 1]")
     )
   })
 })

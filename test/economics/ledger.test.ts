@@ -74,7 +74,7 @@ describe("Ledger.saving", () => {
     withBooks(({ ledger }) =>
       Effect.sync(() => {
         const call = readCall("a", 500)
-        const placeholder = estimateTokens(outputPlaceholder(call, "discard", 7, recallToolHint))
+        const placeholder = estimateTokens(outputPlaceholder("discard", 7, recallToolHint))
         assert.strictEqual(ledger.saving(call, "discard", 7, recallToolHint), 500 - placeholder)
       })
     ))
@@ -96,7 +96,7 @@ describe("Ledger.saving", () => {
     withBooks(({ ledger }) =>
       Effect.sync(() => {
         const call = readCall("a", 500)
-        const withId = 500 - estimateTokens(outputPlaceholder(call, "discard", 7, idOnlyHint))
+        const withId = 500 - estimateTokens(outputPlaceholder("discard", 7, idOnlyHint))
         assert.strictEqual(ledger.saving(call, "discard", 7, idOnlyHint), withId)
       })
     ))

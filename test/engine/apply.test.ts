@@ -94,7 +94,7 @@ describe("applyPrunes", () => {
     const { original, sent } = applied([["r1", "discard", 7]])
     const before = toolPart(original, "r1").state
     const after = toolPart(sent, "r1").state
-    assert.strictEqual(after.output, "[pruned, ~1.8k tokens; id 7]")
+    assert.strictEqual(after.output, "[pruned; id 7]")
     assert.deepStrictEqual({ ...after, output: undefined }, { ...before, output: undefined })
   })
 
@@ -105,7 +105,7 @@ describe("applyPrunes", () => {
     const given = toolPart(sent, "r1").state
     applyPrunes(sent, prunes(index, [["r1", "discard", 7]]), idOnlyHint)
     assert.strictEqual(toolPart(sent, "r1").state, given)
-    assert.match(given.output, /^\[pruned, /)
+    assert.match(given.output, /^\[pruned; /)
     assert.notMatch(toolPart(original, "r1").state.output, /^\[pruned/)
   })
 
@@ -162,7 +162,7 @@ describe("applyPrunes", () => {
     const { sent } = applied([["f1", "discard", 6]])
     const state = toolPart(sent, "f1").state
     assert.notProperty(state, "attachments")
-    assert.strictEqual(state.output, "[pruned, ~4 tokens; id 6]")
+    assert.strictEqual(state.output, "[pruned; id 6]")
   })
 
   it("never changes messages, parts, IDs, roles, tool names or call IDs", () => {
@@ -202,7 +202,7 @@ describe("applyPrunes", () => {
     const original = session()
     const sent = fresh(original)
     applyPrunes(sent, prunes(indexOf(original), [["r1", "discard", 7]]), recallToolHint)
-    assert.strictEqual(toolPart(sent, "r1").state.output, "[pruned, ~1.8k tokens; recall 7]")
+    assert.strictEqual(toolPart(sent, "r1").state.output, "[pruned; recall 7]")
   })
 
   it("leaves a part alone when another call sits at the recorded position", () => {

@@ -30,48 +30,42 @@ describe("formatTokens", () => {
 })
 
 describe("outputPlaceholder", () => {
-  it("gives the original size and the stable ID; the call itself still shows its tool and arguments", () => {
-    assert.strictEqual(outputPlaceholder(read(), "discard", 17, idOnlyHint), "[pruned, ~4.2k tokens; id 17]")
+  it("gives the stable ID and nothing else; the call itself still shows its tool and arguments", () => {
+    assert.strictEqual(outputPlaceholder("discard", 17, idOnlyHint), "[pruned; id 17]")
   })
 
   it("points to the recall tool when it is enabled", () => {
-    assert.strictEqual(outputPlaceholder(read(), "discard", 17, recallToolHint), "[pruned, ~4.2k tokens; recall 17]")
+    assert.strictEqual(outputPlaceholder("discard", 17, recallToolHint), "[pruned; recall 17]")
   })
 
   it("says why when the reason matters to the model", () => {
-    assert.strictEqual(
-      outputPlaceholder(read(), "deduplication", 3, idOnlyHint),
-      "[pruned duplicate, ~4.2k tokens; id 3]"
-    )
-    assert.strictEqual(
-      outputPlaceholder(read(), "extract", 3, idOnlyHint),
-      "[pruned after extract, ~4.2k tokens; id 3]"
-    )
+    assert.strictEqual(outputPlaceholder("deduplication", 3, idOnlyHint), "[pruned duplicate; id 3]")
+    assert.strictEqual(outputPlaceholder("extract", 3, idOnlyHint), "[pruned after extract; id 3]")
   })
 
   it("points a repeat to the earlier copy of what it sent", () => {
     assert.strictEqual(
-      outputPlaceholder(read(), "repeat", 9, recallToolHint, { id: 4, kind: "same" }),
-      "[same output as id 4, ~4.2k tokens; recall 9]"
+      outputPlaceholder("repeat", 9, recallToolHint, { id: 4, kind: "same" }),
+      "[same output as id 4; recall 9]"
     )
     assert.strictEqual(
-      outputPlaceholder(read(), "repeat", 9, recallToolHint, { id: 4, kind: "contained" }),
-      "[these lines are unchanged in the output of id 4, ~4.2k tokens; recall 9]"
+      outputPlaceholder("repeat", 9, recallToolHint, { id: 4, kind: "contained" }),
+      "[these lines are unchanged in the output of id 4; recall 9]"
     )
     assert.strictEqual(
-      outputPlaceholder(read(), "repeat", 9, recallToolHint, { id: 4, kind: "written" }),
-      "[the same content as the earlier write of this file, ~4.2k tokens; recall 9]"
+      outputPlaceholder("repeat", 9, recallToolHint, { id: 4, kind: "written" }),
+      "[the same content as the earlier write of this file; recall 9]"
     )
   })
 
-  it("is byte-identical for the same call on every request", () => {
-    const first = outputPlaceholder(read(), "deduplication", 17, idOnlyHint)
-    const again = outputPlaceholder(read(), "deduplication", 17, idOnlyHint)
+  it("is byte-identical for the same prune on every request", () => {
+    const first = outputPlaceholder("deduplication", 17, idOnlyHint)
+    const again = outputPlaceholder("deduplication", 17, idOnlyHint)
     assert.strictEqual(again, first)
   })
 
   it("is much shorter than what it replaces", () => {
-    assert.isBelow(outputPlaceholder(read(), "discard", 17, idOnlyHint).length, 60)
+    assert.isBelow(outputPlaceholder("discard", 17, idOnlyHint).length, 30)
   })
 })
 

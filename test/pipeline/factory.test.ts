@@ -65,7 +65,7 @@ describe("pruning tools through the plugin factory", () => {
     const reply = await hooks.tool.discard!.execute({ ids: ["noise", "1"] }, context())
     assert.match(reply as string, /^Discarded 1 output, ~[\d.]+k? tokens: 1 read src\/a\.ts \(noise\)\./)
     const next = await transform(hooks, fresh(history()))
-    assert.match(toolPart(next, "c1").state.output, /^\[pruned, .*; (?:id|recall) 1\]$/)
+    assert.match(toolPart(next, "c1").state.output, /^\[pruned; (?:id|recall) 1\]$/)
     await hooks.dispose()
   })
 
@@ -129,7 +129,7 @@ describe("pruning tools through the plugin factory", () => {
         ])
       ])
     )
-    assert.match(toolPart(next, "c1").state.output, /^\[pruned after extract, .*; (?:id|recall) 1\]$/)
+    assert.match(toolPart(next, "c1").state.output, /^\[pruned after extract; (?:id|recall) 1\]$/)
     assert.deepStrictEqual(toolPart(next, "x1").state.input.distillation, distillation)
     await hooks.dispose()
   })

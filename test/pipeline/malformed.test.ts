@@ -1,5 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
+import { SessionStore } from "../../src/services/SessionStore.ts"
 import { Tokenizer } from "../../src/services/Tokenizer.ts"
 import { assistant, fresh, type Msg, sessionID, tool, toolPart, user } from "../support/history.ts"
 import { pluginHooks, tagged, withoutTail } from "./helpers.ts"
@@ -87,7 +88,7 @@ describe("malformed host input through the messages hook", () => {
         const { result } = yield* transformThroughHook(messages)
         assert.isUndefined(result)
         assert.deepStrictEqual((messages[1] as Msg).parts[1], (before[1] as Msg).parts[1])
-        assert.match(firstReadPruned(messages).output, /^\[pruned duplicate, /)
+        assert.match(firstReadPruned(messages).output, /^\[pruned duplicate; /)
       }))
   }
 
@@ -99,7 +100,7 @@ describe("malformed host input through the messages hook", () => {
         const { result } = yield* transformThroughHook(messages)
         assert.isUndefined(result)
         assert.deepStrictEqual(messages[1], before[1])
-        assert.match(firstReadPruned(messages).output, /^\[pruned duplicate, /)
+        assert.match(firstReadPruned(messages).output, /^\[pruned duplicate; /)
       }))
   }
 
@@ -130,13 +131,18 @@ describe("malformed host input through the messages hook", () => {
           tool({ tool: "bash", callID: "c2", input: { command: "cat big.log" }, output: huge })
         ])
       ]
-      const { messages, result } = yield* transformThroughHook(fresh(history), { tokenizer: Tokenizer.layer })
-      assert.isUndefined(result)
-      assert.match(
-        toolPart(messages as Array<Msg>, "c1").state.output,
-        /^\[pruned duplicate, ~[\d.]+M tokens; (?:id|recall) 1\]$/
+      const { call, hooks, run } = yield* pluginHooks({ tokenizer: Tokenizer.layer })
+      const messages = fresh(history)
+      const result = yield* call(() =>
+        hooks["experimental.chat.messages.transform"]!({} as never, { messages: messages as never })
       )
-      assert.strictEqual(toolPart(messages as Array<Msg>, "c2").state.output, tagged(2, huge))
+      assert.isUndefined(result)
+      assert.match(toolPart(messages, "c1").state.output, /^\[pruned duplicate; (?:id|recall) 1\]$/)
+      assert.strictEqual(toolPart(messages, "c2").state.output, tagged(2, huge))
+      const saved = yield* run(
+        SessionStore.use((store) => store.use(sessionID, (state) => Effect.succeed(state.pruned.get("c1")?.tokens)))
+      )
+      assert.isAbove(saved ?? 0, 1_000_000)
     }))
 
   it.effect("an empty history stays empty", () =>

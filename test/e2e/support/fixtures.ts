@@ -16,10 +16,16 @@ export const read = (scenario: Scenario, file: string, id: string): Reply =>
 export const done: Reply = { text: "Done." }
 
 /**
- * Matches a placeholder written as it reads, e.g. `[pruned, ~N tokens; id 1]`: `~N` stands for any
+ * Matches a placeholder written as it reads, e.g. `[pruned content of an old change: ~N tokens; id 1]`: `~N` stands for any
  * token count, and `id 1` also matches `recall 1` (the handle placeholders use when the recall tool is on).
  */
 export const placeholder = (text: string): RegExp => {
   const escaped = text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
   return new RegExp(`^${escaped.replace("~N", "~[\\d.]+[kM]?").replace(/id (\d+)\\\]$/, "(?:id|recall) $1\\]")}$`)
 }
+
+/**
+ * Whether a text holds a placeholder: a bracketed note that ends with the pruned call's handle (`; recall 3]`, or
+ * `; id 3]` when the recall tool is off). Every placeholder the plugin writes does.
+ */
+export const holdsPlaceholder = (text: string): boolean => /\[[^\]]*; (?:recall|id) \d+\]/.test(text)
