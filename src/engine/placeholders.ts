@@ -54,8 +54,8 @@ export const idOnlyHint: RecallHint = (id) => `id ${id}`
  * The call itself still shows its tool and arguments, so a placeholder only says what became of the output and how to
  * get it back (its recall hint). Placeholders are built only from facts that never change for a call (stable ID,
  * reason, the copy a repeat points to), so the same prune produces the same bytes on every request and the prompt
- * cache keeps matching. They carry no size: a long session sends hundreds of them on every request, and the size
- * (about 5 tokens each) was the largest part of what they cost (BENCHMARKS.md, "Placeholders").
+ * cache keeps matching. They carry no size: a long session sends hundreds of them on every request, and the size was
+ * a third of what they cost (BENCHMARKS.md, "Placeholders").
  */
 export const outputPlaceholder = (reason: Reason, id: number, recallHint: RecallHint, of?: CopyOf): string => {
   const hint = recallHint(id)
