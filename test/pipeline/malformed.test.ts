@@ -28,11 +28,11 @@ const requestWith = (options: { readonly part?: unknown; readonly message?: unkn
 
 const transformThroughHook = (messages: Array<unknown>, options: Parameters<typeof pluginHooks>[0] = {}) =>
   Effect.gen(function*() {
-    const { call, hooks } = yield* pluginHooks(options)
+    const { call, hooks, run } = yield* pluginHooks(options)
     const result = yield* call(() =>
       hooks["experimental.chat.messages.transform"]!({} as never, { messages: messages as never })
     )
-    return { result, messages }
+    return { result, messages, run }
   })
 
 /** The first of the duplicate reads, wherever the malformed input put it. */
@@ -131,14 +131,10 @@ describe("malformed host input through the messages hook", () => {
           tool({ tool: "bash", callID: "c2", input: { command: "cat big.log" }, output: huge })
         ])
       ]
-      const { call, hooks, run } = yield* pluginHooks({ tokenizer: Tokenizer.layer })
-      const messages = fresh(history)
-      const result = yield* call(() =>
-        hooks["experimental.chat.messages.transform"]!({} as never, { messages: messages as never })
-      )
+      const { messages, result, run } = yield* transformThroughHook(fresh(history), { tokenizer: Tokenizer.layer })
       assert.isUndefined(result)
-      assert.match(toolPart(messages, "c1").state.output, /^\[pruned duplicate; (?:id|recall) 1\]$/)
-      assert.strictEqual(toolPart(messages, "c2").state.output, tagged(2, huge))
+      assert.match(toolPart(messages as Array<Msg>, "c1").state.output, /^\[pruned duplicate; (?:id|recall) 1\]$/)
+      assert.strictEqual(toolPart(messages as Array<Msg>, "c2").state.output, tagged(2, huge))
       const saved = yield* run(
         SessionStore.use((store) => store.use(sessionID, (state) => Effect.succeed(state.pruned.get("c1")?.tokens)))
       )
