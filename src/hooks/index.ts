@@ -76,6 +76,18 @@ export const makeHooks = (runtime: Runtime, config: PluginConfig): Hooks => {
     })
   }
 
+  // OpenCode 1.18 sends a plugin tool's arguments as the JSON Schema it derives from `args`, headed by the dialect's
+  // URL (`$schema`, ~17 tokens a tool on every request) and without `additionalProperties`; a `jsonSchema` set by the
+  // `tool.definition` hook is sent instead, so this is that schema less the URL.
+  const wireSchemas = new Map(
+    Object.entries(tools).map(([name, definition]) => {
+      const { $schema: _, additionalProperties: __, ...schema } = tool.schema.toJSONSchema(
+        tool.schema.object(definition.args)
+      )
+      return [name, schema] as const
+    })
+  )
+
   const commands = config.commands.enabled
   return {
     config: async (opencode) => {
@@ -103,6 +115,11 @@ export const makeHooks = (runtime: Runtime, config: PluginConfig): Hooks => {
       } satisfies Hooks
       : {}),
     tool: tools,
+    "tool.definition": async (input, output) => {
+      const schema = wireSchemas.get(input.toolID)
+      if (schema === undefined) return
+      await run("tool.definition", Effect.sync(() => Object.assign(output, { jsonSchema: schema })))
+    },
     "experimental.chat.messages.transform": (_input, output) =>
       run("messages.transform", reportConfigProblems.pipe(Effect.andThen(transform(output.messages)))),
     "experimental.chat.system.transform": (input, output) =>

@@ -41,6 +41,29 @@ describe("the plugin in a main session", () => {
     assert.include(systemText(first!), "## Context pruning")
   })
 
+  it("its tools' argument schemas are sent without the JSON Schema dialect's URL; OpenCode's own tools keep theirs", async () => {
+    const s = scenario()
+    const session = await s.newSession()
+    s.model.script([done])
+    await s.prompt(session, "hello")
+
+    const parameters = new Map(
+      (s.requests()[0]!.tools ?? []).map((tool) => [
+        tool.function.name,
+        (tool.function as { parameters?: Record<string, unknown> }).parameters
+      ])
+    )
+    const ids = { type: "array", items: { type: "string" } }
+    assert.deepStrictEqual(parameters.get("discard"), { type: "object", properties: { ids }, required: ["ids"] })
+    assert.deepStrictEqual(parameters.get("extract"), {
+      type: "object",
+      properties: { ids, distillation: ids },
+      required: ["ids", "distillation"]
+    })
+    assert.deepStrictEqual(parameters.get("recall"), { type: "object", properties: { ids }, required: ["ids"] })
+    assert.strictEqual(parameters.get("read")?.$schema, "https://json-schema.org/draft/2020-12/schema")
+  })
+
   it("deduplication: the older of two identical reads reaches the model as a placeholder", async () => {
     const s = scenario()
     const session = await s.newSession()

@@ -33,7 +33,8 @@ describe("plugin factory", () => {
       "experimental.chat.messages.transform",
       "experimental.chat.system.transform",
       "experimental.session.compacting",
-      "tool"
+      "tool",
+      "tool.definition"
     ])
     assert.deepStrictEqual(Object.keys(hooks.tool ?? {}).sort(), ["discard", "extract", "recall"])
     await hooks.dispose?.()
@@ -88,6 +89,28 @@ describe("plugin factory", () => {
     assert.deepStrictEqual(Object.keys(opencode.command).sort(), ["dcp", "mine"])
     assert.include(opencode.command.dcp.description, "stats")
     assert.deepStrictEqual(opencode.experimental.primary_tools, ["other", "discard", "recall", "extract"])
+    await hooks.dispose?.()
+  })
+
+  it("sends its tools' arguments schema without the JSON Schema dialect's URL, and leaves other tools' alone", async () => {
+    const hooks = await load()
+    const ids = { type: "array", items: { type: "string" } }
+    const sent = async (toolID: string) => {
+      const output: { description: string; parameters: unknown; jsonSchema?: unknown } = {
+        description: "d",
+        parameters: {}
+      }
+      await hooks["tool.definition"]!({ toolID }, output)
+      return output.jsonSchema
+    }
+    assert.deepStrictEqual(await sent("discard"), { type: "object", properties: { ids }, required: ["ids"] })
+    assert.deepStrictEqual(await sent("recall"), { type: "object", properties: { ids }, required: ["ids"] })
+    assert.deepStrictEqual(await sent("extract"), {
+      type: "object",
+      properties: { ids, distillation: ids },
+      required: ["ids", "distillation"]
+    })
+    assert.isUndefined(await sent("read"))
     await hooks.dispose?.()
   })
 
