@@ -19,6 +19,7 @@
  */
 import type { Hooks } from "@opencode-ai/plugin"
 import { tool } from "@opencode-ai/plugin"
+import { hostArgumentsSchema } from "../host/toolSchema.ts"
 import { visibleHistory } from "../host/view.ts"
 import type { PricingProfile } from "../pricing/profiles.ts"
 import type { Msg } from "../host/schema.ts"
@@ -186,12 +187,6 @@ export const isPrompt = (message: Msg): boolean =>
 /** What OpenCode sends for a message that fits in a compaction tail, by its estimate. */
 const messageSize = (message: Msg) => estimate(JSON.stringify(message.parts))
 
-/** The JSON Schema OpenCode 1.18 derives from a plugin tool's arguments (as its request bodies show it). */
-const hostSchema = (parameters: ReturnType<typeof tool.schema.object>) => {
-  const { additionalProperties: _, ...schema } = tool.schema.toJSONSchema(parameters)
-  return schema
-}
-
 export const drive = async (options: DriveOptions): Promise<Driven> => {
   const { sessionID, messages: stored, plugin, model } = options
   const hooks = plugin.hooks
@@ -202,17 +197,16 @@ export const drive = async (options: DriveOptions): Promise<Driven> => {
   const definitions: Array<readonly [string, string]> = [...options.hostTools]
   for (const [name, definition] of Object.entries(hooks?.tool ?? {})) {
     // As OpenCode 1.18 does: the `tool.definition` hook may set the JSON Schema sent for the arguments.
-    const parameters = tool.schema.object(definition.args)
     const output: { description: string; parameters: unknown; jsonSchema?: unknown } = {
       description: definition.description,
-      parameters
+      parameters: tool.schema.object(definition.args)
     }
     await hooks?.["tool.definition"]?.({ toolID: name }, output as { description: string; parameters: unknown })
     definitions.push([
       name,
       JSON.stringify({
         description: output.description,
-        input_schema: output.jsonSchema ?? hostSchema(parameters)
+        input_schema: output.jsonSchema ?? hostArgumentsSchema(definition.args)
       })
     ])
   }

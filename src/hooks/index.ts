@@ -4,6 +4,7 @@ import type { PluginConfig } from "../config/schema.ts"
 import { discardDescription, extractDescription, recallDescription } from "../engine/prompts.ts"
 import type { Services } from "../layers/main.ts"
 import { handledResponse } from "../host/commandResponse.ts"
+import { hostArgumentsSchema } from "../host/toolSchema.ts"
 import { dcp } from "./command.ts"
 import { compacting, event, reportConfigProblems, userMessage } from "./session.ts"
 import { system } from "./system.ts"
@@ -76,14 +77,11 @@ export const makeHooks = (runtime: Runtime, config: PluginConfig): Hooks => {
     })
   }
 
-  // OpenCode 1.18 sends a plugin tool's arguments as the JSON Schema it derives from `args`, headed by the dialect's
-  // URL (`$schema`, ~17 tokens a tool on every request) and without `additionalProperties`; a `jsonSchema` set by the
-  // `tool.definition` hook is sent instead, so this is that schema less the URL.
+  // OpenCode 1.18 heads the schema it sends for a plugin tool's arguments with the dialect's URL (`$schema`, ~17
+  // tokens a tool on every request) and sends a `jsonSchema` set by the `tool.definition` hook instead.
   const wireSchemas = new Map(
     Object.entries(tools).map(([name, definition]) => {
-      const { $schema: _, additionalProperties: __, ...schema } = tool.schema.toJSONSchema(
-        tool.schema.object(definition.args)
-      )
+      const { $schema: _, ...schema } = hostArgumentsSchema(definition.args)
       return [name, schema] as const
     })
   )
