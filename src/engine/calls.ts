@@ -1,5 +1,7 @@
+import { posix } from "node:path"
 import { Predicate } from "effect"
 import type { ToolStatus } from "../host/schema.ts"
+import { patchFiles } from "./patch.ts"
 
 /** One tool call as the model sees it in the current request. */
 export interface ToolCall {
@@ -15,6 +17,13 @@ export interface ToolCall {
   filePath: string | undefined
   /** `filePath` resolved against the project root, once, when the call is indexed. */
   absolutePath: string | undefined
+  /** Every file the call names, resolved against the project root (all those an `apply_patch` names). */
+  files: ReadonlyArray<string>
+  /**
+   * The files whose content the call shows or sets, resolved: a read's or a file change's file, each file an
+   * `apply_patch` adds or updates.
+   */
+  contentFiles: ReadonlyArray<string>
   keyParameter: string
   signature: string
   /** Tokens in the output of a completed call. */
@@ -82,6 +91,37 @@ export const filePathOf = (tool: string, input: Readonly<Record<string, unknown>
   return typeof value === "string" && value.length > 0 ? value : undefined
 }
 
+/** Tools whose calls show or set the whole content of their one file. */
+const contentTools: ReadonlySet<string> = new Set(["read", "write", "edit", "multiedit"])
+
+const none: ReadonlyArray<string> = []
+
+/** The file fields of a call, computed once when it is indexed. */
+export const fileFieldsOf = (
+  tool: string,
+  input: Readonly<Record<string, unknown>>,
+  worktree: string
+): Pick<ToolCall, "filePath" | "absolutePath" | "files" | "contentFiles"> => {
+  if (tool === "apply_patch") {
+    const text = input.patchText
+    if (typeof text !== "string")
+      return { filePath: undefined, absolutePath: undefined, files: none, contentFiles: none }
+    const { changed, named } = patchFiles(text)
+    const resolve = (path: string) => posix.resolve(worktree, path)
+    return {
+      filePath: undefined,
+      absolutePath: undefined,
+      files: named.map(resolve),
+      contentFiles: changed.map(resolve)
+    }
+  }
+  const filePath = filePathOf(tool, input)
+  if (filePath === undefined) return { filePath, absolutePath: undefined, files: none, contentFiles: none }
+  const absolutePath = posix.resolve(worktree, filePath)
+  const files = [absolutePath]
+  return { filePath, absolutePath, files, contentFiles: contentTools.has(tool) ? files : none }
+}
+
 /** Paths inside the project are shown relative to it: shorter for the model, clearer for people. */
 export const relativePath = (filePath: string, worktree: string): string => {
   const root = worktree.endsWith("/") ? worktree : `${worktree}/`
@@ -91,6 +131,9 @@ export const relativePath = (filePath: string, worktree: string): string => {
 const pathArguments = new Set(["filePath", "path"])
 
 export const keyParameterOf = (tool: string, input: Readonly<Record<string, unknown>>, worktree: string): string => {
+  if (tool === "apply_patch" && typeof input.patchText === "string") {
+    return shorten(patchFiles(input.patchText).named.map((path) => relativePath(path, worktree)).join(", "))
+  }
   const known = keyArguments[tool]
   if (known !== undefined) {
     const values = known.flatMap((key) => {

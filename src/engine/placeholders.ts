@@ -80,7 +80,10 @@ export const inputPlaceholder = (
   recallHint: RecallHint
 ): string => {
   const size = `${formatTokens(call.inputTokens[key] ?? approximateTokens(call.input[key]))} tokens`
-  if (reason === "supersedeWrites") return `[pruned ${key}: ${size}; the file was read again later; ${recallHint(id)}]`
+  if (reason === "supersedeWrites") {
+    const read = call.contentFiles.length > 1 ? "the files were read again later" : "the file was read again later"
+    return `[pruned ${key}: ${size}; ${read}; ${recallHint(id)}]`
+  }
   if (reason === "staleOutputs") return `[pruned ${key} of an old change: ${size}; ${recallHint(id)}]`
   if (call.status === "error") return `[pruned ${key} of a failed call: ${size}; ${recallHint(id)}]`
   return `[pruned ${key}: ${size}; ${recallHint(id)}]`

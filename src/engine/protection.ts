@@ -4,10 +4,10 @@ import type { ToolCall } from "./calls.ts"
 
 /**
  * Tools whose calls are never pruned by any rule: they carry the plan, the sub-agents' work, the model's own
- * context-management calls, and file changes. Two rules may shorten the content inputs of file changes (never their
- * path or result): supersede-writes, because the file's current content is in a later read, and stale outputs, once
- * the change is old (strategies/staleOutputs.ts). `recall` is not protected: what it brought back can be pruned again
- * like any output.
+ * context-management calls, and file changes (`apply_patch` is how OpenCode has GPT models write and edit). Two rules
+ * may shorten the content inputs of file changes (never their path or result): supersede-writes, because the file's
+ * current content is in a later read, and stale outputs, once the change is old (strategies/staleOutputs.ts). `recall`
+ * is not protected: what it brought back can be pruned again like any output.
  */
 export const alwaysProtectedTools: ReadonlySet<string> = new Set([
   "task",
@@ -18,6 +18,7 @@ export const alwaysProtectedTools: ReadonlySet<string> = new Set([
   "batch",
   "write",
   "edit",
+  "apply_patch",
   "plan_enter",
   "plan_exit"
 ])
@@ -25,7 +26,7 @@ export const alwaysProtectedTools: ReadonlySet<string> = new Set([
 export interface Protection {
   /** Always-protected tools, plus `extra` (a rule's own `protectedTools`). */
   readonly tool: (tool: string, extra?: ReadonlyArray<string>) => boolean
-  /** The call's file matches one of `protectedFilePatterns`. */
+  /** One of the call's files matches one of `protectedFilePatterns`. */
   readonly file: (call: ToolCall) => boolean
   /** Younger than the protected number of turns. */
   readonly recent: (call: ToolCall) => boolean
@@ -50,16 +51,18 @@ const fileMatcher = (patterns: ReadonlyArray<string>, worktree: string): (call: 
   if (patterns.length === 0) return () => false
   const byName = matcher(patterns.filter((pattern) => !pattern.includes("/")), { dot: true, basename: true })
   const byPath = matcher(patterns.filter((pattern) => pattern.includes("/")), { dot: true })
-  // A call's path never changes, so each call is matched once.
+  // A call's files never change, so each call is matched once.
   const known = new WeakMap<ToolCall, boolean>()
-  return (call) => {
-    if (call.filePath === undefined) return false
-    const cached = known.get(call)
-    if (cached !== undefined) return cached
-    const absolute = posix.resolve(worktree, call.filePath)
+  const matches = (absolute: string) => {
     const relative = posix.relative(worktree, absolute)
     const inside = relative !== "" && !relative.startsWith("../") && relative !== ".."
-    const matched = byName(absolute) || byPath(absolute) || (inside && byPath(relative))
+    return byName(absolute) || byPath(absolute) || (inside && byPath(relative))
+  }
+  return (call) => {
+    if (call.files.length === 0) return false
+    const cached = known.get(call)
+    if (cached !== undefined) return cached
+    const matched = call.files.some(matches)
     known.set(call, matched)
     return matched
   }

@@ -1,6 +1,5 @@
-import { posix } from "node:path"
 import { Context, Effect, Layer, Option, Predicate } from "effect"
-import { filePathOf, keyParameterOf, signatureOf, type ToolCall } from "../engine/calls.ts"
+import { fileFieldsOf, keyParameterOf, signatureOf, type ToolCall } from "../engine/calls.ts"
 import { LruMap } from "../data/LruMap.ts"
 import { decodeToolPart, isTypedByUser } from "../host/messages.ts"
 import type { ToolPart, ToolStatus } from "../host/schema.ts"
@@ -195,7 +194,6 @@ const isCompacted = (state: Record<string, unknown>): boolean =>
 
 const fromPart = (part: ToolPart, previous: ToolCall | undefined, worktree: string): ToolCall => {
   const input = part.state.input ?? {}
-  const filePath = filePathOf(part.tool, input)
   return {
     callID: part.callID,
     tool: part.tool,
@@ -204,8 +202,7 @@ const fromPart = (part: ToolPart, previous: ToolCall | undefined, worktree: stri
     error: part.state.status === "error" ? errorText(part.state.error) : undefined,
     hasTextOutput: typeof part.state.output === "string",
     compacted: isCompacted(part.state as Record<string, unknown>),
-    filePath,
-    absolutePath: filePath === undefined ? undefined : posix.resolve(worktree, filePath),
+    ...fileFieldsOf(part.tool, input, worktree),
     keyParameter: keyParameterOf(part.tool, input, worktree),
     signature: signatureOf(part.tool, input),
     outputTokens: 0,

@@ -8,7 +8,17 @@ import { dcp } from "../../src/hooks/command.ts"
 import { recall } from "../../src/hooks/tools.ts"
 import { assistant, fresh, type Msg, sessionID, tool, toolPart, user } from "../support/history.ts"
 import { tempDir } from "../support/layers.ts"
-import { alone, automaticCandidates, type CallSpec, history, protect, strategies, worktree } from "../engine/support.ts"
+import {
+  alone,
+  automaticCandidates,
+  type CallSpec,
+  history,
+  patchText,
+  protect,
+  strategies,
+  updateFile,
+  worktree
+} from "../engine/support.ts"
 import { pipelineUnder, send, stateOf } from "../pipeline/helpers.ts"
 import { content, read, tagged } from "./support.ts"
 
@@ -199,6 +209,14 @@ describe("staleOutputs: old file changes", () => {
     assert.deepStrictEqual(mask(calls, { keepRecent: 1, clearAtLeast: 1000 }), ["c1"])
   })
 
+  it("masks an apply_patch by the size of its patch", () => {
+    // 200 changed lines: 1,511 tokens at four characters a token.
+    const patch: CallSpec = { tool: "apply_patch", input: { patchText: patchText(updateFile("src/a.ts", 200)) } }
+    const calls = history([patch, readOf("b")])
+    assert.deepStrictEqual(mask(calls, { keepRecent: 1, clearAtLeast: 1511 }), ["c1"])
+    assert.deepStrictEqual(mask(calls, { keepRecent: 1, clearAtLeast: 1512 }), [])
+  })
+
   it("keeps them when strategies.staleOutputs.protectedTools lists them", () => {
     const calls = history([writeOf("a", 800), editOf("b", 800), readOf("c", { outputTokens: 2000 }), readOf("d")])
     assert.deepStrictEqual(mask(calls, { keepRecent: 1, protectedTools: ["write", "edit"] }), ["c3"])
@@ -233,6 +251,15 @@ describe("staleOutputs: keepFiles", () => {
   it("counts an edit as working on a file, and keeps the file's newest read, not the edit", () => {
     const calls = history([readOf("a"), readOf("b"), readOf("c"), readOf("d"), editOf("a", 800), readOf("e")])
     assert.deepStrictEqual(mask(calls, { keepRecent: 1, keepFiles: 2 }), ["c2", "c3", "c4", "c5"])
+  })
+
+  it("counts an apply_patch as working on each file it adds or updates", () => {
+    const patch: CallSpec = {
+      tool: "apply_patch",
+      input: { patchText: patchText(updateFile("src/a.ts", 2), updateFile("src/b.ts", 2)) }
+    }
+    const calls = history([readOf("a"), readOf("b"), readOf("c"), readOf("d"), patch, readOf("e")])
+    assert.deepStrictEqual(mask(calls, { keepRecent: 1, keepFiles: 3, clearAtLeast: 0 }), ["c3", "c4", "c5"])
   })
 
   it("keeps a write's content as the newest copy of its file", () => {

@@ -1,6 +1,6 @@
 import { assert, describe, it } from "vitest"
 import { filePathOf, keyParameterOf, relativePath, signatureOf } from "../../src/engine/calls.ts"
-import { worktree } from "./support.ts"
+import { addFile, deleteFile, patchText, updateFile, worktree } from "./support.ts"
 
 describe("keyParameterOf", () => {
   it("names a read by its path, relative to the worktree", () => {
@@ -32,6 +32,11 @@ describe("keyParameterOf", () => {
     const long = keyParameterOf("bash", { command: `echo ${"a".repeat(200)}` }, worktree)
     assert.lengthOf(long, 80)
     assert.strictEqual(long.endsWith("…"), true)
+  })
+
+  it("names an apply_patch by the files it names, relative to the worktree", () => {
+    const text = patchText(updateFile(`${worktree}/src/a.ts`), addFile("src/b.ts"), deleteFile("src/c.ts"))
+    assert.strictEqual(keyParameterOf("apply_patch", { patchText: text }, worktree), "src/a.ts, src/b.ts, src/c.ts")
   })
 
   it("falls back to the first short string argument of an unknown tool", () => {

@@ -8,7 +8,7 @@ import {
   targetOf,
   targetTokens
 } from "../../src/engine/placeholders.ts"
-import { call, worktree } from "./support.ts"
+import { addFile, call, patchText, updateFile, worktree } from "./support.ts"
 
 const read = () => call({ tool: "read", input: { filePath: `${worktree}/src/app.ts` }, outputTokens: 4200 })
 
@@ -77,6 +77,18 @@ describe("inputPlaceholder", () => {
     assert.strictEqual(
       inputPlaceholder(write(), "supersedeWrites", "content", 9, idOnlyHint),
       "[pruned content: ~2.5k tokens; the file was read again later; id 9]"
+    )
+  })
+
+  it("says the files were read again, for a patch of several files", () => {
+    const patch = call({
+      tool: "apply_patch",
+      input: { patchText: patchText(updateFile("src/a.ts"), addFile("src/b.ts")) },
+      inputTokens: { patchText: 800 }
+    })
+    assert.strictEqual(
+      inputPlaceholder(patch, "supersedeWrites", "patchText", 4, idOnlyHint),
+      "[pruned patchText: ~800 tokens; the files were read again later; id 4]"
     )
   })
 

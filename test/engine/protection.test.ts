@@ -1,6 +1,6 @@
 import { assert, describe, it } from "vitest"
 import { alwaysProtectedTools } from "../../src/engine/protection.ts"
-import { call, protect, worktree } from "./support.ts"
+import { call, deleteFile, patchText, protect, updateFile, worktree } from "./support.ts"
 
 const read = (filePath: string) => call({ tool: "read", input: { filePath } })
 
@@ -17,6 +17,7 @@ describe("protection of tools", () => {
         "batch",
         "write",
         "edit",
+        "apply_patch",
         "plan_enter",
         "plan_exit"
       ]
@@ -89,6 +90,15 @@ describe("protection of files", () => {
       protect({ patterns: ["**"] }).file(call({ tool: "bash", input: { command: "cat .env" } })),
       false
     )
+  })
+
+  it("applies to every file an apply_patch names, a deleted one included", () => {
+    const patch = (...sections: ReadonlyArray<string>) =>
+      call({ tool: "apply_patch", input: { patchText: patchText(...sections) } })
+    const protection = protect({ patterns: ["*.env"] })
+    assert.strictEqual(protection.file(patch(updateFile("src/a.ts"), updateFile("config/prod.env"))), true)
+    assert.strictEqual(protection.file(patch(updateFile("src/a.ts"), deleteFile("old.env"))), true)
+    assert.strictEqual(protection.file(patch(updateFile("src/a.ts"))), false)
   })
 
   it("applies to the path of a list call", () => {

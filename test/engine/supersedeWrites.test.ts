@@ -2,7 +2,19 @@ import { assert, describe, it } from "vitest"
 import type { ToolCall } from "../../src/engine/calls.ts"
 import type { Protection } from "../../src/engine/protection.ts"
 import { assistant, lines, tool, user } from "../support/history.ts"
-import { alone, automaticCandidates, type CallSpec, history, indexViews, protect, worktree } from "./support.ts"
+import {
+  addFile,
+  alone,
+  automaticCandidates,
+  type CallSpec,
+  deleteFile,
+  history,
+  indexViews,
+  patchText,
+  protect,
+  updateFile,
+  worktree
+} from "./support.ts"
 
 const file = `${worktree}/src/app.ts`
 const write = (filePath = file): CallSpec => ({ tool: "write", input: { filePath, content: lines(50) } })
@@ -121,5 +133,43 @@ describe("supersedeWrites", () => {
     const [full, compacted] = indexViews([before, after])
     assert.deepStrictEqual(ids(supersedeWrites(full!.calls, protect())), ["w1"])
     assert.deepStrictEqual(supersedeWrites(compacted!.calls, protect()), [])
+  })
+})
+
+describe("supersedeWrites: apply_patch (how OpenCode has GPT models change files)", () => {
+  const other = `${worktree}/src/other.ts`
+  const patch = (...sections: ReadonlyArray<string>): CallSpec => ({
+    tool: "apply_patch",
+    input: { patchText: patchText(...sections) }
+  })
+
+  it("prunes a patch whose file is read afterwards", () => {
+    assert.deepStrictEqual(ids(supersedeWrites(history([patch(updateFile("src/app.ts")), read()]), protect())), ["c1"])
+  })
+
+  it("prunes a patch of several files once each file it added or updated has been read afterwards", () => {
+    const change = patch(updateFile("src/app.ts"), addFile("src/other.ts"))
+    assert.deepStrictEqual(supersedeWrites(history([change, read()]), protect()), [])
+    assert.deepStrictEqual(ids(supersedeWrites(history([change, read(), read(other)]), protect())), ["c1"])
+    assert.deepStrictEqual(ids(supersedeWrites(history([change, read(other), read()]), protect())), ["c1"])
+  })
+
+  it("waits for no read of a file the patch deleted, and for a moved file's read under its new name", () => {
+    const deleting = patch(updateFile("src/app.ts"), deleteFile("src/gone.ts"))
+    assert.deepStrictEqual(ids(supersedeWrites(history([deleting, read()]), protect())), ["c1"])
+    const moving = patch(updateFile("src/old.ts", 10, "src/app.ts"))
+    assert.deepStrictEqual(supersedeWrites(history([moving, read(`${worktree}/src/old.ts`)]), protect()), [])
+    assert.deepStrictEqual(ids(supersedeWrites(history([moving, read()]), protect())), ["c1"])
+  })
+
+  it("prunes writes, edits and patches of a file together at its next read", () => {
+    const calls = history([write(), patch(updateFile("src/app.ts")), edit(), read()])
+    assert.deepStrictEqual(ids(supersedeWrites(calls, protect())), ["c1", "c2", "c3"])
+  })
+
+  it("does not prune a patch touching a protected file", () => {
+    const change = patch(updateFile("src/app.ts"), updateFile("config/prod.env"))
+    const calls = history([change, read(), read(`${worktree}/config/prod.env`)])
+    assert.deepStrictEqual(supersedeWrites(calls, protect({ patterns: ["*.env"] })), [])
   })
 })

@@ -1,4 +1,3 @@
-import { posix } from "node:path"
 /**
  * Helpers for the pure engine tests: a `ToolCall` factory (the indexed form of a tool part, built directly without
  * the ToolCache), protection rules over a fixed worktree, and a synchronous indexer for OpenCode-shaped histories.
@@ -7,7 +6,7 @@ import { NodePath } from "@effect/platform-node"
 import { Effect, Layer } from "effect"
 import { defaultConfig, type PluginConfig } from "../../src/config/schema.ts"
 import { applyRendered, render } from "../../src/engine/apply.ts"
-import { filePathOf, keyParameterOf, signatureOf, type ToolCall } from "../../src/engine/calls.ts"
+import { fileFieldsOf, keyParameterOf, signatureOf, type ToolCall } from "../../src/engine/calls.ts"
 import { type RecallHint, idOnlyHint } from "../../src/engine/placeholders.ts"
 import { makeProtection, type Protection, type ProtectionOptions } from "../../src/engine/protection.ts"
 import type { Reason } from "../../src/engine/reasons.ts"
@@ -53,7 +52,6 @@ export const call = (spec: CallSpec): ToolCall => {
   }
   const hasTextOutput = status === "completed" && (spec.hasTextOutput ?? true)
   const compacted = spec.compacted ?? false
-  const filePath = filePathOf(spec.tool, input)
   const outputTokens = hasTextOutput && !compacted ? (spec.outputTokens ?? 500) : 0
   const tokensIn = spec.inputTokens ?? inputTokens
   return {
@@ -64,8 +62,7 @@ export const call = (spec: CallSpec): ToolCall => {
     error: status === "error" ? (spec.error ?? "failed") : undefined,
     hasTextOutput,
     compacted,
-    filePath,
-    absolutePath: filePath === undefined ? undefined : posix.resolve(worktree, filePath),
+    ...fileFieldsOf(spec.tool, input, worktree),
     keyParameter: keyParameterOf(spec.tool, input, worktree),
     signature: signatureOf(spec.tool, input),
     outputTokens,
@@ -232,3 +229,27 @@ export const realIndexLayer = ToolCache.layer.pipe(
   Layer.provide(NodePath.layer),
   Layer.provideMerge(Tokenizer.layer)
 )
+
+/**
+ * The `patchText` of an OpenCode `apply_patch` call, from sections made by `updateFile`, `addFile` and `deleteFile`.
+ */
+export const patchText = (...sections: ReadonlyArray<string>): string =>
+  ["*** Begin Patch", ...sections, "*** End Patch"].join("\n")
+
+const hunkLines = (lines: number, make: (i: number) => ReadonlyArray<string>) =>
+  Array.from({ length: lines }, (_, i) => make(i)).flat()
+
+/** A section updating `path` (moving it to `moveTo` when given): `lines` changed lines. */
+export const updateFile = (path: string, lines = 10, moveTo?: string): string =>
+  [
+    `*** Update File: ${path}`,
+    ...(moveTo === undefined ? [] : [`*** Move to: ${moveTo}`]),
+    "@@ export const config = {",
+    ...hunkLines(lines, (i) => [`-  old${i}: ${i},`, `+  new${i}: ${i},`])
+  ].join("\n")
+
+/** A section adding `path` with `lines` lines. */
+export const addFile = (path: string, lines = 10): string =>
+  [`*** Add File: ${path}`, ...hunkLines(lines, (i) => [`+export const line${i} = ${i}`])].join("\n")
+
+export const deleteFile = (path: string): string => `*** Delete File: ${path}`

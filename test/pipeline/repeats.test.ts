@@ -173,6 +173,28 @@ describe("repeats: a partial read", () => {
       const sent = yield* firstSendOf(before, [...before, assistant([partial("r2", edited)])])
       assert.strictEqual(outputOf(sent, "r2"), tagged(3, listing(file, edited, 40, 59)))
     })))
+
+  it.effect("after an apply_patch of the file is sent whole, even of lines the patch left alone", () =>
+    withRepeats(Effect.gen(function*() {
+      const patch = tool({
+        tool: "apply_patch",
+        callID: "p1",
+        input: {
+          patchText: [
+            "*** Begin Patch",
+            `*** Update File: ${file}`,
+            "@@",
+            `-${source[4]}`,
+            `+${fixed}`,
+            "*** End Patch"
+          ].join("\n")
+        },
+        output: `Success. Updated the following files:\nM ${file}`
+      })
+      const before = [user("read a.ts, fix it"), assistant([read("r1")]), assistant([patch])]
+      const sent = yield* firstSendOf(before, [...before, assistant([partial("r2", edited)])])
+      assert.strictEqual(outputOf(sent, "r2"), tagged(3, listing(file, edited, 40, 59)))
+    })))
 })
 
 describe("repeats: commands and changed files", () => {

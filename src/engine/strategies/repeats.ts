@@ -111,9 +111,9 @@ export const repeat = (
   const call = calls[position]!
   const file = call.absolutePath
   if (changesFile(call.tool)) {
-    if (file === undefined) return undefined
     const content = call.tool === "write" && call.status === "completed" ? call.input.content : undefined
-    state.files.set(file, { write: typeof content === "string" ? position : undefined, read: undefined })
+    const write = typeof content === "string" ? position : undefined
+    for (const changed of call.files) state.files.set(changed, { write, read: undefined })
     return undefined
   }
   if (!hasOutput(call) || !options.sent(position)) return undefined

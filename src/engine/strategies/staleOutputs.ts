@@ -8,10 +8,11 @@ import { changesFile, contentTokens } from "./supersedeWrites.ts"
  * recent `keepRecent` calls are masked, oldest first, but only as a batch worth at least `clearAtLeast` tokens, so the
  * prompt cache is rebuilt for a real saving, not for every call that ages out of the window.
  *
- * A file change (write, edit) is masked with them: its output is a one-line confirmation, but what it sent (a whole
- * file, the replaced and replacing text) is often the largest thing left in a long session once old outputs are
- * masked, and the file on disk, or a later read, holds what matters of it now. Its content inputs are masked, its
- * path and result stay. Listing `write` or `edit` in `protectedTools` keeps them.
+ * A file change (write, edit, apply_patch) is masked with them: its output is a one-line confirmation, but what it
+ * sent (a whole file, the replaced and replacing text, a patch) is often the largest thing left in a long session
+ * once old outputs are masked, and the file on disk, or a later read, holds what matters of it now. Its content
+ * inputs are masked, its path and result stay. Listing `write`, `edit` or `apply_patch` in `protectedTools` keeps
+ * them.
  *
  * The files the model is working on keep their newest copy (a read's output, a write's content) however old it is:
  * the model edits them next, and an edit made with the file masked costs the chat a re-read, a `recall` or an edit
@@ -94,8 +95,8 @@ const workingCopies = (
   const working = new Set<string>()
   for (let i = calls.length - 1; i >= 0 && working.size < files; i--) {
     const call = calls[i]!
-    if ((call.tool === "read" || changesFile(call.tool)) && call.absolutePath !== undefined) {
-      working.add(call.absolutePath)
+    if (call.tool === "read" || changesFile(call.tool)) {
+      for (const file of call.contentFiles) if (working.size < files) working.add(file)
     }
   }
   const covered = new Set<string>()

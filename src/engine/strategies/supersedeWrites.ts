@@ -5,16 +5,18 @@ import { insertSorted } from "./candidate.ts"
 /**
  * Supersede-writes: a write or edit whose file is read again later. The read shows the file as it is now, so the
  * content the model sent (often the largest thing in a coding session) is replaced; the call itself, its path and its
- * result stay. Only a whole-file read supersedes: a read from an offset, or limited to fewer lines than OpenCode reads
- * by default, may not cover what was written. Paths are compared resolved against the project root
- * (`ToolCall.absolutePath`), so a relative and an absolute path to one file match.
+ * result stay. An `apply_patch` is superseded once every file it added or updated has been read again. Only a
+ * whole-file read supersedes: a read from an offset, or limited to fewer lines than OpenCode reads by default, may not
+ * cover what was written. Paths are compared resolved against the project root (`ToolCall.contentFiles`), so a
+ * relative and an absolute path to one file match.
  */
 
 /** Tools that change a file, and the inputs that carry the file's content. */
 export const contentInputs: Readonly<Record<string, ReadonlyArray<string>>> = {
   write: ["content"],
   edit: ["oldString", "newString"],
-  multiedit: ["edits"]
+  multiedit: ["edits"],
+  apply_patch: ["patchText"]
 }
 
 /**
@@ -41,15 +43,18 @@ export const contentTokens = (call: ToolCall): number => {
 export interface Superseding {
   /** Absolute path -> positions of the writes and edits to it that no whole read followed yet. */
   readonly unread: Map<string, Array<number>>
+  /** Position of a change to several files -> how many of them no whole read followed yet. */
+  readonly filesLeft: Map<number, number>
   /** Positions of writes and edits a later whole read supersedes, not file-protected, ascending. */
   readonly superseded: Array<number>
 }
 
-export const superseding = (): Superseding => ({ unread: new Map(), superseded: [] })
+export const superseding = (): Superseding => ({ unread: new Map(), filesLeft: new Map(), superseded: [] })
 
 /**
  * Adds the call at `position` (positions come in ascending order): a whole-file read supersedes the writes and
- * edits of its file before it. `prunable` says whether fixed protection (files) leaves a call to the rule.
+ * edits of its file before it, and a patch once each of the patch's files has been read. `prunable` says whether
+ * fixed protection (files) leaves a call to the rule.
  */
 export const supersede = (
   state: Superseding,
@@ -58,23 +63,29 @@ export const supersede = (
   prunable: (call: ToolCall) => boolean
 ): void => {
   const call = calls[position]!
-  const file = call.absolutePath
-  if (file === undefined) return
   if (call.tool === "read") {
-    if (call.status !== "completed" || !isWholeFile(call.input)) return
+    const file = call.absolutePath
+    if (file === undefined || call.status !== "completed" || !isWholeFile(call.input)) return
     const waiting = state.unread.get(file)
     if (waiting === undefined) return
-    for (const write of waiting) insertSorted(state.superseded, write)
+    for (const change of waiting) {
+      const left = (state.filesLeft.get(change) ?? 1) - 1
+      if (left > 0) state.filesLeft.set(change, left)
+      else insertSorted(state.superseded, change)
+    }
     state.unread.delete(file)
     return
   }
   const inputs = contentInputs[call.tool]
-  if (inputs === undefined) return
+  if (inputs === undefined || call.contentFiles.length === 0) return
   if (!inputs.some((key) => (call.inputTokens[key] ?? 0) > 0 || Array.isArray(call.input[key]))) return
   if (!prunable(call)) return
-  const waiting = state.unread.get(file)
-  if (waiting === undefined) state.unread.set(file, [position])
-  else waiting.push(position)
+  if (call.contentFiles.length > 1) state.filesLeft.set(position, call.contentFiles.length)
+  for (const file of call.contentFiles) {
+    const waiting = state.unread.get(file)
+    if (waiting === undefined) state.unread.set(file, [position])
+    else waiting.push(position)
+  }
 }
 
 /** The fixed protection supersede-writes honours: protected files (the tools it shortens are protected from the rest). */

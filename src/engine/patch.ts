@@ -1,0 +1,51 @@
+/**
+ * The files an OpenCode `apply_patch` call names. OpenCode 1.18 gives GPT models (IDs with `gpt-`, except `gpt-4` and
+ * `oss` ones) `apply_patch` instead of `write` and `edit`: one `patchText` that adds, updates, moves and deletes files,
+ * each introduced by a marker line (`*** Add File: <path>`, `*** Update File: <path>`, optionally followed by
+ * `*** Move to: <path>`, `*** Delete File: <path>`), as OpenCode's own parser reads them. Hunk lines start with `+`,
+ * `-`, ` ` or `@@`, so a marker is never mistaken for content.
+ */
+export interface PatchFiles {
+  /** The files the patch leaves with content it sent: added and updated files, a moved file under its new name. */
+  readonly changed: ReadonlyArray<string>
+  /** Every file the patch names: the changed ones, the deleted ones and a moved file's old name. */
+  readonly named: ReadonlyArray<string>
+}
+
+const add = "*** Add File:"
+const update = "*** Update File:"
+const moveTo = "*** Move to:"
+const remove = "*** Delete File:"
+
+const pathAfter = (line: string, marker: string): string | undefined => {
+  const path = line.slice(marker.length).trim()
+  return path.length > 0 ? path : undefined
+}
+
+export const patchFiles = (patchText: string): PatchFiles => {
+  const changed = new Set<string>()
+  const named = new Set<string>()
+  const lines = patchText.split("\n")
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i]!.trimEnd()
+    if (!line.startsWith("*** ")) continue
+    if (line.startsWith(add)) {
+      const path = pathAfter(line, add)
+      if (path === undefined) continue
+      changed.add(path)
+      named.add(path)
+    } else if (line.startsWith(remove)) {
+      const path = pathAfter(line, remove)
+      if (path !== undefined) named.add(path)
+    } else if (line.startsWith(update)) {
+      const path = pathAfter(line, update)
+      if (path === undefined) continue
+      const next = lines[i + 1]?.trimEnd()
+      const moved = next?.startsWith(moveTo) === true ? pathAfter(next, moveTo) : undefined
+      named.add(path)
+      if (moved !== undefined) named.add(moved)
+      changed.add(moved ?? path)
+    }
+  }
+  return { changed: [...changed], named: [...named] }
+}

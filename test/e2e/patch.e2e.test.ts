@@ -1,0 +1,61 @@
+import { readFile } from "node:fs/promises"
+import { assert, describe, it } from "vitest"
+import { call, done, placeholder, read, sourceFile } from "./support/fixtures.ts"
+import { argumentsOf, occurrences, requestAfter, requestText, resultOf, toolNames } from "./support/requests.ts"
+import { useScenario } from "./support/scenario.ts"
+
+// OpenCode 1.18 gives models whose ID names GPT (but not gpt-4 or an open-weights one) `apply_patch` instead of
+// `write` and `edit`: their file changes are patches.
+const scenario = useScenario({ mainModel: "gpt-5-fake", files: { "src/a.ts": sourceFile("alpha") } })
+
+const marker = "PATCH_MARKER_5c1e"
+
+const patchText = [
+  "*** Begin Patch",
+  "*** Update File: src/a.ts",
+  "@@",
+  '-export const alpha3 = "alpha line 3"',
+  `+export const alpha3 = "${marker} in a.ts"`,
+  "*** Add File: src/new.ts",
+  `+export const added = "${marker} in new.ts"`,
+  ...sourceFile("added", 40).trimEnd().split("\n").map((line) => `+${line}`),
+  "*** End Patch"
+].join("\n")
+
+describe("a GPT model's file changes (apply_patch)", () => {
+  it("a patch reaches the model as a placeholder once every file it changed was read again; recall returns it", async () => {
+    const s = scenario()
+    const session = await s.newSession()
+    s.model.script([
+      read(s, "src/a.ts", "patch_1"),
+      call("apply_patch", { patchText }, "patch_2"),
+      read(s, "src/a.ts", "patch_3"),
+      read(s, "src/new.ts", "patch_4"),
+      call("recall", { ids: [2] }, "patch_5"),
+      done
+    ])
+    await s.prompt(session, "change a.ts and add new.ts in one patch, read both, then recall the patch")
+
+    const first = s.requests()[0]!
+    assert.include(toolNames(first), "apply_patch")
+    assert.notInclude(toolNames(first), "edit")
+    assert.include(await readFile(s.path("src/a.ts"), "utf8"), `${marker} in a.ts`)
+    assert.include(await readFile(s.path("src/new.ts"), "utf8"), `${marker} in new.ts`)
+
+    // One of its two files read again: the patch is still sent as the model wrote it.
+    const halfRead = requestAfter(s.requests(), "patch_3")
+    assert.deepStrictEqual(argumentsOf(halfRead, "patch_2"), { patchText })
+
+    const bothRead = requestAfter(s.requests(), "patch_4")
+    assert.match(
+      String(argumentsOf(bothRead, "patch_2")?.patchText),
+      placeholder("[pruned patchText: ~N tokens; the files were read again later; id 2]")
+    )
+    assert.strictEqual(occurrences(requestText(bothRead), `${marker} in new.ts`), 1)
+    assert.include(resultOf(bothRead, "patch_4"), `${marker} in new.ts`)
+
+    const recalled = requestAfter(s.requests(), "patch_5")
+    assert.include(resultOf(recalled, "patch_5"), "*** Add File: src/new.ts")
+    assert.include(resultOf(recalled, "patch_5"), `${marker} in a.ts`)
+  })
+})
