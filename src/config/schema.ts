@@ -100,7 +100,7 @@ export const PluginConfigFile = Schema.Struct({
       protectedTools: protectedTools("deduplication")
     }),
     supersedeWrites: section("Drop the content of a file write once the file has been read again.", {
-      enabled: setting(Schema.Boolean, true, "Prune superseded write and edit inputs.")
+      enabled: setting(Schema.Boolean, true, "Prune superseded write, edit and apply_patch inputs.")
     }),
     purgeErrors: section("Drop the inputs of failed tool calls once they are old; the error stays.", {
       enabled: setting(Schema.Boolean, true, "Purge inputs of old failed calls."),
