@@ -23,7 +23,7 @@ const patchText = [
 ].join("\n")
 
 describe("a GPT model's file changes (apply_patch)", () => {
-  it("a patch reaches the model as a placeholder once every file it changed was read again; recall returns it", async () => {
+  it("a patch reaches the model as a placeholder once every file it changed was read again; the note names its files; recall returns it", async () => {
     const s = scenario()
     const session = await s.newSession()
     s.model.script([
@@ -54,6 +54,10 @@ describe("a GPT model's file changes (apply_patch)", () => {
     assert.strictEqual(occurrences(requestText(bothRead), `${marker} in new.ts`), 1)
     assert.include(resultOf(bothRead, "patch_4"), `${marker} in new.ts`)
 
+    assert.match(
+      await s.waitForNote(session, "apply_patch"),
+      /\b2 {2}apply_patch src\/a\.ts, src\/new\.ts {2}superseded write\b/
+    )
     const recalled = requestAfter(s.requests(), "patch_5")
     assert.include(resultOf(recalled, "patch_5"), "*** Add File: src/new.ts")
     assert.include(resultOf(recalled, "patch_5"), `${marker} in a.ts`)
