@@ -17,8 +17,10 @@
  *   last two turns and the newest 40,000 tokens of tool output are cleared, once at least 20,000 tokens can go; a
  *   cleared output is sent as `[Old tool result content cleared]` from then on.
  */
+import { posix } from "node:path"
 import type { Hooks } from "@opencode-ai/plugin"
 import { tool } from "@opencode-ai/plugin"
+import { patchFiles } from "../engine/patch.ts"
 import { hostArgumentsSchema } from "../host/toolSchema.ts"
 import { visibleHistory } from "../host/view.ts"
 import type { PricingProfile } from "../pricing/profiles.ts"
@@ -121,6 +123,20 @@ const editTools: ReadonlySet<string> = new Set(["edit", "insert"])
 const filePathOf = (part: Msg["parts"][number]): string | undefined =>
   part.type === "tool" && typeof part.state?.input?.filePath === "string" ? part.state.input.filePath : undefined
 
+/**
+ * The files a tool part edits in place, resolved against the session's directory as OpenCode resolves them: an edit's
+ * file, each file an `apply_patch` (GPT models' edit tool) updates.
+ */
+const editedFiles = (part: Msg["parts"][number], directory: string): ReadonlyArray<string> => {
+  if (part.type !== "tool") return []
+  if (part.tool === "apply_patch") {
+    const text = part.state?.input?.patchText
+    return typeof text === "string" ? patchFiles(text).updated.map((path) => posix.resolve(directory, path)) : []
+  }
+  const path = editTools.has(part.tool) ? filePathOf(part) : undefined
+  return path === undefined ? [] : [posix.resolve(directory, path)]
+}
+
 /** The content of a file a tool part shows the model: a read's output unless cleared, or a write's content. */
 const contentOf = (part: Msg["parts"][number]): string | undefined => {
   if (part.state?.status !== "completed") return undefined
@@ -136,7 +152,7 @@ const contentOf = (part: Msg["parts"][number]): string | undefined => {
  * The files whose content `sent` shows in full, of those `original` (the same messages before any pruning) shows:
  * a copy counts when what was sent still contains it (the plugin's ID tag at the head of an output does not hide it).
  */
-const seenIn = (original: ReadonlyArray<Msg>, sent: ReadonlyArray<Msg>) => {
+const seenIn = (original: ReadonlyArray<Msg>, sent: ReadonlyArray<Msg>, directory: string) => {
   const sentByCall = new Map<string, Msg["parts"][number]>()
   for (const message of sent) {
     for (const part of message.parts) {
@@ -147,9 +163,10 @@ const seenIn = (original: ReadonlyArray<Msg>, sent: ReadonlyArray<Msg>) => {
   const seen = new Set<string>()
   for (const message of original) {
     for (const part of message.parts) {
-      const path = filePathOf(part)
-      const content = path !== undefined && contentTools.has(part.tool) ? contentOf(part) : undefined
-      if (path === undefined || content === undefined) continue
+      const file = filePathOf(part)
+      const content = file !== undefined && contentTools.has(part.tool) ? contentOf(part) : undefined
+      if (file === undefined || content === undefined) continue
+      const path = posix.resolve(directory, file)
       shown.add(path)
       const as = sentByCall.get(part.callID)
       const sentContent = as === undefined ? undefined : contentOf(as)
@@ -388,11 +405,12 @@ export const drive = async (options: DriveOptions): Promise<Driven> => {
 
   /** The edits `response` makes, against what its request showed of each file (OpenCode's cleared outputs too). */
   function countEdits(response: Msg, visible: ReadonlyArray<Msg>, sent: ReadonlyArray<Msg>) {
-    const paths = response.parts.filter((part) => editTools.has(part.tool)).map(filePathOf)
+    const directory = options.directory ?? "/"
+    const paths = response.parts.flatMap((part) => editedFiles(part, directory))
     if (paths.length === 0) return
-    const { shown, seen } = seenIn(visible, sent)
+    const { shown, seen } = seenIn(visible, sent, directory)
     for (const path of paths) {
-      if (path === undefined || !shown.has(path)) continue
+      if (!shown.has(path)) continue
       edits.made++
       if (!seen.has(path)) edits.masked++
     }

@@ -10,6 +10,8 @@ export interface PatchFiles {
   readonly changed: ReadonlyArray<string>
   /** Every file the patch names: the changed ones, the deleted ones and a moved file's old name. */
   readonly named: ReadonlyArray<string>
+  /** The files the patch edits, as they were named before it (a moved file's old name): its update sections. */
+  readonly updated: ReadonlyArray<string>
 }
 
 const add = "*** Add File:"
@@ -25,6 +27,7 @@ const pathAfter = (line: string, marker: string): string | undefined => {
 export const patchFiles = (patchText: string): PatchFiles => {
   const changed = new Set<string>()
   const named = new Set<string>()
+  const updated = new Set<string>()
   const lines = patchText.split("\n")
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i]!.trimEnd()
@@ -45,7 +48,8 @@ export const patchFiles = (patchText: string): PatchFiles => {
       named.add(path)
       if (moved !== undefined) named.add(moved)
       changed.add(moved ?? path)
+      updated.add(path)
     }
   }
-  return { changed: [...changed], named: [...named] }
+  return { changed: [...changed], named: [...named], updated: [...updated] }
 }

@@ -54,7 +54,7 @@ const rewritingReads = (rewrite: (output: string) => string): DrivenPlugin => {
   return { hooks, setTime: () => {} }
 }
 
-const editsOf = async (messages: ReadonlyArray<Msg>, plugin: DrivenPlugin, openCodePrune = false) =>
+const editsOf = async (messages: ReadonlyArray<Msg>, plugin: DrivenPlugin, openCodePrune = false, directory?: string) =>
   (await drive({
     sessionID: "ses_d",
     messages,
@@ -64,7 +64,8 @@ const editsOf = async (messages: ReadonlyArray<Msg>, plugin: DrivenPlugin, openC
     model: { providerID: "anthropic", modelID: "claude-sonnet-4-5", context: 200_000, output: 32_000 },
     profiles: [profiles.anthropic],
     count: (text) => Math.ceil(text.length / 4),
-    openCodePrune
+    openCodePrune,
+    ...(directory === undefined ? {} : { directory })
   })).edits
 
 describe("edits made with the file masked", () => {
@@ -95,6 +96,16 @@ describe("edits made with the file masked", () => {
     const write = call("c1", "write", { filePath: file, content }, "Wrote file successfully.")
     const session = [user("fix a.ts"), assistant(write), assistant(edit("c2"))]
     assert.deepStrictEqual(await editsOf(session, rewritingReads(() => "[pruned]")), { made: 1, masked: 0 })
+  })
+
+  it("a GPT model's apply_patch counts as an edit of each file it updates, its paths resolved in the directory", async () => {
+    const text = ["*** Begin Patch", "*** Update File: src/a.ts", "@@", "-value0", "+first", "*** End Patch"].join("\n")
+    const patch = call("c2", "apply_patch", { patchText: text }, "Success. Updated the following files:\nM src/a.ts")
+    const session = [user("fix a.ts"), assistant(read("c1")), assistant(patch)]
+    const masked = await editsOf(session, rewritingReads(() => "[pruned]"), false, "/p")
+    assert.deepStrictEqual(masked, { made: 1, masked: 1 })
+    assert.deepStrictEqual(await editsOf(session, noPlugin, false, "/p"), { made: 1, masked: 0 })
+    assert.deepStrictEqual(await editsOf(session, noPlugin, false, "/elsewhere"), { made: 0, masked: 0 })
   })
 
   it("an edit of a file the model never saw is not counted", async () => {
