@@ -134,6 +134,15 @@ describe("staleOutputs: what is never masked", () => {
     assert.deepStrictEqual(mask(calls, { keepRecent: 1 }), ["c3"])
   })
 
+  it("a skill's instructions, which OpenCode's own pruning keeps too", () => {
+    const calls = history([
+      { tool: "skill", input: { name: "testing" }, outputTokens: 2000 },
+      readOf("a", { outputTokens: 2000 }),
+      readOf("b")
+    ])
+    assert.deepStrictEqual(mask(calls, { keepRecent: 1 }), ["c2"])
+  })
+
   it("tools in strategies.staleOutputs.protectedTools", () => {
     const calls = history([
       { tool: "bash", input: { command: "npm test" }, outputTokens: 2000 },

@@ -49,9 +49,17 @@ export const isMaskable = (call: ToolCall, prunable: (call: ToolCall) => boolean
   call.status === "completed" && maskedTokens(call) > 0 && (changesFile(call.tool) || call.hasTextOutput) &&
   !call.compacted && prunable(call)
 
+/**
+ * Never masked, however old: a skill's output is instructions the model follows for the rest of the task, which
+ * OpenCode's own pruning (`compaction.prune`) never clears either. The model may still discard one it is done with.
+ */
+const neverMasked: ReadonlySet<string> = new Set(["skill"])
+
 /** File changes are always-protected tools everywhere else; here only the rule's own `protectedTools` keeps them. */
 export const stalePrunable = (protection: Protection, protectedTools: ReadonlyArray<string>) => (call: ToolCall) =>
-  (changesFile(call.tool) ? !protectedTools.includes(call.tool) : !protection.tool(call.tool, protectedTools)) &&
+  (changesFile(call.tool)
+    ? !protectedTools.includes(call.tool)
+    : !protection.tool(call.tool, protectedTools) && !neverMasked.has(call.tool)) &&
   !protection.file(call)
 
 /**
