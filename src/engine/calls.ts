@@ -91,7 +91,7 @@ export const filePathOf = (tool: string, input: Readonly<Record<string, unknown>
   return typeof value === "string" && value.length > 0 ? value : undefined
 }
 
-/** Tools whose calls show or set the whole content of their one file. */
+/** Tools whose calls show or change the content of their one file. */
 const contentTools: ReadonlySet<string> = new Set(["read", "write", "edit", "multiedit"])
 
 const none: ReadonlyArray<string> = []
