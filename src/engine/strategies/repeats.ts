@@ -1,5 +1,5 @@
 import type { ToolCall } from "../calls.ts"
-import { contentInputs } from "./supersedeWrites.ts"
+import { changesFile } from "./supersedeWrites.ts"
 
 /**
  * Repeats, pruned at their first send. A call whose output the model already has in full earlier in the context is
@@ -31,8 +31,6 @@ export interface Repeating {
 }
 
 export const repeating = (): Repeating => ({ newest: new Map(), files: new Map() })
-
-const changesFile = (tool: string) => tool in contentInputs
 
 const isWholeRead = (call: ToolCall) =>
   call.tool === "read" && call.input.offset === undefined && call.input.limit === undefined
