@@ -1,7 +1,16 @@
 import { readFile } from "node:fs/promises"
 import { assert, describe, it } from "vitest"
-import { call, done, placeholder, read, sourceFile } from "./support/fixtures.ts"
-import { argumentsOf, occurrences, requestAfter, requestText, resultOf, toolNames } from "./support/requests.ts"
+import { call, done, holdsPlaceholder, placeholder, read, sourceFile } from "./support/fixtures.ts"
+import {
+  argumentsOf,
+  contentText,
+  messageText,
+  occurrences,
+  requestAfter,
+  requestText,
+  resultOf,
+  toolNames
+} from "./support/requests.ts"
 import { useScenario } from "./support/scenario.ts"
 
 // OpenCode 1.18 gives models whose ID names GPT (but not gpt-4 or an open-weights one) `apply_patch` instead of
@@ -61,5 +70,34 @@ describe("a GPT model's file changes (apply_patch)", () => {
     const recalled = requestAfter(s.requests(), "patch_5")
     assert.include(resultOf(recalled, "patch_5"), "*** Add File: src/new.ts")
     assert.include(resultOf(recalled, "patch_5"), `${marker} in a.ts`)
+  })
+
+  it("every message a request sent is sent again byte-identical, except where the patch's prune now applies", async () => {
+    const s = scenario()
+    const session = await s.newSession()
+    const first = s.requests().length
+    s.model.script([
+      read(s, "src/a.ts", "same_1"),
+      call("apply_patch", { patchText: patchText.replaceAll("src/new.ts", "src/other.ts") }, "same_2"),
+      read(s, "src/a.ts", "same_3"),
+      read(s, "src/other.ts", "same_4"),
+      done
+    ])
+    await s.prompt(session, "change a.ts and add other.ts in one patch, then read both")
+
+    const bodies = s.requests().slice(first).filter((body) => toolNames(body).includes("apply_patch"))
+    const isNote = (message: (typeof bodies)[number]["messages"][number]) =>
+      message.role === "user" && contentText(message.content).startsWith("[Context note")
+    let changed = 0
+    for (let k = 1; k < bodies.length; k++) {
+      const before = bodies[k - 1]!.messages.filter((message) => !isNote(message))
+      const after = bodies[k]!.messages
+      for (let m = 0; m < before.length; m++) {
+        if (JSON.stringify(before[m]) === JSON.stringify(after[m])) continue
+        changed++
+        assert.strictEqual(holdsPlaceholder(messageText(after[m]!)), true, `request ${k}, message ${m}`)
+      }
+    }
+    assert.isAbove(changed, 0)
   })
 })
