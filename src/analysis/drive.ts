@@ -148,9 +148,18 @@ const contentOf = (part: Msg["parts"][number]): string | undefined => {
   return typeof content === "string" ? content : undefined
 }
 
+/** The files a completed `apply_patch` adds: the patch holds each one's whole content. */
+const addedFiles = (part: Msg["parts"][number]): ReadonlyArray<string> => {
+  const text = part.type === "tool" && part.tool === "apply_patch" && part.state?.status === "completed"
+    ? part.state.input?.patchText
+    : undefined
+  return typeof text === "string" ? patchFiles(text).added : []
+}
+
 /**
  * The files whose content `sent` shows in full, of those `original` (the same messages before any pruning) shows:
- * a copy counts when what was sent still contains it (the plugin's ID tag at the head of an output does not hide it).
+ * a copy (a read's output, a write's content, a patch that adds the file) counts when what was sent still contains it
+ * (the plugin's ID tag at the head of an output does not hide it).
  */
 const seenIn = (original: ReadonlyArray<Msg>, sent: ReadonlyArray<Msg>, directory: string) => {
   const sentByCall = new Map<string, Msg["parts"][number]>()
@@ -163,6 +172,16 @@ const seenIn = (original: ReadonlyArray<Msg>, sent: ReadonlyArray<Msg>, director
   const seen = new Set<string>()
   for (const message of original) {
     for (const part of message.parts) {
+      const added = addedFiles(part)
+      if (added.length > 0) {
+        const text = sentByCall.get(part.callID)?.state?.input?.patchText
+        for (const file of added) {
+          const path = posix.resolve(directory, file)
+          shown.add(path)
+          if (text === part.state.input.patchText) seen.add(path)
+        }
+        continue
+      }
       const file = filePathOf(part)
       const content = file !== undefined && contentTools.has(part.tool) ? contentOf(part) : undefined
       if (file === undefined || content === undefined) continue

@@ -12,6 +12,8 @@ export interface PatchFiles {
   readonly named: ReadonlyArray<string>
   /** The files the patch edits, as they were named before it (a moved file's old name): its update sections. */
   readonly updated: ReadonlyArray<string>
+  /** The files the patch adds: their whole content is in the patch. */
+  readonly added: ReadonlyArray<string>
 }
 
 const add = "*** Add File:"
@@ -28,6 +30,7 @@ export const patchFiles = (patchText: string): PatchFiles => {
   const changed = new Set<string>()
   const named = new Set<string>()
   const updated = new Set<string>()
+  const added = new Set<string>()
   const lines = patchText.split("\n")
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i]!.trimEnd()
@@ -37,6 +40,7 @@ export const patchFiles = (patchText: string): PatchFiles => {
       if (path === undefined) continue
       changed.add(path)
       named.add(path)
+      added.add(path)
     } else if (line.startsWith(remove)) {
       const path = pathAfter(line, remove)
       if (path !== undefined) named.add(path)
@@ -51,5 +55,5 @@ export const patchFiles = (patchText: string): PatchFiles => {
       updated.add(path)
     }
   }
-  return { changed: [...changed], named: [...named], updated: [...updated] }
+  return { changed: [...changed], named: [...named], updated: [...updated], added: [...added] }
 }

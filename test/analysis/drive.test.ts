@@ -108,6 +108,31 @@ describe("edits made with the file masked", () => {
     assert.deepStrictEqual(await editsOf(session, noPlugin, false, "/elsewhere"), { made: 0, masked: 0 })
   })
 
+  it("a GPT model's apply_patch that added the file shows it, until its patch is pruned", async () => {
+    const patch = (...lines: Array<string>) => ["*** Begin Patch", ...lines, "*** End Patch"].join("\n")
+    const added = patch("*** Add File: src/a.ts", "+export const value0 = 0")
+    const update = patch("*** Update File: src/a.ts", "@@", "-value0", "+first")
+    const session = [
+      user("add a.ts"),
+      assistant(call("c1", "apply_patch", { patchText: added }, "Success. Updated the following files:\nA src/a.ts")),
+      assistant(call("c2", "apply_patch", { patchText: update }, "Success. Updated the following files:\nM src/a.ts"))
+    ]
+    const prunesPatches: DrivenPlugin = {
+      hooks: {
+        "experimental.chat.messages.transform": async (_input, output) => {
+          for (const message of output.messages) {
+            for (const part of message.parts) {
+              if (part.type === "tool" && part.tool === "apply_patch") part.state.input = { patchText: "[pruned]" }
+            }
+          }
+        }
+      },
+      setTime: () => {}
+    }
+    assert.deepStrictEqual(await editsOf(session, noPlugin, false, "/p"), { made: 1, masked: 0 })
+    assert.deepStrictEqual(await editsOf(session, prunesPatches, false, "/p"), { made: 1, masked: 1 })
+  })
+
   it("an edit of a file the model never saw is not counted", async () => {
     const session = [user("fix b.ts"), assistant(read("c1")), assistant(edit("c2", "/p/src/b.ts"))]
     assert.deepStrictEqual(await editsOf(session, rewritingReads(() => "[pruned]")), { made: 0, masked: 0 })

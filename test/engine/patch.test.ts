@@ -3,18 +3,24 @@ import { patchFiles } from "../../src/engine/patch.ts"
 import { addFile, deleteFile, patchText, updateFile } from "./support.ts"
 
 describe("patchFiles", () => {
-  it("names the files a patch adds and updates as changed, in the patch's order, and the updated ones apart", () => {
+  it("names the files a patch adds and updates as changed, in the patch's order, and the updated and added apart", () => {
     const files = patchFiles(patchText(updateFile("src/a.ts"), addFile("src/b.ts")))
     assert.deepStrictEqual(files, {
       changed: ["src/a.ts", "src/b.ts"],
       named: ["src/a.ts", "src/b.ts"],
-      updated: ["src/a.ts"]
+      updated: ["src/a.ts"],
+      added: ["src/b.ts"]
     })
   })
 
   it("names a deleted file, which it does not count as changed", () => {
     const files = patchFiles(patchText(deleteFile("src/old.ts"), updateFile("src/a.ts")))
-    assert.deepStrictEqual(files, { changed: ["src/a.ts"], named: ["src/old.ts", "src/a.ts"], updated: ["src/a.ts"] })
+    assert.deepStrictEqual(files, {
+      changed: ["src/a.ts"],
+      named: ["src/old.ts", "src/a.ts"],
+      updated: ["src/a.ts"],
+      added: []
+    })
   })
 
   it("counts a moved file as changed under its new name, and as updated under its old one", () => {
@@ -22,13 +28,14 @@ describe("patchFiles", () => {
     assert.deepStrictEqual(files, {
       changed: ["src/lib/a.ts"],
       named: ["src/a.ts", "src/lib/a.ts"],
-      updated: ["src/a.ts"]
+      updated: ["src/a.ts"],
+      added: []
     })
   })
 
   it("names a file once however many sections change it", () => {
     const files = patchFiles(patchText(updateFile("src/a.ts"), updateFile("src/a.ts")))
-    assert.deepStrictEqual(files, { changed: ["src/a.ts"], named: ["src/a.ts"], updated: ["src/a.ts"] })
+    assert.deepStrictEqual(files, { changed: ["src/a.ts"], named: ["src/a.ts"], updated: ["src/a.ts"], added: [] })
   })
 
   it("trims the paths, and ignores a marker without one", () => {
@@ -44,13 +51,19 @@ describe("patchFiles", () => {
     assert.deepStrictEqual(patchFiles(text.join("\n")), {
       changed: ["src/a.ts"],
       named: ["src/a.ts"],
-      updated: ["src/a.ts"]
+      updated: ["src/a.ts"],
+      added: []
     })
   })
 
   it("does not read hunk lines as markers, and names nothing in a text that is no patch", () => {
     const text = patchText(addFile("src/notes.md", 0), "+*** Update File: src/fake.ts")
-    assert.deepStrictEqual(patchFiles(text), { changed: ["src/notes.md"], named: ["src/notes.md"], updated: [] })
-    assert.deepStrictEqual(patchFiles("just some text"), { changed: [], named: [], updated: [] })
+    assert.deepStrictEqual(patchFiles(text), {
+      changed: ["src/notes.md"],
+      named: ["src/notes.md"],
+      updated: [],
+      added: ["src/notes.md"]
+    })
+    assert.deepStrictEqual(patchFiles("just some text"), { changed: [], named: [], updated: [], added: [] })
   })
 })
