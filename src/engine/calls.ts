@@ -24,6 +24,11 @@ export interface ToolCall {
    * `apply_patch` adds or updates.
    */
   contentFiles: ReadonlyArray<string>
+  /**
+   * The files the call holds a copy of, resolved: a read's file (its output), a write's file (its content), each file
+   * an `apply_patch` adds (the patch holds it whole). An edit or a patch's update holds only a piece.
+   */
+  copiedFiles: ReadonlyArray<string>
   keyParameter: string
   signature: string
   /** Tokens in the output of a completed call. */
@@ -94,6 +99,9 @@ export const filePathOf = (tool: string, input: Readonly<Record<string, unknown>
 /** Tools whose calls show or change the content of their one file. */
 const contentTools: ReadonlySet<string> = new Set(["read", "write", "edit", "multiedit"])
 
+/** Tools whose calls hold a copy of their one file: a read's output, a write's content. */
+const copyTools: ReadonlySet<string> = new Set(["read", "write"])
+
 const none: ReadonlyArray<string> = []
 
 /** The file fields of a call, computed once when it is indexed. */
@@ -101,25 +109,33 @@ export const fileFieldsOf = (
   tool: string,
   input: Readonly<Record<string, unknown>>,
   worktree: string
-): Pick<ToolCall, "filePath" | "absolutePath" | "files" | "contentFiles"> => {
+): Pick<ToolCall, "filePath" | "absolutePath" | "files" | "contentFiles" | "copiedFiles"> => {
   if (tool === "apply_patch") {
     const text = input.patchText
     if (typeof text !== "string")
-      return { filePath: undefined, absolutePath: undefined, files: none, contentFiles: none }
-    const { changed, named } = patchFiles(text)
+      return { filePath: undefined, absolutePath: undefined, files: none, contentFiles: none, copiedFiles: none }
+    const { added, changed, named } = patchFiles(text)
     const resolve = (path: string) => posix.resolve(worktree, path)
     return {
       filePath: undefined,
       absolutePath: undefined,
       files: named.map(resolve),
-      contentFiles: changed.map(resolve)
+      contentFiles: changed.map(resolve),
+      copiedFiles: added.map(resolve)
     }
   }
   const filePath = filePathOf(tool, input)
-  if (filePath === undefined) return { filePath, absolutePath: undefined, files: none, contentFiles: none }
+  if (filePath === undefined)
+    return { filePath, absolutePath: undefined, files: none, contentFiles: none, copiedFiles: none }
   const absolutePath = posix.resolve(worktree, filePath)
   const files = [absolutePath]
-  return { filePath, absolutePath, files, contentFiles: contentTools.has(tool) ? files : none }
+  return {
+    filePath,
+    absolutePath,
+    files,
+    contentFiles: contentTools.has(tool) ? files : none,
+    copiedFiles: copyTools.has(tool) ? files : none
+  }
 }
 
 /** Paths inside the project are shown relative to it: shorter for the model, clearer for people. */

@@ -9,6 +9,7 @@ import { recall } from "../../src/hooks/tools.ts"
 import { assistant, fresh, type Msg, sessionID, tool, toolPart, user } from "../support/history.ts"
 import { tempDir } from "../support/layers.ts"
 import {
+  addFile,
   alone,
   automaticCandidates,
   type CallSpec,
@@ -273,6 +274,13 @@ describe("staleOutputs: keepFiles", () => {
 
   it("keeps a write's content as the newest copy of its file", () => {
     const calls = history([writeOf("a", 800), readOf("b"), readOf("c"), editOf("a", 800), readOf("d")])
+    assert.deepStrictEqual(mask(calls, { keepRecent: 1, keepFiles: 2 }), ["c2", "c3", "c4"])
+  })
+
+  it("keeps a GPT model's apply_patch that added a working file as the file's newest copy", () => {
+    const add: CallSpec = { tool: "apply_patch", input: { patchText: patchText(addFile("src/a.ts", 200)) } }
+    const update: CallSpec = { tool: "apply_patch", input: { patchText: patchText(updateFile("src/a.ts", 200)) } }
+    const calls = history([add, readOf("b"), readOf("c"), update, readOf("d")])
     assert.deepStrictEqual(mask(calls, { keepRecent: 1, keepFiles: 2 }), ["c2", "c3", "c4"])
   })
 

@@ -14,10 +14,11 @@ import { changesFile, contentTokens } from "./supersedeWrites.ts"
  * inputs are masked, its path and result stay. Listing `write`, `edit` or `apply_patch` in `protectedTools` keeps
  * them.
  *
- * The files the model is working on keep their newest copy (a read's output, a write's content) however old it is:
- * the model edits them next, and an edit made with the file masked costs the chat a re-read, a `recall` or an edit
- * that fails on a stale `oldString`, which no cost figure shows. The `keepFiles` files most recently read, written or
- * edited are the working files; a newer call to another file is what ends a file's protection, not age.
+ * The files the model is working on keep their newest copy (a read's output, a write's content, a patch that added
+ * the file) however old it is: the model edits them next, and an edit made with the file masked costs the chat a
+ * re-read, a `recall` or an edit that fails on a stale `oldString`, which no cost figure shows. The `keepFiles` files
+ * most recently read, written or edited are the working files; a newer call to another file is what ends a file's
+ * protection, not age.
  */
 
 interface StaleOptions {
@@ -87,12 +88,10 @@ export const staleAmong = (
   return tokens >= options.clearAtLeast ? found : []
 }
 
-const showsContent: ReadonlySet<string> = new Set(["read", "write"])
-
 /**
- * The positions, among `maskable`, of the newest read or write of each of the `files` files most recently read,
- * written or edited (by any call, failed ones too: the model was working on the file). `maskable` holds no pruned
- * call, so a re-read sent as a pointer leaves the copy it points to as the newest.
+ * The positions, among `maskable`, of the newest copy (a read, a write, a patch that added the file) of each of the
+ * `files` files most recently read, written or edited (by any call, failed ones too: the model was working on the
+ * file). `maskable` holds no pruned call, so a re-read sent as a pointer leaves the copy it points to as the newest.
  */
 const workingCopies = (
   calls: ReadonlyArray<ToolCall>,
@@ -110,10 +109,13 @@ const workingCopies = (
   const covered = new Set<string>()
   for (let i = maskable.length - 1; i >= 0 && covered.size < working.size; i--) {
     const call = calls[maskable[i]!]!
-    const path = call.absolutePath
-    if (path === undefined || !showsContent.has(call.tool) || !working.has(path) || covered.has(path)) continue
-    covered.add(path)
-    kept.add(maskable[i]!)
+    let keeps = false
+    for (const path of call.copiedFiles) {
+      if (!working.has(path) || covered.has(path)) continue
+      covered.add(path)
+      keeps = true
+    }
+    if (keeps) kept.add(maskable[i]!)
   }
   return kept
 }
