@@ -101,3 +101,56 @@ describe("a GPT model's file changes (apply_patch)", () => {
     assert.isAbove(changed, 0)
   })
 })
+
+describe("a GPT model's working files, with stale outputs masked after the 2 most recent calls", () => {
+  const working = useScenario({
+    mainModel: "gpt-5-fake",
+    files: {
+      "src/a.ts": sourceFile("alpha"),
+      "src/b.ts": sourceFile("beta"),
+      "src/c.ts": sourceFile("gamma"),
+      ".opencode/dcp.jsonc": `${
+        JSON.stringify({ strategies: { staleOutputs: { trigger: 1000, keepRecent: 2, clearAtLeast: 0 } } })
+      }\n`
+    }
+  })
+
+  it("the patch that added a file being changed stays in full, as its only copy; an older file's read is masked", async () => {
+    const s = working()
+    const session = await s.newSession()
+    const made = `MADE_MARKER_9d04`
+    const add = [
+      "*** Begin Patch",
+      "*** Add File: src/made.ts",
+      `+export const made = "${made}"`,
+      ...sourceFile("made", 40).trimEnd().split("\n").map((line) => `+${line}`),
+      "*** End Patch"
+    ].join("\n")
+    const update = [
+      "*** Begin Patch",
+      "*** Update File: src/made.ts",
+      "@@",
+      '-export const made3 = "made line 3"',
+      '+export const made3 = "made line three"',
+      "*** End Patch"
+    ].join("\n")
+    s.model.script([
+      read(s, "src/a.ts", "made_1"),
+      call("apply_patch", { patchText: add }, "made_2"),
+      read(s, "src/b.ts", "made_3"),
+      read(s, "src/c.ts", "made_4"),
+      call("apply_patch", { patchText: update }, "made_5"),
+      call("bash", { command: "echo one", description: "Print one" }, "made_6"),
+      call("bash", { command: "echo two", description: "Print two" }, "made_7"),
+      done
+    ])
+    await s.prompt(session, "read a.ts, add made.ts, read two files, change made.ts, then run two commands")
+
+    assert.include(await readFile(s.path("src/made.ts"), "utf8"), "made line three")
+    // The working files are made.ts (added, then patched last), c.ts and b.ts; a.ts was read before all three.
+    const last = requestAfter(s.requests(), "made_7")
+    assert.deepStrictEqual(argumentsOf(last, "made_2"), { patchText: add })
+    assert.match(resultOf(last, "made_1") ?? "", placeholder("[pruned; id 1]"))
+    assert.include(resultOf(last, "made_4"), 'gamma59 = "gamma line 59"')
+  })
+})
