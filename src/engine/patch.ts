@@ -26,6 +26,26 @@ const pathAfter = (line: string, marker: string): string | undefined => {
   return path.length > 0 ? path : undefined
 }
 
+/**
+ * The content each file the patch adds is created with, in the order of `PatchFiles.added` (the last section wins
+ * for a file added twice): the section's `+` lines without their `+`, up to the next marker, as OpenCode writes it.
+ */
+export const addedContents = (patchText: string): ReadonlyArray<string> => {
+  const contents = new Map<string, string>()
+  const lines = patchText.split("\n")
+  for (let i = 0; i < lines.length; i++) {
+    const path = lines[i]!.startsWith(add) ? pathAfter(lines[i]!.trimEnd(), add) : undefined
+    if (path === undefined) continue
+    const content: Array<string> = []
+    while (i + 1 < lines.length && !lines[i + 1]!.startsWith("***")) {
+      const line = lines[++i]!
+      if (line.startsWith("+")) content.push(line.slice(1))
+    }
+    contents.set(path, content.join("\n"))
+  }
+  return [...contents.values()]
+}
+
 export const patchFiles = (patchText: string): PatchFiles => {
   const changed = new Set<string>()
   const named = new Set<string>()

@@ -102,7 +102,7 @@ describe("a GPT model's file changes (apply_patch)", () => {
   })
 })
 
-describe("a GPT model's working files, with stale outputs masked after the 2 most recent calls", () => {
+describe("a GPT model's read-backs and working files, with repeats on and stale outputs masked after the 2 most recent calls", () => {
   const working = useScenario({
     mainModel: "gpt-5-fake",
     files: {
@@ -110,7 +110,9 @@ describe("a GPT model's working files, with stale outputs masked after the 2 mos
       "src/b.ts": sourceFile("beta"),
       "src/c.ts": sourceFile("gamma"),
       ".opencode/dcp.jsonc": `${
-        JSON.stringify({ strategies: { staleOutputs: { trigger: 1000, keepRecent: 2, clearAtLeast: 0 } } })
+        JSON.stringify({
+          strategies: { repeats: { enabled: true }, staleOutputs: { trigger: 1000, keepRecent: 2, clearAtLeast: 0 } }
+        })
       }\n`
     }
   })
@@ -152,5 +154,26 @@ describe("a GPT model's working files, with stale outputs masked after the 2 mos
     assert.deepStrictEqual(argumentsOf(last, "made_2"), { patchText: add })
     assert.match(resultOf(last, "made_1") ?? "", placeholder("[pruned; id 1]"))
     assert.include(resultOf(last, "made_4"), 'gamma59 = "gamma line 59"')
+  })
+
+  it("the read-back of a file the patch just added reaches the model as a pointer to the patch, sent whole", async () => {
+    const s = working()
+    const session = await s.newSession()
+    const added = [
+      "*** Begin Patch",
+      "*** Add File: src/back.ts",
+      ...sourceFile("back", 40).trimEnd().split("\n").map((line) => `+${line}`),
+      "*** End Patch"
+    ].join("\n")
+    s.model.script([call("apply_patch", { patchText: added }, "back_1"), read(s, "src/back.ts", "back_2"), done])
+    await s.prompt(session, "add back.ts, then read it")
+
+    assert.include(await readFile(s.path("src/back.ts"), "utf8"), 'back39 = "back line 39"')
+    const readBack = requestAfter(s.requests(), "back_2")
+    assert.match(
+      resultOf(readBack, "back_2") ?? "",
+      placeholder("[the same content as the earlier write of this file; id 2]")
+    )
+    assert.deepStrictEqual(argumentsOf(readBack, "back_1"), { patchText: added })
   })
 })

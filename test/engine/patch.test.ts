@@ -1,5 +1,5 @@
 import { assert, describe, it } from "vitest"
-import { patchFiles } from "../../src/engine/patch.ts"
+import { addedContents, patchFiles } from "../../src/engine/patch.ts"
 import { addFile, deleteFile, patchText, updateFile } from "./support.ts"
 
 describe("patchFiles", () => {
@@ -65,5 +65,22 @@ describe("patchFiles", () => {
       added: ["src/notes.md"]
     })
     assert.deepStrictEqual(patchFiles("just some text"), { changed: [], named: [], updated: [], added: [] })
+  })
+})
+
+describe("addedContents", () => {
+  it("gives each added file's content, its + lines without the +, in the order patchFiles names them", () => {
+    const text = patchText(
+      "*** Add File: src/b.ts\n+export const b = 1\n+\n+export const c = 2",
+      updateFile("src/a.ts"),
+      "*** Add File: src/c.ts\n+c"
+    )
+    assert.deepStrictEqual(patchFiles(text).added, ["src/b.ts", "src/c.ts"])
+    assert.deepStrictEqual(addedContents(text), ["export const b = 1\n\nexport const c = 2", "c"])
+  })
+
+  it("gives a file added twice the content of its last section", () => {
+    const text = patchText("*** Add File: src/b.ts\n+first", "*** Add File: src/b.ts\n+second")
+    assert.deepStrictEqual(addedContents(text), ["second"])
   })
 })

@@ -146,6 +146,37 @@ describe("repeats: a read-back of what was just written", () => {
     })))
 })
 
+describe("repeats: a read-back of a file a GPT model's apply_patch just added", () => {
+  const newFile = "src/new.ts"
+  const addPatch = (callID: string, lines: ReadonlyArray<string>) =>
+    tool({
+      tool: "apply_patch",
+      callID,
+      input: {
+        patchText: ["*** Begin Patch", `*** Add File: ${newFile}`, ...lines.map((line) => `+${line}`), "*** End Patch"]
+          .join("\n")
+      },
+      output: `Success. Updated the following files:\nA ${newFile}`
+    })
+  const before = [user("create new.ts"), assistant([addPatch("p1", source)])]
+  const readBack = tool({ tool: "read", callID: "r1", input: { filePath: newFile }, output: listing(newFile, source) })
+
+  it.effect("is a placeholder pointing at the patch, which keeps its text", () =>
+    withRepeats(Effect.gen(function*() {
+      const sent = yield* firstSendOf(before, [...before, assistant([readBack])])
+      assert.match(outputOf(sent, "r1"), /^\[the same content as the earlier write of this file; recall 2\]$/)
+      assert.deepStrictEqual((yield* stateOf(sessionID)).pruned.r1?.of, { id: 1, kind: "written" })
+      assert.strictEqual(toolPart(sent, "p1").state.input.patchText, toolPart(before, "p1").state.input.patchText)
+    })))
+
+  it.effect("is sent whole when the file differs from what the patch added", () =>
+    withRepeats(Effect.gen(function*() {
+      const other = [user("create new.ts"), assistant([addPatch("p1", edited)])]
+      const sent = yield* firstSendOf(other, [...other, assistant([readBack])])
+      assert.strictEqual(outputOf(sent, "r1"), tagged(2, listing(newFile, source)))
+    })))
+})
+
 describe("repeats: a partial read", () => {
   const partial = (callID: string, lines: ReadonlyArray<string>) =>
     tool({

@@ -1,4 +1,5 @@
 import type { ToolCall } from "../calls.ts"
+import { addedContents } from "../patch.ts"
 import { changesFile } from "./supersedeWrites.ts"
 
 /**
@@ -8,7 +9,8 @@ import { changesFile } from "./supersedeWrites.ts"
  *
  * - `same`: the same call (tool and input) returned the same output as an earlier call still sent in full: an
  *   unchanged re-read, the same command with the same output;
- * - `written`: a whole-file read returned exactly the content the latest write of that file sent, with no edit since;
+ * - `written`: a whole-file read returned exactly the content the latest write of that file sent (or the patch that
+ *   added it), with no change since;
  * - `contained`: a partial read returned lines that appear, numbered the same, in the latest whole read of that file,
  *   with no write or edit since.
  *
@@ -26,7 +28,7 @@ export interface Copy {
 export interface Repeating {
   /** Signature -> position of the newest call with that signature whose output is sent in full. */
   readonly newest: Map<string, number>
-  /** Absolute path -> the latest write of the file and the latest whole read, with no change to the file since. */
+  /** Absolute path -> the latest write of the file (or patch that added it) and the latest whole read, with no change to the file since. */
   readonly files: Map<string, { write: number | undefined; read: number | undefined }>
 }
 
@@ -109,9 +111,10 @@ export const repeat = (
   const call = calls[position]!
   const file = call.absolutePath
   if (changesFile(call.tool)) {
-    const content = call.tool === "write" && call.status === "completed" ? call.input.content : undefined
-    const write = typeof content === "string" ? position : undefined
-    for (const changed of call.files) state.files.set(changed, { write, read: undefined })
+    const copies = call.status === "completed" ? call.copiedFiles : []
+    for (const changed of call.files) {
+      state.files.set(changed, { write: copies.includes(changed) ? position : undefined, read: undefined })
+    }
     return undefined
   }
   if (!hasOutput(call) || !options.sent(position)) return undefined
@@ -123,6 +126,16 @@ export const repeat = (
     state.files.set(file, { write: entry?.write, read: position })
   }
   return undefined
+}
+
+/** The whole content a file change gave `file`: a write's content, or the content a patch added the file with. */
+const writtenContent = (change: ToolCall, file: string): string | undefined => {
+  if (change.tool === "apply_patch") {
+    const text = change.input.patchText
+    return typeof text === "string" ? addedContents(text)[change.copiedFiles.indexOf(file)] : undefined
+  }
+  const content = change.input.content
+  return typeof content === "string" ? content : undefined
 }
 
 const copyOf = (
@@ -147,8 +160,8 @@ const copyOf = (
   if (isWholeRead(call)) {
     const write = file.write
     if (write === undefined || file.read !== undefined || !sent(write)) return undefined
-    const content = calls[write]!.input.content
-    return typeof content === "string" && showsContent(output, content) ? { source: write, kind: "written" } : undefined
+    const content = writtenContent(calls[write]!, call.absolutePath)
+    return content !== undefined && showsContent(output, content) ? { source: write, kind: "written" } : undefined
   }
   const read = file.read
   if (read === undefined || !sent(read)) return undefined
