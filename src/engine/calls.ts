@@ -15,9 +15,9 @@ export interface ToolCall {
   /** OpenCode cleared the output itself (its own pruning): there is nothing left to remove. */
   compacted: boolean
   filePath: string | undefined
-  /** `filePath` resolved against the project root, once, when the call is indexed. */
+  /** `filePath` resolved against the project directory, once, when the call is indexed. */
   absolutePath: string | undefined
-  /** Every file the call names, resolved against the project root (all those an `apply_patch` names). */
+  /** Every file the call names, resolved against the project directory (all those an `apply_patch` names). */
   files: ReadonlyArray<string>
   /**
    * The files whose content the call shows or sets, resolved: a read's or a file change's file, each file an
@@ -104,18 +104,18 @@ const copyTools: ReadonlySet<string> = new Set(["read", "write"])
 
 const none: ReadonlyArray<string> = []
 
-/** The file fields of a call, computed once when it is indexed. */
+/** The file fields of a call, computed once when it is indexed: paths resolved against `directory`, as OpenCode does. */
 export const fileFieldsOf = (
   tool: string,
   input: Readonly<Record<string, unknown>>,
-  worktree: string
+  directory: string
 ): Pick<ToolCall, "filePath" | "absolutePath" | "files" | "contentFiles" | "copiedFiles"> => {
   if (tool === "apply_patch") {
     const text = input.patchText
     if (typeof text !== "string")
       return { filePath: undefined, absolutePath: undefined, files: none, contentFiles: none, copiedFiles: none }
     const { added, changed, named } = patchFiles(text)
-    const resolve = (path: string) => posix.resolve(worktree, path)
+    const resolve = (path: string) => posix.resolve(directory, path)
     return {
       filePath: undefined,
       absolutePath: undefined,
@@ -127,7 +127,7 @@ export const fileFieldsOf = (
   const filePath = filePathOf(tool, input)
   if (filePath === undefined)
     return { filePath, absolutePath: undefined, files: none, contentFiles: none, copiedFiles: none }
-  const absolutePath = posix.resolve(worktree, filePath)
+  const absolutePath = posix.resolve(directory, filePath)
   const files = [absolutePath]
   return {
     filePath,

@@ -50,7 +50,7 @@ export class ToolCache extends Context.Service<ToolCache, {
     ToolCache,
     Effect.gen(function*() {
       const tokenizer = yield* Tokenizer
-      const { worktree } = yield* Paths
+      const { projectDir, worktree } = yield* Paths
       const sessions = new LruMap<string, SessionIndex>(maxSessions)
       let passes = 0
 
@@ -123,7 +123,7 @@ export class ToolCache extends Context.Service<ToolCache, {
             if (known === undefined || !isFinalAndUnchanged(known, part)) {
               const decoded = decodeToolPart(part)
               if (Option.isNone(decoded)) continue
-              call = fromPart(decoded.value, known, worktree)
+              call = fromPart(decoded.value, known, projectDir, worktree)
               if (call.finalPass === undefined && isFinal(call.status)) call.finalPass = pass
               count(call, part)
               byCallId.set(call.callID, call)
@@ -192,7 +192,11 @@ const isFinalAndUnchanged = (call: ToolCall, part: Record<string, unknown>): boo
 const isCompacted = (state: Record<string, unknown>): boolean =>
   Predicate.isObject(state.time) && state.time.compacted !== undefined && state.time.compacted !== null
 
-const fromPart = (part: ToolPart, previous: ToolCall | undefined, worktree: string): ToolCall => {
+/**
+ * Paths are resolved against the project directory, as OpenCode's tools resolve a relative path (a patch's are always
+ * relative), and shown relative to the worktree.
+ */
+const fromPart = (part: ToolPart, previous: ToolCall | undefined, directory: string, worktree: string): ToolCall => {
   const input = part.state.input ?? {}
   return {
     callID: part.callID,
@@ -202,7 +206,7 @@ const fromPart = (part: ToolPart, previous: ToolCall | undefined, worktree: stri
     error: part.state.status === "error" ? errorText(part.state.error) : undefined,
     hasTextOutput: typeof part.state.output === "string",
     compacted: isCompacted(part.state as Record<string, unknown>),
-    ...fileFieldsOf(part.tool, input, worktree),
+    ...fileFieldsOf(part.tool, input, directory),
     keyParameter: keyParameterOf(part.tool, input, worktree),
     signature: signatureOf(part.tool, input),
     outputTokens: 0,

@@ -177,3 +177,35 @@ describe("a GPT model's read-backs and working files, with repeats on and stale 
     assert.deepStrictEqual(argumentsOf(readBack, "back_1"), { patchText: added })
   })
 })
+
+describe("a GPT model in a subdirectory of a git repository (a monorepo package)", () => {
+  const nested = useScenario({
+    mainModel: "gpt-5-fake",
+    inGitSubdirectory: true,
+    files: { "src/a.ts": sourceFile("alpha") }
+  })
+
+  it("a patch's paths are the package's, as OpenCode resolves them: a read of the file supersedes the patch", async () => {
+    const s = nested()
+    const session = await s.newSession()
+    const update = [
+      "*** Begin Patch",
+      "*** Update File: src/a.ts",
+      "@@",
+      '-export const alpha3 = "alpha line 3"',
+      `+export const alpha3 = "${marker} in the package"`,
+      "*** End Patch"
+    ].join("\n")
+    s.model.script([call("apply_patch", { patchText: update }, "pkg_1"), read(s, "src/a.ts", "pkg_2"), done])
+    await s.prompt(session, "change a.ts, then read it")
+
+    assert.include(await readFile(s.path("src/a.ts"), "utf8"), `${marker} in the package`)
+    const afterRead = requestAfter(s.requests(), "pkg_2")
+    // OpenCode names the file relative to the repository: the worktree is not the directory.
+    assert.match(resultOf(afterRead, "pkg_1") ?? "", /\bM pkg\/src\/a\.ts\b/)
+    assert.match(
+      String(argumentsOf(afterRead, "pkg_1")?.patchText),
+      placeholder("[pruned patchText: ~N tokens; the file was read again later; id 1]")
+    )
+  })
+})

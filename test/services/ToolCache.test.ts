@@ -132,4 +132,24 @@ describe("ToolCache", () => {
       assert.strictEqual(other.calls.length, 0)
       assert.strictEqual((yield* toolCache.sync("ses_a", fresh(history()))).changed.length, 0)
     }).pipe(Effect.provide(cache)))
+
+  it.effect("resolves a relative path against the project directory, as OpenCode's tools do, in a subdirectory of the worktree", () =>
+    Effect.gen(function*() {
+      const patch = ["*** Begin Patch", "*** Add File: src/new.ts", "+export {}", "*** End Patch"].join("\n")
+      const index = yield* (yield* ToolCache).sync(sessionID, [
+        user("go"),
+        assistant([
+          tool({ tool: "read", callID: "c1", input: { filePath: "src/a.ts" }, output: "1: a" }),
+          tool({ tool: "apply_patch", callID: "c2", input: { patchText: patch }, output: "Success." })
+        ])
+      ])
+      assert.strictEqual(index.byCallId.get("c1")?.absolutePath, "/repo/pkg/src/a.ts")
+      assert.deepStrictEqual(index.byCallId.get("c2")?.files, ["/repo/pkg/src/new.ts"])
+    }).pipe(Effect.provide(
+      ToolCache.layer.pipe(
+        Layer.provide(Tokenizer.layerWith((value) => value.length)),
+        Layer.provide(Paths.layer({ directory: "/repo/pkg", worktree: "/repo" }, { HOME: "/home/user" })),
+        Layer.provide(platform)
+      )
+    )))
 })

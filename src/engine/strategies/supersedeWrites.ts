@@ -7,7 +7,7 @@ import { insertSorted } from "./candidate.ts"
  * content the model sent (often the largest thing in a coding session) is replaced; the call itself, its path and its
  * result stay. An `apply_patch` is superseded once every file it added or updated has been read again. Only a
  * whole-file read supersedes: a read from an offset, or limited to fewer lines than OpenCode reads by default, may not
- * cover what was written. Paths are compared resolved against the project root (`ToolCall.contentFiles`), so a
+ * cover what was written. Paths are compared resolved against the project directory (`ToolCall.contentFiles`), so a
  * relative and an absolute path to one file match.
  */
 

@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from "node:child_process"
+import { type ChildProcess, execFileSync, spawn } from "node:child_process"
 import { access, cp, mkdir, symlink, writeFile } from "node:fs/promises"
 import { join } from "node:path"
 
@@ -31,6 +31,11 @@ export interface OpenCodeOptions {
    * requests with `cache_control` on their blocks, exactly what Anthropic would receive.
    */
   readonly protocol?: Protocol
+  /**
+   * The project is the subdirectory `pkg` of a git repository (`project/`): OpenCode's worktree is then the
+   * repository, its directory the subdirectory, as when a monorepo package is opened.
+   */
+  readonly inGitSubdirectory?: boolean
 }
 
 export type Protocol = "openai" | "anthropic"
@@ -124,8 +129,10 @@ export const prepareWorld = async (
   options: OpenCodeOptions
 ): Promise<{ env: Record<string, string>; project: string }> => {
   const env = isolatedEnv(options.root)
-  const project = join(options.root, "project")
+  const repository = join(options.root, "project")
+  const project = options.inGitSubdirectory === true ? join(repository, "pkg") : repository
   await mkdir(project, { recursive: true })
+  if (options.inGitSubdirectory === true) execFileSync("git", ["init", "-q"], { cwd: repository, stdio: "ignore" })
   await mkdir(env.TMPDIR!, { recursive: true })
   const globalConfig = join(env.XDG_CONFIG_HOME!, "opencode")
   if (options.configTemplate !== undefined) await seedConfigDir(options.configTemplate, globalConfig)

@@ -47,6 +47,8 @@ export interface ScenarioOptions {
    * `@ai-sdk/anthropic`, recorded in `anthropicRequests()`.
    */
   readonly protocol?: Protocol
+  /** The project is a subdirectory of a git repository (see `OpenCodeOptions.inGitSubdirectory`). */
+  readonly inGitSubdirectory?: boolean
 }
 
 interface StoredPart {
@@ -124,7 +126,8 @@ const startScenario = async (options: ScenarioOptions = {}): Promise<Scenario> =
           "dcp.jsonc": `${JSON.stringify(options.globalConfig ?? globalConfig, null, 2)}\n`
         },
       mainModel: options.mainModel,
-      protocol: options.protocol
+      protocol: options.protocol,
+      inGitSubdirectory: options.inGitSubdirectory
     })
   let opencode: OpenCode
   try {
