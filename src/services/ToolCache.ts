@@ -198,6 +198,7 @@ const isCompacted = (state: Record<string, unknown>): boolean =>
  */
 const fromPart = (part: ToolPart, previous: ToolCall | undefined, directory: string, worktree: string): ToolCall => {
   const input = part.state.input ?? {}
+  const files = fileFieldsOf(part.tool, input, directory)
   return {
     callID: part.callID,
     tool: part.tool,
@@ -206,7 +207,7 @@ const fromPart = (part: ToolPart, previous: ToolCall | undefined, directory: str
     error: part.state.status === "error" ? errorText(part.state.error) : undefined,
     hasTextOutput: typeof part.state.output === "string",
     compacted: isCompacted(part.state as Record<string, unknown>),
-    ...fileFieldsOf(part.tool, input, directory),
+    ...(isDirectoryListing(part) ? { ...files, contentFiles: [], copiedFiles: [] } : files),
     keyParameter: keyParameterOf(part.tool, input, worktree),
     signature: signatureOf(part.tool, input),
     outputTokens: 0,
@@ -221,6 +222,14 @@ const fromPart = (part: ToolPart, previous: ToolCall | undefined, directory: str
     finalPass: previous?.finalPass
   }
 }
+
+/**
+ * OpenCode 1.18's read tool also lists a directory (`<path>…</path>` then `<type>directory</type>`): such a read shows
+ * no file's content, so it is no working file's copy and takes none of the `keepFiles` places.
+ */
+const isDirectoryListing = (part: ToolPart): boolean =>
+  part.tool === "read" && typeof part.state.output === "string" &&
+  /^<path>[^\n]*<\/path>\n<type>directory<\/type>/.test(part.state.output)
 
 const errorText = (error: unknown): string =>
   typeof error === "string" ? error : error === undefined ? "" : JSON.stringify(error)

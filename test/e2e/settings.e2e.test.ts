@@ -213,4 +213,23 @@ describe("strategies.staleOutputs with a low trigger, keeping the 2 most recent 
     assert.include(resultOf(last, "work_3"), 'gamma59 = "gamma line 59"')
     assert.include(resultOf(last, "work_4"), 'big399 = "big line 399"')
   })
+
+  it("a read that lists a directory takes no working file's place", async () => {
+    const s = scenario()
+    const session = await s.newSession()
+    s.model.script([
+      read(s, "src/a.ts", "dir_1"),
+      read(s, "src/b.ts", "dir_2"),
+      read(s, "src/c.ts", "dir_3"),
+      read(s, "src", "dir_4"),
+      call("bash", { command: "echo one", description: "Print one" }, "dir_5"),
+      call("bash", { command: "echo two", description: "Print two" }, "dir_6"),
+      done
+    ])
+    await s.prompt(session, "read three files, list src, then run two commands")
+
+    // The working files are c.ts, b.ts and a.ts: the listing of src/ is no file's content.
+    assert.include(resultOf(requestAfter(s.requests(), "dir_4"), "dir_4"), "<type>directory</type>")
+    assert.include(resultOf(requestAfter(s.requests(), "dir_6"), "dir_1"), 'alpha59 = "alpha line 59"')
+  })
 })

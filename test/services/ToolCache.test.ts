@@ -133,6 +133,21 @@ describe("ToolCache", () => {
       assert.strictEqual((yield* toolCache.sync("ses_a", fresh(history()))).changed.length, 0)
     }).pipe(Effect.provide(cache)))
 
+  it.effect("a read that listed a directory shows no file's content", () =>
+    Effect.gen(function*() {
+      const listing = [`<path>${project}/src</path>`, "<type>directory</type>", "<entries>", "app.ts", "</entries>"]
+      const index = yield* (yield* ToolCache).sync(sessionID, [
+        user("go"),
+        assistant([
+          tool({ tool: "read", callID: "c1", input: { filePath: `${project}/src` }, output: listing.join("\n") }),
+          tool({ tool: "read", callID: "c2", input: { filePath: `${project}/src/app.ts` }, output: "1: a" })
+        ])
+      ])
+      assert.deepStrictEqual(index.byCallId.get("c1")?.contentFiles, [])
+      assert.deepStrictEqual(index.byCallId.get("c1")?.files, [`${project}/src`])
+      assert.deepStrictEqual(index.byCallId.get("c2")?.contentFiles, [`${project}/src/app.ts`])
+    }).pipe(Effect.provide(cache)))
+
   it.effect("resolves a relative path against the project directory, as OpenCode's tools do, in a subdirectory of the worktree", () =>
     Effect.gen(function*() {
       const patch = ["*** Begin Patch", "*** Add File: src/new.ts", "+export {}", "*** End Patch"].join("\n")
