@@ -34,30 +34,36 @@ export interface Protection {
 
 export interface ProtectionOptions {
   readonly patterns: ReadonlyArray<string>
-  readonly worktree: string
+  /** The directories a relative pattern may be relative to: the worktree and the project directory. */
+  readonly roots: ReadonlyArray<string>
   readonly turnProtection: { readonly enabled: boolean; readonly turns: number }
   readonly currentTurn: number
 }
 
 /**
  * Patterns without a slash (`*.env`, `.env`) match a file's name anywhere in the tree; the others (`src/secret/**`,
- * `/etc/**`) match the whole path, absolute or relative to the worktree. picomatch's `basename` option cannot be used
+ * `/etc/**`) match the whole path, absolute or relative to one of the roots (the worktree, as OpenCode's own
+ * permission patterns are, and the project directory, when OpenCode was opened in a subdirectory). picomatch's `basename` option cannot be used
  * for both: it matches every pattern, with or without slashes, against the name alone.
  */
 const matcher = (patterns: ReadonlyArray<string>, options: picomatch.PicomatchOptions): (path: string) => boolean =>
   patterns.length === 0 ? () => false : picomatch([...patterns], options)
 
-const fileMatcher = (patterns: ReadonlyArray<string>, worktree: string): (call: ToolCall) => boolean => {
+const fileMatcher = (patterns: ReadonlyArray<string>, roots: ReadonlyArray<string>): (call: ToolCall) => boolean => {
   if (patterns.length === 0) return () => false
   const byName = matcher(patterns.filter((pattern) => !pattern.includes("/")), { dot: true, basename: true })
   const byPath = matcher(patterns.filter((pattern) => pattern.includes("/")), { dot: true })
   // A call's files never change, so each call is matched once.
   const known = new WeakMap<ToolCall, boolean>()
-  const matches = (absolute: string) => {
-    const relative = posix.relative(worktree, absolute)
-    const inside = relative !== "" && !relative.startsWith("../") && relative !== ".."
-    return byName(absolute) || byPath(absolute) || (inside && byPath(relative))
+  const inside = (root: string, absolute: string) => {
+    const relative = posix.relative(root, absolute)
+    return relative !== "" && !relative.startsWith("../") && relative !== ".." ? relative : undefined
   }
+  const matches = (absolute: string) =>
+    byName(absolute) || byPath(absolute) || roots.some((root) => {
+      const relative = inside(root, absolute)
+      return relative !== undefined && byPath(relative)
+    })
   return (call) => {
     if (call.files.length === 0) return false
     const cached = known.get(call)
@@ -68,25 +74,26 @@ const fileMatcher = (patterns: ReadonlyArray<string>, worktree: string): (call: 
   }
 }
 
-/** Compiled matchers by pattern list (the config's list is one object for the plugin's life) and root. */
+/** Compiled matchers by pattern list (the config's list is one object for the plugin's life) and roots. */
 const compiled = new WeakMap<ReadonlyArray<string>, Map<string, (call: ToolCall) => boolean>>()
 
-const fileMatcherFor = (patterns: ReadonlyArray<string>, worktree: string) => {
+const fileMatcherFor = (patterns: ReadonlyArray<string>, roots: ReadonlyArray<string>) => {
+  const key = roots.join("\u0000")
   let byRoot = compiled.get(patterns)
   if (byRoot === undefined) {
     byRoot = new Map()
     compiled.set(patterns, byRoot)
   }
-  let match = byRoot.get(worktree)
+  let match = byRoot.get(key)
   if (match === undefined) {
-    match = fileMatcher(patterns, worktree)
-    byRoot.set(worktree, match)
+    match = fileMatcher(patterns, roots)
+    byRoot.set(key, match)
   }
   return match
 }
 
 export const makeProtection = (options: ProtectionOptions): Protection => {
-  const file = fileMatcherFor(options.patterns, options.worktree)
+  const file = fileMatcherFor(options.patterns, options.roots)
   return {
     tool: (tool, extra = []) => alwaysProtectedTools.has(tool) || extra.includes(tool),
     file,

@@ -162,7 +162,7 @@ const sweep = Effect.fnUntraced(function*(state: SessionState, count: number | u
   const cache = yield* ToolCache
   const pruner = yield* Pruner
   const { current: config } = yield* Config
-  const { worktree } = yield* Paths
+  const paths = yield* Paths
   const latest = yield* cache.latest(state.sessionID)
   if (Option.isNone(latest)) return "Nothing to sweep: no tool calls were sent to the model in this session yet."
   const index = latest.value
@@ -171,7 +171,7 @@ const sweep = Effect.fnUntraced(function*(state: SessionState, count: number | u
     lastUserMessage: index.lastUserMessage,
     count,
     pruned: state.pruned,
-    protection: protectionFor(config, worktree, index),
+    protection: protectionFor(config, paths, index),
     protectedTools: config.commands.protectedTools
   })
   const recorded = yield* pruner.apply(

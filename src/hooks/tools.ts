@@ -107,7 +107,7 @@ const prune = <S extends Selection>(
     const cache = yield* ToolCache
     const pruner = yield* Pruner
     const { current: config } = yield* Config
-    const { worktree } = yield* Paths
+    const paths = yield* Paths
     return yield* store.use(sessionID, (state) =>
       Effect.gen(function*() {
         if (state.isSubAgent)
@@ -122,7 +122,7 @@ const prune = <S extends Selection>(
         const context: ValidationContext = {
           byId: byStableId(state, index),
           pruned: state.pruned,
-          protection: protectionFor(config, worktree, index),
+          protection: protectionFor(config, paths, index),
           protectedTools: config.tools.settings.protectedTools,
           turnProtection: config.turnProtection.turns
         }

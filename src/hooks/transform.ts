@@ -38,10 +38,14 @@ export const recallHintFor = (
 ): RecallHint => (config.tools.recall.enabled ? recallToolHint : idOnlyHint)
 
 /** The protection rules for the session's current view. */
-export const protectionFor = (config: PluginConfig, worktree: string, index: ToolIndex): Protection =>
+export const protectionFor = (
+  config: PluginConfig,
+  paths: { readonly worktree: string; readonly projectDir: string },
+  index: ToolIndex
+): Protection =>
   makeProtection({
     patterns: config.protectedFilePatterns,
-    worktree,
+    roots: [paths.worktree, paths.projectDir],
     turnProtection: config.turnProtection,
     currentTurn: index.turns
   })
@@ -85,7 +89,7 @@ const transformSession = Effect.fnUntraced(function*(state: SessionState, sessio
   const pluginLog = yield* PluginLog
   const scheduler = yield* Scheduler
   const { current: config } = yield* Config
-  const { worktree } = yield* Paths
+  const paths = yield* Paths
   const recallHint = recallHintFor(config)
 
   // index
@@ -93,7 +97,7 @@ const transformSession = Effect.fnUntraced(function*(state: SessionState, sessio
   const compacted = followCompaction(state, index)
   const idOf = (call: ToolCall) => (call.id ??= stableId(state, call.callID))
   for (const call of index.changed) idOf(call)
-  const protection = protectionFor(config, worktree, index)
+  const protection = protectionFor(config, paths, index)
   const calls = index.calls
   const viewState = trackView(state.viewState, {
     calls,

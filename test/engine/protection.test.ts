@@ -59,6 +59,14 @@ describe("protection of files", () => {
     assert.strictEqual(protection.file(read(`${worktree}/src/public/keys.ts`)), false)
   })
 
+  it("opened in a subdirectory of the repository, matches a glob relative to either", () => {
+    const protection = protect({ patterns: ["src/secret/**"], roots: [worktree, `${worktree}/pkg`] })
+    const fromRoot = protect({ patterns: ["pkg/src/secret/**"], roots: [worktree, `${worktree}/pkg`] })
+    assert.strictEqual(protection.file(read(`${worktree}/pkg/src/secret/keys.ts`)), true)
+    assert.strictEqual(fromRoot.file(read(`${worktree}/pkg/src/secret/keys.ts`)), true)
+    assert.strictEqual(protection.file(read(`${worktree}/pkg/src/public/keys.ts`)), false)
+  })
+
   it("matches a project-relative glob against a project-relative path", () => {
     assert.strictEqual(protect({ patterns: ["src/secret/**"] }).file(read("src/secret/keys.ts")), true)
   })

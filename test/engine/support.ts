@@ -86,7 +86,7 @@ export const history = (specs: ReadonlyArray<CallSpec>): Array<ToolCall> =>
 export const protect = (options: Partial<ProtectionOptions> = {}): Protection =>
   makeProtection({
     patterns: [],
-    worktree,
+    roots: [worktree],
     turnProtection: { enabled: false, turns: 4 },
     currentTurn: 1,
     ...options
