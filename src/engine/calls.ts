@@ -104,7 +104,7 @@ const copyTools: ReadonlySet<string> = new Set(["read", "write"])
 
 const none: ReadonlyArray<string> = []
 
-/** The file fields of a call, computed once when it is indexed: paths resolved against `directory`, as OpenCode does. */
+/** The file fields of a call, computed once when indexed; paths resolved against `directory`, as OpenCode does. */
 export const fileFieldsOf = (
   tool: string,
   input: Readonly<Record<string, unknown>>,

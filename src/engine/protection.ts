@@ -43,8 +43,8 @@ export interface ProtectionOptions {
 /**
  * Patterns without a slash (`*.env`, `.env`) match a file's name anywhere in the tree; the others (`src/secret/**`,
  * `/etc/**`) match the whole path, absolute or relative to one of the roots (the worktree, as OpenCode's own
- * permission patterns are, and the project directory, when OpenCode was opened in a subdirectory). picomatch's `basename` option cannot be used
- * for both: it matches every pattern, with or without slashes, against the name alone.
+ * permission patterns are, and the project directory, when OpenCode was opened in a subdirectory). picomatch's
+ * `basename` option cannot be used for both: it matches every pattern, with or without slashes, against the name alone.
  */
 const matcher = (patterns: ReadonlyArray<string>, options: picomatch.PicomatchOptions): (path: string) => boolean =>
   patterns.length === 0 ? () => false : picomatch([...patterns], options)

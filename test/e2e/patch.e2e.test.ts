@@ -11,7 +11,10 @@ import {
   resultOf,
   toolNames
 } from "./support/requests.ts"
+import type { RecordedRequest } from "./support/model-server.ts"
 import { useScenario } from "./support/scenario.ts"
+
+type Message = RecordedRequest["messages"][number]
 
 // OpenCode 1.18 gives models whose ID names GPT (but not gpt-4 or an open-weights one) `apply_patch` instead of
 // `write` and `edit`: their file changes are patches.
@@ -30,6 +33,27 @@ const patchText = [
   ...sourceFile("added", 40).trimEnd().split("\n").map((line) => `+${line}`),
   "*** End Patch"
 ].join("\n")
+
+/**
+ * The messages of the model's requests (those offering `apply_patch`: not OpenCode's title agent's) that differ from
+ * what the previous request sent at the same place; the user's context notes, which the plugin stores and OpenCode
+ * sends once, left out.
+ */
+const changedMessages = (requests: ReadonlyArray<RecordedRequest>) => {
+  const bodies = requests.filter((body) => toolNames(body).includes("apply_patch"))
+  const isNote = (message: Message) =>
+    message.role === "user" && contentText(message.content).startsWith("[Context note")
+  const changed: Array<{ readonly after: Message; readonly at: string }> = []
+  for (let k = 1; k < bodies.length; k++) {
+    const before = bodies[k - 1]!.messages.filter((message) => !isNote(message))
+    const after = bodies[k]!.messages
+    for (let m = 0; m < before.length; m++) {
+      if (JSON.stringify(before[m]) !== JSON.stringify(after[m]))
+        changed.push({ after: after[m]!, at: `request ${k}, message ${m}` })
+    }
+  }
+  return changed
+}
 
 describe("a GPT model's file changes (apply_patch)", () => {
   it("a patch reaches the model as a placeholder once every file it changed was read again; the note names its files; recall returns it", async () => {
@@ -85,20 +109,9 @@ describe("a GPT model's file changes (apply_patch)", () => {
     ])
     await s.prompt(session, "change a.ts and add other.ts in one patch, then read both")
 
-    const bodies = s.requests().slice(first).filter((body) => toolNames(body).includes("apply_patch"))
-    const isNote = (message: (typeof bodies)[number]["messages"][number]) =>
-      message.role === "user" && contentText(message.content).startsWith("[Context note")
-    let changed = 0
-    for (let k = 1; k < bodies.length; k++) {
-      const before = bodies[k - 1]!.messages.filter((message) => !isNote(message))
-      const after = bodies[k]!.messages
-      for (let m = 0; m < before.length; m++) {
-        if (JSON.stringify(before[m]) === JSON.stringify(after[m])) continue
-        changed++
-        assert.strictEqual(holdsPlaceholder(messageText(after[m]!)), true, `request ${k}, message ${m}`)
-      }
-    }
-    assert.isAbove(changed, 0)
+    const changed = changedMessages(s.requests().slice(first))
+    assert.isAbove(changed.length, 0)
+    for (const { after, at } of changed) assert.strictEqual(holdsPlaceholder(messageText(after)), true, at)
   })
 })
 
@@ -156,7 +169,7 @@ describe("a GPT model's read-backs and working files, with repeats on and stale 
     assert.include(resultOf(last, "made_4"), 'gamma59 = "gamma line 59"')
   })
 
-  it("the read-back of a file the patch just added reaches the model as a pointer to the patch, sent whole", async () => {
+  it("the read-back of a file the patch just added reaches the model as a pointer to the patch, sent whole, from its first send", async () => {
     const s = working()
     const session = await s.newSession()
     const added = [
@@ -165,8 +178,14 @@ describe("a GPT model's read-backs and working files, with repeats on and stale 
       ...sourceFile("back", 40).trimEnd().split("\n").map((line) => `+${line}`),
       "*** End Patch"
     ].join("\n")
-    s.model.script([call("apply_patch", { patchText: added }, "back_1"), read(s, "src/back.ts", "back_2"), done])
-    await s.prompt(session, "add back.ts, then read it")
+    const first = s.requests().length
+    s.model.script([
+      call("apply_patch", { patchText: added }, "back_1"),
+      read(s, "src/back.ts", "back_2"),
+      call("bash", { command: "echo read", description: "Print read" }, "back_3"),
+      done
+    ])
+    await s.prompt(session, "add back.ts, read it, then run a command")
 
     assert.include(await readFile(s.path("src/back.ts"), "utf8"), 'back39 = "back line 39"')
     const readBack = requestAfter(s.requests(), "back_2")
@@ -175,6 +194,8 @@ describe("a GPT model's read-backs and working files, with repeats on and stale 
       placeholder("[the same content as the earlier write of this file; id 2]")
     )
     assert.deepStrictEqual(argumentsOf(readBack, "back_1"), { patchText: added })
+    // The pointer was there from the read's first send: every request sends what the one before it sent, unchanged.
+    assert.deepStrictEqual(changedMessages(s.requests().slice(first)), [])
   })
 })
 

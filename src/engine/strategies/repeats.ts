@@ -28,7 +28,10 @@ export interface Copy {
 export interface Repeating {
   /** Signature -> position of the newest call with that signature whose output is sent in full. */
   readonly newest: Map<string, number>
-  /** Absolute path -> the latest write of the file (or patch that added it) and the latest whole read, with no change to the file since. */
+  /**
+   * Absolute path -> the latest write of the file (or patch that added it) and the latest whole read, with no change
+   * to the file since.
+   */
   readonly files: Map<string, { write: number | undefined; read: number | undefined }>
 }
 
