@@ -22,17 +22,27 @@ const scenario = useScenario({ mainModel: "gpt-5-fake", files: { "src/a.ts": sou
 
 const marker = "PATCH_MARKER_5c1e"
 
-const patchText = [
-  "*** Begin Patch",
-  "*** Update File: src/a.ts",
+/** A patch of the sections' lines, as a GPT model sends it. */
+const patch = (...lines: ReadonlyArray<string>): string => ["*** Begin Patch", ...lines, "*** End Patch"].join("\n")
+
+/** The lines of a section adding `path` with `content`. */
+const adding = (path: string, content: string): ReadonlyArray<string> => [
+  `*** Add File: ${path}`,
+  ...content.trimEnd().split("\n").map((line) => `+${line}`)
+]
+
+/** The lines of a section replacing line 3 of a `sourceFile(name)` with `line`. */
+const changingLine3 = (path: string, name: string, line: string): ReadonlyArray<string> => [
+  `*** Update File: ${path}`,
   "@@",
-  '-export const alpha3 = "alpha line 3"',
-  `+export const alpha3 = "${marker} in a.ts"`,
-  "*** Add File: src/new.ts",
-  `+export const added = "${marker} in new.ts"`,
-  ...sourceFile("added", 40).trimEnd().split("\n").map((line) => `+${line}`),
-  "*** End Patch"
-].join("\n")
+  `-export const ${name}3 = "${name} line 3"`,
+  `+${line}`
+]
+
+const patchText = patch(
+  ...changingLine3("src/a.ts", "alpha", `export const alpha3 = "${marker} in a.ts"`),
+  ...adding("src/new.ts", `export const added = "${marker} in new.ts"\n${sourceFile("added", 40)}`)
+)
 
 /**
  * The messages of the model's requests (those offering `apply_patch`: not OpenCode's title agent's) that differ from
@@ -134,21 +144,8 @@ describe("a GPT model's read-backs and working files, with repeats on and stale 
     const s = working()
     const session = await s.newSession()
     const made = `MADE_MARKER_9d04`
-    const add = [
-      "*** Begin Patch",
-      "*** Add File: src/made.ts",
-      `+export const made = "${made}"`,
-      ...sourceFile("made", 40).trimEnd().split("\n").map((line) => `+${line}`),
-      "*** End Patch"
-    ].join("\n")
-    const update = [
-      "*** Begin Patch",
-      "*** Update File: src/made.ts",
-      "@@",
-      '-export const made3 = "made line 3"',
-      '+export const made3 = "made line three"',
-      "*** End Patch"
-    ].join("\n")
+    const add = patch(...adding("src/made.ts", `export const made = "${made}"\n${sourceFile("made", 40)}`))
+    const update = patch(...changingLine3("src/made.ts", "made", 'export const made3 = "made line three"'))
     s.model.script([
       read(s, "src/a.ts", "made_1"),
       call("apply_patch", { patchText: add }, "made_2"),
@@ -172,12 +169,7 @@ describe("a GPT model's read-backs and working files, with repeats on and stale 
   it("the read-back of a file the patch just added reaches the model as a pointer to the patch, sent whole, from its first send", async () => {
     const s = working()
     const session = await s.newSession()
-    const added = [
-      "*** Begin Patch",
-      "*** Add File: src/back.ts",
-      ...sourceFile("back", 40).trimEnd().split("\n").map((line) => `+${line}`),
-      "*** End Patch"
-    ].join("\n")
+    const added = patch(...adding("src/back.ts", sourceFile("back", 40)))
     const first = s.requests().length
     s.model.script([
       call("apply_patch", { patchText: added }, "back_1"),
@@ -209,14 +201,7 @@ describe("a GPT model in a subdirectory of a git repository (a monorepo package)
   it("a patch's paths are the package's, as OpenCode resolves them: a read of the file supersedes the patch", async () => {
     const s = nested()
     const session = await s.newSession()
-    const update = [
-      "*** Begin Patch",
-      "*** Update File: src/a.ts",
-      "@@",
-      '-export const alpha3 = "alpha line 3"',
-      `+export const alpha3 = "${marker} in the package"`,
-      "*** End Patch"
-    ].join("\n")
+    const update = patch(...changingLine3("src/a.ts", "alpha", `export const alpha3 = "${marker} in the package"`))
     s.model.script([call("apply_patch", { patchText: update }, "pkg_1"), read(s, "src/a.ts", "pkg_2"), done])
     await s.prompt(session, "change a.ts, then read it")
 
