@@ -1,7 +1,15 @@
 import { Predicate } from "effect"
 import type { CopyOf } from "../state/schema.ts"
 import type { ToolCall } from "./calls.ts"
-import { type RecallHint, inputPlaceholder, outputPlaceholder, type Target, targetOf } from "./placeholders.ts"
+import {
+  diagnosticsPlaceholder,
+  type RecallHint,
+  inputPlaceholder,
+  outputPlaceholder,
+  type Target,
+  targetOf
+} from "./placeholders.ts"
+import { withoutDiagnostics } from "./diagnostics.ts"
 import type { Reason } from "./reasons.ts"
 
 /** A prune's replacement texts for one call. */
@@ -13,6 +21,8 @@ export interface Rendered {
   readonly target: Target
   readonly output: string | undefined
   readonly inputs: ReadonlyArray<readonly [string, string]>
+  /** What replaces the language server's errors in a file change's output (`Target.diagnostics`). */
+  readonly diagnostics: string | undefined
 }
 
 /** A pruned call's replacement texts, built on its first request and reused on every later one. */
@@ -37,7 +47,16 @@ export const render = (
   const target = targetOf(call, reason)
   if (target === undefined) return undefined
   const fresh: Rendered = target.kind === "output"
-    ? { reason, of, id, recallHint, target, output: outputPlaceholder(reason, id, recallHint, of), inputs: [] }
+    ? {
+      reason,
+      of,
+      id,
+      recallHint,
+      target,
+      output: outputPlaceholder(reason, id, recallHint, of),
+      inputs: [],
+      diagnostics: undefined
+    }
     : {
       reason,
       of,
@@ -45,7 +64,8 @@ export const render = (
       recallHint,
       target,
       output: undefined,
-      inputs: target.keys.map((key) => [key, inputPlaceholder(call, reason, key, id, recallHint)] as const)
+      inputs: target.keys.map((key) => [key, inputPlaceholder(call, reason, key, id, recallHint)] as const),
+      diagnostics: target.diagnostics === true ? diagnosticsPlaceholder(call, reason, id, recallHint) : undefined
     }
   rendered.set(call, fresh)
   return fresh
@@ -54,7 +74,7 @@ export const render = (
 /**
  * Writes one call's replacement texts into its part in `messages`, in place (OpenCode reads the array it passed in,
  * and builds every message, part and state object afresh for each request). Only `state.output` or some
- * `state.input` values change; the input object is copied first, because the index may hold the same object. False
+ * `state.input` values (and then the errors in a file change's output) change; the input object is copied first, because the index may hold the same object. False
  * when the part is not where the call says.
  */
 export const applyRendered = (messages: ReadonlyArray<unknown>, call: ToolCall, texts: Rendered): boolean => {
@@ -67,6 +87,9 @@ export const applyRendered = (messages: ReadonlyArray<unknown>, call: ToolCall, 
     const input = Predicate.isObject(state.input) ? { ...(state.input as Record<string, unknown>) } : {}
     for (const [key, text] of texts.inputs) if (key in input) input[key] = text
     state.input = input
+    if (texts.diagnostics !== undefined && typeof state.output === "string") {
+      state.output = withoutDiagnostics(state.output, texts.diagnostics)
+    }
   }
   return true
 }

@@ -33,6 +33,8 @@ export interface ToolCall {
   signature: string
   /** Tokens in the output of a completed call. */
   outputTokens: number
+  /** Of those, in the language server's errors OpenCode appended to a file change's output (engine/diagnostics.ts). */
+  diagnosticsTokens: number
   /** Tokens per string input, for the inputs that supersede-writes and purge-errors replace. */
   inputTokens: Readonly<Record<string, number>>
   /** Output and string inputs together: the call's weight in the request. */

@@ -4,10 +4,13 @@ import type { Reason } from "./reasons.ts"
 import { minInputTokens } from "./strategies/purgeErrors.ts"
 import { contentInputs, prunesContent } from "./strategies/supersedeWrites.ts"
 
-/** What a prune replaces in a call: its output, or some of its inputs. */
+/**
+ * What a prune replaces in a call: its output, or some of its inputs (a file change's content inputs, and then also
+ * the language server's errors in its output, `diagnostics`, which are as old as the content).
+ */
 export type Target =
   | { readonly kind: "output" }
-  | { readonly kind: "inputs"; readonly keys: ReadonlyArray<string> }
+  | { readonly kind: "inputs"; readonly keys: ReadonlyArray<string>; readonly diagnostics?: true }
 
 /**
  * The part of a call a prune for `reason` replaces, or undefined when there is nothing worth replacing. The call's
@@ -16,6 +19,7 @@ export type Target =
 export const targetOf = (call: ToolCall, reason: Reason): Target | undefined => {
   if (prunesContent(call.tool, reason)) {
     const keys = (contentInputs[call.tool] ?? []).filter((key) => key in call.input)
+    if (call.diagnosticsTokens > 0) return { kind: "inputs", keys, diagnostics: true }
     return keys.length > 0 ? { kind: "inputs", keys } : undefined
   }
   if (call.status === "error") {
@@ -31,7 +35,10 @@ export const targetOf = (call: ToolCall, reason: Reason): Target | undefined => 
 export const targetTokens = (call: ToolCall, target: Target): number =>
   target.kind === "output"
     ? call.outputTokens
-    : target.keys.reduce((sum, key) => sum + (call.inputTokens[key] ?? approximateTokens(call.input[key])), 0)
+    : target.keys.reduce(
+      (sum, key) => sum + (call.inputTokens[key] ?? approximateTokens(call.input[key])),
+      target.diagnostics === true ? call.diagnosticsTokens : 0
+    )
 
 const approximateTokens = (value: unknown): number =>
   value === undefined ? 0 : Math.ceil(JSON.stringify(value).length / 4)
@@ -79,12 +86,21 @@ export const inputPlaceholder = (
   id: number,
   recallHint: RecallHint
 ): string => {
-  const size = `${formatTokens(call.inputTokens[key] ?? approximateTokens(call.input[key]))} tokens`
+  const tokens = call.inputTokens[key] ?? approximateTokens(call.input[key])
+  return contentPlaceholder(call, reason, key, tokens, recallHint(id))
+}
+
+/** A file change's language server errors, pruned with its content (`Target.diagnostics`). */
+export const diagnosticsPlaceholder = (call: ToolCall, reason: Reason, id: number, recallHint: RecallHint): string =>
+  contentPlaceholder(call, reason, "LSP errors", call.diagnosticsTokens, recallHint(id))
+
+const contentPlaceholder = (call: ToolCall, reason: Reason, what: string, tokens: number, hint: string): string => {
+  const size = `${formatTokens(tokens)} tokens`
   if (reason === "supersedeWrites") {
     const read = call.contentFiles.length > 1 ? "the files were read again later" : "the file was read again later"
-    return `[pruned ${key}: ${size}; ${read}; ${recallHint(id)}]`
+    return `[pruned ${what}: ${size}; ${read}; ${hint}]`
   }
-  if (reason === "staleOutputs") return `[pruned ${key} of an old change: ${size}; ${recallHint(id)}]`
-  if (call.status === "error") return `[pruned ${key} of a failed call: ${size}; ${recallHint(id)}]`
-  return `[pruned ${key}: ${size}; ${recallHint(id)}]`
+  if (reason === "staleOutputs") return `[pruned ${what} of an old change: ${size}; ${hint}]`
+  if (call.status === "error") return `[pruned ${what} of a failed call: ${size}; ${hint}]`
+  return `[pruned ${what}: ${size}; ${hint}]`
 }

@@ -1,5 +1,6 @@
 import { Predicate } from "effect"
 import { partsOf } from "../host/messages.ts"
+import { diagnosticsOf } from "./diagnostics.ts"
 import { contentInputs, prunesContent } from "./strategies/supersedeWrites.ts"
 
 /** The tool parts of a stored session, by callID: where recall finds what was sent before pruning. */
@@ -16,7 +17,8 @@ export const storedToolParts = (messages: ReadonlyArray<unknown>): Map<string, R
 
 /**
  * The original content a prune removed from a stored tool part: the written content of a superseded write or an old
- * change, the string inputs of a failed call, the output otherwise.
+ * change (with the language server's errors its output reported), the string inputs of a failed call, the output
+ * otherwise.
  */
 export const originalContent = (part: Record<string, unknown>, reason: string): string => {
   const state = Predicate.isObject(part.state) ? part.state : {}
@@ -30,10 +32,15 @@ export const originalContent = (part: Record<string, unknown>, reason: string): 
     ? ["questions"]
     : []
   if (keys.length === 0) return typeof state.output === "string" ? state.output : JSON.stringify(state.output ?? "")
-  return keys
-    .filter((key) => key in input)
-    .map((key) => `${key}:\n${typeof input[key] === "string" ? input[key] : JSON.stringify(input[key], null, 2)}`)
-    .join("\n\n")
+  const errors = prunesContent(tool, reason) && typeof state.output === "string"
+    ? diagnosticsOf(state.output)
+    : undefined
+  return [
+    ...keys
+      .filter((key) => key in input)
+      .map((key) => `${key}:\n${typeof input[key] === "string" ? input[key] : JSON.stringify(input[key], null, 2)}`),
+    ...(errors === undefined ? [] : [errors])
+  ].join("\n\n")
 }
 
 export const formatRecall = (

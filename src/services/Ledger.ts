@@ -3,6 +3,7 @@ import { writeBehind } from "../data/writeBehind.ts"
 import type { ToolCall } from "../engine/calls.ts"
 import type { PrunedCall } from "../engine/notes.ts"
 import {
+  diagnosticsPlaceholder,
   type RecallHint,
   inputPlaceholder,
   outputPlaceholder,
@@ -90,7 +91,9 @@ export class Ledger extends Context.Service<Ledger, {
         of?: CopyOf
       ) => {
         if (target.kind === "output") return tokenizer.estimate(outputPlaceholder(reason, id, recallHint, of))
-        let tokens = 0
+        let tokens = target.diagnostics === true
+          ? tokenizer.estimate(diagnosticsPlaceholder(call, reason, id, recallHint))
+          : 0
         for (const key of target.keys) tokens += tokenizer.estimate(inputPlaceholder(call, reason, key, id, recallHint))
         return tokens
       }

@@ -1,5 +1,7 @@
 import { Context, Effect, Layer, Option, Predicate } from "effect"
 import { fileFieldsOf, keyParameterOf, signatureOf, type ToolCall } from "../engine/calls.ts"
+import { diagnosticsAt } from "../engine/diagnostics.ts"
+import { changesFile } from "../engine/strategies/supersedeWrites.ts"
 import { LruMap } from "../data/LruMap.ts"
 import { decodeToolPart, isTypedByUser } from "../host/messages.ts"
 import type { ToolPart, ToolStatus } from "../host/schema.ts"
@@ -59,6 +61,8 @@ export class ToolCache extends Context.Service<ToolCache, {
         call.outputTokens = call.status === "completed" && call.hasTextOutput && !call.compacted
           ? tokenizer.estimate(state.output as string)
           : 0
+        const at = call.outputTokens > 0 && changesFile(call.tool) ? diagnosticsAt(state.output as string) : -1
+        call.diagnosticsTokens = at < 0 ? 0 : tokenizer.estimate((state.output as string).slice(at))
         const inputTokens: Record<string, number> = {}
         let totalTokens = call.outputTokens
         for (const key in call.input) {
@@ -211,6 +215,7 @@ const fromPart = (part: ToolPart, previous: ToolCall | undefined, directory: str
     keyParameter: keyParameterOf(part.tool, input, worktree),
     signature: signatureOf(part.tool, input),
     outputTokens: 0,
+    diagnosticsTokens: 0,
     inputTokens: {},
     totalTokens: 0,
     id: previous?.id,

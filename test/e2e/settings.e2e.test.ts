@@ -18,6 +18,8 @@ const files = (dcpConfig: unknown) => ({
   ".opencode/dcp.jsonc": `${JSON.stringify(dcpConfig, null, 2)}\n`
 })
 
+const fakeLanguageServer = new URL("./support/fake-lsp.mjs", import.meta.url).pathname
+
 const alphaEnd = 'alpha59 = "alpha line 59"'
 
 /**
@@ -158,7 +160,13 @@ describe("cache.ttlSeconds: 0 in auto mode", () => {
 
 describe("strategies.staleOutputs with a low trigger, keeping the 2 most recent calls", () => {
   const scenario = useScenario({
-    files: files({ strategies: { staleOutputs: { trigger: 1000, keepRecent: 2, clearAtLeast: 0 } } })
+    files: {
+      ...files({ strategies: { staleOutputs: { trigger: 1000, keepRecent: 2, clearAtLeast: 0 } } }),
+      // A language server reporting every line that says BROKEN (OpenCode appends its errors to an edit's result).
+      ".opencode/opencode.json": `${
+        JSON.stringify({ lsp: { fake: { command: [process.execPath, fakeLanguageServer], extensions: [".ts"] } } })
+      }\n`
+    }
   })
 
   it("an old edit reaches the model with its strings as placeholders, its path and result kept, the file edited", async () => {
@@ -212,6 +220,39 @@ describe("strategies.staleOutputs with a low trigger, keeping the 2 most recent 
     assert.include(resultOf(last, "work_2"), 'beta59 = "beta line 59"')
     assert.include(resultOf(last, "work_3"), 'gamma59 = "gamma line 59"')
     assert.include(resultOf(last, "work_4"), 'big399 = "big line 399"')
+  })
+
+  it("an old edit's language server errors reach the model as a placeholder with its content, its confirmation kept", async () => {
+    const s = scenario()
+    const session = await s.newSession()
+    s.model.script([
+      read(s, "src/big.ts", "lsp_1"),
+      call("edit", {
+        filePath: s.path("src/big.ts"),
+        oldString: 'export const big3 = "big line 3"\n',
+        newString: "export const big3 = BROKEN\n"
+      }, "lsp_2"),
+      read(s, "src/b.ts", "lsp_3"),
+      read(s, "src/c.ts", "lsp_4"),
+      done
+    ])
+    await s.prompt(session, "read big.ts, break it, then read b.ts and c.ts")
+
+    const recent = resultOf(requestAfter(s.requests(), "lsp_2"), "lsp_2")
+    assert.match(
+      recent ?? "",
+      /^Edit applied successfully\.\n\nLSP errors detected in this file, please fix:\n<diagnostics /
+    )
+    assert.include(recent, "ERROR [4:21] Cannot find name 'BROKEN'.")
+    const old = requestAfter(s.requests(), "lsp_4")
+    assert.match(
+      resultOf(old, "lsp_2") ?? "",
+      /^Edit applied successfully\.\n\n\[pruned LSP errors of an old change: ~\d+ tokens; (?:id|recall) 2\]$/
+    )
+    assert.match(
+      String(argumentsOf(old, "lsp_2")?.newString),
+      placeholder("[pruned newString of an old change: ~N tokens; id 2]")
+    )
   })
 
   it("a read that lists a directory takes no working file's place", async () => {

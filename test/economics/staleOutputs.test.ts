@@ -491,6 +491,47 @@ effectDescribe("staleOutputs: an old file change through the transform", () => {
       )
     }))
 
+  const errors = [
+    "LSP errors detected in this file, please fix:",
+    '<diagnostics file="/p/src/z.ts">',
+    "ERROR [3:7] Cannot find name 'compute'.",
+    "ERROR [9:1] Type 'string' is not assignable to type 'number'.",
+    "</diagnostics>"
+  ].join("\n")
+  const editWithErrors: Array<Msg> = editFirst.map((message, i) =>
+    i !== 1 ? message : assistant([tool({
+      tool: "edit",
+      callID: "e1",
+      input: { filePath: "src/z.ts", oldString, newString },
+      output: `Edit applied successfully.\n\n${errors}`
+    })])
+  )
+
+  effectIt.effect(
+    "has the language server's errors its output reported replaced too, its confirmation kept",
+    () =>
+      Effect.gen(function*() {
+        const root = yield* tempDir
+        const sent = yield* send(fresh(editWithErrors)).pipe(Effect.provide(pipelineUnder(root, masking())))
+        assert.match(
+          toolPart(sent, "e1").state.output,
+          /^Edit applied successfully\.\n\n\[pruned LSP errors of an old change: ~\d+ tokens; recall 1\]$/
+        )
+      })
+  )
+
+  effectIt.effect("recall brings its errors back with its content", () =>
+    Effect.gen(function*() {
+      const root = yield* tempDir
+      const reply = yield* Effect.andThen(send(fresh(editWithErrors)), recall(sessionID, ["1"])).pipe(
+        Effect.provide(pipelineUnder(root, masking(), { host: { messages: { [sessionID]: editWithErrors } } }))
+      )
+      assert.strictEqual(
+        reply,
+        `Original content of id 1 (edit src/z.ts), as stored:\noldString:\n${oldString}\n\nnewString:\n${newString}\n\n${errors}`
+      )
+    }))
+
   effectIt.effect("is sent whole when strategies.staleOutputs.protectedTools lists edit", () =>
     Effect.gen(function*() {
       const root = yield* tempDir

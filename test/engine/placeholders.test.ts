@@ -1,5 +1,6 @@
 import { assert, describe, it } from "vitest"
 import {
+  diagnosticsPlaceholder,
   formatTokens,
   idOnlyHint,
   inputPlaceholder,
@@ -114,6 +115,20 @@ describe("inputPlaceholder", () => {
   })
 })
 
+describe("diagnosticsPlaceholder", () => {
+  it("says what became of a change's errors and how to get them back, as its content's placeholders do", () => {
+    const edit = call({ tool: "edit", input: { filePath: "a", oldString: "x", newString: "y" }, diagnosticsTokens: 90 })
+    assert.strictEqual(
+      diagnosticsPlaceholder(edit, "staleOutputs", 4, recallToolHint),
+      "[pruned LSP errors of an old change: ~90 tokens; recall 4]"
+    )
+    assert.strictEqual(
+      diagnosticsPlaceholder(edit, "supersedeWrites", 4, recallToolHint),
+      "[pruned LSP errors: ~90 tokens; the file was read again later; recall 4]"
+    )
+  })
+})
+
 describe("targetOf", () => {
   it("targets the output of a completed call", () => {
     assert.deepStrictEqual(targetOf(read(), "discard"), { kind: "output" })
@@ -141,6 +156,20 @@ describe("targetOf", () => {
     assert.deepStrictEqual(targetOf(edit, "supersedeWrites"), { kind: "inputs", keys: ["oldString", "newString"] })
   })
 
+  it("targets the language server's errors in a file change's output with its content", () => {
+    const edit = call({ tool: "edit", input: { filePath: "a", oldString: "x", newString: "y" }, diagnosticsTokens: 90 })
+    assert.deepStrictEqual(targetOf(edit, "staleOutputs"), {
+      kind: "inputs",
+      keys: ["oldString", "newString"],
+      diagnostics: true
+    })
+    assert.deepStrictEqual(targetOf(edit, "supersedeWrites"), {
+      kind: "inputs",
+      keys: ["oldString", "newString"],
+      diagnostics: true
+    })
+  })
+
   it("targets the questions of a question call, so the answers in its output stay", () => {
     const question = call({ tool: "question", input: { questions: [{ question: "Which?" }] } })
     assert.deepStrictEqual(targetOf(question, "discard"), { kind: "inputs", keys: ["questions"] })
@@ -166,5 +195,15 @@ describe("targetTokens", () => {
       inputTokens: { filePath: 1, oldString: 30, newString: 40 }
     })
     assert.strictEqual(targetTokens(edit, { kind: "inputs", keys: ["oldString", "newString"] }), 70)
+  })
+
+  it("adds the language server's errors when the target has them", () => {
+    const edit = call({
+      tool: "edit",
+      input: { filePath: "a", oldString: "x", newString: "y" },
+      inputTokens: { filePath: 1, oldString: 30, newString: 40 },
+      diagnosticsTokens: 90
+    })
+    assert.strictEqual(targetTokens(edit, { kind: "inputs", keys: ["oldString", "newString"], diagnostics: true }), 160)
   })
 })

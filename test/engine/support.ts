@@ -32,6 +32,8 @@ export interface CallSpec {
   readonly hasTextOutput?: boolean
   readonly compacted?: boolean
   readonly outputTokens?: number
+  /** Of those, in the language server's errors a file change's output reports (default none). */
+  readonly diagnosticsTokens?: number
   /** Defaults to about four characters a token for every non-empty string input, as the estimate tokenizer counts. */
   readonly inputTokens?: Record<string, number>
   readonly turn?: number
@@ -66,6 +68,7 @@ export const call = (spec: CallSpec): ToolCall => {
     keyParameter: keyParameterOf(spec.tool, input, worktree),
     signature: signatureOf(spec.tool, input),
     outputTokens,
+    diagnosticsTokens: spec.diagnosticsTokens ?? 0,
     inputTokens: tokensIn,
     totalTokens: Object.values(tokensIn).reduce((sum, n) => sum + n, outputTokens),
     id: undefined,

@@ -80,6 +80,16 @@ const isPlaceholder = (value: unknown, id: number | undefined) =>
   typeof value === "string" && value.startsWith("[") &&
   (value.endsWith(`; recall ${id}]`) || value.endsWith(`; id ${id}]`))
 
+/**
+ * A file change's output whose language server errors (everything from OpenCode's `LSP errors detected` heading on)
+ * were replaced by a placeholder, the confirmation before them sent as it came.
+ */
+const errorsReplaced = (sent: unknown, original: unknown, id: number | undefined) => {
+  const at = typeof original === "string" ? original.indexOf("\n\nLSP errors detected ") : -1
+  return typeof sent === "string" && at >= 0 && sent.startsWith(`${(original as string).slice(0, at)}\n\n`) &&
+    isPlaceholder(sent.slice(at + 2), id)
+}
+
 /** A text sent as it came, or under the `[id N]` tag of the call with stable ID `id`. */
 const sentAsIs = (sent: unknown, original: unknown, id: number | undefined) =>
   sent === original || (typeof original === "string" && id !== undefined && sent === `[id ${id}]\n${original}`)
@@ -131,7 +141,7 @@ const assertSameStructure = (
       assert.isTrue(sentAsIs(after.error, before.error, id), `error text, under its ID tag at most: ${after.error}`)
       if (!sentAsIs(after.output, before.output, id)) {
         assert.isTrue(
-          isPlaceholder(after.output, id),
+          isPlaceholder(after.output, id) || errorsReplaced(after.output, before.output, id),
           `output replaced by a placeholder: ${String(after.output).slice(0, 80)}`
         )
       }
@@ -168,7 +178,7 @@ const untagged = (part: Record<string, any>, id: number | undefined): Record<str
 
 /**
  * Protected calls are never pruned: always-protected tools and protected files reach the model exactly as they came
- * (write/edit: all but their content inputs); a turn-protected call may carry its ID tag, which it gets at its first
+ * (write/edit: all but their content inputs and the language server errors their result reported); a turn-protected call may carry its ID tag, which it gets at its first
  * send so that it can be discarded once older, and nothing else changes.
  */
 const assertProtectedUntouched = (
@@ -192,9 +202,14 @@ const assertProtectedUntouched = (
       const strip = (p: Record<string, any>) => {
         const input = { ...p.state.input }
         for (const key of contentInputs[p.tool]!) delete input[key]
-        return { ...p, state: { ...p.state, input } }
+        return { ...p, state: { ...p.state, input, output: undefined } }
       }
       assert.deepStrictEqual(strip(sent), strip(part), `${part.tool} ${part.callID} beyond its content`)
+      const id = ids[part.callID]
+      assert.isTrue(
+        sent.state.output === part.state.output || errorsReplaced(sent.state.output, part.state.output, id),
+        `${part.tool} ${part.callID}: its result as it came, or only the errors it reported replaced`
+      )
     }
   }
 }

@@ -133,6 +133,21 @@ describe("ToolCache", () => {
       assert.strictEqual((yield* toolCache.sync("ses_a", fresh(history()))).changed.length, 0)
     }).pipe(Effect.provide(cache)))
 
+  it.effect("counts the language server's errors a file change's output reports, and nothing of another output", () =>
+    Effect.gen(function*() {
+      const errors =
+        '\n\nLSP errors detected in this file, please fix:\n<diagnostics file="a">\nERROR [1:1] x\n</diagnostics>'
+      const index = yield* (yield* ToolCache).sync(sessionID, [
+        user("go"),
+        assistant([
+          tool({ tool: "edit", callID: "c1", input: { filePath: "a" }, output: `Edit applied successfully.${errors}` }),
+          tool({ tool: "bash", callID: "c2", input: { command: "cat log" }, output: `done${errors}` })
+        ])
+      ])
+      assert.strictEqual(index.byCallId.get("c1")?.diagnosticsTokens, errors.length)
+      assert.strictEqual(index.byCallId.get("c2")?.diagnosticsTokens, 0)
+    }).pipe(Effect.provide(cache)))
+
   it.effect("a read that listed a directory shows no file's content", () =>
     Effect.gen(function*() {
       const listing = [`<path>${project}/src</path>`, "<type>directory</type>", "<entries>", "app.ts", "</entries>"]

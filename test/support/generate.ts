@@ -80,8 +80,18 @@ const expand = (value: unknown): unknown =>
     ? Object.fromEntries(Object.entries(value).map(([key, inner]) => [key, expand(inner)]))
     : value
 
+/** A result followed by language server errors, as OpenCode reports them after a file change. */
+const withErrors = [
+  "Edit applied successfully.",
+  "",
+  "LSP errors detected in this file, please fix:",
+  '<diagnostics file="src/a.ts">',
+  "ERROR [1:1] Cannot find name 'x'.",
+  "</diagnostics>"
+].join("\n")
+
 const smallOrLarge: fc.Arbitrary<string | Lines> = fc.oneof(
-  { weight: 2, arbitrary: fc.constantFrom("", "ok", "done", "no matches") },
+  { weight: 2, arbitrary: fc.constantFrom("", "ok", "done", "no matches", withErrors) },
   { weight: 5, arbitrary: lines(fc.integer({ min: 0, max: 5 }), fc.integer({ min: 10, max: 300 })) },
   { weight: 1, arbitrary: lines(fc.integer({ min: 0, max: 3 }), fc.constant(1500)) }
 )

@@ -39,8 +39,9 @@ export type StaleQuery = StaleOptions & {
   readonly taken: (callID: string) => boolean
 }
 
-/** Tokens masking takes out of a call: a file change's content inputs, another call's output. */
-const maskedTokens = (call: ToolCall): number => changesFile(call.tool) ? contentTokens(call) : call.outputTokens
+/** Tokens masking takes out of a call: a file change's content inputs and errors, another call's output. */
+const maskedTokens = (call: ToolCall): number =>
+  changesFile(call.tool) ? contentTokens(call) + call.diagnosticsTokens : call.outputTokens
 
 /**
  * Whether a completed call has something masking could replace (an output, a file change's content), and fixed
