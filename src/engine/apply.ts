@@ -74,8 +74,8 @@ export const render = (
 /**
  * Writes one call's replacement texts into its part in `messages`, in place (OpenCode reads the array it passed in,
  * and builds every message, part and state object afresh for each request). Only `state.output` or some
- * `state.input` values (and then the errors in a file change's output) change; the input object is copied first, because the index may hold the same object. False
- * when the part is not where the call says.
+ * `state.input` values (and then the errors in a file change's output) change; the input object is copied first,
+ * because the index may hold the same object. False when the part is not where the call says.
  */
 export const applyRendered = (messages: ReadonlyArray<unknown>, call: ToolCall, texts: Rendered): boolean => {
   const state = stateAt(messages, call)
