@@ -20,6 +20,7 @@
 import { posix } from "node:path"
 import type { Hooks } from "@opencode-ai/plugin"
 import { tool } from "@opencode-ai/plugin"
+import { fileFieldsOf } from "../engine/calls.ts"
 import { patchFiles } from "../engine/patch.ts"
 import { hostArgumentsSchema } from "../host/toolSchema.ts"
 import { visibleHistory } from "../host/view.ts"
@@ -116,8 +117,7 @@ export interface Edits {
   readonly masked: number
 }
 
-/** Tools whose calls show a file's content (a read's output, a write's content), and tools that edit a file in place. */
-const contentTools: ReadonlySet<string> = new Set(["read", "write"])
+/** Tools that edit a file in place. */
 const editTools: ReadonlySet<string> = new Set(["edit", "insert"])
 
 const filePathOf = (part: Msg["parts"][number]): string | undefined =>
@@ -137,23 +137,18 @@ const editedFiles = (part: Msg["parts"][number], directory: string): ReadonlyArr
   return path === undefined ? [] : [posix.resolve(directory, path)]
 }
 
-/** The content of a file a tool part shows the model: a read's output unless cleared, or a write's content. */
-const contentOf = (part: Msg["parts"][number]): string | undefined => {
-  if (part.state?.status !== "completed") return undefined
-  const content = part.tool !== "read"
-    ? part.state.input?.content
-    : part.state.time?.compacted === undefined
-    ? part.state.output
-    : undefined
-  return typeof content === "string" ? content : undefined
-}
-
-/** The files a completed `apply_patch` adds: the patch holds each one's whole content. */
-const addedFiles = (part: Msg["parts"][number]): ReadonlyArray<string> => {
-  const text = part.type === "tool" && part.tool === "apply_patch" && part.state?.status === "completed"
+/**
+ * What a completed tool part holding a copy of files (`ToolCall.copiedFiles`) shows of them: a read's output unless
+ * cleared, a write's content, the text of a patch that adds them.
+ */
+const copyOf = (part: Msg["parts"][number]): string | undefined => {
+  if (part.type !== "tool" || part.state?.status !== "completed") return undefined
+  const copy = part.tool === "read"
+    ? part.state.time?.compacted === undefined ? part.state.output : undefined
+    : part.tool === "apply_patch"
     ? part.state.input?.patchText
-    : undefined
-  return typeof text === "string" ? patchFiles(text).added : []
+    : part.state.input?.content
+  return typeof copy === "string" ? copy : undefined
 }
 
 /**
@@ -172,24 +167,15 @@ const seenIn = (original: ReadonlyArray<Msg>, sent: ReadonlyArray<Msg>, director
   const seen = new Set<string>()
   for (const message of original) {
     for (const part of message.parts) {
-      const added = addedFiles(part)
-      if (added.length > 0) {
-        const text = sentByCall.get(part.callID)?.state?.input?.patchText
-        for (const file of added) {
-          const path = posix.resolve(directory, file)
-          shown.add(path)
-          if (text === part.state.input.patchText) seen.add(path)
-        }
-        continue
-      }
-      const file = filePathOf(part)
-      const content = file !== undefined && contentTools.has(part.tool) ? contentOf(part) : undefined
-      if (file === undefined || content === undefined) continue
-      const path = posix.resolve(directory, file)
-      shown.add(path)
+      const copy = copyOf(part)
+      if (copy === undefined) continue
+      const files = fileFieldsOf(part.tool, part.state.input ?? {}, directory).copiedFiles
       const as = sentByCall.get(part.callID)
-      const sentContent = as === undefined ? undefined : contentOf(as)
-      if (sentContent?.includes(content) === true) seen.add(path)
+      const kept = as !== undefined && copyOf(as)?.includes(copy) === true
+      for (const path of files) {
+        shown.add(path)
+        if (kept) seen.add(path)
+      }
     }
   }
   return { shown, seen }
