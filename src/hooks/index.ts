@@ -59,7 +59,7 @@ export const makeHooks = (runtime: Runtime, config: PluginConfig): Hooks => {
     tools.discard = tool({
       description: discardDescription,
       args: { ids },
-      execute: (args, context) => runTool("discard", discard(context.sessionID, args.ids))
+      execute: (args, context) => runTool("discard", discard(context.sessionID, args.ids, context.messageID))
     })
   }
   if (config.tools.recall.enabled) {
@@ -73,7 +73,8 @@ export const makeHooks = (runtime: Runtime, config: PluginConfig): Hooks => {
     tools.extract = tool({
       description: extractDescription,
       args: { ids, distillation: tool.schema.array(tool.schema.string()) },
-      execute: (args, context) => runTool("extract", extract(context.sessionID, args.ids, args.distillation))
+      execute: (args, context) =>
+        runTool("extract", extract(context.sessionID, args.ids, args.distillation, context.messageID))
     })
   }
 

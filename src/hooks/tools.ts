@@ -40,10 +40,14 @@ const refuseUnusableSession = (sessionID: string, nothingDone: string): Effect.E
   )
 }
 
-/** `discard`: prunes the outputs of the given calls, for a reason ("completion" or "noise"). */
-export const discard = (sessionID: string, ids: ReadonlyArray<unknown>) =>
+/**
+ * `discard`: prunes the outputs of the given calls, for a reason ("completion" or "noise"). `messageID` is the
+ * assistant message holding the call (OpenCode's tool context gives it): an undo that removes it undoes the prune.
+ */
+export const discard = (sessionID: string, ids: ReadonlyArray<unknown>, messageID?: string) =>
   prune(
     sessionID,
+    messageID,
     "discard",
     (context) => validateDiscard(ids, context),
     (selection, pruned) =>
@@ -52,10 +56,19 @@ export const discard = (sessionID: string, ids: ReadonlyArray<unknown>) =>
       } (${selection.reason}). From the next request on, placeholders replace them. ${carryOn}`
   )
 
-/** `extract`: prunes the outputs of the given calls; the distilled findings stay as this call's own arguments. */
-export const extract = (sessionID: string, ids: ReadonlyArray<unknown>, distillation: ReadonlyArray<unknown>) =>
+/**
+ * `extract`: prunes the outputs of the given calls; the distilled findings stay as this call's own arguments.
+ * `messageID` as for `discard`.
+ */
+export const extract = (
+  sessionID: string,
+  ids: ReadonlyArray<unknown>,
+  distillation: ReadonlyArray<unknown>,
+  messageID?: string
+) =>
   prune(
     sessionID,
+    messageID,
     "extract",
     (context) => validateExtract(ids, distillation, context),
     (selection, pruned) =>
@@ -96,6 +109,7 @@ export const recall = Effect.fn("tools.recall")(function*(sessionID: string, ids
 
 const prune = <S extends Selection>(
   sessionID: string,
+  messageID: string | undefined,
   reason: Reason,
   validate: (context: ValidationContext) => Result.Result<S, string>,
   reply: (selection: S, tokens: number) => string,
@@ -133,7 +147,13 @@ const prune = <S extends Selection>(
         const findings = "findings" in chosen ? (chosen.findings as ReadonlyArray<string>) : undefined
         const recorded = yield* pruner.apply(
           state,
-          chosen.calls.map(({ call, id }, i) => ({ call, reason, id, distillation: findings?.[i] })),
+          chosen.calls.map(({ call, id }, i) => ({
+            call,
+            reason,
+            id,
+            distillation: findings?.[i],
+            message: messageID
+          })),
           recallHintFor(config)
         )
         keep?.(state, chosen)

@@ -19,6 +19,8 @@ export interface Prune {
   readonly distillation?: string | undefined
   /** A repeat: the earlier copy its placeholder names. */
   readonly of?: CopyOf | undefined
+  /** The model's discard or extract: the assistant message holding that call (see `PruneRecord.message`). */
+  readonly message?: string | undefined
 }
 
 /** The request that carries prunes to the model, as far as delivering them goes. */
@@ -40,7 +42,7 @@ export interface Delivery {
  * The one way a prune happens. `apply` decides it: the session's state records it (pending until a request carries
  * it), the request path's view state renders it from then on. `deliver`, on every request, counts what reaches the
  * model: the statistics, the lifetime totals, the note to the user, and what the rebuild of the provider's cache cost.
- * `restore` undoes a prune: one never sent is forgotten as if it had not happened.
+ * `restore` undoes a prune for the user; `withdraw` one whose ground OpenCode's undo took away.
  */
 export class Pruner extends Context.Service<Pruner, {
   /**
@@ -58,8 +60,17 @@ export class Pruner extends Context.Service<Pruner, {
    * the position of the earliest call whose content now differs from what earlier requests sent, if any.
    */
   readonly deliver: (state: SessionState, request: Delivery) => Effect.Effect<number | undefined>
-  /** Undoes the prunes of these calls; returns the tokens they took out of every request. */
+  /**
+   * Undoes the prunes of these calls for the user, who restored them: automatic rules leave the calls alone from then
+   * on. Returns the tokens they took out of every request.
+   */
   readonly restore: (state: SessionState, callIDs: ReadonlyArray<string>) => number
+  /**
+   * Undoes the prunes of these calls as if they had never been made, with the findings an extract of them handed on:
+   * OpenCode's undo took out of the session what they stood on (see src/engine/revert.ts). Automatic rules may prune
+   * the calls again. What they already saved stays in the statistics, as a restore's does.
+   */
+  readonly withdraw: (state: SessionState, callIDs: ReadonlyArray<string>) => void
 }>()("opencode-context-pruner/Pruner") {
   static readonly layer = Layer.effect(
     Pruner,
@@ -89,7 +100,8 @@ export class Pruner extends Context.Service<Pruner, {
             tokens,
             at,
             pending: true,
-            ...(prune.of === undefined ? {} : { of: prune.of })
+            ...(prune.of === undefined ? {} : { of: prune.of }),
+            ...(prune.message === undefined ? {} : { message: prune.message })
           })
           state.undelivered.add(call.callID)
           const entry: PrunedCall = {
@@ -124,12 +136,8 @@ export class Pruner extends Context.Service<Pruner, {
             const record = state.pruned.get(call.callID)
             state.undelivered.delete(call.callID)
             if (record === undefined) continue
-            state.pruned.set(call.callID, {
-              reason: record.reason,
-              tokens: record.tokens,
-              at: record.at,
-              ...(record.of === undefined ? {} : { of: record.of })
-            })
+            const { pending: _, ...sent } = record
+            state.pruned.set(call.callID, sent)
             const entry = details.get(call.callID) ?? {
               id: state.ids.get(call.callID) ?? 0,
               tool: call.tool,
@@ -169,23 +177,39 @@ export class Pruner extends Context.Service<Pruner, {
         return changedCached ? first : undefined
       })
 
+      const forget = (state: SessionState, callID: string): number => {
+        const record = state.pruned.get(callID)
+        if (record === undefined) return 0
+        state.pruned.delete(callID)
+        details.delete(callID)
+        // One never sent is not counted anywhere.
+        state.undelivered.delete(callID)
+        return record.tokens
+      }
+
       const restore = (state: SessionState, callIDs: ReadonlyArray<string>) => {
         let tokens = 0
         for (const callID of callIDs) {
-          const record = state.pruned.get(callID)
-          if (record === undefined) continue
-          tokens += record.tokens
-          state.pruned.delete(callID)
-          details.delete(callID)
-          // One never sent is not counted anywhere; either way, automatic rules leave the call alone from now on.
-          state.undelivered.delete(callID)
+          if (!state.pruned.has(callID)) continue
+          tokens += forget(state, callID)
           state.restored.add(callID)
         }
         if (callIDs.length > 0) changed(state)
         return tokens
       }
 
-      return Pruner.of({ apply, deliver, restore })
+      const withdraw = (state: SessionState, callIDs: ReadonlyArray<string>) => {
+        if (callIDs.length === 0) return
+        const extracted = new Set<number>()
+        for (const callID of callIDs) {
+          if (state.pruned.get(callID)?.reason === "extract") extracted.add(state.ids.get(callID) ?? 0)
+          forget(state, callID)
+        }
+        if (extracted.size > 0) state.findings = state.findings.filter((finding) => !extracted.has(finding.id))
+        changed(state)
+      }
+
+      return Pruner.of({ apply, deliver, restore, withdraw })
     })
   )
 }

@@ -32,7 +32,12 @@ export const PruneRecord = Schema.Struct({
   /** Decided between requests (by the model's tools or the user's command) and not yet sent to the model. */
   pending: Schema.optional(Schema.Boolean),
   /** A repeat pruned at its first send: the earlier copy its placeholder names. */
-  of: Schema.optional(CopyOf)
+  of: Schema.optional(CopyOf),
+  /**
+   * Made by the model's discard or extract: the assistant message that holds that call. OpenCode's undo takes the
+   * message out of the session, and the prune goes with it.
+   */
+  message: Schema.optional(Schema.String)
 })
 export type PruneRecord = typeof PruneRecord.Type
 

@@ -40,6 +40,13 @@ const load = async (client: FakeClient) => {
 
 const context = () => toolContext(join(root, "project"))
 
+/** The next request: the history, then the assistant message that holds the tool call (the context's message). */
+const afterCall = (name: string, input: Record<string, unknown>, reply: unknown): Array<Msg> =>
+  fresh([
+    ...history(),
+    assistant([tool({ tool: name, callID: "t1", input, output: String(reply) })], { id: context().messageID })
+  ])
+
 const transform = async (hooks: Awaited<ReturnType<typeof load>>, messages: Array<Msg>) => {
   await hooks["experimental.chat.messages.transform"]({} as never, { messages: messages as never })
   return messages
@@ -64,7 +71,7 @@ describe("pruning tools through the plugin factory", () => {
     await transform(hooks, fresh(history()))
     const reply = await hooks.tool.discard!.execute({ ids: ["noise", "1"] }, context())
     assert.match(reply as string, /^Discarded 1 output, ~[\d.]+k? tokens: 1 read src\/a\.ts \(noise\)\./)
-    const next = await transform(hooks, fresh(history()))
+    const next = await transform(hooks, afterCall("discard", { ids: ["noise", "1"] }, reply))
     assert.match(toolPart(next, "c1").state.output, /^\[pruned; (?:id|recall) 1\]$/)
     await hooks.dispose()
   })
@@ -77,8 +84,8 @@ describe("pruning tools through the plugin factory", () => {
       {} as never
     )
     await transform(hooks, fresh(history()))
-    await hooks.tool.discard!.execute({ ids: ["completion", "1", "2"] }, context())
-    await transform(hooks, fresh(history()))
+    const reply = await hooks.tool.discard!.execute({ ids: ["completion", "1", "2"] }, context())
+    await transform(hooks, afterCall("discard", { ids: ["completion", "1", "2"] }, reply))
     assert.deepStrictEqual(notesSent(client), [])
     await hooks.event({ event: { type: "session.idle", properties: { sessionID } } as never })
     assert.lengthOf(notesSent(client), 1)
@@ -93,8 +100,8 @@ describe("pruning tools through the plugin factory", () => {
   it("discard.execute persists the prune: the state file has it, counted once sent, after dispose", async () => {
     const hooks = await load(fakeClient())
     await transform(hooks, fresh(history()))
-    await hooks.tool.discard!.execute({ ids: ["noise", "2"] }, context())
-    await transform(hooks, fresh(history()))
+    const reply = await hooks.tool.discard!.execute({ ids: ["noise", "2"] }, context())
+    await transform(hooks, afterCall("discard", { ids: ["noise", "2"] }, reply))
     await hooks.dispose()
     const file = join(root, "data", "opencode", "storage", "plugin", "dcp", `${sessionID}.json`)
     const state = JSON.parse(await readFile(file, "utf8"))
@@ -120,17 +127,9 @@ describe("pruning tools through the plugin factory", () => {
     await transform(hooks, fresh(history()))
     const distillation = ["a.ts defines compute()"]
     const reply = await hooks.tool.extract!.execute({ ids: ["1"], distillation }, context())
-    const next = await transform(
-      hooks,
-      fresh([
-        ...history(),
-        assistant([
-          tool({ tool: "extract", callID: "x1", input: { ids: ["1"], distillation }, output: reply as string })
-        ])
-      ])
-    )
+    const next = await transform(hooks, afterCall("extract", { ids: ["1"], distillation }, reply))
     assert.match(toolPart(next, "c1").state.output, /^\[pruned after extract; (?:id|recall) 1\]$/)
-    assert.deepStrictEqual(toolPart(next, "x1").state.input.distillation, distillation)
+    assert.deepStrictEqual(toolPart(next, "t1").state.input.distillation, distillation)
     await hooks.dispose()
   })
 
