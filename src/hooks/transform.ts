@@ -18,9 +18,10 @@ import { appendTail } from "../engine/inject.ts"
 import { nudge, prunableNow } from "../engine/listing.ts"
 import { type RecallHint, idOnlyHint, recallToolHint } from "../engine/placeholders.ts"
 import { makeProtection, type Protection } from "../engine/protection.ts"
+import { unfounded } from "../engine/revert.ts"
 import { blocksFrom, type ChangeAt, paysBackAfter, rebuildTokens } from "../engine/schedule.ts"
 import { applyView, trackView, type ViewState, viewCandidates, viewContext, viewOpenFrom } from "../engine/view.ts"
-import { findSessionId, requestTimes } from "../host/messages.ts"
+import { findSessionId, messageIdOf, requestTimes } from "../host/messages.ts"
 import { Config } from "../services/Config.ts"
 import { Ledger } from "../services/Ledger.ts"
 import { PluginLog } from "../services/PluginLog.ts"
@@ -94,26 +95,48 @@ const transformSession = Effect.fnUntraced(function*(state: SessionState, sessio
 
   // index
   const index = yield* cache.sync(sessionID, messages)
+  // Calls gone with no new compaction to explain it: OpenCode's undo took the newest messages out.
+  const reverted = index.vanished.length > 0 && index.summaryId === state.summaryId
   const compacted = followCompaction(state, index)
   const idOf = (call: ToolCall) => (call.id ??= stableId(state, call.callID))
   for (const call of index.changed) idOf(call)
   const protection = protectionFor(config, paths, index)
   const calls = index.calls
-  const viewState = trackView(state.viewState, {
-    calls,
-    pass: index.pass,
-    previousPass: index.previousPass,
-    appendOnly: index.appendOnly,
-    pruned: state.pruned,
-    revision: state.revision,
-    nudgeAfter: state.nudgeAfter,
-    config,
-    protection,
-    recallHint,
-    idOf,
-    outputOf: (call) => outputAt(messages, call)
-  })
+  const track = () =>
+    trackView(state.viewState, {
+      calls,
+      pass: index.pass,
+      previousPass: index.previousPass,
+      appendOnly: index.appendOnly,
+      pruned: state.pruned,
+      revision: state.revision,
+      nudgeAfter: state.nudgeAfter,
+      config,
+      protection,
+      recallHint,
+      idOf,
+      outputOf: (call) => outputAt(messages, call)
+    })
+  let viewState = track()
   state.viewState = viewState
+  if (reverted) {
+    // A view that lost calls is built afresh: the rules' lists still hold the pruned calls.
+    const withdrawn = unfounded({
+      calls,
+      rules: viewState.rules,
+      pruned: state.pruned,
+      protection,
+      strategies: config.strategies,
+      currentTurn: index.turns,
+      present: presentIn(messages)
+    })
+    forget(state, index.vanished)
+    if (withdrawn.length > 0) {
+      pruner.withdraw(state, withdrawn)
+      viewState = track()
+      state.viewState = viewState
+    }
+  }
 
   // plan: a repeat is pruned at its first send, which costs no cache rebuild; automatic rules' prunes wait for the
   // scheduler
@@ -407,20 +430,31 @@ const outputAt = (messages: ReadonlyArray<unknown>, call: ToolCall): string | un
 
 /**
  * After a compaction OpenCode sends only the summary and what followed it (plus a tail of recent turns), so the
- * calls that vanished are forgotten. Numbering is not restarted: an ID, once given, is never given again. Returns
- * whether this request is the first after a compaction.
+ * calls that vanished are forgotten. Returns whether this request is the first after a compaction.
  */
 const followCompaction = (state: SessionState, index: ToolIndex): boolean => {
   if (index.summaryId === undefined || index.summaryId === state.summaryId) return false
   const first = state.summaryId !== undefined || state.pace !== undefined
   state.summaryId = index.summaryId
-  for (const callID of state.ids.keys()) {
-    if (!index.byCallId.has(callID)) {
-      state.ids.delete(callID)
-      state.pruned.delete(callID)
-      state.undelivered.delete(callID)
-    }
+  forget(state, [...state.ids.keys()].filter((callID) => !index.byCallId.has(callID)))
+  return first
+}
+
+/**
+ * Forgets calls that left the view for good (compaction, undo): their IDs and prunes. Numbering is not restarted: an
+ * ID, once given, is never given again.
+ */
+const forget = (state: SessionState, callIDs: ReadonlyArray<string>): void => {
+  for (const callID of callIDs) {
+    state.ids.delete(callID)
+    state.pruned.delete(callID)
+    state.undelivered.delete(callID)
   }
   changed(state)
-  return first
+}
+
+/** Whether a message is in the request, by its ID; the IDs are gathered on the first question. */
+const presentIn = (messages: ReadonlyArray<unknown>) => {
+  let ids: Set<string | undefined> | undefined
+  return (messageID: string): boolean => (ids ??= new Set(messages.map(messageIdOf))).has(messageID)
 }
