@@ -95,8 +95,8 @@ const transformSession = Effect.fnUntraced(function*(state: SessionState, sessio
 
   // index
   const index = yield* cache.sync(sessionID, messages)
-  // Calls gone with no new compaction to explain it: OpenCode's undo took the newest messages out.
-  const reverted = index.vanished.length > 0 && index.summaryId === state.summaryId
+  // Messages gone with no new compaction to explain it: OpenCode's undo took the newest out.
+  const reverted = index.shrank && !compactedSince(state, index)
   const compacted = followCompaction(state, index)
   const idOf = (call: ToolCall) => (call.id ??= stableId(state, call.callID))
   for (const call of index.changed) idOf(call)
@@ -120,7 +120,7 @@ const transformSession = Effect.fnUntraced(function*(state: SessionState, sessio
   let viewState = track()
   state.viewState = viewState
   if (reverted) {
-    // A view that lost calls is built afresh: the rules' lists still hold the pruned calls.
+    // A view that lost messages is built afresh: the rules' lists still hold the pruned calls.
     const withdrawn = unfounded({
       calls,
       rules: viewState.rules,
@@ -131,6 +131,8 @@ const transformSession = Effect.fnUntraced(function*(state: SessionState, sessio
       present: presentIn(messages)
     })
     forget(state, index.vanished)
+    // The undo may have taken a compaction out with them.
+    state.summaryId = index.summaryId
     if (withdrawn.length > 0) {
       pruner.withdraw(state, withdrawn)
       viewState = track()
@@ -433,12 +435,19 @@ const outputAt = (messages: ReadonlyArray<unknown>, call: ToolCall): string | un
  * calls that vanished are forgotten. Returns whether this request is the first after a compaction.
  */
 const followCompaction = (state: SessionState, index: ToolIndex): boolean => {
-  if (index.summaryId === undefined || index.summaryId === state.summaryId) return false
+  if (!compactedSince(state, index)) return false
   const first = state.summaryId !== undefined || state.pace !== undefined
   state.summaryId = index.summaryId
   forget(state, [...state.ids.keys()].filter((callID) => !index.byCallId.has(callID)))
   return first
 }
+
+/**
+ * Whether the view's newest compaction summary is newer than the one the session saw last: an undo can take the
+ * newest compaction out, and leave an older one newest. OpenCode's message IDs sort in the order they were made.
+ */
+const compactedSince = (state: SessionState, index: ToolIndex): boolean =>
+  index.summaryId !== undefined && (state.summaryId === undefined || index.summaryId > state.summaryId)
 
 /**
  * Forgets calls that left the view for good (compaction, undo): their IDs and prunes. Numbering is not restarted: an

@@ -3,7 +3,7 @@ import { fileFieldsOf, keyParameterOf, signatureOf, type ToolCall } from "../eng
 import { diagnosticsAt } from "../engine/diagnostics.ts"
 import { changesFile } from "../engine/strategies/supersedeWrites.ts"
 import { LruMap } from "../data/LruMap.ts"
-import { decodeToolPart, isTypedByUser } from "../host/messages.ts"
+import { decodeToolPart, isTypedByUser, messageIdOf } from "../host/messages.ts"
 import type { ToolPart, ToolStatus } from "../host/schema.ts"
 import { Paths } from "./Paths.ts"
 import { Tokenizer } from "./Tokenizer.ts"
@@ -24,6 +24,11 @@ export interface ToolIndex {
   readonly changed: ReadonlyArray<ToolCall>
   /** Calls the previous pass saw that are gone from this view (compaction or revert). */
   readonly vanished: ReadonlyArray<string>
+  /**
+   * The previous pass's newest message is not where it was: an undo took the newest messages out (tool calls among
+   * them or not), or a compaction the oldest.
+   */
+  readonly shrank: boolean
   /** This pass, unique across sessions. */
   readonly pass: number
   /** The session's previous pass, if this index continues one. */
@@ -39,6 +44,8 @@ export interface ToolIndex {
 interface SessionIndex {
   readonly byCallId: Map<string, ToolCall>
   latest: ToolIndex | undefined
+  /** Where the latest pass's newest message was, and its ID. */
+  newest: { readonly at: number; readonly id: string | undefined } | undefined
 }
 
 /** Per-session index of tool calls, updated incrementally: a call already indexed in its final state is not decoded or counted again. */
@@ -82,7 +89,7 @@ export class ToolCache extends Context.Service<ToolCache, {
       const index = (sessionID: string, messages: ReadonlyArray<unknown>): ToolIndex => {
         let session = sessions.get(sessionID)
         if (session === undefined) {
-          session = { byCallId: new Map(), latest: undefined }
+          session = { byCallId: new Map(), latest: undefined, newest: undefined }
           sessions.set(sessionID, session)
         }
         const byCallId = session.byCallId
@@ -94,7 +101,9 @@ export class ToolCache extends Context.Service<ToolCache, {
         let summaryId: string | undefined
         let lastUserMessage = -1
         let textChars = 0
-        let appendOnly = previous !== undefined
+        const shrank = session.newest !== undefined && messageIdOf(messages[session.newest.at]) !== session.newest.id
+        session.newest = { at: messages.length - 1, id: messageIdOf(messages[messages.length - 1]) }
+        let appendOnly = previous !== undefined && !shrank
         let sawNew = false
         for (let m = 0; m < messages.length; m++) {
           const message = messages[m]
@@ -164,6 +173,7 @@ export class ToolCache extends Context.Service<ToolCache, {
           textChars,
           changed,
           vanished,
+          shrank,
           pass,
           previousPass: previous?.pass,
           appendOnly: appendOnly && vanished.length === 0

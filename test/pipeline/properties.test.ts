@@ -13,7 +13,7 @@ import {
   type MessageSpec,
   type ToolCallSpec
 } from "../support/generate.ts"
-import type { Msg } from "../support/history.ts"
+import { type Msg, user } from "../support/history.ts"
 import { pluginUnder, tempDir } from "../support/layers.ts"
 import { projectConfig } from "../support/pluginTest.ts"
 import { send, stateOf, withoutTail } from "./helpers.ts"
@@ -65,7 +65,7 @@ const property = <T>(
  * One request in a fresh plugin under a fresh root with `config` as the project config: what it sends, and the stable
  * IDs it gave the calls.
  */
-const sendFresh = (messages: Array<Msg>, config: GeneratedConfig, host = {}) =>
+const sendFresh = (messages: Array<Msg>, config: object, host = {}) =>
   Effect.gen(function*() {
     const root = yield* tempDir
     yield* projectConfig(root, config)
@@ -291,4 +291,28 @@ describe("transform properties over generated histories", { timeout: 120_000 }, 
           }
         }).pipe(Effect.provide(pluginUnder(root)))
       })))
+  it.effect("after an undo, what is sent is what a plugin that never saw the undone messages sends", () =>
+    property(
+      fc.tuple(historySpec({ maxMessages: 12 }), generatedConfig, fc.nat()),
+      ([spec, config, cut]) =>
+        Effect.gen(function*() {
+          // Prunes applied at once, by the rules that look at nothing but the view: then the request is a function of
+          // the view alone, and an undo may leave no trace of what it took out.
+          const settings = {
+            ...config,
+            cache: { mode: "immediate" },
+            strategies: { repeats: { enabled: false }, staleOutputs: { enabled: false } }
+          }
+          const messages = build(spec, session)
+          const afterUndo = [...messages.slice(0, 1 + cut % messages.length), user("do it another way", { session })]
+          const root = yield* tempDir
+          yield* projectConfig(root, settings)
+          const undone = yield* Effect.gen(function*() {
+            for (let n = 1; n <= messages.length; n++) yield* send(structuredClone(messages.slice(0, n)))
+            return yield* send(structuredClone(afterUndo))
+          }).pipe(Effect.provide(pluginUnder(root)))
+          const { output } = yield* sendFresh(afterUndo, settings)
+          assert.strictEqual(JSON.stringify(withoutTail(undone)), JSON.stringify(withoutTail(output)))
+        })
+    ))
 })

@@ -124,6 +124,18 @@ describe("ToolCache", () => {
       assert.strictEqual(index.summaryId, "msg_summary")
     }).pipe(Effect.provide(cache)))
 
+  it.effect("a view that lost its newest messages, tool calls among them or not, shrank; one that grew did not", () =>
+    Effect.gen(function*() {
+      const toolCache = yield* ToolCache
+      const base = history()
+      yield* toolCache.sync(sessionID, fresh(base))
+      assert.isFalse((yield* toolCache.sync(sessionID, fresh([...base, assistant([text("done")])]))).shrank)
+      const undone = yield* toolCache.sync(sessionID, fresh([...base, user("again")]))
+      assert.isTrue(undone.shrank)
+      assert.isFalse(undone.appendOnly)
+      assert.deepStrictEqual(undone.vanished, [])
+    }).pipe(Effect.provide(cache)))
+
   it.effect("sessions are indexed separately", () =>
     Effect.gen(function*() {
       const toolCache = yield* ToolCache
