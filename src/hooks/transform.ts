@@ -130,7 +130,7 @@ const transformSession = Effect.fnUntraced(function*(state: SessionState, sessio
       currentTurn: index.turns,
       present: presentIn(messages)
     })
-    forget(state, index.vanished)
+    if (index.vanished.length > 0) forget(state, index.vanished)
     // The undo may have taken a compaction out with them.
     state.summaryId = index.summaryId
     if (withdrawn.length > 0) {
