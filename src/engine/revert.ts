@@ -21,8 +21,11 @@ import { staleAmong } from "./strategies/staleOutputs.ts"
 export interface RevertInput {
   /** The view's calls, oldest first. */
   readonly calls: ReadonlyArray<ToolCall>
-  /** The automatic rules built from the whole view: their lists still hold the pruned calls. */
-  readonly rules: Rules
+  /**
+   * The automatic rules built from the whole view, their lists still holding the pruned calls; none when no undo was
+   * seen but one may have happened unseen (OpenCode restarted): automatic prunes then stand, the model's are checked.
+   */
+  readonly rules: Rules | undefined
   readonly pruned: ReadonlyMap<string, PruneRecord>
   readonly protection: Protection
   readonly strategies: PluginConfig["strategies"]
@@ -33,7 +36,8 @@ export interface RevertInput {
 
 /** The calls in the view whose prune no longer stands, oldest first. */
 export const unfounded = (input: RevertInput): Array<string> => {
-  const { calls, rules, pruned, protection, strategies } = input
+  const { calls, pruned, protection, strategies } = input
+  const rules = input.rules ?? judgeNothing
   const shadowed = new Set(rules.shadowing?.shadowed)
   const superseded = new Set(rules.superseding?.superseded)
   const failed = new Set(rules.failed)
@@ -60,6 +64,14 @@ export const unfounded = (input: RevertInput): Array<string> => {
     if (!stands) found.push(call.callID)
   }
   return found
+}
+
+/** No automatic rule to judge by: their prunes stand. */
+const judgeNothing: Pick<Rules, "shadowing" | "superseding" | "failed" | "maskable"> = {
+  shadowing: undefined,
+  superseding: undefined,
+  failed: undefined,
+  maskable: undefined
 }
 
 /**

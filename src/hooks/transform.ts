@@ -97,6 +97,8 @@ const transformSession = Effect.fnUntraced(function*(state: SessionState, sessio
   const index = yield* cache.sync(sessionID, messages)
   // Messages gone with no new compaction to explain it: OpenCode's undo took the newest out.
   const reverted = index.shrank && !compactedSince(state, index)
+  // This process's first request for the session: an undo may have happened while it was not running.
+  const resumed = index.previousPass === undefined
   const compacted = followCompaction(state, index)
   const idOf = (call: ToolCall) => (call.id ??= stableId(state, call.callID))
   for (const call of index.changed) idOf(call)
@@ -119,11 +121,11 @@ const transformSession = Effect.fnUntraced(function*(state: SessionState, sessio
     })
   let viewState = track()
   state.viewState = viewState
-  if (reverted) {
+  if (reverted || resumed) {
     // A view that lost messages is built afresh: the rules' lists still hold the pruned calls.
     const withdrawn = unfounded({
       calls,
-      rules: viewState.rules,
+      rules: reverted ? viewState.rules : undefined,
       pruned: state.pruned,
       protection,
       strategies: config.strategies,
@@ -132,7 +134,7 @@ const transformSession = Effect.fnUntraced(function*(state: SessionState, sessio
     })
     if (index.vanished.length > 0) forget(state, index.vanished)
     // The undo may have taken a compaction out with them.
-    state.summaryId = index.summaryId
+    if (reverted) state.summaryId = index.summaryId
     if (withdrawn.length > 0) {
       pruner.withdraw(state, withdrawn)
       viewState = track()

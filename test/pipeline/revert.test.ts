@@ -2,7 +2,8 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { discard, extract, recall } from "../../src/hooks/tools.ts"
 import { assistant, fresh, type Msg, sessionID, tool, toolPart, user } from "../support/history.ts"
-import { pipelineTest, send, stateOf, tagged } from "./helpers.ts"
+import { tempDir } from "../support/layers.ts"
+import { pipelineTest, pipelineUnder, send, stateOf, tagged } from "./helpers.ts"
 
 /**
  * OpenCode's undo (`/undo`, `session.revert`) takes the newest messages out of the session: the next request sends
@@ -75,6 +76,26 @@ describe("after OpenCode's undo", () => {
         assert.strictEqual(output(yield* send(afterUndo(first)), "c1"), tagged(1, big("a.ts")))
       })
     ))
+
+  it.effect("a discard undone while OpenCode was not running is undone at the first request after it starts", () =>
+    Effect.gen(function*() {
+      const root = yield* tempDir
+      const first = [user("read"), assistant([read(root, "a.ts", "c1"), read(root, "b.ts", "c2")])]
+      yield* Effect.gen(function*() {
+        yield* send(fresh(first))
+        const reply = yield* discard(sessionID, ["noise", "1"], "msg_discarding")
+        const undone = [
+          user("prune"),
+          assistant([tool({ tool: "discard", callID: "d1", input: { ids: ["noise", "1"] }, output: reply })], {
+            id: "msg_discarding"
+          })
+        ]
+        assert.match(output(yield* send(fresh([...first, ...undone])), "c1"), /^\[pruned; recall 1\]$/)
+      }).pipe(Effect.provide(pipelineUnder(root)))
+
+      const restarted = yield* send(afterUndo(first)).pipe(Effect.provide(pipelineUnder(root)))
+      assert.strictEqual(output(restarted, "c1"), tagged(1, big("a.ts")))
+    }))
 
   it.effect("the findings of an extract in an undone turn are dropped", () =>
     pipelineTest((root) =>
