@@ -121,25 +121,11 @@ const transformSession = Effect.fnUntraced(function*(state: SessionState, sessio
     })
   let viewState = track()
   state.viewState = viewState
-  if (reverted || resumed) {
-    // A view that lost messages is built afresh: the rules' lists still hold the pruned calls.
-    const withdrawn = unfounded({
-      calls,
-      rules: reverted ? viewState.rules : undefined,
-      pruned: state.pruned,
-      protection,
-      strategies: config.strategies,
-      currentTurn: index.turns,
-      present: presentIn(messages)
-    })
-    if (index.vanished.length > 0) forget(state, index.vanished)
-    // The undo may have taken a compaction out with them.
-    if (reverted) state.summaryId = index.summaryId
-    if (withdrawn.length > 0) {
-      pruner.withdraw(state, withdrawn)
-      viewState = track()
-      state.viewState = viewState
-    }
+  if (
+    (reverted || resumed) && followUndo(state, pruner, { index, viewState, reverted, protection, config, messages })
+  ) {
+    viewState = track()
+    state.viewState = viewState
   }
 
   // plan: a repeat is pruned at its first send, which costs no cache rebuild; automatic rules' prunes wait for the
@@ -442,6 +428,41 @@ const followCompaction = (state: SessionState, index: ToolIndex): boolean => {
   state.summaryId = index.summaryId
   forget(state, [...state.ids.keys()].filter((callID) => !index.byCallId.has(callID)))
   return first
+}
+
+/**
+ * After OpenCode's undo (`reverted`), withdraws the prunes that no longer stand (src/engine/revert.ts) and forgets the
+ * calls that are gone; at this process's first request for the session, when an undo may have happened while it was
+ * not running, only the model's prunes are checked. Returns whether any prune was withdrawn.
+ */
+const followUndo = (
+  state: SessionState,
+  pruner: Pruner["Service"],
+  input: {
+    readonly index: ToolIndex
+    /** Built afresh for a view that lost messages: the rules' lists still hold the pruned calls. */
+    readonly viewState: ViewState
+    readonly reverted: boolean
+    readonly protection: Protection
+    readonly config: PluginConfig
+    readonly messages: ReadonlyArray<unknown>
+  }
+): boolean => {
+  const { index, reverted } = input
+  const withdrawn = unfounded({
+    calls: index.calls,
+    rules: reverted ? input.viewState.rules : undefined,
+    pruned: state.pruned,
+    protection: input.protection,
+    strategies: input.config.strategies,
+    currentTurn: index.turns,
+    present: presentIn(input.messages)
+  })
+  if (index.vanished.length > 0) forget(state, index.vanished)
+  // The undo may have taken a compaction out with them.
+  if (reverted) state.summaryId = index.summaryId
+  if (withdrawn.length > 0) pruner.withdraw(state, withdrawn)
+  return withdrawn.length > 0
 }
 
 /**
