@@ -24,6 +24,19 @@ const output = (messages: ReadonlyArray<Msg>, callID: string): string => toolPar
 /** The history as it was before the undone turn, and the prompt the user sends after the undo. */
 const afterUndo = (before: ReadonlyArray<Msg>) => fresh([...before, user("do it another way")])
 
+/** A turn after `before` in which the model discards id 1 (the first call), sent once: the discard reached the model. */
+const discardInNextTurn = (before: ReadonlyArray<Msg>) =>
+  Effect.gen(function*() {
+    const reply = yield* discard(sessionID, ["noise", "1"], "msg_discarding")
+    const turn = [
+      user("prune"),
+      assistant([tool({ tool: "discard", callID: "d1", input: { ids: ["noise", "1"] }, output: reply })], {
+        id: "msg_discarding"
+      })
+    ]
+    assert.match(output(yield* send(fresh([...before, ...turn])), "c1"), /^\[pruned; recall 1\]$/)
+  })
+
 describe("after OpenCode's undo", () => {
   it.effect("a duplicate whose newer copy was undone is sent whole again", () =>
     pipelineTest((root) =>
@@ -52,14 +65,7 @@ describe("after OpenCode's undo", () => {
       Effect.gen(function*() {
         const first = [user("read"), assistant([read(root, "a.ts", "c1"), read(root, "b.ts", "c2")])]
         yield* send(fresh(first))
-        const reply = yield* discard(sessionID, ["noise", "1"], "msg_discarding")
-        const undone = [
-          user("prune"),
-          assistant([tool({ tool: "discard", callID: "d1", input: { ids: ["noise", "1"] }, output: reply })], {
-            id: "msg_discarding"
-          })
-        ]
-        assert.match(output(yield* send(fresh([...first, ...undone])), "c1"), /^\[pruned; recall 1\]$/)
+        yield* discardInNextTurn(first)
 
         assert.strictEqual(output(yield* send(afterUndo(first)), "c1"), tagged(1, big("a.ts")))
       })
@@ -83,14 +89,7 @@ describe("after OpenCode's undo", () => {
       const first = [user("read"), assistant([read(root, "a.ts", "c1"), read(root, "b.ts", "c2")])]
       yield* Effect.gen(function*() {
         yield* send(fresh(first))
-        const reply = yield* discard(sessionID, ["noise", "1"], "msg_discarding")
-        const undone = [
-          user("prune"),
-          assistant([tool({ tool: "discard", callID: "d1", input: { ids: ["noise", "1"] }, output: reply })], {
-            id: "msg_discarding"
-          })
-        ]
-        assert.match(output(yield* send(fresh([...first, ...undone])), "c1"), /^\[pruned; recall 1\]$/)
+        yield* discardInNextTurn(first)
       }).pipe(Effect.provide(pipelineUnder(root)))
 
       const restarted = yield* send(afterUndo(first)).pipe(Effect.provide(pipelineUnder(root)))
