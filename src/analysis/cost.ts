@@ -12,6 +12,9 @@
  *   from `minTokens` on in 128-token steps.
  * - `per-request`, `none`: nothing is cached; the cost of a per-request provider is the number of requests.
  *
+ * A provider keeps its cache per model: a request names its model (`record`'s `model`), and one to another model than
+ * the previous request's reads no Anthropic entry the other model wrote, nor (OpenAI) the previous request's prefix.
+ *
  * Costs are in units of one uncached input token. Each position of a request gets a 53-bit hash of the prefix ending
  * there (two 32-bit multiplicative hashes chained block by block), so two requests share an entry only when every
  * block up to it is the same; with a few thousand live entries, a false match is vanishingly rare.
@@ -64,8 +67,10 @@ export class CostMeter {
   private hashA = new Int32Array(0)
   private hashB = new Int32Array(0)
   private cumulative = new Float64Array(0)
-  /** Anthropic: prefix hash -> when the entry expires. */
-  private readonly entries = new Map<number, number>()
+  private previousModel: string | undefined
+  /** Anthropic, per model: prefix hash -> when the entry expires. */
+  private readonly entriesByModel = new Map<string, Map<number, number>>()
+  private entries = new Map<number, number>()
   private totals = { requests: 0, tokens: 0, readTokens: 0, writeTokens: 0, cost: 0 }
 
   constructor(profile: PricingProfile, blocks: Blocks, tokensOf: (block: number) => number) {
@@ -78,8 +83,19 @@ export class CostMeter {
     return (this.hashA[position]! >>> 0) * 2_097_152 + (this.hashB[position]! & 0x1fffff)
   }
 
-  /** Records one request sent at `time` (ms) and returns what it cost. */
-  record(wire: Wire, time: number): RequestCost {
+  /**
+   * Records one request sent at `time` (ms) and returns what it cost. `model`: the model it goes to; a request that
+   * does not say goes to the previous request's.
+   */
+  record(wire: Wire, time: number, model?: string): RequestCost {
+    const switched = model !== undefined && this.previousModel !== undefined && model !== this.previousModel
+    if (model !== undefined && model !== this.previousModel) {
+      // Entries written while no request named its model are the first named model's.
+      const own = this.previousModel === undefined ? this.entries : this.entriesByModel.get(model) ?? new Map()
+      this.entriesByModel.set(model, own)
+      this.entries = own
+      this.previousModel = model
+    }
     const { blocks } = wire
     const n = blocks.length
     const shared = commonPrefix(this.previous, blocks, Math.min(this.previousLength, n))
@@ -106,7 +122,7 @@ export class CostMeter {
     const cost = this.profile.kind === "anthropic"
       ? this.anthropic(wire, time, tokens)
       : this.profile.kind === "openai"
-      ? this.openAi(shared, time, tokens)
+      ? this.openAi(switched ? 0 : shared, time, tokens)
       : { tokens, readTokens: 0, writeTokens: 0, cost: this.profile.kind === "per-request" ? 1 : tokens }
     if (this.previous.length < n) this.previous = new Int32Array(Math.max(n, this.previous.length * 2))
     this.previous.set(blocks)

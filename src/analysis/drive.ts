@@ -262,9 +262,9 @@ export const drive = async (options: DriveOptions): Promise<Driven> => {
     time = Math.max(time, ms)
     plugin.setTime(time)
   }
-  const record = (wire: ReturnType<WireBuilder["request"]>, summary = false) => {
+  const record = (wire: ReturnType<WireBuilder["request"]>, summary = false, model?: string) => {
     const start = performance.now()
-    const costs = meters.map((meter) => meter.record(wire, time))
+    const costs = meters.map((meter) => meter.record(wire, time, model))
     const tokens = costs[0]?.tokens ?? 0
     requestTokens.push(tokens)
     phasesMs.accounting += performance.now() - start
@@ -395,7 +395,11 @@ export const drive = async (options: DriveOptions): Promise<Driven> => {
     const system = [...options.system]
     await transform(copy, system, summary)
     const sent = summary ? [] : rejoin(system, options.system[0])
-    const tokens = record(builder.request(summary ? [] : definitions, summary ? system : sent, copy), summary)
+    const tokens = record(
+      builder.request(summary ? [] : definitions, summary ? system : sent, copy),
+      summary,
+      info.providerID === undefined || info.modelID === undefined ? undefined : `${info.providerID}/${info.modelID}`
+    )
     if (!summary) {
       last = { definitions, system: sent, messages: copy, visible, index: done }
       overflow = tokens >= usable

@@ -12,7 +12,10 @@ import type { PricingProfile } from "../pricing/profiles.ts"
 type Trigger =
   /** `cache.mode: "immediate"`, or a provider with no per-token cache cost (billed per request, or no cache). */
   | "immediate"
-  /** The cache expired (no request for `ttlSeconds`): the whole prompt is written again anyway. */
+  /**
+   * The cache expired (no request for `ttlSeconds`), or the request goes to another model (a provider caches per
+   * model): the whole prompt is written again anyway.
+   */
   | "cold"
   /** OpenCode compacted the session: what follows the summary is sent for the first time. */
   | "compaction"

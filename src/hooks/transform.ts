@@ -21,7 +21,7 @@ import { makeProtection, type Protection } from "../engine/protection.ts"
 import { unfounded } from "../engine/revert.ts"
 import { blocksFrom, type ChangeAt, paysBackAfter, rebuildTokens } from "../engine/schedule.ts"
 import { applyView, trackView, type ViewState, viewCandidates, viewContext, viewOpenFrom } from "../engine/view.ts"
-import { findSessionId, messageIdOf, requestTimes } from "../host/messages.ts"
+import { findSessionId, messageIdOf, modelSwitched, requestTimes } from "../host/messages.ts"
 import { Config } from "../services/Config.ts"
 import { Ledger } from "../services/Ledger.ts"
 import { PluginLog } from "../services/PluginLog.ts"
@@ -173,6 +173,7 @@ const transformSession = Effect.fnUntraced(function*(state: SessionState, sessio
       ? undefined
       : { pendingTokens: near.tokens, change: changeAt(near.first) },
     compacted,
+    modelSwitched: modelSwitched(messages),
     history: () => requestTimes(messages)
   })
   const holdsBack = decision.trigger !== undefined && decision.scope === "afterBreakpoint" && near !== undefined &&

@@ -67,3 +67,36 @@ export const requestTimes = (messages: ReadonlyArray<unknown>): Array<number> =>
   }
   return times
 }
+
+/**
+ * Whether the request goes to another model than the one that answered the previous request: the newest user
+ * message's model against the newest assistant message's. A provider keeps its prompt cache per model, so after a
+ * switch the whole prompt is written again whatever the plugin does (OpenCode's agents, build and plan, share one
+ * prompt and one tool list: switching between them changes neither).
+ */
+export const modelSwitched = (messages: ReadonlyArray<unknown>): boolean => {
+  let asked: ModelKey | undefined
+  let answered: ModelKey | undefined
+  let user = -1
+  let assistant = -1
+  for (let i = messages.length - 1; i >= 0 && (user < 0 || assistant < 0); i--) {
+    const role = roleOf(messages[i])
+    if (role === "user" && user < 0) {
+      user = i
+      asked = Option.getOrUndefined(infoOf(messages[i]))?.model
+    } else if (role === "assistant" && assistant < 0) {
+      assistant = i
+      const info = Option.getOrUndefined(infoOf(messages[i]))
+      if (info?.providerID !== undefined && info.modelID !== undefined) {
+        answered = { providerID: info.providerID, modelID: info.modelID }
+      }
+    }
+  }
+  return asked !== undefined && answered !== undefined &&
+    (asked.providerID !== answered.providerID || asked.modelID !== answered.modelID)
+}
+
+interface ModelKey {
+  readonly providerID: string
+  readonly modelID: string
+}

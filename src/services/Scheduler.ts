@@ -24,6 +24,8 @@ export interface Request {
   readonly afterBreakpoint?: { readonly pendingTokens: number; readonly change: ChangeAt }
   /** OpenCode compacted the session since the previous request. */
   readonly compacted: boolean
+  /** The request goes to another model than the previous one: the provider holds no cache for it. */
+  readonly modelSwitched: boolean
   /** When the history's requests were sent (ms, oldest first), for a session this process has seen no request of. */
   readonly history: () => ReadonlyArray<number>
 }
@@ -70,7 +72,7 @@ export class Scheduler extends Context.Service<Scheduler, {
               state.pace = paceOf(times, cache.ttlSeconds)
               last = times.at(-1)
             }
-            const cold = cacheExpired(idleSeconds(now, last), cache.ttlSeconds)
+            const cold = request.modelSwitched || cacheExpired(idleSeconds(now, last), cache.ttlSeconds)
             state.lastRequestAt = now
             state.pace = paceAfter(state.pace, cold)
             const pricing = profile(state)

@@ -112,6 +112,29 @@ describe("CostMeter, Anthropic rules", () => {
     assert.closeTo(meter.record(request, 59 * minute).cost, 0.1 * 30, 10 ** -2 / 2)
   })
 
+  it("reads nothing another model wrote, and finds the first model's entries again when the session goes back to it", () => {
+    const { blocks, tokensOf, wire } = world()
+    const meter = new CostMeter(anthropic, blocks, tokensOf)
+    const request = wire(["sys", "m1", "m2"], ["sys", "m1", "m2"])
+    meter.record(request, 0, "anthropic/claude-sonnet")
+    assert.deepStrictEqual(meter.record(request, minute, "anthropic/claude-opus"), {
+      tokens: 30,
+      readTokens: 0,
+      writeTokens: 30,
+      cost: 1.25 * 30
+    })
+    assert.strictEqual(meter.record(request, 2 * minute, "anthropic/claude-sonnet").readTokens, 30)
+  })
+
+  it("takes a request that does not name its model to the previous request's", () => {
+    const { blocks, tokensOf, wire } = world()
+    const meter = new CostMeter(anthropic, blocks, tokensOf)
+    const request = wire(["sys", "m1", "m2"], ["sys", "m1", "m2"])
+    meter.record(request, 0)
+    assert.strictEqual(meter.record(request, minute, "anthropic/claude-sonnet").readTokens, 30)
+    assert.strictEqual(meter.record(request, 2 * minute).readTokens, 30)
+  })
+
   it("sums requests", () => {
     const { blocks, tokensOf, wire } = world()
     const meter = new CostMeter(anthropic, blocks, tokensOf)
@@ -138,6 +161,14 @@ describe("CostMeter, OpenAI rules", () => {
     // 21 shared blocks = 210 tokens: 20 + 128 = 148 read.
     const cost = meter.record(wire(["sys", ...range(1, 20), "changed", ...range(22, 30)], []), minute)
     assert.deepStrictEqual(cost, { tokens: 310, readTokens: 148, writeTokens: 0, cost: 0.1 * 148 + (310 - 148) })
+  })
+
+  it("reads nothing in a request to another model than the previous one's", () => {
+    const { blocks, tokensOf, wire } = world()
+    const meter = new CostMeter(openai, blocks, tokensOf)
+    const request = wire(["sys", ...range(1, 30)], [])
+    meter.record(request, 0, "openai/gpt-5")
+    assert.strictEqual(meter.record(request, minute, "openai/gpt-5-mini").readTokens, 0)
   })
 
   it("reads nothing after the TTL", () => {

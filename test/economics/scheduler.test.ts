@@ -24,7 +24,8 @@ const small = {
   pendingTokens: 100,
   contextTokens: 100_000,
   change: { tokensAfter: 100_000, nearEnd: false },
-  compacted: false
+  compacted: false,
+  modelSwitched: false
 }
 
 /** The trigger for a request; `history`: when the history's requests were sent, for a session new to this process. */
@@ -90,6 +91,14 @@ describe("Scheduler", () => {
       yield* decide(state)
       yield* TestClock.adjust("300001 millis")
       assert.strictEqual(yield* decide(state), "cold")
+    }).pipe(Effect.provide(schedulerWith())))
+
+  it.effect("a request to another model than the previous one's applies as cold, a second after it", () =>
+    Effect.gen(function*() {
+      const state = freshState()
+      yield* decide(state)
+      yield* TestClock.adjust("1 second")
+      assert.strictEqual(yield* decide(state, { modelSwitched: true }), "cold")
     }).pipe(Effect.provide(schedulerWith())))
 
   it.effect("the idle time is measured from the previous request, not the first", () =>

@@ -1,5 +1,5 @@
 import { assert, describe, it } from "vitest"
-import { requestTimes } from "../../src/host/messages.ts"
+import { modelSwitched, requestTimes } from "../../src/host/messages.ts"
 
 const message = (role: string, time?: unknown) => ({
   info: { role, sessionID: "ses_x", ...(time === undefined ? {} : { time }) },
@@ -32,5 +32,42 @@ describe("requestTimes", () => {
 
   it("skips entries that are not messages", () => {
     assert.deepStrictEqual(requestTimes([message("assistant", { created: 4 }), null, 42, { info: "x" }]), [4])
+  })
+})
+
+const asked = (modelID: string, providerID = "anthropic") => ({
+  info: { role: "user", sessionID: "ses_x", model: { providerID, modelID } },
+  parts: []
+})
+const answered = (modelID: string, providerID = "anthropic") => ({
+  info: { role: "assistant", sessionID: "ses_x", providerID, modelID },
+  parts: []
+})
+
+describe("modelSwitched", () => {
+  it("is true when the newest user message asks another model than the one that answered last", () => {
+    assert.isTrue(modelSwitched([asked("claude-sonnet"), answered("claude-sonnet"), asked("claude-opus")]))
+  })
+
+  it("is true when only the provider differs", () => {
+    assert.isTrue(modelSwitched([asked("claude-sonnet"), answered("claude-sonnet"), asked("claude-sonnet", "bedrock")]))
+  })
+
+  it("is false for the same model, in a new turn or within one", () => {
+    assert.isFalse(modelSwitched([asked("claude-sonnet"), answered("claude-sonnet"), asked("claude-sonnet")]))
+    assert.isFalse(modelSwitched([asked("claude-opus"), answered("claude-opus"), answered("claude-opus")]))
+  })
+
+  it("is false within the turn after a switch, once the new model has answered", () => {
+    assert.isFalse(
+      modelSwitched([asked("claude-sonnet"), answered("claude-sonnet"), asked("claude-opus"), answered("claude-opus")])
+    )
+  })
+
+  it("is false on a session's first request, and when either message does not say its model", () => {
+    assert.isFalse(modelSwitched([asked("claude-sonnet")]))
+    assert.isFalse(modelSwitched([asked("claude-sonnet"), message("assistant"), message("user")]))
+    assert.isFalse(modelSwitched([asked("claude-sonnet"), message("assistant")]))
+    assert.isFalse(modelSwitched([]))
   })
 })

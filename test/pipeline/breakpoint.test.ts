@@ -21,17 +21,25 @@ const masking = { strategies: { staleOutputs: { trigger: 100, keepRecent: 2, kee
 const output = (label: string) =>
   Array.from({ length: 80 }, (_, i) => `${label} ${i}: export const value${i} = compute(${i})`).join("\n")
 
+/** A message of a turn sent to `model`: a user message asks it, an assistant message is its answer. */
+const byModel = (model: typeof claude) => (message: Msg): Msg => ({
+  ...message,
+  info: message.info.role === "user"
+    ? { ...message.info, model: { providerID: model.providerID, modelID: model.id } }
+    : { ...message.info, providerID: model.providerID, modelID: model.id }
+})
+
 /** Five steps, each saying what it reads then reading it, by the model `model` names. */
-const history = (model: typeof claude): Array<Msg> => [
-  user("read the five files"),
-  ...[1, 2, 3, 4, 5].map((n) => {
-    const message = assistant([
-      text(`Reading file ${n}.`),
-      tool({ tool: "read", callID: `c${n}`, input: { filePath: `/project/f${n}.ts` }, output: output(`f${n}`) })
-    ])
-    return { ...message, info: { ...message.info, providerID: model.providerID, modelID: model.id } }
-  })
-]
+const history = (model: typeof claude): Array<Msg> =>
+  [
+    user("read the five files"),
+    ...[1, 2, 3, 4, 5].map((n) =>
+      assistant([
+        text(`Reading file ${n}.`),
+        tool({ tool: "read", callID: `c${n}`, input: { filePath: `/project/f${n}.ts` }, output: output(`f${n}`) })
+      ])
+    )
+  ].map(byModel(model))
 
 /** The texts of the parts that carry a cache breakpoint in what is sent. */
 const marked = (messages: ReadonlyArray<Msg>): Array<string> =>
@@ -111,17 +119,14 @@ describe("the plugin's cache breakpoint", () => {
  * it).
  */
 const failedEdit = (model: typeof claude) => {
-  const byModel = (message: Msg): Msg => ({
-    ...message,
-    info: { ...message.info, providerID: model.providerID, modelID: model.id }
-  })
+  const asked = byModel(model)
   const step = (
     n: number,
     item = tool({ tool: "read", callID: `c${n}`, input: { filePath: `/project/f${n}.ts` }, output: output(`f${n}`) })
-  ) => byModel(assistant([text(`Reading file ${n}.`), item]))
+  ) => asked(assistant([text(`Reading file ${n}.`), item]))
   const first = [
-    user("fix the app"),
-    byModel(assistant([
+    asked(user("fix the app")),
+    asked(assistant([
       text("Editing the app."),
       tool({
         tool: "edit",
@@ -130,7 +135,7 @@ const failedEdit = (model: typeof claude) => {
         error: "oldString not found in content"
       })
     ])),
-    user(Array.from({ length: 800 }, (_, i) => `pasted log line ${i}: request served in ${i} ms`).join("\n")),
+    asked(user(Array.from({ length: 800 }, (_, i) => `pasted log line ${i}: request served in ${i} ms`).join("\n"))),
     ...[1, 2, 3, 4, 5].map((n) => step(n))
   ]
   const second = [

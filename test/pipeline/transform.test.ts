@@ -1,5 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
+import { TestClock } from "effect/testing"
 import { syntheticId } from "../../src/engine/inject.ts"
 import { compacting } from "../../src/hooks/session.ts"
 import type { SessionFile } from "../../src/state/schema.ts"
@@ -155,6 +156,41 @@ describe("transform: purge errors", () => {
       const sent = yield* pipelineTest(send(fresh(history)))
       assert.deepStrictEqual(withoutTail(sent), withTags(history, { b1: 1 }))
     }))
+})
+
+describe("transform: a switch of model", () => {
+  /** c2 makes c1 a duplicate, a prune that waits on a warm cache in the default mode. */
+  const history = (root: string) => {
+    const read = (callID: string) =>
+      tool({ tool: "read", callID, input: { filePath: `${root}/project/src/a.ts` }, output: big("a") })
+    return [user("read a.ts"), assistant([read("c1")]), assistant([read("c2")])]
+  }
+  const asking = (modelID: string) => {
+    const message = user("go on")
+    message.info.model = { providerID: "fake", modelID }
+    return message
+  }
+
+  for (
+    const [to, sent] of [["another model", /^\[pruned duplicate; recall 1\]$/], [
+      "the same model",
+      /^\[id 1\]\n/
+    ]] as const
+  ) {
+    it.effect(`a duplicate waiting on a warm cache, in the request a second later to ${to}: ${String(sent)}`, () =>
+      pipelineTest((root) =>
+        Effect.gen(function*() {
+          yield* send(fresh(history(root).slice(0, 2)))
+          yield* TestClock.adjust("1 minute")
+          const warm = yield* send(fresh(history(root)))
+          assert.match(toolPart(warm, "c1").state.output as string, /^\[id 1\]\n/)
+          yield* TestClock.adjust("1 second")
+          const next = yield* send(
+            fresh([...history(root), asking(to === "another model" ? "fake-opus" : "fake-model")])
+          )
+          assert.match(toolPart(next, "c1").state.output as string, sent)
+        }), { cache: { mode: "auto" } }))
+  }
 })
 
 describe("transform: compaction", () => {

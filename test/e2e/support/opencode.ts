@@ -25,6 +25,8 @@ export interface OpenCodeOptions {
    * ID names Claude (`claude-fake`), as it does for Anthropic's models.
    */
   readonly mainModel?: string
+  /** More models of the scripted provider, which a prompt may pick instead of the main one (the same settings). */
+  readonly otherModels?: ReadonlyArray<string>
   /**
    * The wire between OpenCode and the scripted model (default `openai`): `anthropic` configures the provider with
    * `@ai-sdk/anthropic` (built into the binary, as `@ai-sdk/openai-compatible` is), so the bodies are Anthropic Messages
@@ -69,7 +71,8 @@ const openCodeConfig = (
   plugin: string | undefined,
   modelUrl: string,
   mainModel = "fake-model",
-  protocol: Protocol = "openai"
+  protocol: Protocol = "openai",
+  otherModels: ReadonlyArray<string> = []
 ) => ({
   $schema: "https://opencode.ai/config.json",
   model: `fake/${mainModel}`,
@@ -85,7 +88,9 @@ const openCodeConfig = (
       name: "Fake",
       options: { baseURL: modelUrl, apiKey: "x" },
       models: {
-        [mainModel]: { tool_call: true, limit: { context: 200000, output: 8192 } },
+        ...Object.fromEntries(
+          [mainModel, ...otherModels].map((id) => [id, { tool_call: true, limit: { context: 200000, output: 8192 } }])
+        ),
         "fake-small": { tool_call: false, limit: { context: 200000, output: 1024 } }
       }
     }
@@ -142,7 +147,11 @@ export const prepareWorld = async (
   }
   await writeFile(
     join(project, "opencode.json"),
-    JSON.stringify(openCodeConfig(options.plugin, options.modelUrl, options.mainModel, options.protocol), null, 2)
+    JSON.stringify(
+      openCodeConfig(options.plugin, options.modelUrl, options.mainModel, options.protocol, options.otherModels),
+      null,
+      2
+    )
   )
   for (const [file, content] of Object.entries(options.projectFiles ?? {})) {
     await mkdir(join(project, file, ".."), { recursive: true })

@@ -35,6 +35,8 @@ export interface ScenarioOptions {
   readonly freshHome?: boolean
   /** The main model's ID (default `fake-model`); `claude-fake` makes OpenCode write prompt-cache markers. */
   readonly mainModel?: string
+  /** More models a prompt may go to (`prompt`'s `model`), set up as the main one is. */
+  readonly otherModels?: ReadonlyArray<string>
   /** The global dcp.jsonc (default: `globalConfig`, prunes applied at once). */
   readonly globalConfig?: object
   /**
@@ -86,8 +88,8 @@ export interface Scenario {
   /** Main-model Anthropic Messages requests recorded since the current test began (`protocol: "anthropic"`). */
   readonly anthropicRequests: () => ReadonlyArray<AnthropicRequest>
   readonly newSession: () => Promise<string>
-  /** Runs one prompt; OpenCode answers once the whole agent loop is done. */
-  readonly prompt: (sessionID: string, text: string) => Promise<void>
+  /** Runs one prompt (to `model`, one of `otherModels`, else the main model); OpenCode answers once the whole agent loop is done. */
+  readonly prompt: (sessionID: string, text: string, model?: string) => Promise<void>
   /**
    * Runs a slash command (`POST /session/:id/command`) and answers with the HTTP status and body, whatever they are:
    * a command the plugin handles answers 200 with the stored note, an unknown one an error.
@@ -126,6 +128,7 @@ const startScenario = async (options: ScenarioOptions = {}): Promise<Scenario> =
           "dcp.jsonc": `${JSON.stringify(options.globalConfig ?? globalConfig, null, 2)}\n`
         },
       mainModel: options.mainModel,
+      otherModels: options.otherModels,
       protocol: options.protocol,
       inGitSubdirectory: options.inGitSubdirectory
     })
@@ -166,9 +169,9 @@ const startScenario = async (options: ScenarioOptions = {}): Promise<Scenario> =
       sessions.push(id)
       return id
     },
-    prompt: async (sessionID, text) => {
+    prompt: async (sessionID, text, model) => {
       await call("POST", `/session/${sessionID}/message`, {
-        model: { providerID: "fake", modelID: options.mainModel ?? "fake-model" },
+        model: { providerID: "fake", modelID: model ?? options.mainModel ?? "fake-model" },
         parts: [{ type: "text", text }]
       })
     },

@@ -96,7 +96,7 @@ export const wireOfAnthropicBody = (blocks: Blocks, body: AnthropicRequest): Wir
   return { blocks: Int32Array.from(out), breakpoints }
 }
 
-const priceWith = <Body>(
+const priceWith = <Body extends { readonly model: string }>(
   profile: PricingProfile,
   bodies: ReadonlyArray<Body>,
   times: ReadonlyArray<number>,
@@ -105,7 +105,7 @@ const priceWith = <Body>(
   const blocks = new Blocks()
   const plain = { disallowedSpecial: new Set<string>() }
   const meter = new CostMeter(profile, blocks, blockTokens(blocks, (text) => countTokens(text, plain)))
-  return bodies.map((body, i) => meter.record(wireOf(blocks, body), times[i]!))
+  return bodies.map((body, i) => meter.record(wireOf(blocks, body), times[i]!, body.model))
 }
 
 /** What each recorded request cost under `profile`, sent at the given times (ms). */
