@@ -5,6 +5,7 @@ import {
   diagnosticsPlaceholder,
   type RecallHint,
   inputPlaceholder,
+  noHint,
   outputPlaceholder,
   type Target,
   targetOf
@@ -44,9 +45,21 @@ export const render = (
   ) {
     return known
   }
+  const fresh = build(call, reason, of, id, recallHint)
+  if (fresh !== undefined) rendered.set(call, fresh)
+  return fresh
+}
+
+const build = (
+  call: ToolCall,
+  reason: Reason,
+  of: CopyOf | undefined,
+  id: number,
+  recallHint: RecallHint
+): Rendered | undefined => {
   const target = targetOf(call, reason)
   if (target === undefined) return undefined
-  const fresh: Rendered = target.kind === "output"
+  return target.kind === "output"
     ? {
       reason,
       of,
@@ -67,8 +80,6 @@ export const render = (
       inputs: target.keys.map((key) => [key, inputPlaceholder(call, reason, key, id, recallHint)] as const),
       diagnostics: target.diagnostics === true ? diagnosticsPlaceholder(call, reason, id, recallHint) : undefined
     }
-  rendered.set(call, fresh)
-  return fresh
 }
 
 /**
@@ -80,6 +91,11 @@ export const render = (
 export const applyRendered = (messages: ReadonlyArray<unknown>, call: ToolCall, texts: Rendered): boolean => {
   const state = stateAt(messages, call)
   if (state === undefined) return false
+  applyTo(state, texts)
+  return true
+}
+
+const applyTo = (state: Record<string, unknown>, texts: Pick<Rendered, "output" | "inputs" | "diagnostics">) => {
   if (texts.output !== undefined) {
     state.output = texts.output
     if ("attachments" in state) delete state.attachments
@@ -91,7 +107,38 @@ export const applyRendered = (messages: ReadonlyArray<unknown>, call: ToolCall, 
       state.output = withoutDiagnostics(state.output, texts.diagnostics)
     }
   }
-  return true
+}
+
+/** OpenCode's words for a tool result its own pruning cleared, as its compaction summariser reads them. */
+const clearedOutput = "[Old tool result content cleared]"
+
+/**
+ * Gives OpenCode's compaction summariser what the model sees. OpenCode 1.18.33 sends it the history as one text (each
+ * tool input whole, each result cut to 2,000 characters) in a request that has to fit the model's window; a history
+ * the plugin kept under the window for longer than OpenCode alone would have does not, whole, and the compaction
+ * fails ("Session too large to compact"). A pruned output reads as OpenCode's own cleared result, a pruned input as
+ * its placeholder without a recall handle: the summarised calls leave the view, and their IDs with them. The
+ * summariser's messages are found by call ID: they are the history before the kept tail, without earlier summaries.
+ */
+export const applyForSummary = (
+  messages: ReadonlyArray<unknown>,
+  prunes: ReadonlyArray<{ readonly call: ToolCall; readonly reason: string }>
+): void => {
+  const states = new Map<string, Record<string, unknown>>()
+  for (const message of messages) {
+    const parts = Predicate.isObject(message) && Array.isArray(message.parts) ? message.parts : []
+    for (const part of parts) {
+      if (Predicate.isObject(part) && typeof part.callID === "string" && Predicate.isObject(part.state)) {
+        states.set(part.callID, part.state as Record<string, unknown>)
+      }
+    }
+  }
+  for (const { call, reason } of prunes) {
+    const state = states.get(call.callID)
+    const texts = state === undefined ? undefined : build(call, reason as Reason, undefined, 0, noHint)
+    if (state === undefined || texts === undefined) continue
+    applyTo(state, texts.output === undefined ? texts : { ...texts, output: clearedOutput })
+  }
 }
 
 const stateAt = (messages: ReadonlyArray<unknown>, call: ToolCall): Record<string, unknown> | undefined => {

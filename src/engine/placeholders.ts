@@ -56,6 +56,8 @@ export const formatTokens = (tokens: number): string => {
 export type RecallHint = (id: number) => string
 export const recallToolHint: RecallHint = (id) => `recall ${id}`
 export const idOnlyHint: RecallHint = (id) => `id ${id}`
+/** For OpenCode's compaction summariser: the calls it summarises leave the view, and their IDs with them. */
+export const noHint: RecallHint = () => ""
 
 /**
  * The call itself still shows its tool and arguments, so a placeholder only says what became of the output and how to
@@ -96,11 +98,15 @@ export const diagnosticsPlaceholder = (call: ToolCall, reason: Reason, id: numbe
 
 const contentPlaceholder = (call: ToolCall, reason: Reason, what: string, tokens: number, hint: string): string => {
   const size = `${formatTokens(tokens)} tokens`
-  if (reason === "supersedeWrites") {
-    const read = call.contentFiles.length > 1 ? "the files were read again later" : "the file was read again later"
-    return `[pruned ${what}: ${size}; ${read}; ${hint}]`
-  }
-  if (reason === "staleOutputs") return `[pruned ${what} of an old change: ${size}; ${hint}]`
-  if (call.status === "error") return `[pruned ${what} of a failed call: ${size}; ${hint}]`
-  return `[pruned ${what}: ${size}; ${hint}]`
+  const said = reason === "supersedeWrites"
+    ? [
+      `pruned ${what}: ${size}`,
+      call.contentFiles.length > 1 ? "the files were read again later" : "the file was read again later"
+    ]
+    : reason === "staleOutputs"
+    ? [`pruned ${what} of an old change: ${size}`]
+    : call.status === "error"
+    ? [`pruned ${what} of a failed call: ${size}`]
+    : [`pruned ${what}: ${size}`]
+  return `[${(hint === "" ? said : [...said, hint]).join("; ")}]`
 }

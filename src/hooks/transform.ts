@@ -1,4 +1,4 @@
-import { Effect, Predicate } from "effect"
+import { Effect, Option, Predicate } from "effect"
 import type { PluginConfig } from "../config/schema.ts"
 import type { ToolCall } from "../engine/calls.ts"
 import type { Candidate } from "../engine/strategies/candidate.ts"
@@ -14,6 +14,7 @@ import {
   type Place,
   rewritesAll
 } from "../engine/anchor.ts"
+import { applyForSummary } from "../engine/apply.ts"
 import { appendTail } from "../engine/inject.ts"
 import { nudge, prunableNow } from "../engine/listing.ts"
 import { type RecallHint, idOnlyHint, recallToolHint } from "../engine/placeholders.ts"
@@ -81,11 +82,11 @@ export const transform = Effect.fn("hooks.transform")(function*(messages: Array<
  */
 const transformSession = Effect.fnUntraced(function*(state: SessionState, sessionID: string, messages: Array<unknown>) {
   if (state.isSubAgent) return
+  const cache = yield* ToolCache
   if (state.compacting) {
     state.compacting = false
-    return
+    return yield* forSummariser(state, sessionID, messages)
   }
-  const cache = yield* ToolCache
   const pruner = yield* Pruner
   const pluginLog = yield* PluginLog
   const scheduler = yield* Scheduler
@@ -233,6 +234,27 @@ const transformSession = Effect.fnUntraced(function*(state: SessionState, sessio
   state.sentRevision = state.revision
   yield* publishStatus(state)
   if (pluginLog.debug) yield* pluginLog.snapshot(sessionID, messages)
+})
+
+/**
+ * OpenCode's compaction summariser's request (the transform right after `experimental.session.compacting`): the
+ * history before the kept tail, which OpenCode sends as one text that has to fit the model's window. It gets the
+ * plugin's prunes, so that what it summarises is what the model sees (src/engine/apply.ts, `applyForSummary`); nothing
+ * else of the request path runs, and the session's index stays that of its latest request.
+ */
+const forSummariser = Effect.fnUntraced(function*(state: SessionState, sessionID: string, messages: Array<unknown>) {
+  if (state.pruned.size === 0) return
+  const cache = yield* ToolCache
+  const latest = yield* cache.latest(sessionID)
+  // A process whose first request for the session is the summariser's knows no calls yet.
+  const index = Option.isSome(latest) ? latest.value : yield* cache.sync(sessionID, messages)
+  applyForSummary(
+    messages,
+    [...state.pruned].flatMap(([callID, record]) => {
+      const call = index.byCallId.get(callID)
+      return call === undefined ? [] : [{ call, reason: record.reason }]
+    })
+  )
 })
 
 /** The automatic rules' prunes in this request, each with the tokens it would save. */

@@ -237,15 +237,71 @@ describe("transform: compaction", () => {
       assert.deepStrictEqual(prunesIn(after.stats), prunesIn(first.stats))
     })))
 
-  it.effect("OpenCode's compaction summariser (the transform right after compacting) is left untouched", () =>
+  it.effect("OpenCode's compaction summariser gets a pruned output as OpenCode's own cleared result", () =>
     pipelineTest(Effect.gen(function*() {
       yield* send(fresh(before))
       yield* compacting(sessionID, [])
       const summariser = yield* send(fresh(before))
-      assert.deepStrictEqual(summariser, before)
+      assert.strictEqual(toolPart(summariser, "c1").state.output, "[Old tool result content cleared]")
+      assert.strictEqual(toolPart(summariser, "c3").state.output, "[Old tool result content cleared]")
+    })))
+
+  it.effect("OpenCode's compaction summariser gets what is not pruned as stored: no ID tags, no note", () =>
+    pipelineTest(Effect.gen(function*() {
+      yield* send(fresh(before))
+      yield* compacting(sessionID, [])
+      const summariser = yield* send(fresh(before))
+      assert.strictEqual(summariser.length, before.length)
+      assert.strictEqual(toolPart(summariser, "c2").state.output, big("a"))
+      assert.strictEqual(toolPart(summariser, "c4").state.output, big("b"))
+    })))
+
+  it.effect("OpenCode's compaction summariser gets a pruned input as its placeholder, without a recall handle", () =>
+    Effect.gen(function*() {
+      const root = yield* tempDir
+      const written = `${root}/project/src/new.ts`
+      const history = [
+        user("write then check"),
+        assistant([
+          tool({
+            tool: "write",
+            callID: "w1",
+            input: { filePath: written, content: big("written") },
+            output: "Wrote file successfully."
+          })
+        ]),
+        assistant([tool({ tool: "read", callID: "r1", input: { filePath: written }, output: big("written") })])
+      ]
+      const summariser = yield* Effect.gen(function*() {
+        yield* send(fresh(history))
+        yield* compacting(sessionID, [])
+        return yield* send(fresh(history))
+      }).pipe(Effect.provide(pipelineUnder(root)))
+      assert.match(
+        toolPart(summariser, "w1").state.input.content,
+        /^\[pruned content: ~[\d.]+k? tokens; the file was read again later\]$/
+      )
+    }))
+
+  it.effect("the request after the summariser's goes through the request path again", () =>
+    pipelineTest(Effect.gen(function*() {
+      yield* send(fresh(before))
+      yield* compacting(sessionID, [])
+      yield* send(fresh(before))
       const next = yield* send(fresh(before))
       assert.match(toolPart(next, "c1").state.output, /^\[pruned duplicate/)
+      assert.strictEqual(toolPart(next, "c2").state.output, tagged(2, big("a")))
     })))
+
+  it.effect("a process whose first request for the session is the summariser's gives it the prunes of the state file", () =>
+    Effect.gen(function*() {
+      const root = yield* tempDir
+      yield* send(fresh(before)).pipe(Effect.provide(pipelineUnder(root)))
+      const summariser = yield* Effect.andThen(compacting(sessionID, []), send(fresh(before))).pipe(
+        Effect.provide(pipelineUnder(root))
+      )
+      assert.strictEqual(toolPart(summariser, "c1").state.output, "[Old tool result content cleared]")
+    }))
 })
 
 describe("transform: restart", () => {

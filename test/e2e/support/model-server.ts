@@ -81,7 +81,13 @@ export interface ModelServer {
 
 export const startModelServer = async (
   smallModel = "fake-small",
-  smallReply = "Scripted session"
+  smallReply = "Scripted session",
+  /**
+   * Tokens (by `reportedPromptTokens`) above which a request is refused as a provider refuses one longer than the
+   * model's window: HTTP 400 with OpenAI's `context_length_exceeded`, or Anthropic's "prompt is too long". Recorded,
+   * and no scripted reply spent on it.
+   */
+  contextLimit = Number.POSITIVE_INFINITY
 ): Promise<ModelServer> => {
   const requests: Array<RecordedRequest> = []
   const times: Array<number> = []
@@ -109,6 +115,19 @@ export const startModelServer = async (
     const body = JSON.parse(Buffer.concat(chunks).toString("utf8")) as RecordedRequest
     requests.push(body)
     times.push(Date.now())
+    const size = reportedPromptTokens(body)
+    if (size > contextLimit) {
+      res.writeHead(400, { "content-type": "application/json" })
+      res.end(JSON.stringify({
+        error: {
+          message:
+            `This model's maximum context length is ${contextLimit} tokens. However, your messages resulted in ${size} tokens.`,
+          type: "invalid_request_error",
+          code: "context_length_exceeded"
+        }
+      }))
+      return
+    }
     const reply: Reply = body.model === smallModel
       ? { text: smallReply }
       : queue.shift() ?? { text: "Done." }
@@ -158,6 +177,18 @@ export const startModelServer = async (
   const answerAnthropic = (body: AnthropicRequest, res: ServerResponse) => {
     anthropic.requests.push(body)
     anthropic.times.push(Date.now())
+    const size = reportedInputTokens(body)
+    if (size > contextLimit) {
+      res.writeHead(400, { "content-type": "application/json" })
+      res.end(JSON.stringify({
+        type: "error",
+        error: {
+          type: "invalid_request_error",
+          message: `prompt is too long: ${size} tokens > ${contextLimit} maximum`
+        }
+      }))
+      return
+    }
     const reply: Reply = body.model === smallModel
       ? { text: smallReply }
       : queue.shift() ?? { text: "Done." }

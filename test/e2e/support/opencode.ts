@@ -27,6 +27,8 @@ export interface OpenCodeOptions {
   readonly mainModel?: string
   /** More models of the scripted provider, which a prompt may pick instead of the main one (the same settings). */
   readonly otherModels?: ReadonlyArray<string>
+  /** The context window of the main and other models (default 200,000 tokens; their output limit is 8,192). */
+  readonly contextLimit?: number
   /**
    * The wire between OpenCode and the scripted model (default `openai`): `anthropic` configures the provider with
    * `@ai-sdk/anthropic` (built into the binary, as `@ai-sdk/openai-compatible` is), so the bodies are Anthropic Messages
@@ -72,7 +74,8 @@ const openCodeConfig = (
   modelUrl: string,
   mainModel = "fake-model",
   protocol: Protocol = "openai",
-  otherModels: ReadonlyArray<string> = []
+  otherModels: ReadonlyArray<string> = [],
+  contextLimit = 200000
 ) => ({
   $schema: "https://opencode.ai/config.json",
   model: `fake/${mainModel}`,
@@ -89,7 +92,9 @@ const openCodeConfig = (
       options: { baseURL: modelUrl, apiKey: "x" },
       models: {
         ...Object.fromEntries(
-          [mainModel, ...otherModels].map((id) => [id, { tool_call: true, limit: { context: 200000, output: 8192 } }])
+          [mainModel, ...otherModels].map((
+            id
+          ) => [id, { tool_call: true, limit: { context: contextLimit, output: 8192 } }])
         ),
         "fake-small": { tool_call: false, limit: { context: 200000, output: 1024 } }
       }
@@ -148,7 +153,14 @@ export const prepareWorld = async (
   await writeFile(
     join(project, "opencode.json"),
     JSON.stringify(
-      openCodeConfig(options.plugin, options.modelUrl, options.mainModel, options.protocol, options.otherModels),
+      openCodeConfig(
+        options.plugin,
+        options.modelUrl,
+        options.mainModel,
+        options.protocol,
+        options.otherModels,
+        options.contextLimit
+      ),
       null,
       2
     )

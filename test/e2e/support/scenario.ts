@@ -37,6 +37,8 @@ export interface ScenarioOptions {
   readonly mainModel?: string
   /** More models a prompt may go to (`prompt`'s `model`), set up as the main one is. */
   readonly otherModels?: ReadonlyArray<string>
+  /** The models' context window (default 200,000 tokens); the scripted model refuses a request longer than it. */
+  readonly contextLimit?: number
   /** The global dcp.jsonc (default: `globalConfig`, prunes applied at once). */
   readonly globalConfig?: object
   /**
@@ -61,7 +63,14 @@ interface StoredPart {
 }
 
 interface StoredMessage {
-  readonly info: { readonly id: string; readonly role: string }
+  readonly info: {
+    readonly id: string
+    readonly role: string
+    /** Assistant messages: a compaction's summary, and how the message ended. */
+    readonly summary?: unknown
+    readonly finish?: string
+    readonly error?: unknown
+  }
   readonly parts: ReadonlyArray<StoredPart>
 }
 
@@ -113,7 +122,7 @@ export interface Scenario {
 
 const startScenario = async (options: ScenarioOptions = {}): Promise<Scenario> => {
   const root = await mkdtemp(join(tmpdir(), "dcp-e2e-"))
-  const model = await startModelServer()
+  const model = await startModelServer(undefined, undefined, options.contextLimit)
   const start = () =>
     startOpenCode({
       root,
@@ -129,6 +138,7 @@ const startScenario = async (options: ScenarioOptions = {}): Promise<Scenario> =
         },
       mainModel: options.mainModel,
       otherModels: options.otherModels,
+      contextLimit: options.contextLimit,
       protocol: options.protocol,
       inGitSubdirectory: options.inGitSubdirectory
     })
