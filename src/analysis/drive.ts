@@ -11,8 +11,10 @@
  * What OpenCode does on its own, so that a plugin is compared with what a user has without it:
  * - `compactAtOverflow`: when a request reaches the model's usable window (its context less the output reserve,
  *   32,000 tokens at most), OpenCode compacts before the next one: a summary request (its own system prompt, no
- *   tools, the history as it stands, unmodified by plugins), then requests send the summary, the most recent
- *   messages that fit in 15,000 tokens, and what follows. Simulated here with a summary of `summaryTokens`.
+ *   tools, and one user text: the prompt and the history before the most recent messages that fit in 15,000
+ *   tokens, after the plugin's transform, written out as OpenCode 1.18.33 writes it for its summariser), then
+ *   requests send the summary, those recent messages, and what follows. Simulated here with a summary of
+ *   `summaryTokens`.
  * - `openCodePrune` (`compaction.prune: true`): at the end of each turn, outputs of completed calls older than the
  *   last two turns and the newest 40,000 tokens of tool output are cleared, once at least 20,000 tokens can go; a
  *   cleared output is sent as `[Old tool result content cleared]` from then on.
@@ -206,6 +208,45 @@ export const isPrompt = (message: Msg): boolean =>
     part.type === "file" || (part.type === "text" && part.ignored !== true && part.synthetic !== true)
   )
 
+/** OpenCode 1.18.33 cuts each tool result it writes out for its summariser to this many characters. */
+const summaryResultChars = 2000
+
+/**
+ * A message as OpenCode 1.18.33 writes it out for its compaction summariser: the user's text (not ignored) and
+ * attachments; the assistant's text, reasoning, and each tool call with its whole input and its result (cut to
+ * `summaryResultChars`; an output its `compaction.prune` cleared as such) or error.
+ */
+const summaryLines = (message: Msg): string => {
+  if (message.info.role === "user") {
+    const text = message.parts.filter((part) => part.type === "text" && part.ignored !== true).map((part) => part.text)
+      .filter(Boolean).join("\n")
+    const files = message.parts.flatMap((part) =>
+      part.type === "file" ? [`[Attached ${part.mime}: ${part.filename ?? "file"}]`] : []
+    )
+    return [...(text ? [`[User]: ${text}`] : []), ...files].join("\n")
+  }
+  return message.parts.flatMap((part) => {
+    if (part.type === "text") return part.text ? [`[Assistant]: ${part.text}`] : []
+    if (part.type === "reasoning") return part.text ? [`[Assistant reasoning]: ${part.text}`] : []
+    if (part.type !== "tool") return []
+    const called = `[Assistant tool call]: ${part.tool}(${JSON.stringify(part.state.input)})`
+    if (part.state.status === "completed") {
+      const attached = ((part.state.attachments ?? []) as Array<{ mime: string; filename?: string }>).map((file) =>
+        `[Attached ${file.mime}: ${file.filename ?? "file"}]`
+      )
+      const output = [part.state.output, ...attached].join("\n")
+      const result = part.state.time?.compacted !== undefined
+        ? "[Old tool result content cleared]"
+        : output.length <= summaryResultChars
+        ? output
+        : `${output.slice(0, summaryResultChars)}\n[truncated]`
+      return [called, `[Tool result]: ${result}`]
+    }
+    if (part.state.status === "error") return [called, `[Tool error]: ${part.state.error}`]
+    return [called]
+  }).join("\n")
+}
+
 /** What OpenCode sends for a message that fits in a compaction tail, by its estimate. */
 const messageSize = (message: Msg) => estimate(JSON.stringify(message.parts))
 
@@ -313,9 +354,10 @@ export const drive = async (options: DriveOptions): Promise<Driven> => {
   const compact = async () => {
     compactions++
     const visible = visibleHistory(history)
+    const context: Array<string> = []
     await hooks?.["experimental.session.compacting"]?.(
       { sessionID } as never,
-      { context: [], prompt: undefined } as never
+      { context, prompt: undefined } as never
     )
     const request: Msg = {
       info: { id: `msg_dcp_compaction_${compactions}`, sessionID, role: "user", time: { created: time } },
@@ -326,18 +368,18 @@ export const drive = async (options: DriveOptions): Promise<Driven> => {
         tail_start_id: undefined as unknown
       }]
     }
-    const summaryRequest = copyOf([...visible, request])
-    await transform(summaryRequest, [summarySystem], true)
-    const prompt: Msg = {
-      info: { id: `msg_dcp_summary_prompt_${compactions}`, role: "user" },
-      parts: [{ type: "text", text: summaryPrompt }]
-    }
-    builder.hostMessage(prompt.info.id)
-    record(builder.request([], [summarySystem], [...summaryRequest, prompt]), true)
     // The tail: the newest messages that fit OpenCode's budget, starting at a user message when a turn fits whole.
     let size = 0
     let tail = visible.length
     while (tail > 0 && size + messageSize(visible[tail - 1]!) <= tailBudget) size += messageSize(visible[--tail]!)
+    const head = copyOf(visible.slice(0, tail))
+    await transform(head, [summarySystem], true)
+    const prompt: Msg = {
+      info: { id: `msg_dcp_summary_prompt_${compactions}`, role: "user" },
+      parts: [{ type: "text", text: [summaryPrompt, ...context, ...head.map(summaryLines)].filter(Boolean).join("\n") }]
+    }
+    builder.hostMessage(prompt.info.id)
+    record(builder.request([], [summarySystem], [prompt]), true)
     const tailStart = visible[tail]?.info.id
     if (tailStart !== undefined) request.parts[0]!.tail_start_id = tailStart
     const summary: Msg = {

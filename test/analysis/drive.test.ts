@@ -157,3 +157,41 @@ describe("edits made with the file masked", () => {
     assert.deepStrictEqual(await editsOf(session, noPlugin, true), { made: 1, masked: 1 })
   })
 })
+
+describe("OpenCode's compaction", () => {
+  /** Each request's input tokens, summary requests apart, on a 20,000-token window (16,000 usable) compacting. */
+  const requestsOf = async (messages: ReadonlyArray<Msg>) => {
+    const requests: Array<{ tokens: number; summary: boolean }> = []
+    await drive({
+      sessionID: "ses_d",
+      messages,
+      plugin: noPlugin,
+      system: ["You are OpenCode."],
+      hostTools: [],
+      model: { providerID: "anthropic", modelID: "claude-sonnet-4-5", context: 20_000, output: 4_000 },
+      profiles: [profiles.anthropic],
+      count: (text) => Math.ceil(text.length / 4),
+      compactAtOverflow: true,
+      onRequest: (costs, summary) => requests.push({ tokens: costs[0]!.tokens, summary })
+    })
+    return requests
+  }
+
+  it("sends the summariser the history before the kept tail as text, each tool result cut to 2,000 characters", async () => {
+    const log = (callID: string) => call(callID, "bash", { command: "make test" }, "x".repeat(48_000))
+    const requests = await requestsOf([
+      user("run the tests"),
+      assistant(log("c1")),
+      assistant(log("c2")),
+      assistant({ type: "text", text: "Both runs failed." }),
+      user("look again"),
+      assistant({ type: "text", text: "Looking." })
+    ])
+    const summaries = requests.filter((request) => request.summary)
+    assert.lengthOf(summaries, 1)
+    // The first log (12,000 tokens whole) is in it, cut to 2,000 characters; the second is in the kept tail.
+    assert.isAbove(summaries[0]!.tokens, 2_000 / 4)
+    assert.isBelow(summaries[0]!.tokens, 1_000)
+    assert.isAbove(Math.max(...requests.map((request) => request.tokens)), 24_000)
+  })
+})
