@@ -106,6 +106,8 @@ export interface Accounting {
   readonly requestsOverWindow: number
   /** Compactions OpenCode made at overflow (each one a summary request). */
   readonly compactions: number
+  /** Summary requests longer than the model's window, which a provider refuses (the compaction fails). */
+  readonly summariesOverWindow: number
   /** Outputs OpenCode's own `compaction.prune` cleared. */
   readonly openCodePruned: number
   /** The model's edits of files it had seen, and those made with the file's content masked in what was sent. */
@@ -284,6 +286,7 @@ export const replay = async (options: ReplayOptions): Promise<ReplayResult> => {
       lastContextTokens: driven.requestTokens.at(-1) ?? 0,
       requestsOverWindow: driven.requestTokens.filter((tokens) => tokens >= usable).length,
       compactions: driven.compactions,
+      summariesOverWindow: driven.summariesOverWindow,
       openCodePruned: driven.openCodePruned,
       edits: driven.edits
     }

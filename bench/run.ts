@@ -638,6 +638,18 @@ const format = (
       digits: 3
     })),
     {
+      name: "compaction summary requests longer than the window (the provider refuses them), every run",
+      value: results.reduce(
+        (sum, r) =>
+          sum + r.none.accounting.summariesOverWindow + r.prune.accounting.summariesOverWindow +
+          modes.reduce((more, mode) => more + (r.plugin[mode]?.accounting.summariesOverWindow ?? 0), 0),
+        0
+      ),
+      limit: 0,
+      unit: "",
+      digits: 0
+    },
+    {
       name: "highest Anthropic-priced cost ratio over all sizes (auto), x the better baseline",
       value: worst,
       limit: 1,

@@ -96,6 +96,11 @@ export interface Driven {
   readonly requestTokens: ReadonlyArray<number>
   /** Compactions OpenCode would have made at overflow, and the summary requests they cost. */
   readonly compactions: number
+  /**
+   * Of those, the summary requests longer than the model's whole window: a provider refuses them, and OpenCode 1.18.33
+   * then stops the session with "Session too large to compact".
+   */
+  readonly summariesOverWindow: number
   /** Outputs OpenCode's own pruning cleared. */
   readonly openCodePruned: number
   /** Requests sent more than the first profile's TTL after the previous one (the cache had expired). */
@@ -292,6 +297,7 @@ export const drive = async (options: DriveOptions): Promise<Driven> => {
   let previous: number | undefined
   let pausesOverTtl = 0
   let compactions = 0
+  let summariesOverWindow = 0
   const edits = { made: 0, masked: 0 }
   let turnOpen = false
   let scanned = 0
@@ -379,7 +385,7 @@ export const drive = async (options: DriveOptions): Promise<Driven> => {
       parts: [{ type: "text", text: [summaryPrompt, ...context, ...head.map(summaryLines)].filter(Boolean).join("\n") }]
     }
     builder.hostMessage(prompt.info.id)
-    record(builder.request([], [summarySystem], [prompt]), true)
+    if (record(builder.request([], [summarySystem], [prompt]), true) > model.context) summariesOverWindow++
     const tailStart = visible[tail]?.info.id
     if (tailStart !== undefined) request.parts[0]!.tail_start_id = tailStart
     const summary: Msg = {
@@ -502,6 +508,7 @@ export const drive = async (options: DriveOptions): Promise<Driven> => {
     priced,
     requestTokens,
     compactions,
+    summariesOverWindow,
     openCodePruned: cleared.size,
     pausesOverTtl,
     edits,

@@ -162,7 +162,7 @@ describe("OpenCode's compaction", () => {
   /** Each request's input tokens, summary requests apart, on a 20,000-token window (16,000 usable) compacting. */
   const requestsOf = async (messages: ReadonlyArray<Msg>) => {
     const requests: Array<{ tokens: number; summary: boolean }> = []
-    await drive({
+    const driven = await drive({
       sessionID: "ses_d",
       messages,
       plugin: noPlugin,
@@ -174,7 +174,7 @@ describe("OpenCode's compaction", () => {
       compactAtOverflow: true,
       onRequest: (costs, summary) => requests.push({ tokens: costs[0]!.tokens, summary })
     })
-    return requests
+    return Object.assign(requests, { summariesOverWindow: driven.summariesOverWindow })
   }
 
   it("sends the summariser the history before the kept tail as text, each tool result cut to 2,000 characters", async () => {
@@ -193,5 +193,17 @@ describe("OpenCode's compaction", () => {
     assert.isAbove(summaries[0]!.tokens, 2_000 / 4)
     assert.isBelow(summaries[0]!.tokens, 1_000)
     assert.isAbove(Math.max(...requests.map((request) => request.tokens)), 24_000)
+  })
+
+  it("counts a summary request longer than the window, which a provider refuses: tool inputs go to it whole", async () => {
+    const requests = await requestsOf([
+      user("write the fixture"),
+      assistant(call("c1", "write", { filePath: file, content: "y".repeat(100_000) }, "Wrote file successfully.")),
+      assistant({ type: "text", text: "Written." }),
+      user("now test it"),
+      assistant({ type: "text", text: "Testing." })
+    ])
+    assert.isAbove(requests.find((request) => request.summary)!.tokens, 20_000)
+    assert.strictEqual(requests.summariesOverWindow, 1)
   })
 })
