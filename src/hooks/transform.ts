@@ -82,11 +82,11 @@ export const transform = Effect.fn("hooks.transform")(function*(messages: Array<
  */
 const transformSession = Effect.fnUntraced(function*(state: SessionState, sessionID: string, messages: Array<unknown>) {
   if (state.isSubAgent) return
-  const cache = yield* ToolCache
   if (state.compacting) {
     state.compacting = false
     return yield* forSummariser(state, sessionID, messages)
   }
+  const cache = yield* ToolCache
   const pruner = yield* Pruner
   const pluginLog = yield* PluginLog
   const scheduler = yield* Scheduler
