@@ -23,22 +23,37 @@ const scenario = useScenario({
       staleOutputs: { trigger: 0, keepRecent: 2, keepFiles: 0, clearAtLeast: 0 }
     }
   },
-  files: Object.fromEntries(files.map((name) => [`src/${name}.ts`, sourceFile(name)]))
+  files: {
+    ...Object.fromEntries(files.map((name) => [`src/${name}.ts`, sourceFile(name)])),
+    "src/big.ts": sourceFile("big", 1_000)
+  }
 })
+
+/** 72 reads in 9 steps of 8, each output masked two reads later. */
+const readEverything = async (s: ReturnType<typeof scenario>, session: string) => {
+  const steps = Array.from({ length: 9 }, (_, k) => ({
+    toolCalls: files.slice(k * 8, k * 8 + 8).map((name) => ({
+      name: "read",
+      args: { filePath: s.path(`src/${name}.ts`) },
+      id: `cmp_${name}`
+    }))
+  }))
+  s.model.script([...steps, { text: "Done." }])
+  await s.prompt(session, "read every file")
+}
+
+/** The session's newest summary, once OpenCode has stored how it ended. */
+const summaryOf = (s: ReturnType<typeof scenario>, session: string) =>
+  waitFor("the summary to end", 10_000, async () => {
+    const newest = (await s.messages(session)).findLast((message) => message.info.summary === true)
+    return newest !== undefined && "finish" in newest.info ? newest : undefined
+  })
 
 describe("OpenCode's compaction", () => {
   it("of a session the plugin kept under the window succeeds: the summariser gets the outputs the model no longer sees cleared", async () => {
     const s = scenario()
     const session = await s.newSession()
-    const steps = Array.from({ length: 9 }, (_, k) => ({
-      toolCalls: files.slice(k * 8, k * 8 + 8).map((name) => ({
-        name: "read",
-        args: { filePath: s.path(`src/${name}.ts`) },
-        id: `cmp_${name}`
-      }))
-    }))
-    s.model.script([...steps, { text: "Done." }])
-    await s.prompt(session, "read every file")
+    await readEverything(s, session)
     assert.isBelow(reportedPromptTokens(s.requests().at(-1)!), window / 2)
 
     const before = s.requests().length
@@ -49,14 +64,31 @@ describe("OpenCode's compaction", () => {
     })
     assert.strictEqual(compacted.status, 200)
     // OpenCode answers the request before it has stored how the summary ended.
-    const summary = await waitFor("the summary to end", 10_000, async () => {
-      const newest = (await s.messages(session)).findLast((message) => message.info.role === "assistant")
-      return newest?.info.summary === true && "finish" in newest.info ? newest : undefined
-    })
+    const summary = await summaryOf(s, session)
     assert.deepInclude(summary.info, { summary: true, finish: "stop" })
     assert.notProperty(summary.info, "error")
     const summariser = s.requests().slice(before)
     assert.lengthOf(summariser, 1)
     assert.include(requestText(summariser[0]!), "[Tool result]: [Old tool result content cleared]")
+  })
+
+  it("that OpenCode starts on its own when the window fills goes through, and the session carries on", async () => {
+    const s = scenario()
+    const session = await s.newSession()
+    await readEverything(s, session)
+    s.model.script([
+      { toolCalls: [{ name: "read", args: { filePath: s.path("src/big.ts") }, id: "cmp_big" }] },
+      { text: "Read it." },
+      { text: "Summary: every file was read, then big.ts." },
+      { text: "Nothing left to do." }
+    ])
+    await s.prompt(session, "now read big.ts")
+    const summary = await summaryOf(s, session)
+    assert.deepInclude(summary.info, { summary: true, finish: "stop" })
+    assert.notProperty(summary.info, "error")
+    await s.waitIdle(session)
+    const last = s.requests().at(-1)!
+    assert.include(requestText(last), "Summary: every file was read, then big.ts.")
+    assert.isBelow(last.messages.length, Math.max(...s.requests().map((request) => request.messages.length)) / 4)
   })
 })
