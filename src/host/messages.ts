@@ -69,10 +69,11 @@ export const requestTimes = (messages: ReadonlyArray<unknown>): Array<number> =>
 }
 
 /**
- * Whether the request goes to another model than the one that answered the previous request: the newest user
- * message's model against the newest assistant message's. A provider keeps its prompt cache per model, so after a
- * switch the whole prompt is written again whatever the plugin does (OpenCode's agents, build and plan, share one
- * prompt and one tool list: switching between them changes neither).
+ * Whether the request goes to another model than the one that answered the previous request, or to the same one with
+ * another variant: the newest user message's model against the newest assistant message's. A provider keeps its
+ * prompt cache per model, and Anthropic's is also lost for the messages when the thinking settings change (what a
+ * Claude model's variants set), so the messages are written again whatever the plugin does. OpenCode's agents,
+ * build and plan, share one prompt and one tool list: switching between them changes neither.
  */
 export const modelSwitched = (messages: ReadonlyArray<unknown>): boolean => {
   let asked: ModelKey | undefined
@@ -88,15 +89,20 @@ export const modelSwitched = (messages: ReadonlyArray<unknown>): boolean => {
       assistant = i
       const info = Option.getOrUndefined(infoOf(messages[i]))
       if (info?.providerID !== undefined && info.modelID !== undefined) {
-        answered = { providerID: info.providerID, modelID: info.modelID }
+        answered = { providerID: info.providerID, modelID: info.modelID, variant: info.variant }
       }
     }
   }
   return asked !== undefined && answered !== undefined &&
-    (asked.providerID !== answered.providerID || asked.modelID !== answered.modelID)
+    (asked.providerID !== answered.providerID || asked.modelID !== answered.modelID ||
+      variantOf(asked) !== variantOf(answered))
 }
 
 interface ModelKey {
   readonly providerID: string
   readonly modelID: string
+  readonly variant?: string | undefined
 }
+
+/** OpenCode names the model's own settings "default", or leaves the variant out. */
+const variantOf = (key: ModelKey): string | undefined => (key.variant === "default" ? undefined : key.variant)

@@ -29,11 +29,14 @@ export const MessageInfo = Schema.Struct({
   role: Schema.Literals(["user", "assistant"]),
   time: Schema.Struct({ created: Schema.Number }),
   agent: Schema.optional(Schema.String),
-  /** User messages: the model the turn was sent to. */
-  model: Schema.optional(Schema.Struct({ providerID: Schema.String, modelID: Schema.String })),
+  /** User messages: the model the turn was sent to, and its variant (thinking settings) if the user picked one. */
+  model: Schema.optional(
+    Schema.Struct({ providerID: Schema.String, modelID: Schema.String, variant: Schema.optional(Schema.String) })
+  ),
   /** Assistant messages. */
   providerID: Schema.optional(Schema.String),
   modelID: Schema.optional(Schema.String),
+  variant: Schema.optional(Schema.String),
   mode: Schema.optional(Schema.String),
   summary: Schema.optional(Schema.Unknown),
   finish: Schema.optional(Schema.String),

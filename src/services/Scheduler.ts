@@ -24,7 +24,7 @@ export interface Request {
   readonly afterBreakpoint?: { readonly pendingTokens: number; readonly change: ChangeAt }
   /** OpenCode compacted the session since the previous request. */
   readonly compacted: boolean
-  /** The request goes to another model than the previous one: the provider holds no cache for it. */
+  /** The request goes to another model (or variant) than the previous one: the provider holds no cache of its messages. */
   readonly modelSwitched: boolean
   /** When the history's requests were sent (ms, oldest first), for a session this process has seen no request of. */
   readonly history: () => ReadonlyArray<number>

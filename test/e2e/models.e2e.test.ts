@@ -11,6 +11,7 @@ import { useScenario } from "./support/scenario.ts"
 const scenario = useScenario({
   mainModel: "claude-fake",
   otherModels: ["claude-fake-2"],
+  variants: ["high"],
   globalConfig: { strategies: { repeats: { enabled: false } } },
   files: { "src/a.ts": sourceFile("alpha", 400) }
 })
@@ -36,4 +37,16 @@ describe("a switch of model", () => {
       else assert.match(resultOf(after, "mod_1") ?? "", whole)
     })
   }
+
+  it("a duplicate waiting on a warm cache goes out pruned in the first request with another variant of the model", async () => {
+    const s = scenario()
+    const session = await s.newSession()
+    s.model.script([read(s, "src/a.ts", "var_1"), read(s, "src/a.ts", "var_2"), done])
+    await s.prompt(session, "read a.ts twice")
+    assert.match(resultOf(s.requests().at(-1)!, "var_1") ?? "", whole)
+
+    s.model.script([done])
+    await s.prompt(session, "go on", undefined, "high")
+    assert.match(resultOf(s.requests().at(-1)!, "var_1") ?? "", /^\[pruned duplicate; recall 1\]$/)
+  })
 })

@@ -35,12 +35,16 @@ describe("requestTimes", () => {
   })
 })
 
-const asked = (modelID: string, providerID = "anthropic") => ({
-  info: { role: "user", sessionID: "ses_x", model: { providerID, modelID } },
+const asked = (modelID: string, providerID = "anthropic", variant?: string) => ({
+  info: {
+    role: "user",
+    sessionID: "ses_x",
+    model: { providerID, modelID, ...(variant === undefined ? {} : { variant }) }
+  },
   parts: []
 })
-const answered = (modelID: string, providerID = "anthropic") => ({
-  info: { role: "assistant", sessionID: "ses_x", providerID, modelID },
+const answered = (modelID: string, providerID = "anthropic", variant?: string) => ({
+  info: { role: "assistant", sessionID: "ses_x", providerID, modelID, ...(variant === undefined ? {} : { variant }) },
   parts: []
 })
 
@@ -51,6 +55,32 @@ describe("modelSwitched", () => {
 
   it("is true when only the provider differs", () => {
     assert.isTrue(modelSwitched([asked("claude-sonnet"), answered("claude-sonnet"), asked("claude-sonnet", "bedrock")]))
+  })
+
+  it("is true when the user picked another variant (a Claude model's thinking settings) of the same model", () => {
+    assert.isTrue(
+      modelSwitched([asked("claude-sonnet"), answered("claude-sonnet"), asked("claude-sonnet", "anthropic", "high")])
+    )
+    assert.isTrue(
+      modelSwitched([
+        asked("claude-sonnet", "anthropic", "high"),
+        answered("claude-sonnet", "anthropic", "high"),
+        asked("claude-sonnet", "anthropic", "max")
+      ])
+    )
+  })
+
+  it('is false for the same variant, and takes OpenCode\'s "default" variant for none', () => {
+    assert.isFalse(
+      modelSwitched([
+        asked("claude-sonnet", "anthropic", "high"),
+        answered("claude-sonnet", "anthropic", "high"),
+        asked("claude-sonnet", "anthropic", "high")
+      ])
+    )
+    assert.isFalse(
+      modelSwitched([asked("claude-sonnet"), answered("claude-sonnet"), asked("claude-sonnet", "anthropic", "default")])
+    )
   })
 
   it("is false for the same model, in a new turn or within one", () => {

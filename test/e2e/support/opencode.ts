@@ -29,6 +29,8 @@ export interface OpenCodeOptions {
   readonly otherModels?: ReadonlyArray<string>
   /** The context window of the main and other models (default 200,000 tokens; their output limit is 8,192). */
   readonly contextLimit?: number
+  /** Variants the main and other models offer (no options of their own), which a prompt may pick. */
+  readonly variants?: ReadonlyArray<string>
   /**
    * The wire between OpenCode and the scripted model (default `openai`): `anthropic` configures the provider with
    * `@ai-sdk/anthropic` (built into the binary, as `@ai-sdk/openai-compatible` is), so the bodies are Anthropic Messages
@@ -75,7 +77,8 @@ const openCodeConfig = (
   mainModel = "fake-model",
   protocol: Protocol = "openai",
   otherModels: ReadonlyArray<string> = [],
-  contextLimit = 200000
+  contextLimit = 200000,
+  variants: ReadonlyArray<string> = []
 ) => ({
   $schema: "https://opencode.ai/config.json",
   model: `fake/${mainModel}`,
@@ -94,7 +97,11 @@ const openCodeConfig = (
         ...Object.fromEntries(
           [mainModel, ...otherModels].map((
             id
-          ) => [id, { tool_call: true, limit: { context: contextLimit, output: 8192 } }])
+          ) => [id, {
+            tool_call: true,
+            limit: { context: contextLimit, output: 8192 },
+            ...(variants.length === 0 ? {} : { variants: Object.fromEntries(variants.map((name) => [name, {}])) })
+          }])
         ),
         "fake-small": { tool_call: false, limit: { context: 200000, output: 1024 } }
       }

@@ -39,6 +39,8 @@ export interface ScenarioOptions {
   readonly otherModels?: ReadonlyArray<string>
   /** The models' context window (default 200,000 tokens); the scripted model refuses a request longer than it. */
   readonly contextLimit?: number
+  /** Variants the models offer (`prompt`'s `variant`). */
+  readonly variants?: ReadonlyArray<string>
   /** The global dcp.jsonc (default: `globalConfig`, prunes applied at once). */
   readonly globalConfig?: object
   /**
@@ -97,8 +99,11 @@ export interface Scenario {
   /** Main-model Anthropic Messages requests recorded since the current test began (`protocol: "anthropic"`). */
   readonly anthropicRequests: () => ReadonlyArray<AnthropicRequest>
   readonly newSession: () => Promise<string>
-  /** Runs one prompt (to `model`, one of `otherModels`, else the main model); OpenCode answers once the whole agent loop is done. */
-  readonly prompt: (sessionID: string, text: string, model?: string) => Promise<void>
+  /**
+   * Runs one prompt (to `model`, one of `otherModels`, else the main model; with `variant`, one of `variants`);
+   * OpenCode answers once the whole agent loop is done.
+   */
+  readonly prompt: (sessionID: string, text: string, model?: string, variant?: string) => Promise<void>
   /**
    * Runs a slash command (`POST /session/:id/command`) and answers with the HTTP status and body, whatever they are:
    * a command the plugin handles answers 200 with the stored note, an unknown one an error.
@@ -139,6 +144,7 @@ const startScenario = async (options: ScenarioOptions = {}): Promise<Scenario> =
       mainModel: options.mainModel,
       otherModels: options.otherModels,
       contextLimit: options.contextLimit,
+      variants: options.variants,
       protocol: options.protocol,
       inGitSubdirectory: options.inGitSubdirectory
     })
@@ -179,9 +185,10 @@ const startScenario = async (options: ScenarioOptions = {}): Promise<Scenario> =
       sessions.push(id)
       return id
     },
-    prompt: async (sessionID, text, model) => {
+    prompt: async (sessionID, text, model, variant) => {
       await call("POST", `/session/${sessionID}/message`, {
         model: { providerID: "fake", modelID: model ?? options.mainModel ?? "fake-model" },
+        ...(variant === undefined ? {} : { variant }),
         parts: [{ type: "text", text }]
       })
     },
