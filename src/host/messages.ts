@@ -101,8 +101,9 @@ export const modelSwitched = (messages: ReadonlyArray<unknown>): boolean => {
 interface ModelKey {
   readonly providerID: string
   readonly modelID: string
-  readonly variant?: string | undefined
+  readonly variant?: unknown
 }
 
 /** OpenCode names the model's own settings "default", or leaves the variant out. */
-const variantOf = (key: ModelKey): string | undefined => (key.variant === "default" ? undefined : key.variant)
+const variantOf = (key: ModelKey): string | undefined =>
+  typeof key.variant === "string" && key.variant !== "default" ? key.variant : undefined

@@ -31,12 +31,13 @@ export const MessageInfo = Schema.Struct({
   agent: Schema.optional(Schema.String),
   /** User messages: the model the turn was sent to, and its variant (thinking settings) if the user picked one. */
   model: Schema.optional(
-    Schema.Struct({ providerID: Schema.String, modelID: Schema.String, variant: Schema.optional(Schema.String) })
+    Schema.Struct({ providerID: Schema.String, modelID: Schema.String, variant: Schema.optional(Schema.Unknown) })
   ),
   /** Assistant messages. */
   providerID: Schema.optional(Schema.String),
   modelID: Schema.optional(Schema.String),
-  variant: Schema.optional(Schema.String),
+  // Read as whatever it is, so that an odd variant never costs the rest of the info its decoding.
+  variant: Schema.optional(Schema.Unknown),
   mode: Schema.optional(Schema.String),
   summary: Schema.optional(Schema.Unknown),
   finish: Schema.optional(Schema.String),
