@@ -13,8 +13,8 @@ type Trigger =
   /** `cache.mode: "immediate"`, or a provider with no per-token cache cost (billed per request, or no cache). */
   | "immediate"
   /**
-   * The cache expired (no request for `ttlSeconds`), or the request goes to another model (a provider caches per
-   * model): the whole prompt is written again anyway.
+   * The cache expired (no request for `ttlSeconds`), the request goes to another model (a provider caches per
+   * model), or it is the first of a new day (`dateChanged`): the whole prompt is written again anyway.
    */
   | "cold"
   /** OpenCode compacted the session: what follows the summary is sent for the first time. */
@@ -135,6 +135,15 @@ export interface Decision {
 /** Whether the provider's cache has expired: no request for longer than its TTL, or none known. */
 export const cacheExpired = (idleSeconds: number | undefined, ttlSeconds: number): boolean =>
   idleSeconds === undefined || idleSeconds > ttlSeconds
+
+/**
+ * Whether the local date changed since the previous request. OpenCode 1.18.33 writes `Today's date:` and the
+ * process's `Date.toDateString()` into the environment section of the system prompt it builds for each request, so
+ * the first request of a new day changes the system prompt, and the provider keeps nothing of the cache after the
+ * tool definitions. The plugin runs in OpenCode's process: same clock, same time zone.
+ */
+export const dateChanged = (now: number, last: number | undefined): boolean =>
+  last !== undefined && new Date(now).toDateString() !== new Date(last).toDateString()
 
 /** Later requests for a prune of `pruned` tokens to pay for rewriting `rebuild` tokens of cache now. */
 export const paysBackAfter = (profile: PricingProfile, pruned: number, rebuild: number): number => {

@@ -2,6 +2,7 @@ import { Clock, Context, Effect, Layer } from "effect"
 import {
   cacheExpired,
   type ChangeAt,
+  dateChanged,
   type Decision,
   horizon,
   paceAfter,
@@ -72,7 +73,8 @@ export class Scheduler extends Context.Service<Scheduler, {
               state.pace = paceOf(times, cache.ttlSeconds)
               last = times.at(-1)
             }
-            const cold = request.modelSwitched || cacheExpired(idleSeconds(now, last), cache.ttlSeconds)
+            const cold = request.modelSwitched || cacheExpired(idleSeconds(now, last), cache.ttlSeconds) ||
+              dateChanged(now, last)
             state.lastRequestAt = now
             state.pace = paceAfter(state.pace, cold)
             const pricing = profile(state)

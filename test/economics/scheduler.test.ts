@@ -101,6 +101,21 @@ describe("Scheduler", () => {
       assert.strictEqual(yield* decide(state, { modelSwitched: true }), "cold")
     }).pipe(Effect.provide(schedulerWith())))
 
+  it.effect("the first request after local midnight applies as cold, a minute after the previous one", () =>
+    Effect.gen(function*() {
+      const state = freshState()
+      yield* TestClock.setTime(new Date(2026, 10, 25, 23, 59, 30).getTime())
+      yield* decide(state)
+      yield* TestClock.adjust("1 minute")
+      assert.strictEqual(yield* decide(state), "cold")
+    }).pipe(Effect.provide(schedulerWith())))
+
+  it.effect("the first request in this process on the day after the history's latest request is cold, within ttlSeconds", () =>
+    Effect.gen(function*() {
+      yield* TestClock.setTime(new Date(2026, 10, 26, 0, 1).getTime())
+      assert.strictEqual(yield* decide(freshState(), {}, [new Date(2026, 10, 25, 23, 59).getTime()]), "cold")
+    }).pipe(Effect.provide(schedulerWith())))
+
   it.effect("the idle time is measured from the previous request, not the first", () =>
     Effect.gen(function*() {
       const state = freshState()
