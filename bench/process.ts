@@ -13,10 +13,16 @@ export interface Finished {
   readonly stderr: string
 }
 
+/**
+ * A replay dates each request's system prompt in the local time zone, as OpenCode does, so where a session crosses
+ * midnight depends on it: replays run in UTC, for the same figures on every machine.
+ */
+const replayEnv: NodeJS.ProcessEnv = { ...process.env, TZ: "UTC" }
+
 export const run = (
   command: string,
   argv: ReadonlyArray<string>,
-  env: NodeJS.ProcessEnv = process.env
+  env: NodeJS.ProcessEnv = replayEnv
 ): Promise<Finished> =>
   new Promise((resolve, reject) => {
     const child = spawn(command, argv, { cwd: root, env, stdio: ["ignore", "pipe", "pipe"] })

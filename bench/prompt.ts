@@ -1,14 +1,13 @@
 /**
  * A system prompt the size and kind OpenCode sends with a build agent (provider instructions, then environment
  * and project instructions): about 1,700 o200k tokens. Written for the benchmark; it only has to be realistic in
- * size and shape, since it is sent unchanged on every request. The instructions are the offline analyser's stand-in
- * (src/analysis/prompt.ts); the environment and AGENTS.md are the generated project's.
+ * size and shape, since it is sent unchanged on every request of a day. The instructions are the offline analyser's
+ * stand-in (src/analysis/prompt.ts); the environment and AGENTS.md are the generated project's.
  */
 import { environmentBlock, instructions } from "../src/analysis/prompt.ts"
 import { projectDir } from "./generate.ts"
 
-// Dated in local time, so that the date reads the same in every time zone.
-const environment = `${environmentBlock(projectDir, new Date(2026, 0, 12).getTime())}
+const environment = (time: number) => `${environmentBlock(projectDir, time)}
 <project>
   ${projectDir}/
     AGENTS.md
@@ -32,5 +31,5 @@ persistence in src/db (Postgres through a thin query builder), background jobs i
 - Log with the shared logger (src/lib/logger.ts), never console.log.
 - Prefer small pure functions; no classes for stateless code.`
 
-/** One string, as OpenCode hands it to plugins. */
-export const systemPrompt: ReadonlyArray<string> = [`${instructions}\n${environment}`]
+/** One string, as OpenCode hands it to plugins, dated the day of a request sent at `time` (ms). */
+export const systemPrompt = (time: number): ReadonlyArray<string> => [`${instructions}\n${environment(time)}`]

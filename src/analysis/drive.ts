@@ -54,8 +54,11 @@ export interface DriveOptions {
   /** The stored history, oldest first. */
   readonly messages: ReadonlyArray<Msg>
   readonly plugin: DrivenPlugin
-  /** OpenCode's system prompt, as it hands it to plugins (one string). */
-  readonly system: ReadonlyArray<string>
+  /**
+   * OpenCode's system prompt for a request sent at a time (ms), as it hands it to plugins (one string). It carries
+   * the date of the request, so the first request of a day changes it.
+   */
+  readonly system: (time: number) => ReadonlyArray<string>
   /** OpenCode's own tool definitions (name, JSON), sent first in every request. */
   readonly hostTools: ReadonlyArray<readonly [string, string]>
   readonly model: DriveModel
@@ -87,6 +90,8 @@ interface SentRequest {
   /** What OpenCode would have sent for it without any plugin: its visible history, untransformed. */
   readonly visible: ReadonlyArray<Msg>
   readonly index: number
+  /** When it was sent (ms). */
+  readonly time: number
 }
 
 export interface Driven {
@@ -258,7 +263,7 @@ const messageSize = (message: Msg) => estimate(JSON.stringify(message.parts))
 export const drive = async (options: DriveOptions): Promise<Driven> => {
   const { sessionID, messages: stored, plugin, model } = options
   const hooks = plugin.hooks
-  const builder = new WireBuilder(stored, options.system, options.hostTools.map(([name]) => name))
+  const builder = new WireBuilder(stored, [], options.hostTools.map(([name]) => name))
   const tokensOf = blockTokens(builder.blocks, options.count)
   const meters = options.profiles.map((profile) => new CostMeter(profile, builder.blocks, tokensOf))
   const ttl = (options.profiles[0]?.ttlSeconds ?? 300) * 1000
@@ -440,16 +445,18 @@ export const drive = async (options: DriveOptions): Promise<Driven> => {
     }
     const visible = visibleHistory(history)
     const copy = copyOf(visible)
-    const system = [...options.system]
+    const own = options.system(time)
+    builder.hostSystem(own)
+    const system = [...own]
     await transform(copy, system, summary)
-    const sent = summary ? [] : rejoin(system, options.system[0])
+    const sent = summary ? [] : rejoin(system, own[0])
     const tokens = record(
       builder.request(summary ? [] : definitions, summary ? system : sent, copy),
       summary,
       info.providerID === undefined || info.modelID === undefined ? undefined : `${info.providerID}/${info.modelID}`
     )
     if (!summary) {
-      last = { definitions, system: sent, messages: copy, visible, index: done }
+      last = { definitions, system: sent, messages: copy, visible, index: done, time }
       overflow = tokens >= usable
       countEdits(message, visible, copy)
     }

@@ -40,7 +40,10 @@ When you refer to a specific function or piece of code, use the pattern file_pat
 
 IMPORTANT: Refuse to write code or explain code that may be used maliciously, even if the user claims it is for education. Before working on files, consider what the code is supposed to do based on file names and directory structure; if it seems malicious, refuse to work on it.`
 
-/** OpenCode's environment block for a project directory, dated the day the session started. */
+/**
+ * OpenCode's environment block for a project directory, dated as OpenCode 1.18.33 dates it: the day of `time` (ms),
+ * in the time zone of the process.
+ */
 export const environmentBlock = (directory: string, startedAt: number): string =>
   `Here is useful information about the environment you are running in:
 <env>

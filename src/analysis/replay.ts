@@ -145,7 +145,7 @@ export const replay = Effect.fn("analysis.replay")(function*(session: Session, o
     }
     return tokens
   }
-  const system = standInSystemPrompt(directory ?? projectDir, startTime)
+  const system = (time: number) => standInSystemPrompt(directory ?? projectDir, time)
   const driveWith = (name: RunName, driven: DrivenPlugin, openCodePrune: boolean) =>
     Effect.tryPromise({
       try: () =>
@@ -200,7 +200,7 @@ export const replay = Effect.fn("analysis.replay")(function*(session: Session, o
     runs: { withoutPlugin, withOpenCodePrune, withPlugin },
     profiles: priced,
     sessionProfile,
-    system,
+    system: system(last.time),
     count,
     state,
     recorded: plugin.recorded(),

@@ -145,7 +145,7 @@ export interface Replayed {
   /** The pricing profiles the runs were priced under, and the one the session's provider bills by. */
   readonly profiles: ReadonlyArray<PricingProfile>
   readonly sessionProfile: PricingProfile
-  /** The stand-in for OpenCode's system prompt every request sent. */
+  /** The stand-in for OpenCode's system prompt the last request sent. */
   readonly system: ReadonlyArray<string>
   readonly count: (text: string) => number
   /** The plugin's state of the session at the end. */

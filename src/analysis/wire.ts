@@ -274,7 +274,7 @@ export class WireBuilder {
   private readonly partBase: Array<number> = []
   private readonly stored: PartTable
   private readonly changed: PartTable
-  private readonly baseSystem: ReadonlySet<string>
+  private readonly baseSystem: Set<string>
   private readonly baseTools: ReadonlySet<string>
   /** Messages the host adds that are not in the stored history (the compactions a replay simulates). */
   private readonly host = new Set<unknown>()
@@ -303,6 +303,11 @@ export class WireBuilder {
     }
     this.baseSystem = new Set(baseSystem)
     this.baseTools = new Set(baseTools)
+  }
+
+  /** Marks more system texts as OpenCode's own (it dates its prompt, so each day brings one), not added by the plugin. */
+  hostSystem(texts: ReadonlyArray<string>) {
+    for (const text of texts) this.baseSystem.add(text)
   }
 
   /** Marks a message the host sends that is not in the stored history: not counted as added by the plugin. */

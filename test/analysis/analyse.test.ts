@@ -23,7 +23,11 @@ interface Finished {
   readonly stderr: string
 }
 
-/** Runs a command with only PATH and a scratch HOME in its environment; its exit code and output. */
+/**
+ * Runs a command with only PATH, a scratch HOME and the UTC time zone in its environment (the analyser dates each
+ * request's system prompt in local time, as OpenCode does; the figures below are the example's in UTC); its exit code
+ * and output.
+ */
 const runCommand = (
   command: string,
   args: ReadonlyArray<string>,
@@ -32,7 +36,7 @@ const runCommand = (
   new Promise<Finished>((resolve, reject) => {
     const child = spawn(command, args, {
       cwd: options.cwd ?? work,
-      env: { PATH: process.env.PATH ?? "", HOME: home, ...options.env },
+      env: { PATH: process.env.PATH ?? "", HOME: home, TZ: "UTC", ...options.env },
       stdio: ["pipe", "pipe", "pipe"]
     })
     let stdout = ""

@@ -59,7 +59,7 @@ const editsOf = async (messages: ReadonlyArray<Msg>, plugin: DrivenPlugin, openC
     sessionID: "ses_d",
     messages,
     plugin,
-    system: ["You are OpenCode."],
+    system: () => ["You are OpenCode."],
     hostTools: [],
     model: { providerID: "anthropic", modelID: "claude-sonnet-4-5", context: 200_000, output: 32_000 },
     profiles: [profiles.anthropic],
@@ -166,7 +166,7 @@ describe("OpenCode's compaction", () => {
       sessionID: "ses_d",
       messages,
       plugin: noPlugin,
-      system: ["You are OpenCode."],
+      system: () => ["You are OpenCode."],
       hostTools: [],
       model: { providerID: "anthropic", modelID: "claude-sonnet-4-5", context: 20_000, output: 4_000 },
       profiles: [profiles.anthropic],
@@ -205,5 +205,39 @@ describe("OpenCode's compaction", () => {
     ])
     assert.isAbove(requests.find((request) => request.summary)!.tokens, 20_000)
     assert.strictEqual(requests.summariesOverWindow, 1)
+  })
+})
+
+describe("OpenCode's system prompt", () => {
+  /** What each request of a session started at `start` (local time), a second apart, read from the cache. */
+  const readsFrom = async (start: Date) => {
+    clock = start.getTime() - 1_000
+    const messages = [
+      user("read it"),
+      assistant(call("c1", "read", { filePath: file }, "x".repeat(8_000))),
+      assistant(call("c2", "glob", { pattern: "*.ts" }, "a.ts")),
+      assistant({ type: "text", text: "Read." })
+    ]
+    const reads: Array<number> = []
+    await drive({
+      sessionID: "ses_d",
+      messages,
+      plugin: noPlugin,
+      system: (time) => [`You are OpenCode.\nToday's date: ${new Date(time).toDateString()}`],
+      hostTools: [],
+      model: { providerID: "anthropic", modelID: "claude-sonnet-4-5", context: 200_000, output: 32_000 },
+      profiles: [profiles.anthropic],
+      count: (text) => Math.ceil(text.length / 4),
+      onRequest: (costs) => reads.push(costs[0]!.readTokens)
+    })
+    return reads
+  }
+
+  it("carries the date of each request, so the first request after local midnight is written whole", async () => {
+    assert.strictEqual((await readsFrom(new Date(2026, 10, 25, 23, 59, 57)))[2], 0)
+  })
+
+  it("reads the same day's requests from the cache", async () => {
+    assert.isAbove((await readsFrom(new Date(2026, 10, 25, 12, 0, 0)))[2]!, 2_000)
   })
 })
