@@ -96,7 +96,10 @@ export interface ReplayResult {
 export interface Accounting {
   /** Per pricing profile (anthropic, openai). */
   readonly priced: Readonly<Record<string, Priced>>
-  /** Per pricing profile: the same requests if no change ever forced a rewrite (`costWithoutRebuilds`). */
+  /**
+   * Per pricing profile: the same requests if no change ever forced a rewrite (`costWithoutRebuilds`), and the output
+   * of the run's compaction summaries.
+   */
   readonly withoutRebuilds: Readonly<Record<string, number>>
   /** Tokens of what the plugin added (tool definitions, system section, synthetic messages), summed over requests. */
   readonly addedTokens: number
@@ -280,7 +283,11 @@ export const replay = async (options: ReplayOptions): Promise<ReplayResult> => {
     accounting: {
       priced: driven.priced,
       withoutRebuilds: Object.fromEntries(
-        pricedProfiles.map((profile) => [profile.name, costWithoutRebuilds(profile, driven.requestTokens)])
+        pricedProfiles.map((profile) => [
+          profile.name,
+          costWithoutRebuilds(profile, driven.requestTokens) +
+          driven.priced[profile.name]!.outputTokens * profile.output
+        ])
       ),
       addedTokens: addedTokens(driven),
       lastContextTokens: driven.requestTokens.at(-1) ?? 0,

@@ -446,7 +446,7 @@ const format = (
         profile === "anthropic"
           ? "Anthropic's prompt-cache rules (OpenCode's breakpoints)"
           : "OpenAI's prompt-cache rules"
-      }, in uncached-input-token units, summed over all requests; ratios x the better baseline (none or OC prune)`
+      }, in uncached-input-token units, summed over all requests, compaction summaries priced as output; ratios x the better baseline (none or OC prune)`
     )
     out.push(table(
       [

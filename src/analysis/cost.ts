@@ -15,9 +15,10 @@
  * A provider keeps its cache per model: a request names its model (`record`'s `model`), and one to another model than
  * the previous request's reads no Anthropic entry the other model wrote, nor (OpenAI) the previous request's prefix.
  *
- * Costs are in units of one uncached input token. Each position of a request gets a 53-bit hash of the prefix ending
- * there (two 32-bit multiplicative hashes chained block by block), so two requests share an entry only when every
- * block up to it is the same; with a few thousand live entries, a false match is vanishingly rare.
+ * Costs are in units of one uncached input token; output is priced where it is recorded (`output`). Each position
+ * of a request gets a 53-bit hash of the prefix ending there (two 32-bit multiplicative hashes chained block by
+ * block), so two requests share an entry only when every block up to it is the same; with a few thousand live
+ * entries, a false match is vanishingly rare.
  */
 import type { PricingProfile } from "../pricing/profiles.ts"
 import type { Blocks, Wire } from "./wire.ts"
@@ -31,6 +32,11 @@ export interface Priced {
   readonly readTokens: number
   /** Of those, written to the cache (Anthropic). */
   readonly writeTokens: number
+  /**
+   * Output tokens priced: the summaries of the compactions the replay made itself, the one output that differs between
+   * runs (the model's other replies are the recorded ones in every run, and are not priced).
+   */
+  readonly outputTokens: number
   /** In units of an uncached input token; for a per-request provider, the number of requests. */
   readonly cost: number
 }
@@ -71,7 +77,7 @@ export class CostMeter {
   /** Anthropic, per model: prefix hash -> when the entry expires. */
   private readonly entriesByModel = new Map<string, Map<number, number>>()
   private entries = new Map<number, number>()
-  private totals = { requests: 0, tokens: 0, readTokens: 0, writeTokens: 0, cost: 0 }
+  private totals = { requests: 0, tokens: 0, readTokens: 0, writeTokens: 0, outputTokens: 0, cost: 0 }
 
   constructor(profile: PricingProfile, blocks: Blocks, tokensOf: (block: number) => number) {
     this.profile = profile
@@ -176,6 +182,12 @@ export class CostMeter {
     const common = warm && shared > 0 ? this.cumulative[shared - 1]! : 0
     const readTokens = common < minTokens ? 0 : minTokens + Math.floor((common - minTokens) / openAiStep) * openAiStep
     return { tokens, readTokens, writeTokens: 0, cost: read * readTokens + (tokens - readTokens) }
+  }
+
+  /** Records `tokens` of output the model wrote in answer to the latest request. */
+  output(tokens: number) {
+    this.totals.outputTokens += tokens
+    this.totals.cost += tokens * this.profile.output
   }
 
   /** Tokens of the latest request. */

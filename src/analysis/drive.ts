@@ -14,7 +14,7 @@
  *   tools, and one user text: the prompt and the history before the most recent messages that fit in 15,000
  *   tokens, after the plugin's transform, written out as OpenCode 1.18.33 writes it for its summariser), then
  *   requests send the summary, those recent messages, and what follows. Simulated here with a summary of
- *   `summaryTokens`.
+ *   `summaryTokens`, priced as output.
  * - `openCodePrune` (`compaction.prune: true`): at the end of each turn, outputs of completed calls older than the
  *   last two turns and the newest 40,000 tokens of tool output are cleared, once at least 20,000 tokens can go; a
  *   cleared output is sent as `[Old tool result content cleared]` from then on.
@@ -391,6 +391,7 @@ export const drive = async (options: DriveOptions): Promise<Driven> => {
     }
     builder.hostMessage(prompt.info.id)
     if (record(builder.request([], [summarySystem], [prompt]), true) > model.context) summariesOverWindow++
+    for (const meter of meters) meter.output(options.count(summaryText))
     const tailStart = visible[tail]?.info.id
     if (tailStart !== undefined) request.parts[0]!.tail_start_id = tailStart
     const summary: Msg = {

@@ -571,7 +571,9 @@ export const formatReport = (a: Analysis, options: ReportOptions = {}): string =
         } ` +
         `tokens in 128-token steps. Times are the messages' timestamps. "OC prune": OpenCode's own ` +
         `compaction.prune. Compaction at overflow (a summary request, then the summary and recent messages) is ` +
-        `simulated in every run when a request reaches the window less OpenCode's output reserve.` +
+        `simulated in every run when a request reaches the window less OpenCode's output reserve; its summary is ` +
+        `priced as output (${profiles.anthropic.output}x an input token for Anthropic, ${profiles.openai.output}x for ` +
+        `OpenAI), the one output that differs between runs.` +
         (runs.some((run) => run.edits.made > 0)
           ? ` "Edits with the file masked": the model's edits of a file it had read or written, made while every ` +
             `copy of that content was pruned or cleared in what its request sent; what masking may cost the model ` +

@@ -1,7 +1,9 @@
 /**
  * How a provider bills the input of a request, and so what a prune is worth: the one definition of prices and cache
  * rules shared by the plugin (when to apply prunes, what `/dcp stats` reports) and the cost model of the offline
- * analyser and the benchmark (src/analysis/cost.ts). Prices are relative to an uncached input token (1).
+ * analyser and the benchmark (src/analysis/cost.ts). Prices are relative to an uncached input token (1). The price of
+ * an output token matters only where the plugin changes what the model writes: the summaries of the compactions a
+ * session makes (Claude and GPT-5 models bill output at 5x and 8x their input).
  *
  * - `anthropic`: explicit breakpoints. OpenCode 1.18 marks the first 2 system messages and the last 2 non-system
  *   messages of the request it sends. An entry is written only at a breakpoint, for the prefix ending there; a request
@@ -32,6 +34,8 @@ export interface PricingProfile {
   readonly minTokens: number
   /** Anthropic: how many content blocks before a breakpoint a request still finds an earlier entry. */
   readonly lookbackBlocks: number
+  /** Price of an output token (0 where a request costs the same whatever it holds). */
+  readonly output: number
 }
 
 export const profiles: Readonly<Record<PricingName, PricingProfile>> = {
@@ -42,7 +46,8 @@ export const profiles: Readonly<Record<PricingName, PricingProfile>> = {
     write: 1.25,
     ttlSeconds: 300,
     minTokens: 1024,
-    lookbackBlocks: 20
+    lookbackBlocks: 20,
+    output: 5
   },
   "anthropic-1h": {
     name: "anthropic-1h",
@@ -51,9 +56,19 @@ export const profiles: Readonly<Record<PricingName, PricingProfile>> = {
     write: 2,
     ttlSeconds: 3600,
     minTokens: 1024,
-    lookbackBlocks: 20
+    lookbackBlocks: 20,
+    output: 5
   },
-  openai: { name: "openai", kind: "openai", read: 0.1, write: 1, ttlSeconds: 300, minTokens: 1024, lookbackBlocks: 0 },
+  openai: {
+    name: "openai",
+    kind: "openai",
+    read: 0.1,
+    write: 1,
+    ttlSeconds: 300,
+    minTokens: 1024,
+    lookbackBlocks: 0,
+    output: 8
+  },
   "per-request": {
     name: "per-request",
     kind: "per-request",
@@ -61,9 +76,10 @@ export const profiles: Readonly<Record<PricingName, PricingProfile>> = {
     write: 1,
     ttlSeconds: 0,
     minTokens: 0,
-    lookbackBlocks: 0
+    lookbackBlocks: 0,
+    output: 0
   },
-  none: { name: "none", kind: "none", read: 1, write: 1, ttlSeconds: 0, minTokens: 0, lookbackBlocks: 0 }
+  none: { name: "none", kind: "none", read: 1, write: 1, ttlSeconds: 0, minTokens: 0, lookbackBlocks: 0, output: 1 }
 }
 
 /** The model of a request as far as pricing goes. `npm`: the AI SDK package OpenCode uses for it, when known. */

@@ -258,6 +258,7 @@ describe("the bundled example (npm start)", () => {
           tokens: 2_760_137,
           readTokens: 2_551_145,
           writeTokens: 208_992,
+          outputTokens: 0,
           cost: 516_354.5
         },
         openai: {
@@ -266,6 +267,7 @@ describe("the bundled example (npm start)", () => {
           tokens: 2_760_137,
           readTokens: 2_546_944,
           writeTokens: 0,
+          outputTokens: 0,
           cost: 467_887.4
         }
       },

@@ -146,8 +146,18 @@ describe("CostMeter, Anthropic rules", () => {
       tokens: 70,
       readTokens: 30,
       writeTokens: 40,
+      outputTokens: 0,
       cost: 1.25 * 30 + 0.1 * 30 + 1.25 * 10
     })
+  })
+
+  it("prices output it is told of at five times an uncached input token", () => {
+    const { blocks, tokensOf, wire } = world()
+    const meter = new CostMeter(anthropic, blocks, tokensOf)
+    meter.record(wire(["sys", "m1"], []), 0)
+    meter.output(200)
+    const priced = meter.priced()
+    assert.deepStrictEqual([priced.outputTokens, priced.cost], [200, 20 + 5 * 200])
   })
 })
 
@@ -196,6 +206,7 @@ describe("CostMeter, no cache", () => {
       tokens: 50,
       readTokens: 0,
       writeTokens: 0,
+      outputTokens: 0,
       cost: 50
     })
   })

@@ -161,7 +161,7 @@ describe("edits made with the file masked", () => {
 describe("OpenCode's compaction", () => {
   /** Each request's input tokens, summary requests apart, on a 20,000-token window (16,000 usable) compacting. */
   const requestsOf = async (messages: ReadonlyArray<Msg>) => {
-    const requests: Array<{ tokens: number; summary: boolean }> = []
+    const requests: Array<{ tokens: number; cost: number; summary: boolean }> = []
     const driven = await drive({
       sessionID: "ses_d",
       messages,
@@ -172,27 +172,37 @@ describe("OpenCode's compaction", () => {
       profiles: [profiles.anthropic],
       count: (text) => Math.ceil(text.length / 4),
       compactAtOverflow: true,
-      onRequest: (costs, summary) => requests.push({ tokens: costs[0]!.tokens, summary })
+      onRequest: (costs, summary) => requests.push({ tokens: costs[0]!.tokens, cost: costs[0]!.cost, summary })
     })
-    return Object.assign(requests, { summariesOverWindow: driven.summariesOverWindow })
+    return Object.assign(requests, {
+      summariesOverWindow: driven.summariesOverWindow,
+      priced: driven.priced["anthropic"]!
+    })
   }
+  const failingTests = [
+    user("run the tests"),
+    assistant(call("c1", "bash", { command: "make test" }, "x".repeat(48_000))),
+    assistant(call("c2", "bash", { command: "make test" }, "x".repeat(48_000))),
+    assistant({ type: "text", text: "Both runs failed." }),
+    user("look again"),
+    assistant({ type: "text", text: "Looking." })
+  ]
 
   it("sends the summariser the history before the kept tail as text, each tool result cut to 2,000 characters", async () => {
-    const log = (callID: string) => call(callID, "bash", { command: "make test" }, "x".repeat(48_000))
-    const requests = await requestsOf([
-      user("run the tests"),
-      assistant(log("c1")),
-      assistant(log("c2")),
-      assistant({ type: "text", text: "Both runs failed." }),
-      user("look again"),
-      assistant({ type: "text", text: "Looking." })
-    ])
+    const requests = await requestsOf(failingTests)
     const summaries = requests.filter((request) => request.summary)
     assert.lengthOf(summaries, 1)
     // The first log (12,000 tokens whole) is in it, cut to 2,000 characters; the second is in the kept tail.
     assert.isAbove(summaries[0]!.tokens, 2_000 / 4)
     assert.isBelow(summaries[0]!.tokens, 1_000)
     assert.isAbove(Math.max(...requests.map((request) => request.tokens)), 24_000)
+  })
+
+  it("prices the summary the model writes as output, at five times an input token", async () => {
+    const requests = await requestsOf(failingTests)
+    const input = requests.reduce((sum, request) => sum + request.cost, 0)
+    assert.isAbove(requests.priced.outputTokens, 1_000)
+    assert.closeTo(requests.priced.cost - input, 5 * requests.priced.outputTokens, 1e-6)
   })
 
   it("counts a summary request longer than the window, which a provider refuses: tool inputs go to it whole", async () => {
