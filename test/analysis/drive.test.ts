@@ -176,7 +176,7 @@ describe("OpenCode's compaction", () => {
     })
     return Object.assign(requests, {
       summariesOverWindow: driven.summariesOverWindow,
-      priced: driven.priced["anthropic"]!
+      priced: driven.priced.anthropic!
     })
   }
   const failingTests = [
