@@ -6,9 +6,9 @@
  * What happens: a user turn every 20-60 tool calls; inside a turn one assistant message per step (step-start,
  * sometimes reasoning and text, one tool call or a few parallel exploring calls, step-finish), and a closing text
  * message. Tools: reads of 50-400-line files (often the same file again, unchanged or after an edit), edits and
- * writes usually followed by a read of the file, grep/glob/list, bash builds, test runs (some logs long), git,
- * todo lists, the odd web page; a few percent of calls fail (edits whose oldString does not match, a bash script
- * that errors, a missing file). Timestamps advance by seconds between steps, minutes between turns, and now and
+ * writes usually followed by a read of the file, grep/glob/list, bash builds, test runs (some logs long, stored as
+ * OpenCode stores a command's output: its last 50 KB at most), git, todo lists, the odd web page; a few percent of
+ * calls fail (edits whose oldString does not match, a bash script that errors, a missing file). Timestamps advance by seconds between steps, minutes between turns, and now and
  * then by a pause longer than a prompt cache lives.
  *
  * Same seed and size, same session, byte for byte.
@@ -99,6 +99,8 @@ class Builder {
   private turns = 0
   private chars = 0
   private ids = 0
+  /** Command outputs OpenCode saved whole because it cut what it stored. */
+  private saved = 0
   private readonly byTool: Record<string, number> = {}
   private testsFailing = false
   private lastEdit: { file: string; before: Array<string>; after: Array<string> } | undefined
@@ -676,6 +678,8 @@ class Builder {
     // The same command again (a test run after a fix) is the common case for deduplication.
     if (choice !== "test" && this.recentCommands.length > 0 && r.chance(0.15)) command = r.pick(this.recentCommands)
     remember(this.recentCommands, command, 10)
+    const kept = shellTail(output)
+    if (kept !== output) output = `...output truncated...\nFull output saved to: ${outputDir}/tool_${++this.saved}\n${kept}`
     return {
       tool: "bash",
       input: { command, description: describeCommand(command) },
@@ -782,6 +786,27 @@ class Builder {
     const points = Array.from({ length: this.r.int(2, 6) }, () => `- ${this.v.sentence(6, 16)}`)
     return [`${this.v.sentence(8, 18)}`, "", ...points, "", this.v.sentence(6, 14)].join("\n")
   }
+}
+
+/** Where OpenCode 1.18.33 saves a command's whole output when it stores only part of it. */
+const outputDir = "/home/dev/.local/share/opencode/tool-output"
+
+/**
+ * What OpenCode 1.18.33 stores of a command's output (its ShellTool): the last lines, at most 2,000 of them and 50 KB
+ * (51,200 bytes; the generated text is ASCII); the whole output when it fits.
+ */
+const shellTail = (output: string): string => {
+  const lines = output.split("\n")
+  if (lines.length <= 2000 && output.length <= 51_200) return output
+  let start = lines.length
+  let bytes = 0
+  while (start > 0 && lines.length - start < 2000) {
+    const size = lines[start - 1]!.length + (start < lines.length ? 1 : 0)
+    if (bytes + size > 51_200) break
+    bytes += size
+    start--
+  }
+  return lines.slice(start).join("\n")
 }
 
 const readHeader = (absolute: string) => `<path>${absolute}</path>\n<type>file</type>\n<content>\n`
