@@ -679,7 +679,9 @@ class Builder {
     if (choice !== "test" && this.recentCommands.length > 0 && r.chance(0.15)) command = r.pick(this.recentCommands)
     remember(this.recentCommands, command, 10)
     const kept = shellTail(output)
-    if (kept !== output) output = `...output truncated...\nFull output saved to: ${outputDir}/tool_${++this.saved}\n${kept}`
+    if (kept !== output) {
+      output = `...output truncated...\nFull output saved to: ${outputDir}/tool_${++this.saved}\n${kept}`
+    }
     return {
       tool: "bash",
       input: { command, description: describeCommand(command) },

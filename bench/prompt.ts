@@ -7,7 +7,8 @@
 import { environmentBlock, instructions } from "../src/analysis/prompt.ts"
 import { projectDir } from "./generate.ts"
 
-const environment = (time: number) => `${environmentBlock(projectDir, time)}
+const environment = (time: number) =>
+  `${environmentBlock(projectDir, time)}
 <project>
   ${projectDir}/
     AGENTS.md
