@@ -288,6 +288,7 @@ export const drive = async (options: DriveOptions): Promise<Driven> => {
     { length: Math.round((options.summaryTokens ?? 2000) / 1.3) },
     (_, i) => summaryPrompt.split(" ")[i % 24]
   ).join(" ")
+  const summaryOutput = options.count(summaryText)
 
   // The history as OpenCode stores it, with the compactions it would have made inserted where they happened.
   const history: Array<Msg> = []
@@ -391,7 +392,7 @@ export const drive = async (options: DriveOptions): Promise<Driven> => {
     }
     builder.hostMessage(prompt.info.id)
     if (record(builder.request([], [summarySystem], [prompt]), true) > model.context) summariesOverWindow++
-    for (const meter of meters) meter.output(options.count(summaryText))
+    for (const meter of meters) meter.output(summaryOutput)
     const tailStart = visible[tail]?.info.id
     if (tailStart !== undefined) request.parts[0]!.tail_start_id = tailStart
     const summary: Msg = {

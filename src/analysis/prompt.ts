@@ -44,18 +44,18 @@ IMPORTANT: Refuse to write code or explain code that may be used maliciously, ev
  * OpenCode's environment block for a project directory, dated as OpenCode 1.18.33 dates it: the day of `time` (ms),
  * in the time zone of the process.
  */
-export const environmentBlock = (directory: string, startedAt: number): string =>
+export const environmentBlock = (directory: string, time: number): string =>
   `Here is useful information about the environment you are running in:
 <env>
   Working directory: ${directory}
   Is directory a git repo: yes
   Platform: linux
-  Today's date: ${new Date(startedAt).toDateString()}
+  Today's date: ${new Date(time).toDateString()}
 </env>`
 
 /** OpenCode hands the system prompt to plugins as one string: its instructions, then the environment. */
-export const standInSystemPrompt = (directory: string, startedAt: number): ReadonlyArray<string> => [
-  `${instructions}\n${environmentBlock(directory, startedAt)}`
+export const standInSystemPrompt = (directory: string, time: number): ReadonlyArray<string> => [
+  `${instructions}\n${environmentBlock(directory, time)}`
 ]
 
 /**

@@ -139,8 +139,8 @@ export const cacheExpired = (idleSeconds: number | undefined, ttlSeconds: number
 /**
  * Whether the local date changed since the previous request. OpenCode 1.18.33 writes `Today's date:` and the
  * process's `Date.toDateString()` into the environment section of the system prompt it builds for each request, so
- * the first request of a new day changes the system prompt, and the provider keeps nothing of the cache after the
- * tool definitions. The plugin runs in OpenCode's process: same clock, same time zone.
+ * the first request of a new day changes the system prompt, and the provider writes everything from there on again.
+ * The plugin runs in OpenCode's process: same clock, same time zone.
  */
 export const dateChanged = (now: number, last: number | undefined): boolean =>
   last !== undefined && new Date(now).toDateString() !== new Date(last).toDateString()
