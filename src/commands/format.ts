@@ -51,9 +51,11 @@ const waitingLines = (waiting: WaitingPrunes, ttlSeconds: number, pressure: numb
       `and this session's cache serves ~${Math.round(horizon)}`
   return [
     `${callCount(waiting.calls)}, ${formatTokens(waiting.tokens)} tokens: ${why}.`,
-    `${indent}They apply when the cache expires (${
+    `${indent}They apply when the cache goes cold (${
       Math.round(ttlSeconds / 60)
-    } min without a request), at a compaction, or at ${Math.round(pressure * 100)}% of the window.`
+    } min without a request, another model, a new day), at a compaction, or at ${
+      Math.round(pressure * 100)
+    }% of the window.`
   ]
 }
 

@@ -77,7 +77,7 @@ describe("/dcp output", () => {
     const lines = formatContext({ ...context, waiting }).split("\n")
     assert.deepStrictEqual(lines.slice(lines.findIndex((line) => line.startsWith("Waiting:")), -2), [
       "Waiting:          3 calls, ~6.2k tokens: applying them now would pay for the prompt-cache rebuild after ~12 more requests, and this session's cache serves ~7.",
-      "                  They apply when the cache expires (5 min without a request), at a compaction, or at 90% of the window."
+      "                  They apply when the cache goes cold (5 min without a request, another model, a new day), at a compaction, or at 90% of the window."
     ])
   })
 
@@ -214,7 +214,7 @@ describe("/dcp output", () => {
     })
     assert.deepStrictEqual(text.split("\n").slice(1, 3), [
       "  waiting for the cache: 3 calls, ~6.2k tokens: applying them now would pay for the prompt-cache rebuild after ~12 more requests, and this session's cache serves ~7.",
-      "    They apply when the cache expires (60 min without a request), at a compaction, or at 90% of the window."
+      "    They apply when the cache goes cold (60 min without a request, another model, a new day), at a compaction, or at 90% of the window."
     ])
   })
 })

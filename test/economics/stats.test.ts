@@ -219,7 +219,7 @@ effectDescribe("/dcp stats", () => {
       const note = yield* statsAfter(warmRequests).pipe(Effect.provide(withStored(root)))
       assert.match(
         note.replace(/\s+/g, " "),
-        / waiting for the cache: 1 call, ~[\d.]+k? tokens: too few tokens to be worth a prompt-cache rebuild yet\. They apply when the cache expires \(5 min without a request\), at a compaction, or at 80% of the window\./
+        / waiting for the cache: 1 call, ~[\d.]+k? tokens: too few tokens to be worth a prompt-cache rebuild yet\. They apply when the cache goes cold \(5 min without a request, another model, a new day\), at a compaction, or at 80% of the window\./
       )
     }))
 
