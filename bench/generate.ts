@@ -8,8 +8,8 @@
  * message. Tools: reads of 50-400-line files (often the same file again, unchanged or after an edit), edits and
  * writes usually followed by a read of the file, grep/glob/list, bash builds, test runs (some logs long, stored as
  * OpenCode stores a command's output: its last 50 KB at most), git, todo lists, the odd web page; a few percent of
- * calls fail (edits whose oldString does not match, a bash script that errors, a missing file). Timestamps advance by seconds between steps, minutes between turns, and now and
- * then by a pause longer than a prompt cache lives.
+ * calls fail (edits whose oldString does not match, a bash script that errors, a missing file). Timestamps advance
+ * by seconds between steps, minutes between turns, and now and then by a pause longer than a prompt cache lives.
  *
  * Same seed and size, same session, byte for byte.
  */

@@ -49,10 +49,9 @@ describe("generate", () => {
   })
 
   it("stores a command's output as OpenCode does: at most its last 50 KB, after a pointer to the whole output", () => {
-    const outputs = generate({ seed: 1, toolCalls: 1000 }).messages.flatMap((m) => m.parts)
-      .flatMap((
-        p
-      ) => (p.type === "tool" && p.tool === "bash" && p.state.status === "completed" ? [p.state.output] : []))
+    const parts = generate({ seed: 1, toolCalls: 1000 }).messages.flatMap((m) => m.parts)
+    const bash = parts.filter((p) => p.type === "tool" && p.tool === "bash" && p.state.status === "completed")
+    const outputs = bash.map((p) => String(p.state.output))
     const cut = outputs.filter((output) => output.startsWith("...output truncated...\nFull output saved to: "))
     assert.isNotEmpty(cut)
     for (const output of cut) assert.isAtMost(output.slice(output.indexOf("\n", 23) + 1).length, 51_200)
