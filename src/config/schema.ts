@@ -86,7 +86,7 @@ export const PluginConfigFile = Schema.Struct({
   }),
   strategies: section("Automatic pruning, applied without any model call.", {
     repeats: section(
-      "Send a repeated output once: an unchanged re-read, a read-back of what was just written, the same command with the same output.",
+      "Send a repeated output once: an unchanged re-read, a read-back of what was just written or of a todo list, the same command with the same output.",
       {
         enabled: setting(
           Schema.Boolean,

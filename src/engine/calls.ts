@@ -173,7 +173,8 @@ export const keyParameterOf = (tool: string, input: Readonly<Record<string, unkn
  */
 export const signatureOf = (tool: string, input: unknown): string => `${tool}\u0000${JSON.stringify(normalise(input))}`
 
-const normalise = (value: unknown): unknown => {
+/** A JSON value with null/undefined values dropped and object keys sorted at every depth. */
+export const normalise = (value: unknown): unknown => {
   if (Array.isArray(value)) return value.map(normalise)
   if (Predicate.isObject(value)) {
     const out: Record<string, unknown> = {}

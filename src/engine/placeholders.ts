@@ -71,6 +71,7 @@ export const outputPlaceholder = (reason: Reason, id: number, recallHint: Recall
   if (reason === "repeat" && of !== undefined) {
     if (of.kind === "written") return `[the same content as the earlier write of this file; ${hint}]`
     if (of.kind === "contained") return `[these lines are unchanged in the output of id ${of.id}; ${hint}]`
+    if (of.kind === "input") return `[the same list as this call's input; ${hint}]`
     return `[same output as id ${of.id}; ${hint}]`
   }
   const what = reason === "deduplication"

@@ -19,8 +19,11 @@ export type Tally = typeof Tally.Type
 /** The earlier copy a repeated output points to: its stable ID, and how the repeat relates to it. */
 export const CopyOf = Schema.Struct({
   id: Count,
-  /** `same`: the same call with the same output; `written`: a read of the content a write sent; `contained`: part of an earlier read. */
-  kind: Schema.Literals(["same", "written", "contained"])
+  /**
+   * `same`: the same call with the same output; `written`: a read of the content a write sent; `contained`: part of an
+   * earlier read; `input`: the call's own input read back (`id` is the call's own).
+   */
+  kind: Schema.Literals(["same", "written", "contained", "input"])
 })
 export type CopyOf = typeof CopyOf.Type
 

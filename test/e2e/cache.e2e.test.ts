@@ -14,7 +14,7 @@ import { breakpointShape, priceBodies, wireOfBody } from "./support/wire.ts"
 /**
  * The prompt cache on the real wire. OpenCode writes Anthropic cache breakpoints into the request body for a model
  * whose ID names Claude, so the scripted server records exactly what a provider would price. The same scripted
- * 25-request coding session runs without the plugin and with it (default settings), and the bodies are priced by
+ * 26-request coding session runs without the plugin and with it (default settings), and the bodies are priced by
  * Anthropic's rules with OpenCode's own markers. Time is scaled down: the cache lives `ttl` seconds, and the session
  * pauses longer than that before its third prompt.
  */
@@ -35,6 +35,13 @@ interface Run {
   readonly messages: ReadonlyArray<Msg>
 }
 
+/** Keys in another order than OpenCode's schema, which its todowrite answers with (the list read back, decoded). */
+const todos = [
+  { content: "Make app7 a number and check that nothing reads it as a string", status: "in_progress", priority: "high" },
+  { status: "pending", content: "Add src/new.ts with the fresh helpers and read it back", priority: "medium" },
+  { priority: "low", status: "pending", content: "Count the lines of util.ts and run the tests" }
+]
+
 const prompts = (s: Scenario): ReadonlyArray<ReadonlyArray<Reply>> => [
   [
     read(s, "src/app.ts", "r1"),
@@ -49,6 +56,7 @@ const prompts = (s: Scenario): ReadonlyArray<ReadonlyArray<Reply>> => [
     done
   ],
   [
+    call("todowrite", { todos }, "t1"),
     call("edit", {
       filePath: s.path("src/app.ts"),
       oldString: 'export const app7 = "app line 7"',
@@ -114,7 +122,7 @@ describe("without the plugin", () => {
 
   it("runs the scripted session; OpenCode marks its cache breakpoints in every body", async () => {
     without = await runSession(scenario())
-    assert.lengthOf(without.bodies, 25)
+    assert.lengthOf(without.bodies, 26)
     for (const body of without.bodies) assert.include(JSON.stringify(body.messages), '"cache_control"')
   })
 
@@ -157,7 +165,7 @@ describe("with the plugin", () => {
 
   it("runs the scripted session with its tools and system section", async () => {
     withPlugin = await runSession(scenario())
-    assert.lengthOf(withPlugin.bodies, 25)
+    assert.lengthOf(withPlugin.bodies, 26)
     const first = withPlugin.bodies[0]!
     assert.includeMembers(first.tools?.map((tool) => tool.function.name) ?? [], ["discard", "extract", "recall"])
     assert.strictEqual(
@@ -189,13 +197,14 @@ describe("with the plugin", () => {
     }
   })
 
-  it("prunes repeats at their first send: the re-reads, the lines read again, the read-back of a write", () => {
+  it("prunes repeats at their first send: the re-reads, the lines read again, the read-back of a write or of a todo list", () => {
     // The last request before the pause: after it, the cold cache lets waiting prunes apply as well.
     const last = withPlugin!.bodies[withPlugin!.beforePause - 1]!
     assert.match(resultOf(last, "r3") ?? "", /^\[same output as id \d+; recall \d+\]$/)
     assert.match(resultOf(last, "r6") ?? "", /^\[same output as id \d+/)
     assert.match(resultOf(last, "r5") ?? "", /^\[these lines are unchanged in the output of id \d+/)
     assert.match(resultOf(last, "r8") ?? "", /^\[the same content as the earlier write of this file/)
+    assert.match(resultOf(last, "t1") ?? "", /^\[the same list as this call's input; recall \d+\]$/)
     assert.match(resultOf(last, "r2") ?? "", /^\[id \d+\]\n/)
   })
 })

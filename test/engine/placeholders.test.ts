@@ -57,6 +57,10 @@ describe("outputPlaceholder", () => {
       outputPlaceholder("repeat", 9, recallToolHint, { id: 4, kind: "written" }),
       "[the same content as the earlier write of this file; recall 9]"
     )
+    assert.strictEqual(
+      outputPlaceholder("repeat", 9, recallToolHint, { id: 9, kind: "input" }),
+      "[the same list as this call's input; recall 9]"
+    )
   })
 
   it("is byte-identical for the same prune on every request", () => {

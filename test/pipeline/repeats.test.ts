@@ -363,3 +363,37 @@ describe("repeats: disabled", () => {
       { strategies: { repeats: { enabled: false } } }
     ))
 })
+
+describe("repeats: a todo list read back", () => {
+  const todos = [
+    { content: "Read the config loader and list every key it accepts", status: "completed", priority: "high" },
+    { content: "Write the failing test for a missing key", status: "in_progress", priority: "medium" },
+    { content: "Make a missing key fall back to its default", status: "pending", priority: "low" }
+  ]
+  /** As OpenCode's todowrite answers: the list it was given, decoded (keys in its schema's order), pretty-printed. */
+  const todowrite = (callID: string, input: ReadonlyArray<Record<string, string>>, output = todos) =>
+    tool({ tool: "todowrite", callID, input: { todos: input }, output: JSON.stringify(output, null, 2) })
+  const before = [user("plan it"), assistant([read("c1")])]
+
+  it.effect("is a placeholder pointing at the call's own input, which stays whole", () =>
+    withRepeats(Effect.gen(function*() {
+      const sent = yield* firstSendOf(before, [...before, assistant([todowrite("t1", todos)])])
+      assert.match(outputOf(sent, "t1"), /^\[the same list as this call's input; recall 2\]$/)
+      assert.deepStrictEqual(toolPart(sent, "t1").state.input, { todos })
+      assert.deepStrictEqual((yield* stateOf(sessionID)).pruned.t1?.of, { id: 2, kind: "input" })
+    })))
+
+  it.effect("is a placeholder when the model gave each item's keys in another order", () =>
+    withRepeats(Effect.gen(function*() {
+      const reordered = todos.map(({ content, priority, status }) => ({ status, priority, content }))
+      const sent = yield* firstSendOf(before, [...before, assistant([todowrite("t1", reordered)])])
+      assert.match(outputOf(sent, "t1"), /^\[the same list as this call's input; recall 2\]$/)
+    })))
+
+  it.effect("is sent whole when the output holds something else than the input", () =>
+    withRepeats(Effect.gen(function*() {
+      const extra = todos.map((todo, i) => ({ ...todo, note: `step ${i}` }))
+      const sent = yield* firstSendOf(before, [...before, assistant([todowrite("t1", extra)])])
+      assert.strictEqual(outputOf(sent, "t1"), JSON.stringify(todos, null, 2))
+    })))
+})

@@ -1,22 +1,25 @@
-import type { ToolCall } from "../calls.ts"
+import { normalise, type ToolCall } from "../calls.ts"
 import { addedContents } from "../patch.ts"
 import { changesFile } from "./supersedeWrites.ts"
 
 /**
  * Repeats, pruned at their first send. A call whose output the model already has in full earlier in the context is
  * sent as a pointer to that copy instead: replacing content that was never sent costs no prompt-cache rebuild, so
- * this is the one saving that is free under every provider's rules. Three kinds:
+ * this is the one saving that is free under every provider's rules. Four kinds:
  *
  * - `same`: the same call (tool and input) returned the same output as an earlier call still sent in full: an
  *   unchanged re-read, the same command with the same output;
  * - `written`: a whole-file read returned exactly the content the latest write of that file sent (or the patch that
  *   added it), with no change since;
  * - `contained`: a partial read returned lines that appear, numbered the same, in the latest whole read of that file,
- *   with no write or edit since.
+ *   with no write or edit since;
+ * - `input`: the output is the call's own input read back: OpenCode's todowrite returns the list it was given,
+ *   pretty-printed, so every list would go out twice. The tool stays protected: its input, the list the model
+ *   wrote, is never touched, and the earlier copy the placeholder points to is that input, in the same call.
  *
- * Outputs are compared exactly; nothing is guessed. Only completed calls with a text output take part.
+ * Outputs are compared exactly (a read-back as parsed JSON, whatever the order of its keys); nothing is guessed. Only completed calls with a text output take part.
  */
-type CopyKind = "same" | "written" | "contained"
+type CopyKind = "same" | "written" | "contained" | "input"
 
 export interface Copy {
   /** Position of the earlier copy in the view. */
@@ -121,6 +124,7 @@ export const repeat = (
     return undefined
   }
   if (!hasOutput(call) || !options.sent(position)) return undefined
+  if (options.firstSend && readsBackInput(call, options.outputOf)) return { source: position, kind: "input" }
   const found = options.firstSend && options.prunable(call) ? copyOf(state, calls, call, options) : undefined
   if (found !== undefined) return found
   state.newest.set(call.signature, position)
@@ -129,6 +133,32 @@ export const repeat = (
     state.files.set(file, { write: entry?.write, read: position })
   }
   return undefined
+}
+
+/**
+ * Tools whose output is their input read back, and the input it reads back. OpenCode's todowrite returns the list
+ * pretty-printed after decoding it, which puts each item's keys in its schema's order.
+ */
+const inputReadBack: Readonly<Record<string, (input: Readonly<Record<string, unknown>>) => unknown>> = {
+  todowrite: (input) => input.todos
+}
+
+const readsBackInput = (call: ToolCall, outputOf: RepeatOptions["outputOf"]): boolean => {
+  const readBack = inputReadBack[call.tool]
+  if (readBack === undefined) return false
+  const output = outputOf(call)
+  const input = readBack(call.input)
+  if (output === undefined || input === undefined) return false
+  const parsed = parseJson(output)
+  return parsed !== undefined && JSON.stringify(normalise(parsed)) === JSON.stringify(normalise(input))
+}
+
+const parseJson = (text: string): unknown => {
+  try {
+    return JSON.parse(text)
+  } catch {
+    return undefined
+  }
 }
 
 /** The whole content a file change gave `file`: a write's content, or the content a patch added the file with. */
