@@ -37,7 +37,11 @@ interface Run {
 
 /** Keys in another order than OpenCode's schema, which its todowrite answers with (the list read back, decoded). */
 const todos = [
-  { content: "Make app7 a number and check that nothing reads it as a string", status: "in_progress", priority: "high" },
+  {
+    content: "Make app7 a number and check that nothing reads it as a string",
+    status: "in_progress",
+    priority: "high"
+  },
   { status: "pending", content: "Add src/new.ts with the fresh helpers and read it back", priority: "medium" },
   { priority: "low", status: "pending", content: "Count the lines of util.ts and run the tests" }
 ]
