@@ -6,8 +6,9 @@ import type { ToolCall } from "./calls.ts"
  * Tools whose calls are never pruned by any rule: they carry the plan, the sub-agents' work, the model's own
  * context-management calls, and file changes (`apply_patch` is how OpenCode has GPT models write and edit). Two rules
  * may shorten the content inputs of file changes (never their path or result): supersede-writes, because the file's
- * current content is in a later read, and stale outputs, once the change is old (strategies/staleOutputs.ts). `recall`
- * is not protected: what it brought back can be pruned again like any output.
+ * current content is in a later read, and stale outputs, once the change is old (strategies/staleOutputs.ts). The
+ * output of `todowrite`, its input's list read back, is sent as a pointer to that input (strategies/repeats.ts).
+ * `recall` is not protected: what it brought back can be pruned again like any output.
  */
 export const alwaysProtectedTools: ReadonlySet<string> = new Set([
   "task",
