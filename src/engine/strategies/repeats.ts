@@ -17,7 +17,8 @@ import { changesFile } from "./supersedeWrites.ts"
  *   pretty-printed, so every list would go out twice. The tool stays protected: its input, the list the model
  *   wrote, is never touched, and the earlier copy the placeholder points to is that input, in the same call.
  *
- * Outputs are compared exactly (a read-back as parsed JSON, whatever the order of its keys); nothing is guessed. Only completed calls with a text output take part.
+ * Outputs are compared exactly (a read-back as parsed JSON, whatever the order of its keys); nothing is guessed.
+ * Only completed calls with a text output take part.
  */
 type CopyKind = "same" | "written" | "contained" | "input"
 
