@@ -259,7 +259,8 @@ const toolState = (call: ToolCallSpec): Record<string, unknown> => {
       return {
         status: "completed",
         input,
-        output: expand(call.output),
+        // OpenCode's todowrite answers with the list it was given, read back.
+        output: call.tool === "todowrite" ? JSON.stringify(call.input.todos, null, 2) : expand(call.output),
         title: call.tool,
         metadata: {},
         time: { start: 1, end: 2 },
