@@ -8,8 +8,9 @@ import type { SessionModel } from "../state/session.ts"
 
 /**
  * `experimental.chat.system.transform`: adds the short section that tells the model about its pruning tools, and
- * notes the request's model and system size, which the scheduler and `/dcp context` use. Not for sub-agents, not
- * for OpenCode's internal agents, and not for requests outside a session.
+ * notes the request's model and system size, which the scheduler and `/dcp context` use. OpenCode calls it after
+ * `messages.transform` for the same request, so the scheduler decides with those of the request before. Not for
+ * sub-agents, not for OpenCode's internal agents, and not for requests outside a session.
  */
 export const system = Effect.fn("hooks.system")(function*(
   sessionID: string | undefined,
