@@ -14,7 +14,8 @@ type Trigger =
   | "immediate"
   /**
    * The cache expired (no request for `ttlSeconds`), the request goes to another model (a provider caches per
-   * model), or it is the first of a new day (`dateChanged`): the whole prompt is written again anyway.
+   * model), it is the first of a new day (`dateChanged`), or the first since the tools OpenCode offers changed (an MCP
+   * server's): the whole prompt is written again anyway.
    */
   | "cold"
   /** OpenCode compacted the session: what follows the summary is sent for the first time. */

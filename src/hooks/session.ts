@@ -5,6 +5,7 @@ import { HostEvent } from "../host/schema.ts"
 import { Host, type NoteOrigin } from "../services/Host.ts"
 import { Ledger } from "../services/Ledger.ts"
 import { Notifier } from "../services/Notifier.ts"
+import { Scheduler } from "../services/Scheduler.ts"
 import { SessionStore } from "../services/SessionStore.ts"
 import { Status } from "../services/Status.ts"
 import { ToolCache } from "../services/ToolCache.ts"
@@ -35,7 +36,8 @@ export const compacting = Effect.fn("hooks.compacting")(function*(sessionID: str
 /**
  * `event`: a session deleted in OpenCode takes its state and status files with it; a finished compaction has the findings it
  * was handed in its summary; a session that went idle gets the note about what was pruned during its last run
- * (sending it earlier would start an extra model turn).
+ * (sending it earlier would start an extra model turn); a change of the MCP tools makes every session's next request
+ * one that writes the prompt cache again anyway.
  */
 export const event = Effect.fn("hooks.event")(function*(input: unknown) {
   // Most events (streamed part updates among them) are not for the plugin: they are passed over before decoding.
@@ -51,7 +53,8 @@ export const event = Effect.fn("hooks.event")(function*(input: unknown) {
     "session.compacted": (event) => compacted(event.properties.sessionID),
     "session.idle": (event) => idle(event.properties.sessionID),
     "session.status": (event) =>
-      event.properties.status.type === "idle" ? idle(event.properties.sessionID) : Effect.void
+      event.properties.status.type === "idle" ? idle(event.properties.sessionID) : Effect.void,
+    "mcp.tools.changed": () => Scheduler.use((scheduler) => scheduler.toolsChanged)
   })
 })
 

@@ -106,6 +106,9 @@ export const HostEvent = Schema.Union([
   Schema.Struct({
     type: Schema.Literal("session.status"),
     properties: Schema.Struct({ sessionID: Schema.String, status: Schema.Struct({ type: Schema.String }) })
-  })
+  }),
+  // Published by OpenCode 1.18.33 when a connected MCP server says its tool list changed (after OpenCode has fetched
+  // the new one) and when a server's connection closes (its tools are gone); not when a server connects.
+  Schema.Struct({ type: Schema.Literal("mcp.tools.changed"), properties: Schema.Struct({ server: Schema.String }) })
 ]).pipe(Schema.toTaggedUnion("type"))
 export type HostEvent = typeof HostEvent.Type

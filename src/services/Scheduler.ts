@@ -1,4 +1,4 @@
-import { Clock, Context, Effect, Layer } from "effect"
+import { Clock, Context, Effect, Layer, Ref } from "effect"
 import {
   cacheExpired,
   type ChangeAt,
@@ -48,12 +48,20 @@ export class Scheduler extends Context.Service<Scheduler, {
   readonly profile: (state: SessionState) => PricingProfile
   /** Requests the prompt cache is expected to serve from now on. */
   readonly horizon: (state: SessionState) => number
+  /**
+   * The tools OpenCode offers changed (an MCP server's list, or a server gone). Tool definitions head every request,
+   * before the system prompt, so each session's next request is written whole again, with prunes or without.
+   * OpenCode 1.18.33 announces a change once it holds the new list, and takes a request's tools before it calls
+   * `messages.transform`: the request taken as cold is the first that sends the new list (test/e2e/mcp.e2e.test.ts).
+   */
+  readonly toolsChanged: Effect.Effect<void>
 }>()("opencode-context-pruner/Scheduler") {
   static readonly layer = Layer.effect(
     Scheduler,
     Effect.gen(function*() {
       const { current } = yield* Config
       const cache = current.cache
+      const toolChanges = yield* Ref.make(0)
       // A history stamped ahead of this clock (another machine, a skewed clock) counts as just sent.
       const idleSeconds = (now: number, last: number | undefined) =>
         last === undefined ? undefined : Math.max(0, now - last) / 1000
@@ -65,17 +73,22 @@ export class Scheduler extends Context.Service<Scheduler, {
       return Scheduler.of({
         profile,
         horizon: (state) => horizon(state.pace ?? { requests: 1, coldGaps: 0, run: 1 }, cache.horizon),
+        toolsChanged: Ref.update(toolChanges, (count) => count + 1),
         decide: (state, request) =>
-          Effect.map(Clock.currentTimeMillis, (now) => {
+          Effect.map(Effect.all([Clock.currentTimeMillis, Ref.get(toolChanges)]), ([now, tools]) => {
             let last = state.lastRequestAt
             if (state.pace === undefined) {
               const times = request.history()
               state.pace = paceOf(times, cache.ttlSeconds)
               last = times.at(-1)
             }
-            const cold = request.modelSwitched || cacheExpired(idleSeconds(now, last), cache.ttlSeconds) ||
-              dateChanged(now, last)
+            // A session this process has not sent since a change may or may not have been sent the old tools: it is
+            // not taken as cold, since a rewrite for nothing costs more than a free application missed.
+            const toolsChanged = state.toolsSeen !== undefined && state.toolsSeen !== tools
+            const cold = request.modelSwitched || toolsChanged ||
+              cacheExpired(idleSeconds(now, last), cache.ttlSeconds) || dateChanged(now, last)
             state.lastRequestAt = now
+            state.toolsSeen = tools
             state.pace = paceAfter(state.pace, cold)
             const pricing = profile(state)
             const rebuild = (change: ChangeAt) =>

@@ -48,6 +48,8 @@ export interface SessionState {
   lastRequestAt: number | undefined
   /** The session's pace (requests, pauses longer than the TTL), from its history and then this process's requests. */
   pace: Pace | undefined
+  /** The scheduler's count of tool list changes when this process last saw a request for the session. */
+  toolsSeen: number | undefined
   /** What keeping the waiting prunes in the requests so far cost (their tokens at the read price, summed). */
   waited: number
   /** Automatic prunes found but waiting for the cache, as of the latest request, and why they wait. */
@@ -104,6 +106,7 @@ export const fromFile = (file: SessionFile, isSubAgent: boolean): SessionState =
     model: undefined,
     lastRequestAt: undefined,
     pace: undefined,
+    toolsSeen: undefined,
     waited: 0,
     waiting: undefined,
     revision: 0,

@@ -101,6 +101,44 @@ describe("Scheduler", () => {
       assert.strictEqual(yield* decide(state, { modelSwitched: true }), "cold")
     }).pipe(Effect.provide(schedulerWith())))
 
+  it.effect("the next request after the tools changed applies as cold, a second after the previous one", () =>
+    Effect.gen(function*() {
+      const state = freshState()
+      yield* decide(state)
+      yield* Scheduler.use((scheduler) => scheduler.toolsChanged)
+      yield* TestClock.adjust("1 second")
+      assert.strictEqual(yield* decide(state), "cold")
+    }).pipe(Effect.provide(schedulerWith())))
+
+  it.effect("a change of the tools makes one request cold, not the ones after it", () =>
+    Effect.gen(function*() {
+      const state = freshState()
+      yield* decide(state)
+      yield* Scheduler.use((scheduler) => scheduler.toolsChanged)
+      yield* decide(state)
+      yield* TestClock.adjust("1 second")
+      assert.isUndefined(yield* decide(state))
+    }).pipe(Effect.provide(schedulerWith())))
+
+  it.effect("a change of the tools makes the next request of every session cold", () =>
+    Effect.gen(function*() {
+      const first = freshState()
+      const second = fromFile(emptySessionFile("ses_other", 0), false)
+      yield* decide(first)
+      yield* decide(second)
+      yield* Scheduler.use((scheduler) => scheduler.toolsChanged)
+      yield* TestClock.adjust("1 second")
+      assert.strictEqual(yield* decide(first), "cold")
+      assert.strictEqual(yield* decide(second), "cold")
+    }).pipe(Effect.provide(schedulerWith())))
+
+  it.effect("a session this process first sees after a change of the tools is not taken as cold for it", () =>
+    Effect.gen(function*() {
+      yield* Scheduler.use((scheduler) => scheduler.toolsChanged)
+      yield* TestClock.adjust("10 minutes")
+      assert.isUndefined(yield* decide(freshState(), {}, [10 * 60_000 - 60_000]))
+    }).pipe(Effect.provide(schedulerWith())))
+
   it.effect("the first request after local midnight applies as cold, a minute after the previous one", () =>
     Effect.gen(function*() {
       const state = freshState()

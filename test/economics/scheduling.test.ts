@@ -2,6 +2,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { TestClock } from "effect/testing"
 import { assistant, fresh, type Msg, sessionID, toolPart, user } from "../support/history.ts"
+import { event } from "../../src/hooks/session.ts"
 import { send, stateOf } from "../pipeline/helpers.ts"
 import { content, modelRequest, muchLater, placeholderPattern, read, tagged, autoTest } from "./support.ts"
 
@@ -100,6 +101,29 @@ describe("scheduling through the transform: triggers", () => {
       }))
       assert.match(outputOf(sent, "c1"), placeholderPattern)
       assert.strictEqual(outputOf(sent, "c3"), tagged(3, content(a)))
+    }))
+
+  it.effect("after an MCP server's tools changed, the next request applies the pending duplicate, a second later", () =>
+    Effect.gen(function*() {
+      const [sent, state] = yield* autoTest(Effect.gen(function*() {
+        yield* warmDuplicate
+        yield* event({ type: "mcp.tools.changed", properties: { server: "github" } })
+        yield* TestClock.adjust("1 second")
+        return [yield* send(fresh(second)), yield* stateOf(sessionID)] as const
+      }))
+      assert.match(outputOf(sent, "c1"), placeholderPattern)
+      assert.deepStrictEqual(state.stats.applications, { count: 1, cold: 1, rebuiltTokens: 0 })
+    }))
+
+  it.effect("a tools-changed event of another shape is passed over: the pending duplicate waits", () =>
+    Effect.gen(function*() {
+      const sent = yield* autoTest(Effect.gen(function*() {
+        yield* warmDuplicate
+        yield* event({ type: "mcp.tools.changed", properties: { servers: ["github"] } })
+        yield* TestClock.adjust("1 second")
+        return yield* send(fresh(second))
+      }))
+      assert.strictEqual(outputOf(sent, "c1"), tagged(1, content(a)))
     }))
 
   it.effect("an application on a cold cache is counted as cold, with no cache rebuilt", () =>
