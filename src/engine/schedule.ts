@@ -141,11 +141,11 @@ export const cacheExpired = (idleSeconds: number | undefined, ttlSeconds: number
  * Whether the local date changed since the previous request. OpenCode 1.18.33 writes `Today's date:` and the
  * process's `Date.toDateString()` into the environment section of the system prompt it builds for each request, so
  * the first request of a new day changes the system prompt, and the provider writes everything from there on again.
- * The plugin runs in OpenCode's process: same clock, same time zone. Other changes of the system prompt (edited
- * instructions, another agent's prompt) cannot be told in time: OpenCode calls `messages.transform`, where the
- * decision is made, before it reads the instructions and calls `system.transform` for the same request (seen on the
- * real host with `AGENTS.md` edited between two prompts), so the plugin would learn of them one request late, on a
- * cache that request has already written again.
+ * The plugin runs in OpenCode's process: same clock, same time zone. Other changes of the system prompt cannot be
+ * read from it in time: OpenCode calls `messages.transform`, where the decision is made, before it reads the
+ * instruction files and calls `system.transform` for the same request (seen on the real host with `AGENTS.md` edited
+ * between two prompts), so the plugin would learn of them one request late, on a cache that request has already
+ * written again. The model's own change of an instruction file is seen in the history instead (instructions.ts).
  */
 export const dateChanged = (now: number, last: number | undefined): boolean =>
   last !== undefined && new Date(now).toDateString() !== new Date(last).toDateString()

@@ -16,6 +16,7 @@ import {
 } from "../engine/anchor.ts"
 import { applyForSummary } from "../engine/apply.ts"
 import { appendTail } from "../engine/inject.ts"
+import { changedInstructions } from "../engine/instructions.ts"
 import { nudge, prunableNow } from "../engine/listing.ts"
 import { type RecallHint, idOnlyHint, recallToolHint } from "../engine/placeholders.ts"
 import { makeProtection, type Protection } from "../engine/protection.ts"
@@ -175,6 +176,13 @@ const transformSession = Effect.fnUntraced(function*(state: SessionState, sessio
       : { pendingTokens: near.tokens, change: changeAt(near.first) },
     compacted,
     modelSwitched: modelSwitched(messages),
+    // OpenCode reads the instruction files for each request after this transform, so the model's change of one is
+    // the way to know in time that the system prompt changes (an edit in the user's editor is not seen).
+    instructionsChanged: !resumed && state.systemTexts !== undefined && changedInstructions(
+      index.changed.filter((call) => call.finalPass === index.pass),
+      state.systemTexts,
+      { directory: paths.projectDir, worktree: paths.worktree }
+    ),
     history: () => requestTimes(messages)
   })
   const holdsBack = decision.trigger !== undefined && decision.scope === "afterBreakpoint" && near !== undefined &&

@@ -27,6 +27,8 @@ export interface Request {
   readonly compacted: boolean
   /** The request goes to another model (or variant) than the previous one: the provider holds no cache of its messages. */
   readonly modelSwitched: boolean
+  /** The model changed an instruction file since the previous request: OpenCode's system prompt is not the same. */
+  readonly instructionsChanged: boolean
   /** When the history's requests were sent (ms, oldest first), for a session this process has seen no request of. */
   readonly history: () => ReadonlyArray<number>
 }
@@ -85,7 +87,7 @@ export class Scheduler extends Context.Service<Scheduler, {
             // A session this process has not sent since a change may or may not have been sent the old tools: it is
             // not taken as cold, since a rewrite for nothing costs more than a free application missed.
             const toolsChanged = state.toolsSeen !== undefined && state.toolsSeen !== tools
-            const cold = request.modelSwitched || toolsChanged ||
+            const cold = request.modelSwitched || request.instructionsChanged || toolsChanged ||
               cacheExpired(idleSeconds(now, last), cache.ttlSeconds) || dateChanged(now, last)
             state.lastRequestAt = now
             state.toolsSeen = tools

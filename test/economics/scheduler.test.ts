@@ -25,7 +25,8 @@ const small = {
   contextTokens: 100_000,
   change: { tokensAfter: 100_000, nearEnd: false },
   compacted: false,
-  modelSwitched: false
+  modelSwitched: false,
+  instructionsChanged: false
 }
 
 /** The trigger for a request; `history`: when the history's requests were sent, for a session new to this process. */
@@ -99,6 +100,14 @@ describe("Scheduler", () => {
       yield* decide(state)
       yield* TestClock.adjust("1 second")
       assert.strictEqual(yield* decide(state, { modelSwitched: true }), "cold")
+    }).pipe(Effect.provide(schedulerWith())))
+
+  it.effect("a request after the model changed an instruction file applies as cold, a second after the previous one", () =>
+    Effect.gen(function*() {
+      const state = freshState()
+      yield* decide(state)
+      yield* TestClock.adjust("1 second")
+      assert.strictEqual(yield* decide(state, { instructionsChanged: true }), "cold")
     }).pipe(Effect.provide(schedulerWith())))
 
   it.effect("the next request after the tools changed applies as cold, a second after the previous one", () =>

@@ -1,7 +1,8 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { TestClock } from "effect/testing"
-import { assistant, fresh, type Msg, sessionID, toolPart, user } from "../support/history.ts"
+import { system } from "../../src/hooks/system.ts"
+import { assistant, fresh, type Msg, sessionID, tool, toolPart, user } from "../support/history.ts"
 import { event } from "../../src/hooks/session.ts"
 import { send, stateOf } from "../pipeline/helpers.ts"
 import { content, modelRequest, muchLater, placeholderPattern, read, tagged, autoTest } from "./support.ts"
@@ -24,6 +25,19 @@ const warmDuplicate = Effect.gen(function*() {
   yield* TestClock.adjust("1 minute")
   return yield* send(fresh(second))
 })
+
+/**
+ * The duplicate waits on a warm cache, OpenCode's system hook reports a system prompt with no instruction files, and
+ * the model then writes `file` in the project directory: the request after that write.
+ */
+const warmDuplicateThenWrite = (file: string) =>
+  Effect.gen(function*() {
+    yield* warmDuplicate
+    yield* system(sessionID, ["You are OpenCode, the best coding agent on the planet."], undefined)
+    yield* TestClock.adjust("1 second")
+    const write = tool({ tool: "write", callID: "w1", input: { filePath: file, content: "# Rules" }, output: "Wrote." })
+    return yield* send(fresh([...second, assistant([write])]))
+  })
 
 describe("scheduling through the transform: no trigger", () => {
   it.effect("a duplicate found on a warm cache, below minPruneTokens, is sent whole", () =>
@@ -123,6 +137,18 @@ describe("scheduling through the transform: triggers", () => {
         yield* TestClock.adjust("1 second")
         return yield* send(fresh(second))
       }))
+      assert.strictEqual(outputOf(sent, "c1"), tagged(1, content(a)))
+    }))
+
+  it.effect("after the model wrote the project's AGENTS.md, the next request applies the pending duplicate, a second later", () =>
+    Effect.gen(function*() {
+      const sent = yield* autoTest(warmDuplicateThenWrite("AGENTS.md"))
+      assert.match(outputOf(sent, "c1"), placeholderPattern)
+    }))
+
+  it.effect("after the model wrote a file of no instructions, the pending duplicate waits", () =>
+    Effect.gen(function*() {
+      const sent = yield* autoTest(warmDuplicateThenWrite("NOTES.md"))
       assert.strictEqual(outputOf(sent, "c1"), tagged(1, content(a)))
     }))
 

@@ -1,0 +1,70 @@
+import { assert, describe, it } from "vitest"
+import { call, done, holdsPlaceholder, read, sourceFile } from "./support/fixtures.ts"
+import type { RecordedRequest, Reply } from "./support/model-server.ts"
+import { requestAfter, resultOf, systemText } from "./support/requests.ts"
+import { type Scenario, useScenario } from "./support/scenario.ts"
+
+/**
+ * The model changes the project's instruction file during a session. OpenCode reads the instruction files for each
+ * request after the plugin's transform and puts them in the system prompt, so the request after the change is
+ * written to the prompt cache whole, with the plugin or without it: a free moment to apply what waits, which the
+ * plugin can only tell from the change itself. Default scheduling (`cache.mode: "auto"`); a small duplicate (a.ts
+ * read twice, a moment apart) waits on the warm cache.
+ */
+
+const files = {
+  "src/a.ts": sourceFile("alpha"),
+  ".opencode/dcp.jsonc": `${JSON.stringify({ cache: { mode: "auto" } }, null, 2)}\n`
+}
+
+/** Reads a.ts twice, then makes `change`; the request after the second read and the one after the change. */
+const run = async (s: Scenario, change: Reply, prefix: string) => {
+  const session = await s.newSession()
+  s.model.script([read(s, "src/a.ts", `${prefix}_1`), read(s, "src/a.ts", `${prefix}_2`), change, done])
+  await s.prompt(session, "read a.ts twice, then change a file")
+  return {
+    waiting: requestAfter(s.requests(), `${prefix}_2`),
+    after: requestAfter(s.requests(), `${prefix}_3`)
+  }
+}
+
+const duplicateOf = (request: RecordedRequest, prefix: string) => resultOf(request, `${prefix}_1`)!
+
+describe("the model changes the project's AGENTS.md", () => {
+  const scenario = useScenario({ files, mainModel: "claude-fake" })
+
+  it("a file of no instructions written: the system prompt stays, and the small duplicate waits", async () => {
+    const s = scenario()
+    const { waiting, after } = await run(
+      s,
+      call("write", { filePath: s.path("NOTES.md"), content: "notes" }, "n_3"),
+      "n"
+    )
+    assert.strictEqual(systemText(after), systemText(waiting))
+    assert.isFalse(holdsPlaceholder(duplicateOf(after, "n")))
+  })
+
+  it("AGENTS.md created: the next request carries it, and the duplicate with it", async () => {
+    const s = scenario()
+    const write = call("write", { filePath: s.path("AGENTS.md"), content: "Use tabs.\n" }, "c_3")
+    const { waiting, after } = await run(s, write, "c")
+    assert.notInclude(systemText(waiting), "Use tabs.")
+    assert.include(systemText(after), `Instructions from: ${s.path("AGENTS.md")}\nUse tabs.`)
+    assert.isFalse(holdsPlaceholder(duplicateOf(waiting, "c")))
+    assert.isTrue(holdsPlaceholder(duplicateOf(after, "c")))
+  })
+
+  it("AGENTS.md edited: the next request carries the new text, and the duplicate with it", async () => {
+    const s = scenario()
+    const edit = call(
+      "edit",
+      { filePath: s.path("AGENTS.md"), oldString: "Use tabs.", newString: "Use spaces." },
+      "e_3"
+    )
+    const { waiting, after } = await run(s, edit, "e")
+    assert.include(systemText(waiting), "Use tabs.")
+    assert.include(systemText(after), "Use spaces.")
+    assert.isFalse(holdsPlaceholder(duplicateOf(waiting, "e")))
+    assert.isTrue(holdsPlaceholder(duplicateOf(after, "e")))
+  })
+})
