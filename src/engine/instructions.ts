@@ -5,7 +5,9 @@ import type { ToolCall } from "./calls.ts"
  * The instruction files OpenCode 1.18.33 puts in the system prompt it builds for every request (its `Instruction`
  * service): for the project, the files of the first of these names found in the directory or a folder above it, up
  * to the worktree (all the folders' files of that name, none of the later names); besides, a global `AGENTS.md` and
- * the files the config's `instructions` name. Each goes in as `Instructions from: <path>` and its content.
+ * the files the config's `instructions` name. Each goes in as `Instructions from: <path>` and its content. OpenCode's
+ * switches that skip some of them (`OPENCODE_DISABLE_CLAUDE_CODE[_PROMPT]`, `OPENCODE_DISABLE_PROJECT_CONFIG`) are not
+ * read here: a new file they skip is taken as a change, which costs at most one early rewrite of what waits.
  */
 const projectNames: ReadonlyArray<string> = ["AGENTS.md", "CLAUDE.md", "CONTEXT.md"]
 
