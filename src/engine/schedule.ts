@@ -14,8 +14,9 @@ type Trigger =
   | "immediate"
   /**
    * The cache expired (no request for `ttlSeconds`), the request goes to another model (a provider caches per
-   * model), it is the first of a new day (`dateChanged`), or the first since the tools OpenCode offers changed (an MCP
-   * server's): the whole prompt is written again anyway.
+   * model), it is the first of a new day (`dateChanged`), or the first since the tools OpenCode offers (an MCP
+   * server's) or the instruction files of its system prompt (the model's change of one) changed: the whole prompt is
+   * written again anyway.
    */
   | "cold"
   /** OpenCode compacted the session: what follows the summary is sent for the first time. */

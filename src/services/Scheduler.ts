@@ -84,8 +84,9 @@ export class Scheduler extends Context.Service<Scheduler, {
               state.pace = paceOf(times, cache.ttlSeconds)
               last = times.at(-1)
             }
-            // A session this process has not sent since a change may or may not have been sent the old tools: it is
-            // not taken as cold, since a rewrite for nothing costs more than a free application missed.
+            // A session this process sends for the first time after a change may have gone out with the new tools
+            // already (before a restart): it is not taken as cold, as a rewrite for nothing costs more than a free
+            // application missed.
             const toolsChanged = state.toolsSeen !== undefined && state.toolsSeen !== tools
             const cold = request.modelSwitched || request.instructionsChanged || toolsChanged ||
               cacheExpired(idleSeconds(now, last), cache.ttlSeconds) || dateChanged(now, last)
