@@ -6,7 +6,7 @@ import type { Services } from "../layers/main.ts"
 import { handledResponse } from "../host/commandResponse.ts"
 import { hostArgumentsSchema } from "../host/toolSchema.ts"
 import { dcp } from "./command.ts"
-import { compacting, event, reportConfigProblems, userMessage } from "./session.ts"
+import { compacting, event, hostConfig, reportConfigProblems, userMessage } from "./session.ts"
 import { system } from "./system.ts"
 import { discard, extract, recall, ToolRejected } from "./tools.ts"
 import { transform } from "./transform.ts"
@@ -90,6 +90,7 @@ export const makeHooks = (runtime: Runtime, config: PluginConfig): Hooks => {
   const commands = config.commands.enabled
   return {
     config: async (opencode) => {
+      await run("config", hostConfig(opencode.agent))
       if (commands) {
         opencode.command = { ...opencode.command, dcp: { template: commandTemplate, description: commandDescription } }
       }

@@ -1,6 +1,7 @@
 import { Effect, Predicate, Result, Schema } from "effect"
 import { findingsForSummary } from "../engine/prompts.ts"
 import { Config, formatReport } from "../services/Config.ts"
+import { agentPrompts } from "../host/agents.ts"
 import { HostEvent } from "../host/schema.ts"
 import { Host, type NoteOrigin } from "../services/Host.ts"
 import { Ledger } from "../services/Ledger.ts"
@@ -14,6 +15,12 @@ import { ToolCache } from "../services/ToolCache.ts"
 export const userMessage = Effect.fn("hooks.userMessage")(function*(sessionID: string, origin: NoteOrigin) {
   const store = yield* SessionStore
   yield* store.use(sessionID, (state) => Effect.sync(() => void (state.origin = origin)))
+})
+
+/** `config`: the agents OpenCode's config defines, whose own system prompts make a switch to them a cold cache. */
+export const hostConfig = Effect.fn("hooks.config")(function*(agents: unknown) {
+  const scheduler = yield* Scheduler
+  yield* scheduler.agentsConfigured(agentPrompts(agents))
 })
 
 /**

@@ -23,7 +23,7 @@ import { makeProtection, type Protection } from "../engine/protection.ts"
 import { unfounded } from "../engine/revert.ts"
 import { blocksFrom, type ChangeAt, paysBackAfter, rebuildTokens } from "../engine/schedule.ts"
 import { applyView, trackView, type ViewState, viewCandidates, viewContext, viewOpenFrom } from "../engine/view.ts"
-import { findSessionId, messageIdOf, modelSwitched, requestTimes } from "../host/messages.ts"
+import { agentSwitch, findSessionId, messageIdOf, modelSwitched, requestTimes } from "../host/messages.ts"
 import { Config } from "../services/Config.ts"
 import { Ledger } from "../services/Ledger.ts"
 import { PluginLog } from "../services/PluginLog.ts"
@@ -176,6 +176,7 @@ const transformSession = Effect.fnUntraced(function*(state: SessionState, sessio
       : { pendingTokens: near.tokens, change: changeAt(near.first) },
     compacted,
     modelSwitched: modelSwitched(messages),
+    agentSwitch: agentSwitch(messages),
     // OpenCode reads the instruction files for each request after this transform, so the model's change of one is
     // the way to know in time that the system prompt changes (an edit in the user's editor is not seen).
     instructionsChanged: !resumed && state.systemTexts !== undefined && changedInstructions(

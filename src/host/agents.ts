@@ -1,3 +1,5 @@
+import { Option, Predicate, Schema } from "effect"
+
 /**
  * OpenCode's own hidden agents also pass through the plugin hooks. Their system prompt starts with their fixed
  * instructions (as shipped in OpenCode 1.18): the compaction summariser, the title generator and the session
@@ -23,3 +25,21 @@ export const isInternalAgent = (system: ReadonlyArray<string>): boolean =>
     const paragraph = text.indexOf("\n\n")
     return paragraph >= 0 && startsInternal(text.slice(paragraph + 2))
   })
+
+const AgentConfig = Schema.Struct({ prompt: Schema.optional(Schema.String) })
+const decodeAgent = Schema.decodeUnknownOption(AgentConfig)
+
+/**
+ * The system prompts of the agents OpenCode's config defines (its `agent` key, handed to the `config` hook, with the
+ * agents of `agent/*.md` files): an agent with a `prompt` is sent it in place of the model's own, which OpenCode's
+ * built-in primary agents, build and plan, are not. An agent whose entry does not decode counts as one without.
+ */
+export const agentPrompts = (agents: unknown): ReadonlyMap<string, string> => {
+  const prompts = new Map<string, string>()
+  if (!Predicate.isObject(agents)) return prompts
+  for (const [name, entry] of Object.entries(agents)) {
+    const prompt = Option.getOrUndefined(decodeAgent(entry))?.prompt
+    if (prompt !== undefined) prompts.set(name, prompt)
+  }
+  return prompts
+}

@@ -98,6 +98,32 @@ export const modelSwitched = (messages: ReadonlyArray<unknown>): boolean => {
       variantOf(asked) !== variantOf(answered))
 }
 
+/**
+ * The agents of the previous request and of this one, when they differ: the newest assistant message's agent against
+ * the newest user message's. Whether that changes the system prompt depends on the agents (`agentPrompts`).
+ */
+export const agentSwitch = (
+  messages: ReadonlyArray<unknown>
+): { readonly from: string; readonly to: string } | undefined => {
+  let to: string | undefined
+  let from: string | undefined
+  let user = false
+  let assistant = false
+  for (let i = messages.length - 1; i >= 0 && !(user && assistant); i--) {
+    const role = roleOf(messages[i])
+    if (role === "user" && !user) {
+      user = true
+      to = Option.getOrUndefined(infoOf(messages[i]))?.agent
+    } else if (role === "assistant" && !assistant) {
+      assistant = true
+      // OpenCode before 1.x named an assistant message's agent `mode` only.
+      const info = Option.getOrUndefined(infoOf(messages[i]))
+      from = info?.agent ?? info?.mode
+    }
+  }
+  return from !== undefined && to !== undefined && from !== to ? { from, to } : undefined
+}
+
 interface ModelKey {
   readonly providerID: string
   readonly modelID: string

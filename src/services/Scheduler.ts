@@ -29,6 +29,8 @@ export interface Request {
   readonly modelSwitched: boolean
   /** The model changed an instruction file since the previous request: OpenCode's system prompt is not the same. */
   readonly instructionsChanged: boolean
+  /** The request goes to another agent than the previous one (`agentSwitch`). */
+  readonly agentSwitch: { readonly from: string; readonly to: string } | undefined
   /** When the history's requests were sent (ms, oldest first), for a session this process has seen no request of. */
   readonly history: () => ReadonlyArray<number>
 }
@@ -57,6 +59,11 @@ export class Scheduler extends Context.Service<Scheduler, {
    * `messages.transform`: the request taken as cold is the first that sends the new list (test/e2e/mcp.e2e.test.ts).
    */
   readonly toolsChanged: Effect.Effect<void>
+  /**
+   * The system prompts of the agents OpenCode's config defines (`agentPrompts`): a request to another agent than the
+   * previous one's is cold when their prompts differ.
+   */
+  readonly agentsConfigured: (prompts: ReadonlyMap<string, string>) => Effect.Effect<void>
 }>()("opencode-context-pruner/Scheduler") {
   static readonly layer = Layer.effect(
     Scheduler,
@@ -64,6 +71,7 @@ export class Scheduler extends Context.Service<Scheduler, {
       const { current } = yield* Config
       const cache = current.cache
       const toolChanges = yield* Ref.make(0)
+      const agentPrompts = yield* Ref.make<ReadonlyMap<string, string>>(new Map())
       // A history stamped ahead of this clock (another machine, a skewed clock) counts as just sent.
       const idleSeconds = (now: number, last: number | undefined) =>
         last === undefined ? undefined : Math.max(0, now - last) / 1000
@@ -76,8 +84,13 @@ export class Scheduler extends Context.Service<Scheduler, {
         profile,
         horizon: (state) => horizon(state.pace ?? { requests: 1, coldGaps: 0, run: 1 }, cache.horizon),
         toolsChanged: Ref.update(toolChanges, (count) => count + 1),
+        agentsConfigured: (prompts) => Ref.set(agentPrompts, prompts),
         decide: (state, request) =>
-          Effect.map(Effect.all([Clock.currentTimeMillis, Ref.get(toolChanges)]), ([now, tools]) => {
+          Effect.map(Effect.all([Clock.currentTimeMillis, Ref.get(toolChanges), Ref.get(agentPrompts)]), ([
+            now,
+            tools,
+            prompts
+          ]) => {
             let last = state.lastRequestAt
             if (state.pace === undefined) {
               const times = request.history()
@@ -88,7 +101,10 @@ export class Scheduler extends Context.Service<Scheduler, {
             // already (before a restart): it is not taken as cold, as a rewrite for nothing costs more than a free
             // application missed.
             const toolsChanged = state.toolsSeen !== undefined && state.toolsSeen !== tools
-            const cold = request.modelSwitched || request.instructionsChanged || toolsChanged ||
+            const agentSwitch = request.agentSwitch
+            const promptChanged = agentSwitch !== undefined &&
+              prompts.get(agentSwitch.from) !== prompts.get(agentSwitch.to)
+            const cold = request.modelSwitched || request.instructionsChanged || promptChanged || toolsChanged ||
               cacheExpired(idleSeconds(now, last), cache.ttlSeconds) || dateChanged(now, last)
             state.lastRequestAt = now
             state.toolsSeen = tools

@@ -2,7 +2,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { TestClock } from "effect/testing"
 import { Config } from "../../src/services/Config.ts"
-import { Scheduler } from "../../src/services/Scheduler.ts"
+import { type Request, Scheduler } from "../../src/services/Scheduler.ts"
 import { emptySessionFile } from "../../src/state/schema.ts"
 import { fromFile, type SessionState } from "../../src/state/session.ts"
 
@@ -26,7 +26,8 @@ const small = {
   change: { tokensAfter: 100_000, nearEnd: false },
   compacted: false,
   modelSwitched: false,
-  instructionsChanged: false
+  instructionsChanged: false,
+  agentSwitch: undefined as Request["agentSwitch"]
 }
 
 /** The trigger for a request; `history`: when the history's requests were sent, for a session new to this process. */
@@ -108,6 +109,24 @@ describe("Scheduler", () => {
       yield* decide(state)
       yield* TestClock.adjust("1 second")
       assert.strictEqual(yield* decide(state, { instructionsChanged: true }), "cold")
+    }).pipe(Effect.provide(schedulerWith())))
+
+  it.effect("a request to an agent with a prompt of its own applies as cold, a second after the previous one", () =>
+    Effect.gen(function*() {
+      const state = freshState()
+      yield* Scheduler.use((scheduler) => scheduler.agentsConfigured(new Map([["reviewer", "You review code."]])))
+      yield* decide(state)
+      yield* TestClock.adjust("1 second")
+      assert.strictEqual(yield* decide(state, { agentSwitch: { from: "build", to: "reviewer" } }), "cold")
+    }).pipe(Effect.provide(schedulerWith())))
+
+  it.effect("a request to another agent with the same prompt (build and plan: the model's own) finds the cache warm", () =>
+    Effect.gen(function*() {
+      const state = freshState()
+      yield* Scheduler.use((scheduler) => scheduler.agentsConfigured(new Map([["reviewer", "You review code."]])))
+      yield* decide(state)
+      yield* TestClock.adjust("1 second")
+      assert.isUndefined(yield* decide(state, { agentSwitch: { from: "build", to: "plan" } }))
     }).pipe(Effect.provide(schedulerWith())))
 
   it.effect("the next request after the tools changed applies as cold, a second after the previous one", () =>

@@ -3,7 +3,7 @@ import { Effect } from "effect"
 import { TestClock } from "effect/testing"
 import { system } from "../../src/hooks/system.ts"
 import { assistant, fresh, type Msg, sessionID, tool, toolPart, user } from "../support/history.ts"
-import { event } from "../../src/hooks/session.ts"
+import { event, hostConfig } from "../../src/hooks/session.ts"
 import { send, stateOf } from "../pipeline/helpers.ts"
 import { content, modelRequest, muchLater, placeholderPattern, read, tagged, autoTest } from "./support.ts"
 
@@ -37,6 +37,19 @@ const warmDuplicateThenWrite = (file: string) =>
     yield* TestClock.adjust("1 second")
     const write = tool({ tool: "write", callID: "w1", input: { filePath: file, content: "# Rules" }, output: "Wrote." })
     return yield* send(fresh([...second, assistant([write])]))
+  })
+
+/**
+ * OpenCode's config defines an agent `reviewer` with a prompt of its own; the duplicate waits on a warm cache, and the
+ * user then sends a message to `agent` (the history's turns went to build): the request that message opens.
+ */
+const warmDuplicateThenAgent = (agent: string) =>
+  Effect.gen(function*() {
+    yield* hostConfig({ reviewer: { mode: "primary", prompt: "You review code." }, plan: { mode: "primary" } })
+    yield* warmDuplicate
+    yield* TestClock.adjust("1 second")
+    const message = user("look again")
+    return yield* send(fresh([...second, { ...message, info: { ...message.info, agent } }]))
   })
 
 describe("scheduling through the transform: no trigger", () => {
@@ -149,6 +162,18 @@ describe("scheduling through the transform: triggers", () => {
   it.effect("after the model wrote a file of no instructions, the pending duplicate waits", () =>
     Effect.gen(function*() {
       const sent = yield* autoTest(warmDuplicateThenWrite("NOTES.md"))
+      assert.strictEqual(outputOf(sent, "c1"), tagged(1, content(a)))
+    }))
+
+  it.effect("the first request to an agent with a prompt of its own applies the pending duplicate, a second later", () =>
+    Effect.gen(function*() {
+      const sent = yield* autoTest(warmDuplicateThenAgent("reviewer"))
+      assert.match(outputOf(sent, "c1"), placeholderPattern)
+    }))
+
+  it.effect("the first request to an agent with the model's own prompt (plan) keeps the duplicate waiting", () =>
+    Effect.gen(function*() {
+      const sent = yield* autoTest(warmDuplicateThenAgent("plan"))
       assert.strictEqual(outputOf(sent, "c1"), tagged(1, content(a)))
     }))
 

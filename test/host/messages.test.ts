@@ -1,5 +1,5 @@
 import { assert, describe, it } from "vitest"
-import { modelSwitched, requestTimes } from "../../src/host/messages.ts"
+import { agentSwitch, modelSwitched, requestTimes } from "../../src/host/messages.ts"
 
 const message = (role: string, time?: unknown) => ({
   info: { role, sessionID: "ses_x", ...(time === undefined ? {} : { time }) },
@@ -99,5 +99,40 @@ describe("modelSwitched", () => {
     assert.isFalse(modelSwitched([asked("claude-sonnet"), message("assistant"), message("user")]))
     assert.isFalse(modelSwitched([asked("claude-sonnet"), message("assistant")]))
     assert.isFalse(modelSwitched([]))
+  })
+})
+
+const by = (role: string, agent?: string) => ({
+  info: { role, sessionID: "ses_x", ...(agent === undefined ? {} : { agent }) },
+  parts: []
+})
+
+describe("agentSwitch", () => {
+  it("names the agent that answered last and the one the newest user message goes to, when they differ", () => {
+    assert.deepStrictEqual(agentSwitch([by("user", "build"), by("assistant", "build"), by("user", "reviewer")]), {
+      from: "build",
+      to: "reviewer"
+    })
+  })
+
+  it("is undefined for the same agent, and within the turn after a switch once the new agent has answered", () => {
+    assert.isUndefined(agentSwitch([by("user", "build"), by("assistant", "build"), by("user", "build")]))
+    assert.isUndefined(
+      agentSwitch([by("user", "build"), by("assistant", "build"), by("user", "plan"), by("assistant", "plan")])
+    )
+  })
+
+  it("reads the agent of an assistant message that names it as its mode only", () => {
+    const answeredIn = (mode: string) => ({ info: { role: "assistant", sessionID: "ses_x", mode }, parts: [] })
+    assert.deepStrictEqual(agentSwitch([by("user", "build"), answeredIn("build"), by("user", "docs")]), {
+      from: "build",
+      to: "docs"
+    })
+  })
+
+  it("is undefined on a session's first request, and when either message does not say its agent", () => {
+    assert.isUndefined(agentSwitch([by("user", "build")]))
+    assert.isUndefined(agentSwitch([by("user", "build"), by("assistant"), by("user", "plan")]))
+    assert.isUndefined(agentSwitch([by("user", "build"), by("assistant", "build"), by("user")]))
   })
 })

@@ -100,10 +100,11 @@ export interface Scenario {
   readonly anthropicRequests: () => ReadonlyArray<AnthropicRequest>
   readonly newSession: () => Promise<string>
   /**
-   * Runs one prompt (to `model`, one of `otherModels`, else the main model; with `variant`, one of `variants`);
+   * Runs one prompt (to `model`, one of `otherModels`, else the main model; with `variant`, one of `variants`; to
+   * `agent`, else OpenCode's default);
    * OpenCode answers once the whole agent loop is done.
    */
-  readonly prompt: (sessionID: string, text: string, model?: string, variant?: string) => Promise<void>
+  readonly prompt: (sessionID: string, text: string, model?: string, variant?: string, agent?: string) => Promise<void>
   /**
    * Runs a slash command (`POST /session/:id/command`) and answers with the HTTP status and body, whatever they are:
    * a command the plugin handles answers 200 with the stored note, an unknown one an error.
@@ -185,10 +186,11 @@ const startScenario = async (options: ScenarioOptions = {}): Promise<Scenario> =
       sessions.push(id)
       return id
     },
-    prompt: async (sessionID, text, model, variant) => {
+    prompt: async (sessionID, text, model, variant, agent) => {
       await call("POST", `/session/${sessionID}/message`, {
         model: { providerID: "fake", modelID: model ?? options.mainModel ?? "fake-model" },
         ...(variant === undefined ? {} : { variant }),
+        ...(agent === undefined ? {} : { agent }),
         parts: [{ type: "text", text }]
       })
     },
