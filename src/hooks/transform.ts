@@ -23,7 +23,7 @@ import { makeProtection, type Protection } from "../engine/protection.ts"
 import { unfounded } from "../engine/revert.ts"
 import { blocksFrom, type ChangeAt, paysBackAfter, rebuildTokens } from "../engine/schedule.ts"
 import { applyView, trackView, type ViewState, viewCandidates, viewContext, viewOpenFrom } from "../engine/view.ts"
-import { agentSwitch, findSessionId, messageIdOf, modelSwitched, requestTimes } from "../host/messages.ts"
+import { agentSwitch, findSessionId, latestTurn, messageIdOf, modelSwitched, requestTimes } from "../host/messages.ts"
 import { Config } from "../services/Config.ts"
 import { Ledger } from "../services/Ledger.ts"
 import { PluginLog } from "../services/PluginLog.ts"
@@ -167,6 +167,7 @@ const transformSession = Effect.fnUntraced(function*(state: SessionState, sessio
   const changeAt = (position: number) => changeOf(state, viewState, index, messages, position, anchored)
   const cut = anchored === undefined ? undefined : firstCallAfter(calls, anchored)
   const near = cut === undefined ? undefined : batchFrom(planned, cut)
+  const turn = latestTurn(messages)
   const decision = yield* scheduler.decide(state, {
     pendingTokens: pending.tokens,
     contextTokens: viewContext(viewState, index.textChars, state.systemTokens ?? 0),
@@ -175,8 +176,8 @@ const transformSession = Effect.fnUntraced(function*(state: SessionState, sessio
       ? undefined
       : { pendingTokens: near.tokens, change: changeAt(near.first) },
     compacted,
-    modelSwitched: modelSwitched(messages),
-    agentSwitch: agentSwitch(messages),
+    modelSwitched: modelSwitched(turn),
+    agentSwitch: agentSwitch(turn),
     // OpenCode reads the instruction files for each request after this transform, so the model's change of one is
     // the way to know in time that the system prompt changes (an edit in the user's editor is not seen).
     instructionsChanged: !resumed && state.systemTexts !== undefined && changedInstructions(

@@ -68,68 +68,56 @@ export const requestTimes = (messages: ReadonlyArray<unknown>): Array<number> =>
   return times
 }
 
-/**
- * Whether the request goes to another model than the one that answered the previous request, or to the same one with
- * another variant: the newest user message's model against the newest assistant message's. A provider keeps its
- * prompt cache per model, and Anthropic's is also lost for the messages when the thinking settings change (what a
- * Claude model's variants set), so the messages are written again whatever the plugin does. OpenCode's agents,
- * build and plan, share one prompt and one tool list: switching between them changes neither.
- */
-export const modelSwitched = (messages: ReadonlyArray<unknown>): boolean => {
-  let asked: ModelKey | undefined
-  let answered: ModelKey | undefined
-  let user = -1
-  let assistant = -1
-  for (let i = messages.length - 1; i >= 0 && (user < 0 || assistant < 0); i--) {
-    const role = roleOf(messages[i])
-    if (role === "user" && user < 0) {
-      user = i
-      asked = Option.getOrUndefined(infoOf(messages[i]))?.model
-    } else if (role === "assistant" && assistant < 0) {
-      assistant = i
-      const info = Option.getOrUndefined(infoOf(messages[i]))
-      if (info?.providerID !== undefined && info.modelID !== undefined) {
-        answered = { providerID: info.providerID, modelID: info.modelID, variant: info.variant }
-      }
-    }
-  }
-  return asked !== undefined && answered !== undefined &&
-    (asked.providerID !== answered.providerID || asked.modelID !== answered.modelID ||
-      variantOf(asked) !== variantOf(answered))
+/** The newest user message's info (whom the request goes to) and the newest assistant message's (who answered last). */
+export interface LatestTurn {
+  readonly asked: HostMessageInfo | undefined
+  readonly answered: HostMessageInfo | undefined
 }
 
-/**
- * The agents of the previous request and of this one, when they differ: the newest assistant message's agent against
- * the newest user message's. Whether that changes the system prompt depends on the agents (`agentPrompts`).
- */
-export const agentSwitch = (
-  messages: ReadonlyArray<unknown>
-): { readonly from: string; readonly to: string } | undefined => {
-  let to: string | undefined
-  let from: string | undefined
+export const latestTurn = (messages: ReadonlyArray<unknown>): LatestTurn => {
+  let asked: HostMessageInfo | undefined
+  let answered: HostMessageInfo | undefined
   let user = false
   let assistant = false
   for (let i = messages.length - 1; i >= 0 && !(user && assistant); i--) {
     const role = roleOf(messages[i])
     if (role === "user" && !user) {
       user = true
-      to = Option.getOrUndefined(infoOf(messages[i]))?.agent
+      asked = Option.getOrUndefined(infoOf(messages[i]))
     } else if (role === "assistant" && !assistant) {
       assistant = true
-      // OpenCode before 1.x named an assistant message's agent `mode` only.
-      const info = Option.getOrUndefined(infoOf(messages[i]))
-      from = info?.agent ?? info?.mode
+      answered = Option.getOrUndefined(infoOf(messages[i]))
     }
   }
+  return { asked, answered }
+}
+
+/**
+ * Whether the request goes to another model than the one that answered the previous request, or to the same one with
+ * another variant. A provider keeps its prompt cache per model, and Anthropic's is also lost for the messages when
+ * the thinking settings change (what a Claude model's variants set), so the messages are written again whatever the
+ * plugin does.
+ */
+export const modelSwitched = ({ asked, answered }: LatestTurn): boolean => {
+  const model = asked?.model
+  if (model === undefined || answered?.providerID === undefined || answered.modelID === undefined) return false
+  return model.providerID !== answered.providerID || model.modelID !== answered.modelID ||
+    variantOf(model.variant) !== variantOf(answered.variant)
+}
+
+/**
+ * The agents of the previous request and of this one, when they differ. Whether that changes the system prompt
+ * depends on the agents (`agentPrompts`): OpenCode's build and plan share one prompt and one tool list.
+ */
+export const agentSwitch = (
+  { asked, answered }: LatestTurn
+): { readonly from: string; readonly to: string } | undefined => {
+  const to = asked?.agent
+  // OpenCode before 1.x named an assistant message's agent `mode` only.
+  const from = answered?.agent ?? answered?.mode
   return from !== undefined && to !== undefined && from !== to ? { from, to } : undefined
 }
 
-interface ModelKey {
-  readonly providerID: string
-  readonly modelID: string
-  readonly variant?: unknown
-}
-
 /** OpenCode names the model's own settings "default", or leaves the variant out. */
-const variantOf = (key: ModelKey): string | undefined =>
-  typeof key.variant === "string" && key.variant !== "default" ? key.variant : undefined
+const variantOf = (variant: unknown): string | undefined =>
+  typeof variant === "string" && variant !== "default" ? variant : undefined

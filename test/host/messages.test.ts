@@ -1,5 +1,10 @@
 import { assert, describe, it } from "vitest"
-import { agentSwitch, modelSwitched, requestTimes } from "../../src/host/messages.ts"
+import {
+  agentSwitch as agentSwitchOf,
+  latestTurn,
+  modelSwitched as modelSwitchedOf,
+  requestTimes
+} from "../../src/host/messages.ts"
 
 const message = (role: string, time?: unknown) => ({
   info: { role, sessionID: "ses_x", ...(time === undefined ? {} : { time }) },
@@ -34,6 +39,9 @@ describe("requestTimes", () => {
     assert.deepStrictEqual(requestTimes([message("assistant", { created: 4 }), null, 42, { info: "x" }]), [4])
   })
 })
+
+const modelSwitched = (messages: ReadonlyArray<unknown>) => modelSwitchedOf(latestTurn(messages))
+const agentSwitch = (messages: ReadonlyArray<unknown>) => agentSwitchOf(latestTurn(messages))
 
 const asked = (modelID: string, providerID = "anthropic", variant?: string) => ({
   info: {
