@@ -1,19 +1,20 @@
 import { posix } from "node:path"
-import type { ToolCall } from "./calls.ts"
 
 /**
  * The instruction files OpenCode 1.18.33 puts in the system prompt it builds for every request (its `Instruction`
- * service): for the project, the files of the first of these names found in the directory or a folder above it, up
- * to the worktree (all the folders' files of that name, none of the later names); besides, a global `AGENTS.md` and
- * the files the config's `instructions` name. Each goes in as `Instructions from: <path>` and its content. OpenCode's
- * switches that skip some of them (`OPENCODE_DISABLE_CLAUDE_CODE[_PROMPT]`, `OPENCODE_DISABLE_PROJECT_CONFIG`) are not
- * read here: a new file they skip is taken as a change, which costs at most one early rewrite of what waits.
+ * service), read from disk each time, after the plugin's `messages.transform`: for the project, the files of the
+ * first of these names found in the directory or a folder above it, up to the worktree (all the folders' files of
+ * that name, none of the later names); the first of a global `AGENTS.md` (in OpenCode's config directory) and
+ * `~/.claude/CLAUDE.md`; and the files the config's `instructions` name. Each goes in as `Instructions from: <path>`
+ * and its content. OpenCode's switches that skip some of them (`OPENCODE_DISABLE_CLAUDE_CODE[_PROMPT]`,
+ * `OPENCODE_DISABLE_PROJECT_CONFIG`) are not read here: a change of a file they skip is taken as a change of the
+ * prompt, which costs at most one early rewrite of what waits.
  */
 const projectNames: ReadonlyArray<string> = ["AGENTS.md", "CLAUDE.md", "CONTEXT.md"]
 
 const header = /^Instructions from: (.+)$/gm
 
-/** The instruction files a request's system prompt carried, by absolute path. */
+/** The instruction files a request's system prompt carried, by absolute path (or URL). */
 export const carriedInstructions = (systemTexts: ReadonlyArray<string>): ReadonlySet<string> => {
   const paths = new Set<string>()
   for (const text of systemTexts) {
@@ -23,11 +24,13 @@ export const carriedInstructions = (systemTexts: ReadonlyArray<string>): Readonl
 }
 
 export interface InstructionScope {
-  /** What the previous request's system prompt carried (`carriedInstructions`). */
+  /** What the previous request's system prompt carried (`carriedInstructions`), if the plugin saw it. */
   readonly carried: ReadonlySet<string>
   /** The project directory, and the folder above it where OpenCode stops looking (the directory itself outside git). */
   readonly directory: string
   readonly worktree: string
+  /** OpenCode's global config directory, where a global `AGENTS.md` takes over from `~/.claude/CLAUDE.md`. */
+  readonly globalConfigDir: string
 }
 
 /** The project's folders OpenCode looks for instruction files in, the directory first. */
@@ -42,36 +45,42 @@ const foldersUp = (directory: string, worktree: string): ReadonlyArray<string> =
 }
 
 /**
- * Whether the model's change of the file at `path` (absolute) changes the instructions of OpenCode's next system
- * prompt: a file the previous one carried, or a new project instruction file that OpenCode reads from now on (a name
- * no later in its order than the project files already carried). A file of another name changes nothing.
+ * The files whose change on disk changes the instructions of OpenCode's next system prompt: every file the previous
+ * one carried (an edit, or the file gone), and the files whose creation OpenCode would read from then on: a project
+ * file of a name no later in its order than the project files carried, in any of the project's folders, and a global
+ * `AGENTS.md`. Not watched: a new file that a glob of the config's `instructions` would match, a new
+ * `~/.claude/CLAUDE.md`, and what an instruction URL serves.
  */
-export const changesInstructions = (path: string, scope: InstructionScope): boolean => {
-  if (scope.carried.has(path)) return true
-  const rank = projectNames.indexOf(posix.basename(path))
-  if (rank < 0) return false
+export const watchedInstructions = (scope: InstructionScope): ReadonlyArray<string> => {
+  const watched = new Set([...scope.carried].filter((path) => path.startsWith("/")))
   const folders = foldersUp(scope.directory, scope.worktree)
-  if (!folders.includes(posix.dirname(path))) return false
   const carriedRanks = [...scope.carried].flatMap((carried) =>
     folders.includes(posix.dirname(carried)) ? [projectNames.indexOf(posix.basename(carried))] : []
-  ).filter((carriedRank) => carriedRank >= 0)
-  return carriedRanks.every((carriedRank) => carriedRank >= rank)
+  ).filter((rank) => rank >= 0)
+  const names = projectNames.slice(0, Math.min(projectNames.length - 1, ...carriedRanks) + 1)
+  for (const folder of folders) {
+    for (const name of names) watched.add(posix.join(folder, name))
+  }
+  watched.add(posix.join(scope.globalConfigDir, "AGENTS.md"))
+  return [...watched]
 }
 
-/** The tools that change files in OpenCode 1.18.33 (`apply_patch` for GPT models, `multiedit` in older versions). */
-const fileChanges: ReadonlySet<string> = new Set(["write", "edit", "multiedit", "apply_patch"])
-
 /**
- * Whether one of `calls`, the model's calls finished since the previous request, changed an instruction file of the
- * system prompt made of `systemTexts` (read only when one of them changed a file).
+ * What a file looks like on disk, as far as a change goes: its modification time and size, or `absent`. An edit that
+ * keeps the size within the file system's time resolution of the previous look is not told apart (one free moment to
+ * apply what waits missed, nothing more).
  */
-export const changedInstructions = (
-  calls: ReadonlyArray<ToolCall>,
-  systemTexts: ReadonlyArray<string>,
-  folders: Omit<InstructionScope, "carried">
-): boolean => {
-  const changes = calls.filter((call) => call.status === "completed" && fileChanges.has(call.tool))
-  if (changes.length === 0) return false
-  const scope = { ...folders, carried: carriedInstructions(systemTexts) }
-  return changes.some((call) => call.files.some((path) => changesInstructions(path, scope)))
+export type Stamp = string
+
+export const absent: Stamp = "absent"
+
+export const stampOf = (modifiedMs: number | undefined, size: number): Stamp => `${modifiedMs ?? "?"}:${size}`
+
+/** Whether a file both looks at saw changed between them (a file only one of them looked at tells nothing). */
+export const stampsDiffer = (before: ReadonlyMap<string, Stamp>, now: ReadonlyMap<string, Stamp>): boolean => {
+  for (const [path, stamp] of now) {
+    const was = before.get(path)
+    if (was !== undefined && was !== stamp) return true
+  }
+  return false
 }

@@ -16,7 +16,6 @@ import {
 } from "../engine/anchor.ts"
 import { applyForSummary } from "../engine/apply.ts"
 import { appendTail } from "../engine/inject.ts"
-import { changedInstructions } from "../engine/instructions.ts"
 import { nudge, prunableNow } from "../engine/listing.ts"
 import { type RecallHint, idOnlyHint, recallToolHint } from "../engine/placeholders.ts"
 import { makeProtection, type Protection } from "../engine/protection.ts"
@@ -25,6 +24,7 @@ import { blocksFrom, type ChangeAt, paysBackAfter, rebuildTokens } from "../engi
 import { applyView, trackView, type ViewState, viewCandidates, viewContext, viewOpenFrom } from "../engine/view.ts"
 import { agentSwitch, findSessionId, latestTurn, messageIdOf, modelSwitched, requestTimes } from "../host/messages.ts"
 import { Config } from "../services/Config.ts"
+import { Instructions } from "../services/Instructions.ts"
 import { Ledger } from "../services/Ledger.ts"
 import { PluginLog } from "../services/PluginLog.ts"
 import { Paths } from "../services/Paths.ts"
@@ -91,6 +91,7 @@ const transformSession = Effect.fnUntraced(function*(state: SessionState, sessio
   const pruner = yield* Pruner
   const pluginLog = yield* PluginLog
   const scheduler = yield* Scheduler
+  const instructions = yield* Instructions
   const { current: config } = yield* Config
   const paths = yield* Paths
   const recallHint = recallHintFor(config)
@@ -178,13 +179,7 @@ const transformSession = Effect.fnUntraced(function*(state: SessionState, sessio
     compacted,
     modelSwitched: modelSwitched(turn),
     agentSwitch: agentSwitch(turn),
-    // OpenCode reads the instruction files for each request after this transform, so the model's change of one is
-    // the way to know in time that the system prompt changes (an edit in the user's editor is not seen).
-    instructionsChanged: !resumed && state.systemTexts !== undefined && changedInstructions(
-      index.changed.filter((call) => call.finalPass === index.pass),
-      state.systemTexts,
-      { directory: paths.projectDir, worktree: paths.worktree }
-    ),
+    instructionsChanged: yield* instructions.changed(state),
     history: () => requestTimes(messages)
   })
   const holdsBack = decision.trigger !== undefined && decision.scope === "afterBreakpoint" && near !== undefined &&

@@ -2,6 +2,7 @@ import { NodeFileSystem, NodePath } from "@effect/platform-node"
 import { type FileSystem, Layer, type Path } from "effect"
 import { Config } from "../services/Config.ts"
 import { Host, type HostClient } from "../services/Host.ts"
+import { Instructions } from "../services/Instructions.ts"
 import { Ledger } from "../services/Ledger.ts"
 import { PluginLog } from "../services/PluginLog.ts"
 import { Notifier } from "../services/Notifier.ts"
@@ -35,7 +36,14 @@ export const compose = <H = never>(leaves: Leaves<H>) => {
   const storage = Layer.mergeAll(leaves.persistence ?? Persistence.layer, leaves.tokenizer ?? Tokenizer.layer).pipe(
     Layer.provideMerge(logging)
   )
-  const books = Layer.mergeAll(SessionStore.layer, ToolCache.layer, Ledger.layer, Notifier.layer, Scheduler.layer).pipe(
+  const books = Layer.mergeAll(
+    SessionStore.layer,
+    ToolCache.layer,
+    Ledger.layer,
+    Notifier.layer,
+    Scheduler.layer,
+    Instructions.layer
+  ).pipe(
     Layer.provideMerge(storage)
   )
   const pruner = Pruner.layer.pipe(Layer.provideMerge(books))

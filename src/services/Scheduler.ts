@@ -27,7 +27,7 @@ export interface Request {
   readonly compacted: boolean
   /** The request goes to another model (or variant) than the previous one: the provider holds no cache of its messages. */
   readonly modelSwitched: boolean
-  /** The model changed an instruction file since the previous request: OpenCode's system prompt is not the same. */
+  /** An instruction file changed on disk since the previous request: OpenCode's system prompt is not the same. */
   readonly instructionsChanged: boolean
   /** The request goes to another agent than the previous one (`agentSwitch`). */
   readonly agentSwitch: { readonly from: string; readonly to: string } | undefined

@@ -50,6 +50,8 @@ export interface SessionState {
   pace: Pace | undefined
   /** The scheduler's count of tool list changes when this process last saw a request for the session. */
   toolsSeen: number | undefined
+  /** The instruction files of the system prompt as they were on disk at the latest request (`Instructions`). */
+  instructionStamps: ReadonlyMap<string, string> | undefined
   /** What keeping the waiting prunes in the requests so far cost (their tokens at the read price, summed). */
   waited: number
   /** Automatic prunes found but waiting for the cache, as of the latest request, and why they wait. */
@@ -107,6 +109,7 @@ export const fromFile = (file: SessionFile, isSubAgent: boolean): SessionState =
     lastRequestAt: undefined,
     pace: undefined,
     toolsSeen: undefined,
+    instructionStamps: undefined,
     waited: 0,
     waiting: undefined,
     revision: 0,

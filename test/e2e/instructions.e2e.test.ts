@@ -1,3 +1,4 @@
+import { writeFileSync } from "node:fs"
 import { assert, describe, it } from "vitest"
 import { call, done, holdsPlaceholder, read, sourceFile } from "./support/fixtures.ts"
 import type { RecordedRequest, Reply } from "./support/model-server.ts"
@@ -5,11 +6,11 @@ import { requestAfter, resultOf, systemText } from "./support/requests.ts"
 import { type Scenario, useScenario } from "./support/scenario.ts"
 
 /**
- * The model changes the project's instruction file during a session. OpenCode reads the instruction files for each
+ * The project's instruction file changes during a session. OpenCode reads the instruction files from disk for each
  * request after the plugin's transform and puts them in the system prompt, so the request after the change is
  * written to the prompt cache whole, with the plugin or without it: a free moment to apply what waits, which the
- * plugin can only tell from the change itself. Default scheduling (`cache.mode: "auto"`); a small duplicate (a.ts
- * read twice, a moment apart) waits on the warm cache.
+ * plugin tells from the files on disk. Default scheduling (`cache.mode: "auto"`); a small duplicate (a.ts read twice,
+ * a moment apart) waits on the warm cache.
  */
 
 const files = {
@@ -66,5 +67,37 @@ describe("the model changes the project's AGENTS.md", () => {
     assert.include(systemText(after), "Use spaces.")
     assert.isFalse(holdsPlaceholder(duplicateOf(waiting, "e")))
     assert.isTrue(holdsPlaceholder(duplicateOf(after, "e")))
+  })
+})
+
+describe("the user edits the project's AGENTS.md outside OpenCode, between two prompts", () => {
+  const scenario = useScenario({ files: { ...files, "AGENTS.md": "Use tabs.\n" }, mainModel: "claude-fake" })
+
+  /** Reads a.ts twice, then `between` runs, then a second prompt: its first request. */
+  const run = async (s: Scenario, between: () => void, prefix: string) => {
+    const session = await s.newSession()
+    s.model.script([read(s, "src/a.ts", `${prefix}_1`), read(s, "src/a.ts", `${prefix}_2`), done])
+    await s.prompt(session, "read a.ts twice")
+    const waiting = requestAfter(s.requests(), `${prefix}_2`)
+    between()
+    s.model.script([done])
+    await s.prompt(session, "anything else?")
+    return { waiting, next: s.requests().at(-1)! }
+  }
+
+  it("nothing edited: the next prompt's request sends the same system prompt, and the duplicate still waits", async () => {
+    const s = scenario()
+    const { waiting, next } = await run(s, () => {}, "u")
+    assert.strictEqual(systemText(next), systemText(waiting))
+    assert.isFalse(holdsPlaceholder(duplicateOf(next, "u")))
+  })
+
+  it("AGENTS.md edited: the next prompt's request carries the new text, and the duplicate with it", async () => {
+    const s = scenario()
+    const { waiting, next } = await run(s, () => writeFileSync(s.path("AGENTS.md"), "Use two spaces.\n"), "v")
+    assert.include(systemText(waiting), "Use tabs.")
+    assert.include(systemText(next), `Instructions from: ${s.path("AGENTS.md")}\nUse two spaces.`)
+    assert.isFalse(holdsPlaceholder(duplicateOf(waiting, "v")))
+    assert.isTrue(holdsPlaceholder(duplicateOf(next, "v")))
   })
 })

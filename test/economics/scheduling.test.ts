@@ -1,8 +1,8 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect } from "effect"
+import { Effect, FileSystem, Path } from "effect"
 import { TestClock } from "effect/testing"
 import { system } from "../../src/hooks/system.ts"
-import { assistant, fresh, type Msg, sessionID, tool, toolPart, user } from "../support/history.ts"
+import { assistant, fresh, type Msg, sessionID, toolPart, user } from "../support/history.ts"
 import { event, hostConfig } from "../../src/hooks/session.ts"
 import { send, stateOf } from "../pipeline/helpers.ts"
 import { content, modelRequest, muchLater, placeholderPattern, read, tagged, autoTest } from "./support.ts"
@@ -26,17 +26,38 @@ const warmDuplicate = Effect.gen(function*() {
   return yield* send(fresh(second))
 })
 
-/**
- * The duplicate waits on a warm cache, OpenCode's system hook reports a system prompt with no instruction files, and
- * the model then writes `file` in the project directory: the request after that write.
- */
-const warmDuplicateThenWrite = (file: string) =>
+/** Writes `file` (relative to the project directory under `root`), as the model, the user or a command may. */
+const writeFile = (root: string, file: string, text: string) =>
   Effect.gen(function*() {
-    yield* warmDuplicate
-    yield* system(sessionID, ["You are OpenCode, the best coding agent on the planet."], undefined)
+    const fs = yield* FileSystem.FileSystem
+    const path = yield* Path.Path
+    const at = path.join(root, "project", file)
+    yield* fs.makeDirectory(path.dirname(at), { recursive: true })
+    yield* fs.writeFileString(at, text)
+  }).pipe(Effect.orDie)
+
+/**
+ * The project holds `before` (files by path, relative to the project directory), the duplicate waits on a warm cache
+ * with OpenCode's system hook reporting a system prompt that carries `carried` (the same), and `after` is then
+ * written on disk: the request after that write, a second later.
+ */
+const warmDuplicateThenWrite = (
+  after: Readonly<Record<string, string>>,
+  options: { readonly before?: Readonly<Record<string, string>>; readonly carried?: ReadonlyArray<string> } = {}
+) =>
+(root: string) =>
+  Effect.gen(function*() {
+    for (const [file, text] of Object.entries(options.before ?? {})) yield* writeFile(root, file, text)
+    const instructions = (options.carried ?? []).map((file) =>
+      `Instructions from: ${root}/project/${file}\n${options.before?.[file] ?? ""}`
+    )
+    yield* send(fresh(first))
+    yield* system(sessionID, ["You are OpenCode, the best coding agent on the planet.", ...instructions], undefined)
+    yield* TestClock.adjust("1 minute")
+    yield* send(fresh(second))
+    for (const [file, text] of Object.entries(after)) yield* writeFile(root, file, text)
     yield* TestClock.adjust("1 second")
-    const write = tool({ tool: "write", callID: "w1", input: { filePath: file, content: "# Rules" }, output: "Wrote." })
-    return yield* send(fresh([...second, assistant([write])]))
+    return yield* send(fresh(second))
   })
 
 /**
@@ -153,15 +174,37 @@ describe("scheduling through the transform: triggers", () => {
       assert.strictEqual(outputOf(sent, "c1"), tagged(1, content(a)))
     }))
 
-  it.effect("after the model wrote the project's AGENTS.md, the next request applies the pending duplicate, a second later", () =>
+  it.effect("after the project's AGENTS.md was created, the next request applies the pending duplicate", () =>
     Effect.gen(function*() {
-      const sent = yield* autoTest(warmDuplicateThenWrite("AGENTS.md"))
+      const sent = yield* autoTest(warmDuplicateThenWrite({ "AGENTS.md": "# Rules" }))
       assert.match(outputOf(sent, "c1"), placeholderPattern)
     }))
 
-  it.effect("after the model wrote a file of no instructions, the pending duplicate waits", () =>
+  it.effect("after an instruction file the system prompt carried was edited, the next request applies it", () =>
     Effect.gen(function*() {
-      const sent = yield* autoTest(warmDuplicateThenWrite("NOTES.md"))
+      const sent = yield* autoTest(
+        warmDuplicateThenWrite({ "docs/rules.md": "Use spaces." }, {
+          before: { "docs/rules.md": "Use tabs." },
+          carried: ["docs/rules.md"]
+        })
+      )
+      assert.match(outputOf(sent, "c1"), placeholderPattern)
+    }))
+
+  it.effect("after a file of no instructions was written, the pending duplicate waits", () =>
+    Effect.gen(function*() {
+      const sent = yield* autoTest(warmDuplicateThenWrite({ "NOTES.md": "# Notes" }))
+      assert.strictEqual(outputOf(sent, "c1"), tagged(1, content(a)))
+    }))
+
+  it.effect("after a CLAUDE.md was created beside the AGENTS.md the system prompt carried, the duplicate waits", () =>
+    Effect.gen(function*() {
+      const sent = yield* autoTest(
+        warmDuplicateThenWrite({ "CLAUDE.md": "# Claude" }, {
+          before: { "AGENTS.md": "# Rules" },
+          carried: ["AGENTS.md"]
+        })
+      )
       assert.strictEqual(outputOf(sent, "c1"), tagged(1, content(a)))
     }))
 

@@ -1,20 +1,27 @@
 import { assert, describe, it } from "vitest"
 import {
+  absent,
   carriedInstructions,
-  changedInstructions,
-  changesInstructions,
-  type InstructionScope
+  type InstructionScope,
+  stampOf,
+  stampsDiffer,
+  watchedInstructions
 } from "../../src/engine/instructions.ts"
-import { addFile, call, patchText, worktree } from "./support.ts"
+import { worktree } from "./support.ts"
 
 // The project directory is a package inside the worktree (a git repository), as when a monorepo package is opened.
 const directory = `${worktree}/pkg`
+const globalConfigDir = "/home/u/.config/opencode"
 
 const scope = (...carried: ReadonlyArray<string>): InstructionScope => ({
   carried: new Set(carried),
   directory,
-  worktree
+  worktree,
+  globalConfigDir
 })
+
+const projectFiles = (scope: InstructionScope) =>
+  watchedInstructions(scope).filter((path) => path.startsWith(`${worktree}/`)).sort()
 
 describe("carriedInstructions", () => {
   it("finds every instruction file a system prompt names, in any of its texts", () => {
@@ -34,75 +41,78 @@ describe("carriedInstructions", () => {
   })
 })
 
-describe("changesInstructions", () => {
-  it("a file the system prompt carried, whatever its name, changes them", () => {
-    assert.isTrue(changesInstructions(`${worktree}/docs/rules.md`, scope(`${worktree}/docs/rules.md`)))
+describe("watchedInstructions", () => {
+  it("watches every file the system prompt carried, whatever its name", () => {
+    assert.include(watchedInstructions(scope(`${worktree}/docs/rules.md`)), `${worktree}/docs/rules.md`)
   })
 
-  it("a new AGENTS.md in the project directory changes them when the prompt carried no project file", () => {
-    assert.isTrue(changesInstructions(`${directory}/AGENTS.md`, scope("/home/u/.config/opencode/AGENTS.md")))
+  it("watches no instruction URL: what it serves is not on disk", () => {
+    const watched = watchedInstructions(scope("https://example.com/rules.md"))
+    assert.isFalse(watched.some((path) => path.startsWith("https:")))
   })
 
-  it("a new AGENTS.md in the directory joins the one carried from the worktree", () => {
-    assert.isTrue(changesInstructions(`${directory}/AGENTS.md`, scope(`${worktree}/AGENTS.md`)))
+  it("with no project file carried, watches each name in the directory and every folder up to the worktree", () => {
+    assert.deepStrictEqual(projectFiles(scope()), [
+      `${worktree}/AGENTS.md`,
+      `${worktree}/CLAUDE.md`,
+      `${worktree}/CONTEXT.md`,
+      `${directory}/AGENTS.md`,
+      `${directory}/CLAUDE.md`,
+      `${directory}/CONTEXT.md`
+    ])
   })
 
-  it("a new AGENTS.md takes over from a CLAUDE.md the prompt carried", () => {
-    assert.isTrue(changesInstructions(`${worktree}/AGENTS.md`, scope(`${directory}/CLAUDE.md`)))
+  it("with an AGENTS.md carried, watches AGENTS.md alone: OpenCode reads no CLAUDE.md then", () => {
+    assert.deepStrictEqual(projectFiles(scope(`${worktree}/AGENTS.md`)), [
+      `${worktree}/AGENTS.md`,
+      `${directory}/AGENTS.md`
+    ])
   })
 
-  it("a new CLAUDE.md is not read while the prompt carries an AGENTS.md of the project", () => {
-    assert.isFalse(changesInstructions(`${directory}/CLAUDE.md`, scope(`${worktree}/AGENTS.md`)))
+  it("with a CLAUDE.md carried, watches AGENTS.md too: a new one takes over", () => {
+    assert.deepStrictEqual(projectFiles(scope(`${directory}/CLAUDE.md`)), [
+      `${worktree}/AGENTS.md`,
+      `${worktree}/CLAUDE.md`,
+      `${directory}/AGENTS.md`,
+      `${directory}/CLAUDE.md`
+    ])
   })
 
-  it("an AGENTS.md below the project directory is not in the system prompt", () => {
-    assert.isFalse(changesInstructions(`${directory}/src/AGENTS.md`, scope()))
+  it("outside git, where the worktree is the directory, watches only the directory's own files", () => {
+    const watched = watchedInstructions({ carried: new Set(), directory, worktree: directory, globalConfigDir })
+    assert.deepStrictEqual(watched.filter((path) => path.startsWith("/root/")).sort(), [
+      `${directory}/AGENTS.md`,
+      `${directory}/CLAUDE.md`,
+      `${directory}/CONTEXT.md`
+    ])
   })
 
-  it("an AGENTS.md above the worktree is not in the system prompt", () => {
-    assert.isFalse(changesInstructions("/root/AGENTS.md", scope()))
-  })
-
-  it("a file of another name changes nothing", () => {
-    assert.isFalse(changesInstructions(`${directory}/README.md`, scope(`${worktree}/AGENTS.md`)))
-  })
-
-  it("outside git, where the worktree is the directory, only the directory's own files count", () => {
-    const outside = { carried: new Set<string>(), directory, worktree: directory }
-    assert.deepStrictEqual(
-      [changesInstructions(`${directory}/AGENTS.md`, outside), changesInstructions(`${worktree}/AGENTS.md`, outside)],
-      [true, false]
-    )
+  it("watches the global AGENTS.md, carried or not", () => {
+    assert.include(watchedInstructions(scope(`${worktree}/AGENTS.md`)), `${globalConfigDir}/AGENTS.md`)
   })
 })
 
-describe("changedInstructions", () => {
+describe("stampsDiffer", () => {
   const agents = `${worktree}/AGENTS.md`
-  const folders = { directory, worktree }
-  const carrying = [`Instructions from: ${agents}\nUse tabs.`]
+  const before = new Map([[agents, stampOf(1_000, 12)], [`${worktree}/CLAUDE.md`, absent]])
 
-  it("a completed write of the file changes them", () => {
-    assert.isTrue(
-      changedInstructions([call({ tool: "write", input: { filePath: agents, content: "x" } })], [], folders)
-    )
+  it("a file edited since tells a change", () => {
+    assert.isTrue(stampsDiffer(before, new Map([[agents, stampOf(2_000, 14)]])))
   })
 
-  it("a completed edit of a carried file changes them", () => {
-    const edit = call({ tool: "edit", input: { filePath: agents, oldString: "a", newString: "b" } })
-    assert.isTrue(changedInstructions([edit], carrying, folders))
+  it("a file created since tells a change", () => {
+    assert.isTrue(stampsDiffer(before, new Map([[`${worktree}/CLAUDE.md`, stampOf(2_000, 3)]])))
   })
 
-  it("a patch that adds the file changes them", () => {
-    const patch = call({ tool: "apply_patch", input: { patchText: patchText(addFile("AGENTS.md")) } })
-    assert.isTrue(changedInstructions([patch], [], { directory: worktree, worktree }))
+  it("a file gone since tells a change", () => {
+    assert.isTrue(stampsDiffer(before, new Map([[agents, absent]])))
   })
 
-  it("a failed edit leaves the file as it was", () => {
-    const edit = call({ tool: "edit", input: { filePath: agents, oldString: "a", newString: "b" }, error: "no match" })
-    assert.isFalse(changedInstructions([edit], carrying, folders))
+  it("the same files as they were tell none", () => {
+    assert.isFalse(stampsDiffer(before, new Map(before)))
   })
 
-  it("a read of the file changes nothing", () => {
-    assert.isFalse(changedInstructions([call({ tool: "read", input: { filePath: agents } })], carrying, folders))
+  it("a file only the later look saw tells none", () => {
+    assert.isFalse(stampsDiffer(before, new Map([[`${directory}/AGENTS.md`, stampOf(2_000, 3)]])))
   })
 })
