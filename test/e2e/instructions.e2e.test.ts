@@ -1,4 +1,5 @@
 import { writeFileSync } from "node:fs"
+import { join } from "node:path"
 import { assert, describe, it } from "vitest"
 import { call, done, holdsPlaceholder, read, sourceFile } from "./support/fixtures.ts"
 import type { RecordedRequest, Reply } from "./support/model-server.ts"
@@ -99,5 +100,15 @@ describe("the user edits the project's AGENTS.md outside OpenCode, between two p
     assert.include(systemText(next), `Instructions from: ${s.path("AGENTS.md")}\nUse two spaces.`)
     assert.isFalse(holdsPlaceholder(duplicateOf(waiting, "v")))
     assert.isTrue(holdsPlaceholder(duplicateOf(next, "v")))
+  })
+
+  it("a global AGENTS.md created: the next prompt's request carries it, and the duplicate with it", async () => {
+    const s = scenario()
+    const global = join(s.root, "home", ".config", "opencode", "AGENTS.md")
+    const { waiting, next } = await run(s, () => writeFileSync(global, "Answer in French.\n"), "w")
+    assert.notInclude(systemText(waiting), "Answer in French.")
+    assert.include(systemText(next), `Instructions from: ${global}\nAnswer in French.`)
+    assert.isFalse(holdsPlaceholder(duplicateOf(waiting, "w")))
+    assert.isTrue(holdsPlaceholder(duplicateOf(next, "w")))
   })
 })
