@@ -111,7 +111,7 @@ export const PluginConfigFile = Schema.Struct({
       "Mask old tool outputs, and the content of old file changes, once the context is large, keeping the most recent ones.",
       {
         enabled: setting(Schema.Boolean, true, "Mask stale tool outputs."),
-        trigger: setting(Tokens, 20000, "Start masking once the context holds this many tokens."),
+        trigger: setting(Tokens, 10000, "Start masking once the context holds this many tokens."),
         keepRecent: setting(Count, 5, "The most recent tool outputs that are never masked."),
         keepFiles: setting(
           Count,
