@@ -60,11 +60,11 @@ export const idOnlyHint: RecallHint = (id) => `id ${id}`
 export const noHint: RecallHint = () => ""
 
 /**
- * The call itself still shows its tool and arguments, so a placeholder only says what became of the output and how to
- * get it back (its recall hint). Placeholders are built only from facts that never change for a call (stable ID,
- * reason, the copy a repeat points to), so the same prune produces the same bytes on every request and the prompt
- * cache keeps matching. They carry no size: a long session sends hundreds of them on every request, and the size was
- * a third of what they cost (BENCHMARKS.md, "Placeholders").
+ * The call itself still shows its tool and arguments, so a placeholder only says what became of the content and how
+ * to get it back (its recall hint). Placeholders are built only from facts that never change for a call (stable ID,
+ * reason, the copy a repeat points to, the input key), so the same prune produces the same bytes on every request and
+ * the prompt cache keeps matching. They carry no size: a long session sends hundreds of them on every request, and
+ * the size was a third of what they cost (BENCHMARKS.md, "Placeholders"); the note to the user gives each prune's.
  */
 export const outputPlaceholder = (reason: Reason, id: number, recallHint: RecallHint, of?: CopyOf): string => {
   const hint = recallHint(id)
@@ -88,26 +88,22 @@ export const inputPlaceholder = (
   key: string,
   id: number,
   recallHint: RecallHint
-): string => {
-  const tokens = call.inputTokens[key] ?? approximateTokens(call.input[key])
-  return contentPlaceholder(call, reason, key, tokens, recallHint(id))
-}
+): string => contentPlaceholder(call, reason, key, recallHint(id))
 
 /** A file change's language server errors, pruned with its content (`Target.diagnostics`). */
 export const diagnosticsPlaceholder = (call: ToolCall, reason: Reason, id: number, recallHint: RecallHint): string =>
-  contentPlaceholder(call, reason, "LSP errors", call.diagnosticsTokens, recallHint(id))
+  contentPlaceholder(call, reason, "LSP errors", recallHint(id))
 
-const contentPlaceholder = (call: ToolCall, reason: Reason, what: string, tokens: number, hint: string): string => {
-  const size = `${formatTokens(tokens)} tokens`
+const contentPlaceholder = (call: ToolCall, reason: Reason, what: string, hint: string): string => {
   const said = reason === "supersedeWrites"
     ? [
-      `pruned ${what}: ${size}`,
+      `pruned ${what}`,
       call.contentFiles.length > 1 ? "the files were read again later" : "the file was read again later"
     ]
     : reason === "staleOutputs"
-    ? [`pruned ${what} of an old change: ${size}`]
+    ? [`pruned ${what} of an old change`]
     : call.status === "error"
-    ? [`pruned ${what} of a failed call: ${size}`]
-    : [`pruned ${what}: ${size}`]
+    ? [`pruned ${what} of a failed call`]
+    : [`pruned ${what}`]
   return `[${(hint === "" ? said : [...said, hint]).join("; ")}]`
 }

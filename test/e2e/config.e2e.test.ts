@@ -40,7 +40,7 @@ describe("purge errors with strategies.purgeErrors.turns = 1 in the project conf
     for (const request of [requestAfter(requests, "err_2"), requests.at(-1)!]) {
       assert.match(
         String(argumentsOf(request, "err_1")?.url),
-        placeholder("[pruned url of a failed call: ~N tokens; id 1]")
+        placeholder("[pruned url of a failed call; id 1]")
       )
       assert.strictEqual(resultOf(request, "err_1"), error)
       assert.notInclude(requestText(request), marker)

@@ -92,7 +92,7 @@ describe("a GPT model's file changes (apply_patch)", () => {
     const bothRead = requestAfter(s.requests(), "patch_4")
     assert.match(
       String(argumentsOf(bothRead, "patch_2")?.patchText),
-      placeholder("[pruned patchText: ~N tokens; the files were read again later; id 2]")
+      placeholder("[pruned patchText; the files were read again later; id 2]")
     )
     assert.strictEqual(occurrences(requestText(bothRead), `${marker} in new.ts`), 1)
     assert.include(resultOf(bothRead, "patch_4"), `${marker} in new.ts`)
@@ -211,7 +211,7 @@ describe("a GPT model in a subdirectory of a git repository (a monorepo package)
     assert.match(resultOf(afterRead, "pkg_1") ?? "", /\bM pkg\/src\/a\.ts\b/)
     assert.match(
       String(argumentsOf(afterRead, "pkg_1")?.patchText),
-      placeholder("[pruned patchText: ~N tokens; the file was read again later; id 1]")
+      placeholder("[pruned patchText; the file was read again later; id 1]")
     )
   })
 })

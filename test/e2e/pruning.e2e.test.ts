@@ -95,7 +95,7 @@ describe("the plugin in a main session", () => {
     assert.include(resultOf(afterRead, "write_2"), marker)
     assert.match(
       String(argumentsOf(afterRead, "write_1")?.content),
-      placeholder("[pruned content: ~N tokens; the file was read again later; id 1]")
+      placeholder("[pruned content; the file was read again later; id 1]")
     )
   })
 

@@ -78,10 +78,10 @@ describe("inputPlaceholder", () => {
   const write = () =>
     call({ tool: "write", input: { filePath: "src/a.ts", content: "x" }, inputTokens: { filePath: 3, content: 2500 } })
 
-  it("names the input, its size and the ID, and says the file was read again", () => {
+  it("names the input and the ID, and says the file was read again", () => {
     assert.strictEqual(
       inputPlaceholder(write(), "supersedeWrites", "content", 9, idOnlyHint),
-      "[pruned content: ~2.5k tokens; the file was read again later; id 9]"
+      "[pruned content; the file was read again later; id 9]"
     )
   })
 
@@ -93,7 +93,7 @@ describe("inputPlaceholder", () => {
     })
     assert.strictEqual(
       inputPlaceholder(patch, "supersedeWrites", "patchText", 4, idOnlyHint),
-      "[pruned patchText: ~800 tokens; the files were read again later; id 4]"
+      "[pruned patchText; the files were read again later; id 4]"
     )
   })
 
@@ -101,20 +101,16 @@ describe("inputPlaceholder", () => {
     const failed = call({ tool: "bash", input: { command: "x" }, inputTokens: { command: 40 }, error: "exit 1" })
     assert.strictEqual(
       inputPlaceholder(failed, "purgeErrors", "command", 2, idOnlyHint),
-      "[pruned command of a failed call: ~40 tokens; id 2]"
+      "[pruned command of a failed call; id 2]"
     )
   })
 
-  it("estimates the size of an input that is not a string", () => {
-    const question = call({
-      tool: "question",
-      input: { questions: [{ question: "a".repeat(390) }] },
-      inputTokens: {}
-    })
-    // 407 characters of JSON at about four characters a token
+  it("gives no size: the same input pruned is the same text however large it was", () => {
+    const sized = (content: number) =>
+      call({ tool: "write", input: { filePath: "src/a.ts", content: "x" }, inputTokens: { filePath: 3, content } })
     assert.strictEqual(
-      inputPlaceholder(question, "discard", "questions", 5, idOnlyHint),
-      "[pruned questions: ~102 tokens; id 5]"
+      inputPlaceholder(sized(40), "supersedeWrites", "content", 9, idOnlyHint),
+      inputPlaceholder(sized(40_000), "supersedeWrites", "content", 9, idOnlyHint)
     )
   })
 })
@@ -124,11 +120,11 @@ describe("diagnosticsPlaceholder", () => {
     const edit = call({ tool: "edit", input: { filePath: "a", oldString: "x", newString: "y" }, diagnosticsTokens: 90 })
     assert.strictEqual(
       diagnosticsPlaceholder(edit, "staleOutputs", 4, recallToolHint),
-      "[pruned LSP errors of an old change: ~90 tokens; recall 4]"
+      "[pruned LSP errors of an old change; recall 4]"
     )
     assert.strictEqual(
       diagnosticsPlaceholder(edit, "supersedeWrites", 4, recallToolHint),
-      "[pruned LSP errors: ~90 tokens; the file was read again later; recall 4]"
+      "[pruned LSP errors; the file was read again later; recall 4]"
     )
   })
 })

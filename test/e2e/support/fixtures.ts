@@ -16,12 +16,12 @@ export const read = (scenario: Scenario, file: string, id: string): Reply =>
 export const done: Reply = { text: "Done." }
 
 /**
- * Matches a placeholder written as it reads, e.g. `[pruned content of an old change: ~N tokens; id 1]`: `~N` stands
- * for any token count, and `id 1` also matches `recall 1` (the handle placeholders use when the recall tool is on).
+ * Matches a placeholder written as it reads, e.g. `[pruned content of an old change; id 1]`, where `id 1` also matches
+ * `recall 1` (the handle placeholders use when the recall tool is on).
  */
 export const placeholder = (text: string): RegExp => {
   const escaped = text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
-  return new RegExp(`^${escaped.replace("~N", "~[\\d.]+[kM]?").replace(/id (\d+)\\\]$/, "(?:id|recall) $1\\]")}$`)
+  return new RegExp(`^${escaped.replace(/id (\d+)\\\]$/, "(?:id|recall) $1\\]")}$`)
 }
 
 /**
