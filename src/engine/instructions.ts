@@ -26,19 +26,24 @@ export const carriedInstructions = (systemTexts: ReadonlyArray<string>): Readonl
 export interface InstructionScope {
   /** What the previous request's system prompt carried (`carriedInstructions`), if the plugin saw it. */
   readonly carried: ReadonlySet<string>
-  /** The project directory, and the folder above it where OpenCode stops looking (the directory itself outside git). */
+  /** The project directory, and the folder above it where OpenCode stops looking (`Paths.instructionsStop`). */
   readonly directory: string
-  readonly worktree: string
+  readonly stop: string
   /** OpenCode's global config directory, where a global `AGENTS.md` takes over from `~/.claude/CLAUDE.md`. */
   readonly globalConfigDir: string
 }
 
-/** The project's folders OpenCode looks for instruction files in, the directory first. */
-const foldersUp = (directory: string, worktree: string): ReadonlyArray<string> => {
+/**
+ * The project's folders OpenCode looks for instruction files in, the directory first, as its `findUp` walks: up to
+ * `stop`, or to the root when `stop` is not above the directory ("/" outside git).
+ */
+const foldersUp = (directory: string, stop: string): ReadonlyArray<string> => {
   const folders = [directory]
   let folder = directory
-  while (folder !== worktree && folder.startsWith(`${worktree}/`)) {
-    folder = posix.dirname(folder)
+  while (folder !== stop) {
+    const parent = posix.dirname(folder)
+    if (parent === folder) break
+    folder = parent
     folders.push(folder)
   }
   return folders
@@ -53,7 +58,7 @@ const foldersUp = (directory: string, worktree: string): ReadonlyArray<string> =
  */
 export const watchedInstructions = (scope: InstructionScope): ReadonlyArray<string> => {
   const watched = new Set([...scope.carried].filter((path) => path.startsWith("/")))
-  const folders = foldersUp(scope.directory, scope.worktree)
+  const folders = foldersUp(scope.directory, scope.stop)
   const carriedRanks = [...scope.carried].flatMap((carried) =>
     folders.includes(posix.dirname(carried)) ? [projectNames.indexOf(posix.basename(carried))] : []
   ).filter((rank) => rank >= 0)

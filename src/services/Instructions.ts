@@ -42,7 +42,7 @@ export class Instructions extends Context.Service<Instructions, {
             const watched = watchedInstructions({
               carried: carriedInstructions(state.systemTexts ?? []),
               directory: paths.projectDir,
-              worktree: paths.worktree,
+              stop: paths.instructionsStop,
               globalConfigDir: paths.globalConfigDir
             })
             const now = new Map(watched.map(look))

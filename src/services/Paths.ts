@@ -18,6 +18,11 @@ export class Paths extends Context.Service<Paths, {
    * OpenCode reports no worktree (it reports "/" for a directory outside git).
    */
   readonly worktree: string
+  /**
+   * Where OpenCode stops looking for the project's instruction files as it goes up from the directory: the worktree
+   * as OpenCode reports it, so "/" outside git, where it looks in every folder up to the root.
+   */
+  readonly instructionsStop: string
   /** One JSON file per session, plus lifetime statistics. */
   readonly stateDir: string
   /** Debug logs and context snapshots. */
@@ -43,6 +48,9 @@ export class Paths extends Context.Service<Paths, {
           projectDir: project.directory,
           worktree: project.worktree === undefined || project.worktree === "/" || project.worktree === ""
             ? project.directory
+            : project.worktree,
+          instructionsStop: project.worktree === undefined || project.worktree === ""
+            ? project.directory
             : project.worktree
         }))
       }).pipe(
@@ -63,7 +71,8 @@ export class Paths extends Context.Service<Paths, {
           dataHome: path.join(root, "data"),
           envConfigDir: Option.fromNullishOr(options.envConfigDir),
           projectDir,
-          worktree: projectDir
+          worktree: projectDir,
+          instructionsStop: projectDir
         }))
       })
     )
@@ -78,6 +87,7 @@ const resolve = (path: Path.Path, dirs: {
   readonly envConfigDir: Option.Option<string>
   readonly projectDir: string
   readonly worktree: string
+  readonly instructionsStop: string
 }): Paths["Service"] => {
   const globalConfigDir = path.join(dirs.configHome, "opencode")
   return {
@@ -85,6 +95,7 @@ const resolve = (path: Path.Path, dirs: {
     envConfigDir: dirs.envConfigDir,
     projectDir: dirs.projectDir,
     worktree: dirs.worktree,
+    instructionsStop: dirs.instructionsStop,
     stateDir: path.join(dirs.dataHome, ...stateDirInDataHome),
     logDir: path.join(globalConfigDir, "logs", "dcp")
   }

@@ -102,6 +102,16 @@ describe("the user edits the project's AGENTS.md outside OpenCode, between two p
     assert.isTrue(holdsPlaceholder(duplicateOf(next, "v")))
   })
 
+  it("an AGENTS.md created above a project outside git: OpenCode reads it, and the duplicate goes with it", async () => {
+    const s = scenario()
+    const above = join(s.root, "AGENTS.md")
+    const { waiting, next } = await run(s, () => writeFileSync(above, "Keep answers short.\n"), "x")
+    assert.notInclude(systemText(waiting), "Keep answers short.")
+    assert.include(systemText(next), `Instructions from: ${above}\nKeep answers short.`)
+    assert.isFalse(holdsPlaceholder(duplicateOf(waiting, "x")))
+    assert.isTrue(holdsPlaceholder(duplicateOf(next, "x")))
+  })
+
   it("a global AGENTS.md created: the next prompt's request carries it, and the duplicate with it", async () => {
     const s = scenario()
     const global = join(s.root, "home", ".config", "opencode", "AGENTS.md")

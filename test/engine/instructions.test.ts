@@ -16,7 +16,7 @@ const globalConfigDir = "/home/u/.config/opencode"
 const scope = (...carried: ReadonlyArray<string>): InstructionScope => ({
   carried: new Set(carried),
   directory,
-  worktree,
+  stop: worktree,
   globalConfigDir
 })
 
@@ -78,13 +78,18 @@ describe("watchedInstructions", () => {
     ])
   })
 
-  it("outside git, where the worktree is the directory, watches only the directory's own files", () => {
-    const watched = watchedInstructions({ carried: new Set(), directory, worktree: directory, globalConfigDir })
-    assert.deepStrictEqual(watched.filter((path) => path.startsWith("/root/")).sort(), [
-      `${directory}/AGENTS.md`,
-      `${directory}/CLAUDE.md`,
-      `${directory}/CONTEXT.md`
-    ])
+  it('outside git, where OpenCode reports the worktree as "/", watches every folder up to the root, as it looks', () => {
+    const watched = watchedInstructions({ carried: new Set(), directory, stop: "/", globalConfigDir })
+    assert.deepStrictEqual(
+      watched.filter((path) => path.endsWith("/AGENTS.md")).sort(),
+      [
+        "/AGENTS.md",
+        `${globalConfigDir}/AGENTS.md`,
+        "/root/AGENTS.md",
+        `${worktree}/AGENTS.md`,
+        `${directory}/AGENTS.md`
+      ].sort()
+    )
   })
 
   it("watches the global AGENTS.md, carried or not", () => {

@@ -40,4 +40,16 @@ describe("Paths", () => {
         "/work/app"
       )
     }))
+
+  it.effect("looks for instruction files up to the worktree OpenCode reports, the root outside git", () =>
+    Effect.gen(function*() {
+      assert.strictEqual(
+        (yield* resolved({ directory: "/work/app", worktree: "/" }, { HOME: "/h" })).instructionsStop,
+        "/"
+      )
+      assert.strictEqual(
+        (yield* resolved({ directory: "/work/app/pkg", worktree: "/work/app" }, { HOME: "/h" })).instructionsStop,
+        "/work/app"
+      )
+    }))
 })
