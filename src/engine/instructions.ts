@@ -6,9 +6,8 @@ import { posix } from "node:path"
  * first of these names found in the directory or a folder above it, up to the worktree (all the folders' files of
  * that name, none of the later names); the first of a global `AGENTS.md` (in OpenCode's config directory) and
  * `~/.claude/CLAUDE.md`; and the files the config's `instructions` name. Each goes in as `Instructions from: <path>`
- * and its content. OpenCode's switches that skip some of them (`OPENCODE_DISABLE_CLAUDE_CODE[_PROMPT]`,
- * `OPENCODE_DISABLE_PROJECT_CONFIG`) are not read here: a change of a file they skip is taken as a change of the
- * prompt, which costs at most one early rewrite of what waits.
+ * and its content. `OPENCODE_DISABLE_CLAUDE_CODE[_PROMPT]` leaves the `CLAUDE.md` files out, and
+ * `OPENCODE_DISABLE_PROJECT_CONFIG` the project's.
  */
 const projectNames: ReadonlyArray<string> = ["AGENTS.md", "CLAUDE.md", "CONTEXT.md"]
 
@@ -31,6 +30,11 @@ export interface InstructionScope {
   readonly stop: string
   /** OpenCode's global config directory, where a global `AGENTS.md` takes over from `~/.claude/CLAUDE.md`. */
   readonly globalConfigDir: string
+  readonly home: string
+  /** OpenCode reads `CLAUDE.md` files (no `OPENCODE_DISABLE_CLAUDE_CODE[_PROMPT]`). */
+  readonly claudeCode: boolean
+  /** OpenCode reads the project's instruction files (no `OPENCODE_DISABLE_PROJECT_CONFIG`). */
+  readonly projectFiles: boolean
 }
 
 /**
@@ -53,20 +57,23 @@ const foldersUp = (directory: string, stop: string): ReadonlyArray<string> => {
  * The files whose change on disk changes the instructions of OpenCode's next system prompt: every file the previous
  * one carried (an edit, or the file gone), and the files whose creation OpenCode would read from then on: a project
  * file of a name no later in its order than the project files carried, in any of the project's folders, and a global
- * `AGENTS.md`. Not watched: a new file that a glob of the config's `instructions` would match, a new
- * `~/.claude/CLAUDE.md`, and what an instruction URL serves.
+ * `AGENTS.md`, or while there is none, a `~/.claude/CLAUDE.md`. Not watched: a new file that a glob of the config's
+ * `instructions` would match, and what an instruction URL serves.
  */
 export const watchedInstructions = (scope: InstructionScope): ReadonlyArray<string> => {
   const watched = new Set([...scope.carried].filter((path) => path.startsWith("/")))
-  const folders = foldersUp(scope.directory, scope.stop)
+  const read = scope.claudeCode ? projectNames : projectNames.filter((name) => name !== "CLAUDE.md")
+  const folders = scope.projectFiles ? foldersUp(scope.directory, scope.stop) : []
   const carriedRanks = [...scope.carried].flatMap((carried) =>
-    folders.includes(posix.dirname(carried)) ? [projectNames.indexOf(posix.basename(carried))] : []
+    folders.includes(posix.dirname(carried)) ? [read.indexOf(posix.basename(carried))] : []
   ).filter((rank) => rank >= 0)
-  const names = projectNames.slice(0, Math.min(projectNames.length - 1, ...carriedRanks) + 1)
+  const names = read.slice(0, Math.min(read.length - 1, ...carriedRanks) + 1)
   for (const folder of folders) {
     for (const name of names) watched.add(posix.join(folder, name))
   }
-  watched.add(posix.join(scope.globalConfigDir, "AGENTS.md"))
+  const globalAgents = posix.join(scope.globalConfigDir, "AGENTS.md")
+  watched.add(globalAgents)
+  if (scope.claudeCode && !scope.carried.has(globalAgents)) watched.add(posix.join(scope.home, ".claude", "CLAUDE.md"))
   return [...watched]
 }
 

@@ -1,5 +1,5 @@
 import { statSync } from "node:fs"
-import { Context, Effect, Layer, Result } from "effect"
+import { Config, Context, Effect, Layer, Result } from "effect"
 import {
   absent,
   carriedInstructions,
@@ -28,6 +28,12 @@ export class Instructions extends Context.Service<Instructions, {
     Instructions,
     Effect.gen(function*() {
       const paths = yield* Paths
+      // OpenCode's own switches, read from the environment it shares with the plugin, as it reads them.
+      const flag = (name: string) =>
+        Config.Boolean(name).pipe(Config.withDefault(false), Effect.orElseSucceed(() => false))
+      const claudeCode = !(yield* flag("OPENCODE_DISABLE_CLAUDE_CODE")) &&
+        !(yield* flag("OPENCODE_DISABLE_CLAUDE_CODE_PROMPT"))
+      const projectFiles = !(yield* flag("OPENCODE_DISABLE_PROJECT_CONFIG"))
       // Synchronous on purpose: the transform looks at up to ~8 files on every request, and most of them do not
       // exist. A stat through the async FileSystem is a round trip through libuv's thread pool (~170 µs for five,
       // against ~6 µs); on the benchmark's 1,000-call session that put 0.3-0.8 ms on the median request.
@@ -43,7 +49,10 @@ export class Instructions extends Context.Service<Instructions, {
               carried: carriedInstructions(state.systemTexts ?? []),
               directory: paths.projectDir,
               stop: paths.instructionsStop,
-              globalConfigDir: paths.globalConfigDir
+              globalConfigDir: paths.globalConfigDir,
+              home: paths.home,
+              claudeCode,
+              projectFiles
             })
             const now = new Map(watched.map(look))
             const before = state.instructionStamps

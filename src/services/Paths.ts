@@ -9,6 +9,8 @@ import { stateDirInDataHome } from "../state/status.ts"
 export class Paths extends Context.Service<Paths, {
   /** OpenCode's global config directory: `$XDG_CONFIG_HOME/opencode`. */
   readonly globalConfigDir: string
+  /** The home directory (`$HOME`), where OpenCode also reads `~/.claude/CLAUDE.md`. */
+  readonly home: string
   /** `$OPENCODE_CONFIG_DIR`, when set. */
   readonly envConfigDir: Option.Option<string>
   /** The project OpenCode runs in (`PluginInput.directory`). */
@@ -42,6 +44,7 @@ export class Paths extends Context.Service<Paths, {
         const configHome = Option.getOrElse(yield* env("XDG_CONFIG_HOME"), () => path.join(home, ".config"))
         const dataHome = Option.getOrElse(yield* env("XDG_DATA_HOME"), () => path.join(home, ".local", "share"))
         return Paths.of(resolve(path, {
+          home,
           configHome,
           dataHome,
           envConfigDir: yield* env("OPENCODE_CONFIG_DIR"),
@@ -67,6 +70,7 @@ export class Paths extends Context.Service<Paths, {
         const path = yield* Path.Path
         const projectDir = path.join(root, "project")
         return Paths.of(resolve(path, {
+          home: path.join(root, "home"),
           configHome: path.join(root, "config"),
           dataHome: path.join(root, "data"),
           envConfigDir: Option.fromNullishOr(options.envConfigDir),
@@ -82,6 +86,7 @@ const definedOnly = (env: Readonly<Record<string, string | undefined>>): Record<
   Object.fromEntries(Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined))
 
 const resolve = (path: Path.Path, dirs: {
+  readonly home: string
   readonly configHome: string
   readonly dataHome: string
   readonly envConfigDir: Option.Option<string>
@@ -91,6 +96,7 @@ const resolve = (path: Path.Path, dirs: {
 }): Paths["Service"] => {
   const globalConfigDir = path.join(dirs.configHome, "opencode")
   return {
+    home: dirs.home,
     globalConfigDir,
     envConfigDir: dirs.envConfigDir,
     projectDir: dirs.projectDir,

@@ -46,6 +46,14 @@ describe("the model changes the project's AGENTS.md", () => {
     assert.isFalse(holdsPlaceholder(duplicateOf(after, "n")))
   })
 
+  it("CLAUDE.md written while OpenCode skips CLAUDE.md files (OPENCODE_DISABLE_CLAUDE_CODE): the duplicate waits", async () => {
+    const s = scenario()
+    const write = call("write", { filePath: s.path("CLAUDE.md"), content: "Use tabs.\n" }, "k_3")
+    const { waiting, after } = await run(s, write, "k")
+    assert.strictEqual(systemText(after), systemText(waiting))
+    assert.isFalse(holdsPlaceholder(duplicateOf(after, "k")))
+  })
+
   it("AGENTS.md created: the next request carries it, and the duplicate with it", async () => {
     const s = scenario()
     const write = call("write", { filePath: s.path("AGENTS.md"), content: "Use tabs.\n" }, "c_3")

@@ -12,12 +12,16 @@ import { worktree } from "./support.ts"
 // The project directory is a package inside the worktree (a git repository), as when a monorepo package is opened.
 const directory = `${worktree}/pkg`
 const globalConfigDir = "/home/u/.config/opencode"
+const home = "/home/u"
 
 const scope = (...carried: ReadonlyArray<string>): InstructionScope => ({
   carried: new Set(carried),
   directory,
   stop: worktree,
-  globalConfigDir
+  globalConfigDir,
+  home,
+  claudeCode: true,
+  projectFiles: true
 })
 
 const projectFiles = (scope: InstructionScope) =>
@@ -79,7 +83,7 @@ describe("watchedInstructions", () => {
   })
 
   it('outside git, where OpenCode reports the worktree as "/", watches every folder up to the root, as it looks', () => {
-    const watched = watchedInstructions({ carried: new Set(), directory, stop: "/", globalConfigDir })
+    const watched = watchedInstructions({ ...scope(), stop: "/" })
     assert.deepStrictEqual(
       watched.filter((path) => path.endsWith("/AGENTS.md")).sort(),
       [
@@ -94,6 +98,26 @@ describe("watchedInstructions", () => {
 
   it("watches the global AGENTS.md, carried or not", () => {
     assert.include(watchedInstructions(scope(`${worktree}/AGENTS.md`)), `${globalConfigDir}/AGENTS.md`)
+  })
+
+  it("with OpenCode's CLAUDE.md files switched off (OPENCODE_DISABLE_CLAUDE_CODE), watches none of them", () => {
+    const watched = watchedInstructions({ ...scope(), claudeCode: false })
+    assert.deepStrictEqual(watched.filter((path) => path.endsWith("CLAUDE.md")), [])
+    assert.include(watched, `${directory}/CONTEXT.md`)
+  })
+
+  it("with the project's files switched off (OPENCODE_DISABLE_PROJECT_CONFIG), watches only the global ones", () => {
+    assert.deepStrictEqual([...watchedInstructions({ ...scope(), projectFiles: false })].sort(), [
+      `${home}/.claude/CLAUDE.md`,
+      `${globalConfigDir}/AGENTS.md`
+    ])
+  })
+
+  it("watches ~/.claude/CLAUDE.md while the system prompt carries no global AGENTS.md, which OpenCode reads first", () => {
+    assert.deepStrictEqual([
+      watchedInstructions(scope()).includes(`${home}/.claude/CLAUDE.md`),
+      watchedInstructions(scope(`${globalConfigDir}/AGENTS.md`)).includes(`${home}/.claude/CLAUDE.md`)
+    ], [true, false])
   })
 })
 
