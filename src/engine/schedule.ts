@@ -14,9 +14,9 @@ type Trigger =
   | "immediate"
   /**
    * The cache expired (no request for `ttlSeconds`), the request goes to another model (a provider caches per
-   * model), it is the first of a new day (`dateChanged`), or the first since the tools OpenCode offers (an MCP
-   * server's) or the instruction files of its system prompt (the model's change of one) changed: the whole prompt is
-   * written again anyway.
+   * model), it is the first of a new day (`dateChanged`), the first since the tools OpenCode offers (an MCP server's)
+   * or the instruction files of its system prompt (on disk) changed, or the first to or from an agent with a prompt of
+   * its own: the whole prompt is written again anyway.
    */
   | "cold"
   /** OpenCode compacted the session: what follows the summary is sent for the first time. */
@@ -146,7 +146,7 @@ export const cacheExpired = (idleSeconds: number | undefined, ttlSeconds: number
  * read from it in time: OpenCode calls `messages.transform`, where the decision is made, before it reads the
  * instruction files and calls `system.transform` for the same request (seen on the real host with `AGENTS.md` edited
  * between two prompts), so the plugin would learn of them one request late, on a cache that request has already
- * written again. The model's own change of an instruction file is seen in the history instead (instructions.ts).
+ * written again. A changed instruction file is seen on disk instead (services/Instructions.ts).
  */
 export const dateChanged = (now: number, last: number | undefined): boolean =>
   last !== undefined && new Date(now).toDateString() !== new Date(last).toDateString()
