@@ -19,11 +19,11 @@
  *   last two turns and the newest 40,000 tokens of tool output are cleared, once at least 20,000 tokens can go; a
  *   cleared output is sent as `[Old tool result content cleared]` from then on.
  */
-import { posix } from "node:path"
 import type { Hooks } from "@opencode-ai/plugin"
 import { tool } from "@opencode-ai/plugin"
 import { fileFieldsOf } from "../engine/calls.ts"
 import { patchFiles } from "../engine/patch.ts"
+import { pathRulesOf } from "../engine/pathRules.ts"
 import { hostArgumentsSchema } from "../host/toolSchema.ts"
 import { visibleHistory } from "../host/view.ts"
 import type { PricingProfile } from "../pricing/profiles.ts"
@@ -143,10 +143,11 @@ const editedFiles = (part: Msg["parts"][number], directory: string): ReadonlyArr
   if (part.type !== "tool") return []
   if (part.tool === "apply_patch") {
     const text = part.state?.input?.patchText
-    return typeof text === "string" ? patchFiles(text).updated.map((path) => posix.resolve(directory, path)) : []
+    const rules = pathRulesOf(directory)
+    return typeof text === "string" ? patchFiles(text).updated.map((path) => rules.resolve(directory, path)) : []
   }
   const path = editTools.has(part.tool) ? filePathOf(part) : undefined
-  return path === undefined ? [] : [posix.resolve(directory, path)]
+  return path === undefined ? [] : [pathRulesOf(directory).resolve(directory, path)]
 }
 
 /**

@@ -2,6 +2,7 @@ import { posix } from "node:path"
 import { Predicate } from "effect"
 import type { ToolStatus } from "../host/schema.ts"
 import { patchFiles } from "./patch.ts"
+import { pathRulesOf } from "./pathRules.ts"
 
 /** One tool call as the model sees it in the current request. */
 export interface ToolCall {
@@ -106,7 +107,10 @@ const copyTools: ReadonlySet<string> = new Set(["read", "write"])
 
 const none: ReadonlyArray<string> = []
 
-/** The file fields of a call, computed once when indexed; paths resolved against `directory`, as OpenCode does. */
+/**
+ * The file fields of a call, computed once when indexed; paths resolved against `directory`, as OpenCode does (on
+ * Windows by Windows' rules, so `src/a.ts` and `C:/app/src/a.ts` are the same file as `C:\app\src\a.ts`).
+ */
 export const fileFieldsOf = (
   tool: string,
   input: Readonly<Record<string, unknown>>,
@@ -117,7 +121,8 @@ export const fileFieldsOf = (
     if (typeof text !== "string")
       return { filePath: undefined, absolutePath: undefined, files: none, contentFiles: none, copiedFiles: none }
     const { added, changed, named } = patchFiles(text)
-    const resolve = (path: string) => posix.resolve(directory, path)
+    const rules = pathRulesOf(directory)
+    const resolve = (path: string) => rules.resolve(directory, path)
     return {
       filePath: undefined,
       absolutePath: undefined,
@@ -129,7 +134,7 @@ export const fileFieldsOf = (
   const filePath = filePathOf(tool, input)
   if (filePath === undefined)
     return { filePath, absolutePath: undefined, files: none, contentFiles: none, copiedFiles: none }
-  const absolutePath = posix.resolve(directory, filePath)
+  const absolutePath = pathRulesOf(directory).resolve(directory, filePath)
   const files = [absolutePath]
   return {
     filePath,
@@ -142,8 +147,16 @@ export const fileFieldsOf = (
 
 /** Paths inside the project are shown relative to it: shorter for the model, clearer for people. */
 export const relativePath = (filePath: string, worktree: string): string => {
-  const root = worktree.endsWith("/") ? worktree : `${worktree}/`
-  return filePath.startsWith(root) ? filePath.slice(root.length) : filePath
+  const rules = pathRulesOf(worktree)
+  if (rules === posix) {
+    const root = worktree.endsWith("/") ? worktree : `${worktree}/`
+    return filePath.startsWith(root) ? filePath.slice(root.length) : filePath
+  }
+  if (!rules.isAbsolute(filePath)) return filePath
+  const relative = rules.relative(worktree, filePath)
+  return relative === "" || relative === ".." || relative.startsWith("..\\") || rules.isAbsolute(relative)
+    ? filePath
+    : relative
 }
 
 const pathArguments = new Set(["filePath", "path"])

@@ -1,4 +1,5 @@
-import { posix } from "node:path"
+import type { PlatformPath } from "node:path"
+import { pathRulesOf } from "./pathRules.ts"
 
 /**
  * The instruction files OpenCode 1.18.33 puts in the system prompt it builds for every request (its `Instruction`
@@ -41,11 +42,11 @@ export interface InstructionScope {
  * The project's folders OpenCode looks for instruction files in, the directory first, as its `findUp` walks: up to
  * `stop`, or to the root when `stop` is not above the directory ("/" outside git).
  */
-const foldersUp = (directory: string, stop: string): ReadonlyArray<string> => {
+const foldersUp = (rules: PlatformPath, directory: string, stop: string): ReadonlyArray<string> => {
   const folders = [directory]
   let folder = directory
   while (folder !== stop) {
-    const parent = posix.dirname(folder)
+    const parent = rules.dirname(folder)
     if (parent === folder) break
     folder = parent
     folders.push(folder)
@@ -61,19 +62,21 @@ const foldersUp = (directory: string, stop: string): ReadonlyArray<string> => {
  * `instructions` would match, and what an instruction URL serves.
  */
 export const watchedInstructions = (scope: InstructionScope): ReadonlyArray<string> => {
-  const watched = new Set([...scope.carried].filter((path) => path.startsWith("/")))
+  const rules = pathRulesOf(scope.directory)
+  // An instruction URL is carried by its address, which is no absolute path.
+  const watched = new Set([...scope.carried].filter((path) => rules.isAbsolute(path)))
   const read = scope.claudeCode ? projectNames : projectNames.filter((name) => name !== "CLAUDE.md")
-  const folders = scope.projectFiles ? foldersUp(scope.directory, scope.stop) : []
+  const folders = scope.projectFiles ? foldersUp(rules, scope.directory, scope.stop) : []
   const carriedRanks = [...scope.carried].flatMap((carried) =>
-    folders.includes(posix.dirname(carried)) ? [read.indexOf(posix.basename(carried))] : []
+    folders.includes(rules.dirname(carried)) ? [read.indexOf(rules.basename(carried))] : []
   ).filter((rank) => rank >= 0)
   const names = read.slice(0, Math.min(read.length - 1, ...carriedRanks) + 1)
   for (const folder of folders) {
-    for (const name of names) watched.add(posix.join(folder, name))
+    for (const name of names) watched.add(rules.join(folder, name))
   }
-  const globalAgents = posix.join(scope.globalConfigDir, "AGENTS.md")
+  const globalAgents = rules.join(scope.globalConfigDir, "AGENTS.md")
   watched.add(globalAgents)
-  if (scope.claudeCode && !scope.carried.has(globalAgents)) watched.add(posix.join(scope.home, ".claude", "CLAUDE.md"))
+  if (scope.claudeCode && !scope.carried.has(globalAgents)) watched.add(rules.join(scope.home, ".claude", "CLAUDE.md"))
   return [...watched]
 }
 

@@ -1,6 +1,7 @@
-import { posix } from "node:path"
+import { win32 } from "node:path"
 import picomatch from "picomatch"
 import type { ToolCall } from "./calls.ts"
+import { pathRulesOf, withSlashes } from "./pathRules.ts"
 
 /**
  * Tools whose calls are never pruned by any rule: they carry the plan, the sub-agents' work, the model's own
@@ -52,19 +53,27 @@ const matcher = (patterns: ReadonlyArray<string>, options: picomatch.PicomatchOp
 
 const fileMatcher = (patterns: ReadonlyArray<string>, roots: ReadonlyArray<string>): (call: ToolCall) => boolean => {
   if (patterns.length === 0) return () => false
-  const byName = matcher(patterns.filter((pattern) => !pattern.includes("/")), { dot: true, basename: true })
-  const byPath = matcher(patterns.filter((pattern) => pattern.includes("/")), { dot: true })
+  // Patterns are written with forward slashes everywhere; on Windows a path is matched with its separators turned,
+  // and without regard to case, as its file systems name files.
+  const rules = pathRulesOf(roots[0] ?? "/")
+  const nocase = rules === win32
+  const byName = matcher(patterns.filter((pattern) => !pattern.includes("/")), { dot: true, basename: true, nocase })
+  const byPath = matcher(patterns.filter((pattern) => pattern.includes("/")), { dot: true, nocase })
   // A call's files never change, so each call is matched once.
   const known = new WeakMap<ToolCall, boolean>()
   const inside = (root: string, absolute: string) => {
-    const relative = posix.relative(root, absolute)
-    return relative !== "" && !relative.startsWith("../") && relative !== ".." ? relative : undefined
+    const relative = withSlashes(rules.relative(root, absolute), rules)
+    return relative !== "" && !relative.startsWith("../") && relative !== ".." && !rules.isAbsolute(relative)
+      ? relative
+      : undefined
   }
-  const matches = (absolute: string) =>
-    byName(absolute) || byPath(absolute) || roots.some((root) => {
+  const matches = (absolute: string) => {
+    const slashed = withSlashes(absolute, rules)
+    return byName(slashed) || byPath(slashed) || roots.some((root) => {
       const relative = inside(root, absolute)
       return relative !== undefined && byPath(relative)
     })
+  }
   return (call) => {
     if (call.files.length === 0) return false
     const cached = known.get(call)

@@ -1,5 +1,5 @@
 import { assert, describe, it } from "vitest"
-import { filePathOf, keyParameterOf, relativePath, signatureOf } from "../../src/engine/calls.ts"
+import { fileFieldsOf, filePathOf, keyParameterOf, relativePath, signatureOf } from "../../src/engine/calls.ts"
 import { addFile, deleteFile, patchText, updateFile, worktree } from "./support.ts"
 
 describe("keyParameterOf", () => {
@@ -68,6 +68,38 @@ describe("relativePath", () => {
   it("accepts a worktree with or without a trailing slash", () => {
     assert.strictEqual(relativePath(`${worktree}/src/a.ts`, worktree), "src/a.ts")
     assert.strictEqual(relativePath(`${worktree}/src/a.ts`, `${worktree}/`), "src/a.ts")
+  })
+})
+
+// OpenCode on Windows reports the project as `C:\\...`, and the model writes paths either way round.
+describe("on Windows", () => {
+  const project = "C:\\Users\\me\\app"
+
+  it("takes a project-relative path, a path with forward slashes and one with backslashes for the same file", () => {
+    const absolute = (filePath: string) => fileFieldsOf("read", { filePath }, project).absolutePath
+    assert.strictEqual(absolute("src\\a.ts"), "C:\\Users\\me\\app\\src\\a.ts")
+    assert.strictEqual(absolute("C:/Users/me/app/src/a.ts"), "C:\\Users\\me\\app\\src\\a.ts")
+    assert.strictEqual(absolute("C:\\Users\\me\\app\\src\\a.ts"), "C:\\Users\\me\\app\\src\\a.ts")
+  })
+
+  it("resolves the files an apply_patch names against the project", () => {
+    const text = patchText(updateFile("src/a.ts"), addFile("src\\b.ts"))
+    assert.deepStrictEqual(fileFieldsOf("apply_patch", { patchText: text }, project).files, [
+      "C:\\Users\\me\\app\\src\\a.ts",
+      "C:\\Users\\me\\app\\src\\b.ts"
+    ])
+  })
+
+  it("shows a path inside the project relative to it, whichever separators it was written with", () => {
+    assert.strictEqual(relativePath("C:\\Users\\me\\app\\src\\a.ts", project), "src\\a.ts")
+    assert.strictEqual(relativePath("C:/Users/me/app/src/a.ts", `${project}\\`), "src\\a.ts")
+    assert.strictEqual(keyParameterOf("read", { filePath: "c:\\users\\me\\app\\a.ts" }, project), "a.ts")
+  })
+
+  it("keeps a path outside the project as given: a sibling folder, another drive", () => {
+    assert.strictEqual(relativePath("C:\\Users\\me\\app-old\\a.ts", project), "C:\\Users\\me\\app-old\\a.ts")
+    assert.strictEqual(relativePath("D:\\app\\a.ts", project), "D:\\app\\a.ts")
+    assert.strictEqual(relativePath("src\\a.ts", project), "src\\a.ts")
   })
 })
 

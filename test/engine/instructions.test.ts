@@ -121,6 +121,39 @@ describe("watchedInstructions", () => {
   })
 })
 
+describe("watchedInstructions on Windows", () => {
+  const windows: InstructionScope = {
+    carried: new Set(["C:\\Users\\me\\app\\AGENTS.md", "https://example.com/rules.md"]),
+    directory: "C:\\Users\\me\\app\\pkg",
+    stop: "C:\\Users\\me\\app",
+    globalConfigDir: "C:\\Users\\me\\.config\\opencode",
+    home: "C:\\Users\\me",
+    claudeCode: true,
+    projectFiles: true
+  }
+
+  it("watches the files OpenCode would read, by Windows paths, and no URL", () => {
+    assert.deepStrictEqual([...watchedInstructions(windows)].sort(), [
+      "C:\\Users\\me\\.claude\\CLAUDE.md",
+      "C:\\Users\\me\\.config\\opencode\\AGENTS.md",
+      "C:\\Users\\me\\app\\AGENTS.md",
+      "C:\\Users\\me\\app\\pkg\\AGENTS.md"
+    ])
+  })
+
+  it('outside git, where OpenCode reports the worktree as "/", watches every folder up to the drive\'s root', () => {
+    const project = watchedInstructions({ ...windows, carried: new Set(), stop: "/" })
+      .filter((path) => path.endsWith("AGENTS.md") && !path.includes(".config"))
+    assert.deepStrictEqual(project, [
+      "C:\\Users\\me\\app\\pkg\\AGENTS.md",
+      "C:\\Users\\me\\app\\AGENTS.md",
+      "C:\\Users\\me\\AGENTS.md",
+      "C:\\Users\\AGENTS.md",
+      "C:\\AGENTS.md"
+    ])
+  })
+})
+
 describe("stampsDiffer", () => {
   const agents = `${worktree}/AGENTS.md`
   const before = new Map([[agents, stampOf(1_000, 12)], [`${worktree}/CLAUDE.md`, absent]])

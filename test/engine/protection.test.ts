@@ -117,6 +117,37 @@ describe("protection of files", () => {
   })
 })
 
+// OpenCode on Windows reports `C:\\...` paths; patterns are written with forward slashes there too.
+describe("protection of files on Windows", () => {
+  const project = "C:\\Users\\me\\app"
+  const onWindows = (patterns: ReadonlyArray<string>) => protect({ patterns, roots: [project] })
+  const readThere = (filePath: string) => call({ tool: "read", input: { filePath }, directory: project })
+
+  it("matches a project-relative glob against a path written with backslashes or forward slashes", () => {
+    assert.strictEqual(onWindows(["src/secret/**"]).file(readThere("C:\\Users\\me\\app\\src\\secret\\k.ts")), true)
+    assert.strictEqual(onWindows(["src/secret/**"]).file(readThere("C:/Users/me/app/src/secret/k.ts")), true)
+    assert.strictEqual(onWindows(["src/secret/**"]).file(readThere("src\\secret\\k.ts")), true)
+    assert.strictEqual(onWindows(["src/secret/**"]).file(readThere("C:\\Users\\me\\app\\src\\public\\k.ts")), false)
+  })
+
+  it("matches a basename pattern anywhere in the tree", () => {
+    assert.strictEqual(onWindows(["*.env"]).file(readThere("C:\\Users\\me\\app\\config\\prod.env")), true)
+    assert.strictEqual(onWindows(["*.env"]).file(readThere("C:\\Users\\me\\app\\config\\prod.ts")), false)
+  })
+
+  it("matches an absolute pattern written with forward slashes", () => {
+    assert.strictEqual(onWindows(["C:/Users/me/app/src/secret/**"]).file(readThere("src\\secret\\k.ts")), true)
+  })
+
+  it("matches without regard to case, as Windows names files", () => {
+    assert.strictEqual(onWindows(["Src/Secret/**"]).file(readThere("c:\\users\\me\\app\\src\\secret\\k.ts")), true)
+  })
+
+  it("does not match a project-relative glob against a file on another drive", () => {
+    assert.strictEqual(onWindows(["src/secret/**"]).file(readThere("D:\\app\\src\\secret\\k.ts")), false)
+  })
+})
+
 describe("turn protection", () => {
   const at = (turn: number) => call({ tool: "read", input: { filePath: "a" }, turn })
 

@@ -32,6 +32,15 @@ const supersedeWrites = (calls: ReadonlyArray<ToolCall>, protection: Protection)
 const ids = (candidates: ReadonlyArray<{ callID: string }>) => candidates.map((candidate) => candidate.callID)
 
 describe("supersedeWrites", () => {
+  it("on Windows, takes a file written with backslashes and read back with forward slashes for the same file", () => {
+    const directory = "C:\\Users\\me\\app"
+    const calls = history([
+      { ...write("C:\\Users\\me\\app\\src\\app.ts"), directory },
+      { ...read("C:/Users/me/app/src/app.ts"), directory }
+    ])
+    assert.deepStrictEqual(ids(supersedeWrites(calls, protect({ roots: [directory] }))), ["c1"])
+  })
+
   it("prunes a write whose file is read afterwards, although write is an always-protected tool", () => {
     const found = supersedeWrites(history([write(), read()]), protect())
     assert.deepStrictEqual(found, [{ callID: "c1", reason: "supersedeWrites" }])

@@ -40,6 +40,8 @@ export interface CallSpec {
   readonly position?: number
   readonly messageIndex?: number
   readonly partIndex?: number
+  /** The project directory paths are resolved against, and shown relative to (default `worktree`). */
+  readonly directory?: string
 }
 
 let counter = 0
@@ -64,8 +66,8 @@ export const call = (spec: CallSpec): ToolCall => {
     error: status === "error" ? (spec.error ?? "failed") : undefined,
     hasTextOutput,
     compacted,
-    ...fileFieldsOf(spec.tool, input, worktree),
-    keyParameter: keyParameterOf(spec.tool, input, worktree),
+    ...fileFieldsOf(spec.tool, input, spec.directory ?? worktree),
+    keyParameter: keyParameterOf(spec.tool, input, spec.directory ?? worktree),
     signature: signatureOf(spec.tool, input),
     outputTokens,
     diagnosticsTokens: spec.diagnosticsTokens ?? 0,
