@@ -94,19 +94,16 @@ export const replay = Effect.fn("analysis.replay")(function*(session: Session, o
   const sessionID = session.info.id
   const { messages, infos } = session
   const config = yield* userConfig(options)
+  // The session's own directory, whether or not it exists here: tool inputs are resolved against it by the rules of
+  // the machine the session ran on (engine/pathRules.ts), and nothing under it is written.
   const directory = session.info.directory
-  const projectExists = directory !== undefined &&
-    (yield* fs.stat(directory).pipe(
-      Effect.map((info) => info.type === "Directory"),
-      Effect.orElseSucceed(() => false)
-    ))
   const startTime = infos[0]!.time.created
   const plugin = yield* Effect.acquireRelease(
     Effect.tryPromise({
       try: () =>
         replayedPlugin({
           root,
-          directory: projectExists ? directory : undefined,
+          directory,
           worktree: worktreeOf(session),
           envConfigDir: config.envConfigDir,
           globalConfig: Option.getOrUndefined(config.global)?.text,

@@ -410,6 +410,52 @@ describe.concurrent("input", () => {
   })
 })
 
+/**
+ * The bundled example as OpenCode on Windows would have exported it: the project as `C:\\Users\\dev\\todo-api`, and
+ * the model's paths written with backslashes and forward slashes in turn (both name the same file there).
+ */
+const exampleOnWindows = async (): Promise<string> => {
+  const unix = "/home/dev/todo-api"
+  const windows = "C:\\Users\\dev\\todo-api"
+  let paths = 0
+  const convert = (value: unknown, key?: string): unknown => {
+    if (typeof value === "string") {
+      if ((key === "filePath" || key === "path") && value.startsWith(unix)) {
+        const rest = value.slice(unix.length)
+        return ++paths % 2 === 0 ? `C:/Users/dev/todo-api${rest}` : windows + rest.replaceAll("/", "\\")
+      }
+      return value.replaceAll(unix, windows)
+    }
+    if (Array.isArray(value)) return value.map((item) => convert(item))
+    if (typeof value === "object" && value !== null) {
+      return Object.fromEntries(Object.entries(value).map(([name, item]) => [name, convert(item, name)]))
+    }
+    return value
+  }
+  const example = JSON.parse(await readFile(join(repo, "examples", "session.json"), "utf8")) as unknown
+  const file = join(work, "windows.json")
+  await writeFile(file, JSON.stringify(convert(example)))
+  return file
+}
+
+describe("an export made on Windows", () => {
+  // Deduplication compares inputs as written, so one read written with the other separators is pruned by another rule.
+  it("is read by Windows' path rules: as many calls pruned and the same edits masked as with the example's paths", async () => {
+    const [posix, windows] = await Promise.all([
+      analyse(["--example", "--json"]),
+      exampleOnWindows().then((file) => analyse([file, "--json"]))
+    ])
+    const figures = (stdout: string) => {
+      const json = JSON.parse(stdout) as Analysis
+      return { directory: json.session.directory, calls: json.prunedTotal.calls, edits: json.sent.withPlugin.edits }
+    }
+    assert.deepStrictEqual(figures(windows.stdout), {
+      ...figures(posix.stdout),
+      directory: "C:\\Users\\dev\\todo-api"
+    })
+  })
+})
+
 describe("what a new user meets", () => {
   const small = async () => {
     const file = join(work, "small.json")
