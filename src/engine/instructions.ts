@@ -81,21 +81,34 @@ export const watchedInstructions = (scope: InstructionScope): ReadonlyArray<stri
 }
 
 /**
- * What a file looks like on disk, as far as a change goes: its modification time and size, or `absent`. An edit that
- * keeps the size within the file system's time resolution of the previous look is not told apart (one free moment to
- * apply what waits missed, nothing more).
+ * What a file on disk is, as far as the system prompt goes: `seen`, its modification time and size, says whether it
+ * must be read again; `content`, a digest of its bytes (or `absent`), whether what OpenCode would send changed. A file
+ * saved, touched or checked out again unchanged is the same file. An edit that keeps the size within the file system's
+ * time resolution of the previous look is not read again (one free moment to apply what waits missed, nothing more).
  */
-export type Stamp = string
+export interface Stamp {
+  readonly seen: string
+  readonly content: string
+}
 
-export const absent: Stamp = "absent"
+export const absent: Stamp = { seen: "absent", content: "absent" }
 
-export const stampOf = (modifiedMs: number | undefined, size: number): Stamp => `${modifiedMs ?? "?"}:${size}`
+/** The stamp of a file found with `modifiedMs` and `size`: `previous` when neither moved, else one with `digest()`. */
+export const stampOf = (
+  modifiedMs: number | undefined,
+  size: number,
+  previous: Stamp | undefined,
+  digest: () => string
+): Stamp => {
+  const seen = `${modifiedMs ?? "?"}:${size}`
+  return previous?.seen === seen ? previous : { seen, content: digest() }
+}
 
 /** Whether a file both looks at saw changed between them (a file only one of them looked at tells nothing). */
 export const stampsDiffer = (before: ReadonlyMap<string, Stamp>, now: ReadonlyMap<string, Stamp>): boolean => {
   for (const [path, stamp] of now) {
     const was = before.get(path)
-    if (was !== undefined && was !== stamp) return true
+    if (was !== undefined && was.content !== stamp.content) return true
   }
   return false
 }

@@ -1,4 +1,5 @@
-import { statSync } from "node:fs"
+import { createHash } from "node:crypto"
+import { readFileSync, statSync } from "node:fs"
 import { Config, Context, Effect, Layer, Result } from "effect"
 import {
   absent,
@@ -37,10 +38,15 @@ export class Instructions extends Context.Service<Instructions, {
       // Synchronous on purpose: the transform looks at up to ~8 files on every request, and most of them do not
       // exist. A stat through the async FileSystem is a round trip through libuv's thread pool (~170 µs for five,
       // against ~6 µs); on the benchmark's 1,000-call session that put 0.3-0.8 ms on the median request.
-      const look = (path: string): readonly [string, Stamp] => {
+      // A file is read only when its time or size moved, which is rare: an instruction file is small.
+      const digest = (path: string) => () => {
+        const bytes = Result.try(() => readFileSync(path))
+        return Result.isSuccess(bytes) ? createHash("sha256").update(bytes.success).digest("base64") : "unreadable"
+      }
+      const look = (path: string, previous: Stamp | undefined): Stamp => {
         const info = Result.try(() => statSync(path, { throwIfNoEntry: false }))
         const file = Result.isSuccess(info) && info.success?.isFile() === true ? info.success : undefined
-        return [path, file === undefined ? absent : stampOf(file.mtimeMs, file.size)]
+        return file === undefined ? absent : stampOf(file.mtimeMs, file.size, previous, digest(path))
       }
       return Instructions.of({
         changed: (state) =>
@@ -54,8 +60,8 @@ export class Instructions extends Context.Service<Instructions, {
               claudeCode,
               projectFiles
             })
-            const now = new Map(watched.map(look))
             const before = state.instructionStamps
+            const now = new Map(watched.map((path) => [path, look(path, before?.get(path))] as const))
             state.instructionStamps = now
             return before !== undefined && stampsDiffer(before, now)
           })

@@ -1,5 +1,6 @@
 import type { Anchor } from "../engine/anchor.ts"
 import type { Pace, Waiting } from "../engine/schedule.ts"
+import type { Stamp } from "../engine/instructions.ts"
 import type { ViewState } from "../engine/view.ts"
 import type { NoteOrigin } from "../services/Host.ts"
 import type { Finding, PruneRecord, SessionFile, SessionStats } from "./schema.ts"
@@ -51,7 +52,7 @@ export interface SessionState {
   /** The scheduler's count of tool list changes when this process last saw a request for the session. */
   toolsSeen: number | undefined
   /** The instruction files of the system prompt as they were on disk at the latest request (`Instructions`). */
-  instructionStamps: ReadonlyMap<string, string> | undefined
+  instructionStamps: ReadonlyMap<string, Stamp> | undefined
   /** What keeping the waiting prunes in the requests so far cost (their tokens at the read price, summed). */
   waited: number
   /** Automatic prunes found but waiting for the cache, as of the latest request, and why they wait. */

@@ -1,4 +1,4 @@
-import { writeFileSync } from "node:fs"
+import { utimesSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { assert, describe, it } from "vitest"
 import { call, done, holdsPlaceholder, read, sourceFile } from "./support/fixtures.ts"
@@ -99,6 +99,17 @@ describe("the user edits the project's AGENTS.md outside OpenCode, between two p
     const { waiting, next } = await run(s, () => {}, "u")
     assert.strictEqual(systemText(next), systemText(waiting))
     assert.isFalse(holdsPlaceholder(duplicateOf(next, "u")))
+  })
+
+  it("AGENTS.md saved again unchanged (a checkout, an editor's save): the same system prompt, the duplicate waits", async () => {
+    const s = scenario()
+    const saveAgain = () => {
+      writeFileSync(s.path("AGENTS.md"), "Use tabs.\n")
+      utimesSync(s.path("AGENTS.md"), new Date("2100-01-01"), new Date("2100-01-01"))
+    }
+    const { waiting, next } = await run(s, saveAgain, "t")
+    assert.strictEqual(systemText(next), systemText(waiting))
+    assert.isFalse(holdsPlaceholder(duplicateOf(next, "t")))
   })
 
   it("AGENTS.md edited: the next prompt's request carries the new text, and the duplicate with it", async () => {

@@ -26,14 +26,18 @@ const warmDuplicate = Effect.gen(function*() {
   return yield* send(fresh(second))
 })
 
-/** Writes `file` (relative to the project directory under `root`), as the model, the user or a command may. */
-const writeFile = (root: string, file: string, text: string) =>
+/**
+ * Writes `file` (relative to the project directory under `root`), as the model, the user or a command may; `modified`
+ * sets its modification time, so that a file written again is told apart on any file system.
+ */
+const writeFile = (root: string, file: string, text: string, modified?: Date) =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
     const path = yield* Path.Path
     const at = path.join(root, "project", file)
     yield* fs.makeDirectory(path.dirname(at), { recursive: true })
     yield* fs.writeFileString(at, text)
+    if (modified !== undefined) yield* fs.utimes(at, modified, modified)
   }).pipe(Effect.orDie)
 
 /**
@@ -55,7 +59,7 @@ const warmDuplicateThenWrite = (
     yield* system(sessionID, ["You are OpenCode, the best coding agent on the planet.", ...instructions], undefined)
     yield* TestClock.adjust("1 minute")
     yield* send(fresh(second))
-    for (const [file, text] of Object.entries(after)) yield* writeFile(root, file, text)
+    for (const [file, text] of Object.entries(after)) yield* writeFile(root, file, text, new Date("2100-01-01"))
     yield* TestClock.adjust("1 second")
     return yield* send(fresh(second))
   })
@@ -186,6 +190,28 @@ describe("scheduling through the transform: triggers", () => {
         warmDuplicateThenWrite({ "docs/rules.md": "Use spaces." }, {
           before: { "docs/rules.md": "Use tabs." },
           carried: ["docs/rules.md"]
+        })
+      )
+      assert.match(outputOf(sent, "c1"), placeholderPattern)
+    }))
+
+  it.effect("after an instruction file the system prompt carried was saved again unchanged, the duplicate waits", () =>
+    Effect.gen(function*() {
+      const sent = yield* autoTest(
+        warmDuplicateThenWrite({ "AGENTS.md": "# Rules" }, {
+          before: { "AGENTS.md": "# Rules" },
+          carried: ["AGENTS.md"]
+        })
+      )
+      assert.strictEqual(outputOf(sent, "c1"), tagged(1, content(a)))
+    }))
+
+  it.effect("after an instruction file was edited to a text of the same size, the next request applies it", () =>
+    Effect.gen(function*() {
+      const sent = yield* autoTest(
+        warmDuplicateThenWrite({ "AGENTS.md": "# RULES" }, {
+          before: { "AGENTS.md": "# Rules" },
+          carried: ["AGENTS.md"]
         })
       )
       assert.match(outputOf(sent, "c1"), placeholderPattern)

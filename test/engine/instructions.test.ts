@@ -154,16 +154,38 @@ describe("watchedInstructions on Windows", () => {
   })
 })
 
+describe("stampOf", () => {
+  const digested = (text: string) => () => `digest of ${text}`
+
+  it("a file whose time and size did not move is not read again", () => {
+    const previous = stampOf(1_000, 12, undefined, digested("# Rules"))
+    assert.strictEqual(stampOf(1_000, 12, previous, () => assert.fail("read again")), previous)
+  })
+
+  it("a file whose time moved is read again", () => {
+    const previous = stampOf(1_000, 12, undefined, digested("# Rules"))
+    assert.deepStrictEqual(stampOf(2_000, 12, previous, digested("# Rulez")), {
+      seen: "2000:12",
+      content: "digest of # Rulez"
+    })
+  })
+})
+
 describe("stampsDiffer", () => {
   const agents = `${worktree}/AGENTS.md`
-  const before = new Map([[agents, stampOf(1_000, 12)], [`${worktree}/CLAUDE.md`, absent]])
+  const stamp = (modifiedMs: number, text: string) => stampOf(modifiedMs, text.length, undefined, () => text)
+  const before = new Map([[agents, stamp(1_000, "# Rules")], [`${worktree}/CLAUDE.md`, absent]])
 
   it("a file edited since tells a change", () => {
-    assert.isTrue(stampsDiffer(before, new Map([[agents, stampOf(2_000, 14)]])))
+    assert.isTrue(stampsDiffer(before, new Map([[agents, stamp(2_000, "# Rules, v2")]])))
+  })
+
+  it("a file saved again with the same text tells none: OpenCode sends the same instructions", () => {
+    assert.isFalse(stampsDiffer(before, new Map([[agents, stamp(2_000, "# Rules")]])))
   })
 
   it("a file created since tells a change", () => {
-    assert.isTrue(stampsDiffer(before, new Map([[`${worktree}/CLAUDE.md`, stampOf(2_000, 3)]])))
+    assert.isTrue(stampsDiffer(before, new Map([[`${worktree}/CLAUDE.md`, stamp(2_000, "# C")]])))
   })
 
   it("a file gone since tells a change", () => {
@@ -175,6 +197,6 @@ describe("stampsDiffer", () => {
   })
 
   it("a file only the later look saw tells none", () => {
-    assert.isFalse(stampsDiffer(before, new Map([[`${directory}/AGENTS.md`, stampOf(2_000, 3)]])))
+    assert.isFalse(stampsDiffer(before, new Map([[`${directory}/AGENTS.md`, stamp(2_000, "# A")]])))
   })
 })
