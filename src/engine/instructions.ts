@@ -54,30 +54,44 @@ const foldersUp = (rules: PlatformPath, directory: string, stop: string): Readon
   return folders
 }
 
+/** The places OpenCode looks for instruction files in, by the rules of the machine it runs on. */
+const candidatesOf = (scope: InstructionScope) => {
+  const rules = pathRulesOf(scope.directory)
+  const names = scope.claudeCode ? projectNames : projectNames.filter((name) => name !== "CLAUDE.md")
+  const folders = scope.projectFiles ? foldersUp(rules, scope.directory, scope.stop) : []
+  const project = names.map((name) => folders.map((folder) => rules.join(folder, name)))
+  const global = [
+    rules.join(scope.globalConfigDir, "AGENTS.md"),
+    ...(scope.claudeCode ? [rules.join(scope.home, ".claude", "CLAUDE.md")] : [])
+  ]
+  const named = new Set([...project.flat(), ...global])
+  // An instruction URL is carried by its address, which is no absolute path.
+  const others = [...scope.carried].filter((path) => rules.isAbsolute(path) && !named.has(path))
+  return { project, global, others }
+}
+
 /**
- * The files whose change on disk changes the instructions of OpenCode's next system prompt: every file the previous
- * one carried (an edit, or the file gone), and the files whose creation OpenCode would read from then on: a project
- * file of a name no later in its order than the project files carried, in any of the project's folders, and a global
- * `AGENTS.md`, or while there is none, a `~/.claude/CLAUDE.md`. Not watched: a new file that a glob of the config's
+ * The files whose presence or content OpenCode's next system prompt depends on: each project file name in each of
+ * the project's folders, the global `AGENTS.md` and `~/.claude/CLAUDE.md`, and every other file the previous system
+ * prompt carried (those the config's `instructions` name). Not watched: a new file that a glob of the config's
  * `instructions` would match, and what an instruction URL serves.
  */
 export const watchedInstructions = (scope: InstructionScope): ReadonlyArray<string> => {
-  const rules = pathRulesOf(scope.directory)
-  // An instruction URL is carried by its address, which is no absolute path.
-  const watched = new Set([...scope.carried].filter((path) => rules.isAbsolute(path)))
-  const read = scope.claudeCode ? projectNames : projectNames.filter((name) => name !== "CLAUDE.md")
-  const folders = scope.projectFiles ? foldersUp(rules, scope.directory, scope.stop) : []
-  const carriedRanks = [...scope.carried].flatMap((carried) =>
-    folders.includes(rules.dirname(carried)) ? [read.indexOf(rules.basename(carried))] : []
-  ).filter((rank) => rank >= 0)
-  const names = read.slice(0, Math.min(read.length - 1, ...carriedRanks) + 1)
-  for (const folder of folders) {
-    for (const name of names) watched.add(rules.join(folder, name))
-  }
-  const globalAgents = rules.join(scope.globalConfigDir, "AGENTS.md")
-  watched.add(globalAgents)
-  if (scope.claudeCode && !scope.carried.has(globalAgents)) watched.add(rules.join(scope.home, ".claude", "CLAUDE.md"))
-  return [...watched]
+  const { project, global, others } = candidatesOf(scope)
+  return [...project.flat(), ...global, ...others]
+}
+
+/**
+ * The files OpenCode reads into its system prompt, given which are on disk (`present`), as its `Instruction` service
+ * chooses them: the project's files of the first name present in any of its folders, the first present of the global
+ * `AGENTS.md` and `~/.claude/CLAUDE.md`, and the other files carried. An empty file is chosen like any other, and
+ * then sends nothing: an empty `AGENTS.md` keeps OpenCode from reading the `CLAUDE.md` beside it.
+ */
+export const readInstructions = (scope: InstructionScope, present: (path: string) => boolean): ReadonlySet<string> => {
+  const { project, global, others } = candidatesOf(scope)
+  const name = project.find((paths) => paths.some(present)) ?? []
+  const first = global.find(present)
+  return new Set([...name.filter(present), ...(first === undefined ? [] : [first]), ...others.filter(present)])
 }
 
 /**
@@ -104,11 +118,22 @@ export const stampOf = (
   return previous?.seen === seen ? previous : { seen, content: digest() }
 }
 
-/** Whether a file both looks at saw changed between them (a file only one of them looked at tells nothing). */
-export const stampsDiffer = (before: ReadonlyMap<string, Stamp>, now: ReadonlyMap<string, Stamp>): boolean => {
-  for (const [path, stamp] of now) {
-    const was = before.get(path)
-    if (was !== undefined && was.content !== stamp.content) return true
+/**
+ * Whether what OpenCode's system prompt carries changed between two looks at the watched files: another set of files
+ * read, or the content of one read changed. A file the earlier look did not see counts as it is now.
+ */
+export const instructionsChanged = (
+  scope: InstructionScope,
+  before: ReadonlyMap<string, Stamp>,
+  now: ReadonlyMap<string, Stamp>
+): boolean => {
+  const stampNow = (path: string) => now.get(path) ?? absent
+  const stampBefore = (path: string) => before.get(path) ?? stampNow(path)
+  const readBefore = readInstructions(scope, (path) => stampBefore(path).content !== absent.content)
+  const readNow = readInstructions(scope, (path) => stampNow(path).content !== absent.content)
+  if (readBefore.size !== readNow.size) return true
+  for (const path of readNow) {
+    if (!readBefore.has(path) || stampBefore(path).content !== stampNow(path).content) return true
   }
   return false
 }

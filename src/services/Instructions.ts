@@ -4,9 +4,9 @@ import { Config, Context, Effect, Layer, Result } from "effect"
 import {
   absent,
   carriedInstructions,
+  instructionsChanged,
   type Stamp,
   stampOf,
-  stampsDiffer,
   watchedInstructions
 } from "../engine/instructions.ts"
 import type { SessionState } from "../state/session.ts"
@@ -35,8 +35,8 @@ export class Instructions extends Context.Service<Instructions, {
       const claudeCode = !(yield* flag("OPENCODE_DISABLE_CLAUDE_CODE")) &&
         !(yield* flag("OPENCODE_DISABLE_CLAUDE_CODE_PROMPT"))
       const projectFiles = !(yield* flag("OPENCODE_DISABLE_PROJECT_CONFIG"))
-      // Synchronous on purpose: the transform looks at up to ~8 files on every request, and most of them do not
-      // exist. A stat through the async FileSystem is a round trip through libuv's thread pool (~170 µs for five,
+      // Synchronous on purpose: the transform looks at three names in each of the project's folders and two global
+      // files on every request, and most of them do not exist. A stat through the async FileSystem is a round trip through libuv's thread pool (~170 µs for five,
       // against ~6 µs); on the benchmark's 1,000-call session that put 0.3-0.8 ms on the median request.
       // A file is read only when its time or size moved, which is rare: an instruction file is small.
       const digest = (path: string) => () => {
@@ -51,7 +51,7 @@ export class Instructions extends Context.Service<Instructions, {
       return Instructions.of({
         changed: (state) =>
           Effect.sync(() => {
-            const watched = watchedInstructions({
+            const scope = {
               carried: carriedInstructions(state.systemTexts ?? []),
               directory: paths.projectDir,
               stop: paths.instructionsStop,
@@ -59,11 +59,13 @@ export class Instructions extends Context.Service<Instructions, {
               home: paths.home,
               claudeCode,
               projectFiles
-            })
+            }
             const before = state.instructionStamps
-            const now = new Map(watched.map((path) => [path, look(path, before?.get(path))] as const))
+            const now = new Map(
+              watchedInstructions(scope).map((path) => [path, look(path, before?.get(path))] as const)
+            )
             state.instructionStamps = now
-            return before !== undefined && stampsDiffer(before, now)
+            return before !== undefined && instructionsChanged(scope, before, now)
           })
       })
     })

@@ -140,4 +140,19 @@ describe("the user edits the project's AGENTS.md outside OpenCode, between two p
     assert.isFalse(holdsPlaceholder(duplicateOf(waiting, "w")))
     assert.isTrue(holdsPlaceholder(duplicateOf(next, "w")))
   })
+
+  describe("with an empty AGENTS.md beside a CONTEXT.md", () => {
+    const emptied = useScenario({
+      files: { ...files, "AGENTS.md": "", "CONTEXT.md": "Use tabs.\n" },
+      mainModel: "claude-fake"
+    })
+
+    it("CONTEXT.md edited: OpenCode reads the empty AGENTS.md alone, the system prompt stays, the duplicate waits", async () => {
+      const s = emptied()
+      const { waiting, next } = await run(s, () => writeFileSync(s.path("CONTEXT.md"), "Use two spaces.\n"), "m")
+      assert.notInclude(systemText(waiting), "Instructions from:")
+      assert.strictEqual(systemText(next), systemText(waiting))
+      assert.isFalse(holdsPlaceholder(duplicateOf(next, "m")))
+    })
+  })
 })

@@ -217,6 +217,16 @@ describe("scheduling through the transform: triggers", () => {
       assert.match(outputOf(sent, "c1"), placeholderPattern)
     }))
 
+  it.effect("after a CONTEXT.md beside an empty AGENTS.md was edited, the duplicate waits: OpenCode reads neither", () =>
+    Effect.gen(function*() {
+      const sent = yield* autoTest(
+        warmDuplicateThenWrite({ "CONTEXT.md": "# Context, edited" }, {
+          before: { "AGENTS.md": "", "CONTEXT.md": "# Context" }
+        })
+      )
+      assert.strictEqual(outputOf(sent, "c1"), tagged(1, content(a)))
+    }))
+
   it.effect("after a file of no instructions was written, the pending duplicate waits", () =>
     Effect.gen(function*() {
       const sent = yield* autoTest(warmDuplicateThenWrite({ "NOTES.md": "# Notes" }))

@@ -3,8 +3,10 @@ import {
   absent,
   carriedInstructions,
   type InstructionScope,
+  instructionsChanged,
+  readInstructions,
+  type Stamp,
   stampOf,
-  stampsDiffer,
   watchedInstructions
 } from "../../src/engine/instructions.ts"
 import { worktree } from "./support.ts"
@@ -55,31 +57,17 @@ describe("watchedInstructions", () => {
     assert.isFalse(watched.some((path) => path.startsWith("https:")))
   })
 
-  it("with no project file carried, watches each name in the directory and every folder up to the worktree", () => {
-    assert.deepStrictEqual(projectFiles(scope()), [
+  it("watches each name in the directory and every folder up to the worktree, whatever the system prompt carried", () => {
+    const expected = [
       `${worktree}/AGENTS.md`,
       `${worktree}/CLAUDE.md`,
       `${worktree}/CONTEXT.md`,
       `${directory}/AGENTS.md`,
       `${directory}/CLAUDE.md`,
       `${directory}/CONTEXT.md`
-    ])
-  })
-
-  it("with an AGENTS.md carried, watches AGENTS.md alone: OpenCode reads no CLAUDE.md then", () => {
-    assert.deepStrictEqual(projectFiles(scope(`${worktree}/AGENTS.md`)), [
-      `${worktree}/AGENTS.md`,
-      `${directory}/AGENTS.md`
-    ])
-  })
-
-  it("with a CLAUDE.md carried, watches AGENTS.md too: a new one takes over", () => {
-    assert.deepStrictEqual(projectFiles(scope(`${directory}/CLAUDE.md`)), [
-      `${worktree}/AGENTS.md`,
-      `${worktree}/CLAUDE.md`,
-      `${directory}/AGENTS.md`,
-      `${directory}/CLAUDE.md`
-    ])
+    ]
+    assert.deepStrictEqual(projectFiles(scope()), expected)
+    assert.deepStrictEqual(projectFiles(scope(`${worktree}/AGENTS.md`)), expected)
   })
 
   it('outside git, where OpenCode reports the worktree as "/", watches every folder up to the root, as it looks', () => {
@@ -96,8 +84,11 @@ describe("watchedInstructions", () => {
     )
   })
 
-  it("watches the global AGENTS.md, carried or not", () => {
-    assert.include(watchedInstructions(scope(`${worktree}/AGENTS.md`)), `${globalConfigDir}/AGENTS.md`)
+  it("watches the global AGENTS.md and ~/.claude/CLAUDE.md", () => {
+    assert.includeMembers([...watchedInstructions(scope())], [
+      `${globalConfigDir}/AGENTS.md`,
+      `${home}/.claude/CLAUDE.md`
+    ])
   })
 
   it("with OpenCode's CLAUDE.md files switched off (OPENCODE_DISABLE_CLAUDE_CODE), watches none of them", () => {
@@ -112,12 +103,41 @@ describe("watchedInstructions", () => {
       `${globalConfigDir}/AGENTS.md`
     ])
   })
+})
 
-  it("watches ~/.claude/CLAUDE.md while the system prompt carries no global AGENTS.md, which OpenCode reads first", () => {
-    assert.deepStrictEqual([
-      watchedInstructions(scope()).includes(`${home}/.claude/CLAUDE.md`),
-      watchedInstructions(scope(`${globalConfigDir}/AGENTS.md`)).includes(`${home}/.claude/CLAUDE.md`)
-    ], [true, false])
+describe("readInstructions", () => {
+  const onDisk = (...paths: ReadonlyArray<string>) => (path: string) => paths.includes(path)
+  const read = (within: InstructionScope, ...paths: ReadonlyArray<string>) =>
+    [...readInstructions(within, onDisk(...paths))].sort()
+
+  it("reads the project's files of the first name found in any of its folders, and none of the later names", () => {
+    assert.deepStrictEqual(
+      read(scope(), `${worktree}/AGENTS.md`, `${directory}/CLAUDE.md`, `${directory}/CONTEXT.md`),
+      [`${worktree}/AGENTS.md`]
+    )
+    assert.deepStrictEqual(read(scope(), `${worktree}/CLAUDE.md`, `${directory}/CLAUDE.md`), [
+      `${worktree}/CLAUDE.md`,
+      `${directory}/CLAUDE.md`
+    ])
+  })
+
+  it("reads the global AGENTS.md, or while there is none ~/.claude/CLAUDE.md", () => {
+    const claude = `${home}/.claude/CLAUDE.md`
+    assert.deepStrictEqual(read(scope(), `${globalConfigDir}/AGENTS.md`, claude), [`${globalConfigDir}/AGENTS.md`])
+    assert.deepStrictEqual(read(scope(), claude), [claude])
+  })
+
+  it("reads no CLAUDE.md while OpenCode skips them, so a CONTEXT.md is read instead", () => {
+    assert.deepStrictEqual(
+      read({ ...scope(), claudeCode: false }, `${directory}/CLAUDE.md`, `${directory}/CONTEXT.md`),
+      [`${directory}/CONTEXT.md`]
+    )
+  })
+
+  it("reads the other files the system prompt carried while they are there", () => {
+    const rules = `${worktree}/docs/rules.md`
+    assert.deepStrictEqual(read(scope(rules), rules), [rules])
+    assert.deepStrictEqual(read(scope(rules)), [])
   })
 })
 
@@ -132,12 +152,16 @@ describe("watchedInstructions on Windows", () => {
     projectFiles: true
   }
 
-  it("watches the files OpenCode would read, by Windows paths, and no URL", () => {
+  it("watches the files OpenCode may read, by Windows paths, and no URL", () => {
     assert.deepStrictEqual([...watchedInstructions(windows)].sort(), [
       "C:\\Users\\me\\.claude\\CLAUDE.md",
       "C:\\Users\\me\\.config\\opencode\\AGENTS.md",
       "C:\\Users\\me\\app\\AGENTS.md",
-      "C:\\Users\\me\\app\\pkg\\AGENTS.md"
+      "C:\\Users\\me\\app\\CLAUDE.md",
+      "C:\\Users\\me\\app\\CONTEXT.md",
+      "C:\\Users\\me\\app\\pkg\\AGENTS.md",
+      "C:\\Users\\me\\app\\pkg\\CLAUDE.md",
+      "C:\\Users\\me\\app\\pkg\\CONTEXT.md"
     ])
   })
 
@@ -171,32 +195,64 @@ describe("stampOf", () => {
   })
 })
 
-describe("stampsDiffer", () => {
+describe("instructionsChanged", () => {
   const agents = `${worktree}/AGENTS.md`
+  const claude = `${directory}/CLAUDE.md`
   const stamp = (modifiedMs: number, text: string) => stampOf(modifiedMs, text.length, undefined, () => text)
-  const before = new Map([[agents, stamp(1_000, "# Rules")], [`${worktree}/CLAUDE.md`, absent]])
+  const looks = (files: Readonly<Record<string, Stamp>>): ReadonlyMap<string, Stamp> =>
+    new Map(watchedInstructions(scope()).map((path) => [path, files[path] ?? absent]))
+  const changed = (before: Readonly<Record<string, Stamp>>, now: Readonly<Record<string, Stamp>>) =>
+    instructionsChanged(scope(), looks(before), looks(now))
 
-  it("a file edited since tells a change", () => {
-    assert.isTrue(stampsDiffer(before, new Map([[agents, stamp(2_000, "# Rules, v2")]])))
+  it("a file read edited since tells a change", () => {
+    assert.isTrue(changed({ [agents]: stamp(1_000, "# Rules") }, { [agents]: stamp(2_000, "# Rules, v2") }))
   })
 
-  it("a file saved again with the same text tells none: OpenCode sends the same instructions", () => {
-    assert.isFalse(stampsDiffer(before, new Map([[agents, stamp(2_000, "# Rules")]])))
+  it("a file read saved again with the same text tells none: OpenCode sends the same instructions", () => {
+    assert.isFalse(changed({ [agents]: stamp(1_000, "# Rules") }, { [agents]: stamp(2_000, "# Rules") }))
   })
 
-  it("a file created since tells a change", () => {
-    assert.isTrue(stampsDiffer(before, new Map([[`${worktree}/CLAUDE.md`, stamp(2_000, "# C")]])))
+  it("a file read gone since tells a change", () => {
+    assert.isTrue(changed({ [agents]: stamp(1_000, "# Rules") }, {}))
   })
 
-  it("a file gone since tells a change", () => {
-    assert.isTrue(stampsDiffer(before, new Map([[agents, absent]])))
+  it("an AGENTS.md created where a CLAUDE.md was read tells a change: OpenCode reads it instead", () => {
+    assert.isTrue(
+      changed({ [claude]: stamp(1_000, "# C") }, { [claude]: stamp(1_000, "# C"), [agents]: stamp(2_000, "# A") })
+    )
+  })
+
+  it("a CLAUDE.md created or edited beside an AGENTS.md, even an empty one, tells none: OpenCode does not read it", () => {
+    assert.isFalse(
+      changed({ [agents]: stamp(1_000, "") }, { [agents]: stamp(1_000, ""), [claude]: stamp(2_000, "# C") })
+    )
+    assert.isFalse(
+      changed(
+        { [agents]: stamp(1_000, ""), [claude]: stamp(1_000, "# C") },
+        { [agents]: stamp(1_000, ""), [claude]: stamp(2_000, "# C, v2") }
+      )
+    )
+  })
+
+  it("~/.claude/CLAUDE.md edited while a global AGENTS.md is there, even an empty one, tells none", () => {
+    const global = `${globalConfigDir}/AGENTS.md`
+    const personal = `${home}/.claude/CLAUDE.md`
+    assert.isFalse(
+      changed(
+        { [global]: stamp(1_000, ""), [personal]: stamp(1_000, "# Mine") },
+        { [global]: stamp(1_000, ""), [personal]: stamp(2_000, "# Mine, v2") }
+      )
+    )
+    assert.isTrue(changed({ [personal]: stamp(1_000, "# Mine") }, { [personal]: stamp(2_000, "# Mine, v2") }))
   })
 
   it("the same files as they were tell none", () => {
-    assert.isFalse(stampsDiffer(before, new Map(before)))
+    const files = { [agents]: stamp(1_000, "# Rules") }
+    assert.isFalse(changed(files, files))
   })
 
-  it("a file only the later look saw tells none", () => {
-    assert.isFalse(stampsDiffer(before, new Map([[`${directory}/AGENTS.md`, stamp(2_000, "# A")]])))
+  it("a file the earlier look did not see counts as it is now", () => {
+    const now = looks({ [agents]: stamp(2_000, "# Rules") })
+    assert.isFalse(instructionsChanged(scope(), new Map(), now))
   })
 })
