@@ -217,7 +217,7 @@ describe("scheduling through the transform: triggers", () => {
       assert.match(outputOf(sent, "c1"), placeholderPattern)
     }))
 
-  it.effect("after a CONTEXT.md beside an empty AGENTS.md was edited, the duplicate waits: OpenCode reads neither", () =>
+  it.effect("after a CONTEXT.md beside an empty AGENTS.md was edited, the duplicate waits: OpenCode reads the AGENTS.md alone", () =>
     Effect.gen(function*() {
       const sent = yield* autoTest(
         warmDuplicateThenWrite({ "CONTEXT.md": "# Context, edited" }, {
