@@ -54,8 +54,21 @@ const foldersUp = (rules: PlatformPath, directory: string, stop: string): Readon
   return folders
 }
 
-/** The places OpenCode looks for instruction files in, by the rules of the machine it runs on. */
-const candidatesOf = (scope: InstructionScope) => {
+/**
+ * Where OpenCode looks for instruction files, by the rules of the machine it runs on: `project`, for each name in its
+ * order, that name in each of the project's folders; `global`, the global `AGENTS.md` and then `~/.claude/CLAUDE.md`;
+ * `others`, every other file the previous system prompt carried (those the config's `instructions` name). `watched`
+ * is all of them: the files whose presence or content OpenCode's next system prompt depends on. Not watched: a new
+ * file that a glob of the config's `instructions` would match, and what an instruction URL serves.
+ */
+export interface InstructionCandidates {
+  readonly project: ReadonlyArray<ReadonlyArray<string>>
+  readonly global: ReadonlyArray<string>
+  readonly others: ReadonlyArray<string>
+  readonly watched: ReadonlyArray<string>
+}
+
+export const instructionCandidates = (scope: InstructionScope): InstructionCandidates => {
   const rules = pathRulesOf(scope.directory)
   const names = scope.claudeCode ? projectNames : projectNames.filter((name) => name !== "CLAUDE.md")
   const folders = scope.projectFiles ? foldersUp(rules, scope.directory, scope.stop) : []
@@ -67,18 +80,7 @@ const candidatesOf = (scope: InstructionScope) => {
   const named = new Set([...project.flat(), ...global])
   // An instruction URL is carried by its address, which is no absolute path.
   const others = [...scope.carried].filter((path) => rules.isAbsolute(path) && !named.has(path))
-  return { project, global, others }
-}
-
-/**
- * The files whose presence or content OpenCode's next system prompt depends on: each project file name in each of
- * the project's folders, the global `AGENTS.md` and `~/.claude/CLAUDE.md`, and every other file the previous system
- * prompt carried (those the config's `instructions` name). Not watched: a new file that a glob of the config's
- * `instructions` would match, and what an instruction URL serves.
- */
-export const watchedInstructions = (scope: InstructionScope): ReadonlyArray<string> => {
-  const { project, global, others } = candidatesOf(scope)
-  return [...project.flat(), ...global, ...others]
+  return { project, global, others, watched: [...named, ...others] }
 }
 
 /**
@@ -87,11 +89,17 @@ export const watchedInstructions = (scope: InstructionScope): ReadonlyArray<stri
  * `AGENTS.md` and `~/.claude/CLAUDE.md`, and the other files carried. An empty file is chosen like any other, and
  * then sends nothing: an empty `AGENTS.md` keeps OpenCode from reading the `CLAUDE.md` beside it.
  */
-export const readInstructions = (scope: InstructionScope, present: (path: string) => boolean): ReadonlySet<string> => {
-  const { project, global, others } = candidatesOf(scope)
-  const name = project.find((paths) => paths.some(present)) ?? []
-  const first = global.find(present)
-  return new Set([...name.filter(present), ...(first === undefined ? [] : [first]), ...others.filter(present)])
+export const readInstructions = (
+  candidates: InstructionCandidates,
+  present: (path: string) => boolean
+): ReadonlySet<string> => {
+  const name = candidates.project.find((paths) => paths.some(present)) ?? []
+  const first = candidates.global.find(present)
+  return new Set([
+    ...name.filter(present),
+    ...(first === undefined ? [] : [first]),
+    ...candidates.others.filter(present)
+  ])
 }
 
 /**
@@ -123,14 +131,14 @@ export const stampOf = (
  * read, or the content of one read changed. A file the earlier look did not see counts as it is now.
  */
 export const instructionsChanged = (
-  scope: InstructionScope,
+  candidates: InstructionCandidates,
   before: ReadonlyMap<string, Stamp>,
   now: ReadonlyMap<string, Stamp>
 ): boolean => {
   const stampNow = (path: string) => now.get(path) ?? absent
   const stampBefore = (path: string) => before.get(path) ?? stampNow(path)
-  const readBefore = readInstructions(scope, (path) => stampBefore(path).content !== absent.content)
-  const readNow = readInstructions(scope, (path) => stampNow(path).content !== absent.content)
+  const readBefore = readInstructions(candidates, (path) => stampBefore(path).content !== absent.content)
+  const readNow = readInstructions(candidates, (path) => stampNow(path).content !== absent.content)
   if (readBefore.size !== readNow.size) return true
   for (const path of readNow) {
     if (!readBefore.has(path) || stampBefore(path).content !== stampNow(path).content) return true

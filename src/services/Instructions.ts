@@ -4,10 +4,10 @@ import { Config, Context, Effect, Layer, Result } from "effect"
 import {
   absent,
   carriedInstructions,
+  instructionCandidates,
   instructionsChanged,
   type Stamp,
-  stampOf,
-  watchedInstructions
+  stampOf
 } from "../engine/instructions.ts"
 import type { SessionState } from "../state/session.ts"
 import { Paths } from "./Paths.ts"
@@ -36,9 +36,10 @@ export class Instructions extends Context.Service<Instructions, {
         !(yield* flag("OPENCODE_DISABLE_CLAUDE_CODE_PROMPT"))
       const projectFiles = !(yield* flag("OPENCODE_DISABLE_PROJECT_CONFIG"))
       // Synchronous on purpose: the transform looks at three names in each of the project's folders and two global
-      // files on every request, and most of them do not exist. A stat through the async FileSystem is a round trip through libuv's thread pool (~170 µs for five,
-      // against ~6 µs); on the benchmark's 1,000-call session that put 0.3-0.8 ms on the median request.
-      // A file is read only when its time or size moved, which is rare: an instruction file is small.
+      // files on every request, and most of them do not exist. A stat through the async FileSystem is a round trip
+      // through libuv's thread pool (~170 µs for five, against ~6 µs); on the benchmark's 1,000-call session that put
+      // 0.3-0.8 ms on the median request. A file is read only when its time or size moved, which is rare, and an
+      // instruction file is small.
       const digest = (path: string) => () => {
         const bytes = Result.try(() => readFileSync(path))
         return Result.isSuccess(bytes) ? createHash("sha256").update(bytes.success).digest("base64") : "unreadable"
@@ -51,7 +52,7 @@ export class Instructions extends Context.Service<Instructions, {
       return Instructions.of({
         changed: (state) =>
           Effect.sync(() => {
-            const scope = {
+            const candidates = instructionCandidates({
               carried: carriedInstructions(state.systemTexts ?? []),
               directory: paths.projectDir,
               stop: paths.instructionsStop,
@@ -59,13 +60,11 @@ export class Instructions extends Context.Service<Instructions, {
               home: paths.home,
               claudeCode,
               projectFiles
-            }
+            })
             const before = state.instructionStamps
-            const now = new Map(
-              watchedInstructions(scope).map((path) => [path, look(path, before?.get(path))] as const)
-            )
+            const now = new Map(candidates.watched.map((path) => [path, look(path, before?.get(path))] as const))
             state.instructionStamps = now
-            return before !== undefined && instructionsChanged(scope, before, now)
+            return before !== undefined && instructionsChanged(candidates, before, now)
           })
       })
     })

@@ -2,12 +2,12 @@ import { assert, describe, it } from "vitest"
 import {
   absent,
   carriedInstructions,
+  instructionCandidates,
   type InstructionScope,
   instructionsChanged,
   readInstructions,
   type Stamp,
-  stampOf,
-  watchedInstructions
+  stampOf
 } from "../../src/engine/instructions.ts"
 import { worktree } from "./support.ts"
 
@@ -25,6 +25,8 @@ const scope = (...carried: ReadonlyArray<string>): InstructionScope => ({
   claudeCode: true,
   projectFiles: true
 })
+
+const watchedInstructions = (scope: InstructionScope) => instructionCandidates(scope).watched
 
 const projectFiles = (scope: InstructionScope) =>
   watchedInstructions(scope).filter((path) => path.startsWith(`${worktree}/`)).sort()
@@ -108,7 +110,7 @@ describe("watchedInstructions", () => {
 describe("readInstructions", () => {
   const onDisk = (...paths: ReadonlyArray<string>) => (path: string) => paths.includes(path)
   const read = (within: InstructionScope, ...paths: ReadonlyArray<string>) =>
-    [...readInstructions(within, onDisk(...paths))].sort()
+    [...readInstructions(instructionCandidates(within), onDisk(...paths))].sort()
 
   it("reads the project's files of the first name found in any of its folders, and none of the later names", () => {
     assert.deepStrictEqual(
@@ -202,7 +204,7 @@ describe("instructionsChanged", () => {
   const looks = (files: Readonly<Record<string, Stamp>>): ReadonlyMap<string, Stamp> =>
     new Map(watchedInstructions(scope()).map((path) => [path, files[path] ?? absent]))
   const changed = (before: Readonly<Record<string, Stamp>>, now: Readonly<Record<string, Stamp>>) =>
-    instructionsChanged(scope(), looks(before), looks(now))
+    instructionsChanged(instructionCandidates(scope()), looks(before), looks(now))
 
   it("a file read edited since tells a change", () => {
     assert.isTrue(changed({ [agents]: stamp(1_000, "# Rules") }, { [agents]: stamp(2_000, "# Rules, v2") }))
@@ -253,6 +255,6 @@ describe("instructionsChanged", () => {
 
   it("a file the earlier look did not see counts as it is now", () => {
     const now = looks({ [agents]: stamp(2_000, "# Rules") })
-    assert.isFalse(instructionsChanged(scope(), new Map(), now))
+    assert.isFalse(instructionsChanged(instructionCandidates(scope()), new Map(), now))
   })
 })
