@@ -23,7 +23,7 @@ import type { Hooks } from "@opencode-ai/plugin"
 import { tool } from "@opencode-ai/plugin"
 import { fileFieldsOf } from "../engine/calls.ts"
 import { patchFiles } from "../engine/patch.ts"
-import { pathRulesOf } from "../engine/pathRules.ts"
+import { fileKeyOf } from "../engine/pathRules.ts"
 import { hostArgumentsSchema } from "../host/toolSchema.ts"
 import { visibleHistory } from "../host/view.ts"
 import type { PricingProfile } from "../pricing/profiles.ts"
@@ -143,11 +143,10 @@ const editedFiles = (part: Msg["parts"][number], directory: string): ReadonlyArr
   if (part.type !== "tool") return []
   if (part.tool === "apply_patch") {
     const text = part.state?.input?.patchText
-    const rules = pathRulesOf(directory)
-    return typeof text === "string" ? patchFiles(text).updated.map((path) => rules.resolve(directory, path)) : []
+    return typeof text === "string" ? patchFiles(text).updated.map((path) => fileKeyOf(directory, path)) : []
   }
   const path = editTools.has(part.tool) ? filePathOf(part) : undefined
-  return path === undefined ? [] : [pathRulesOf(directory).resolve(directory, path)]
+  return path === undefined ? [] : [fileKeyOf(directory, path)]
 }
 
 /**

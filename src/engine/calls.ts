@@ -2,7 +2,7 @@ import { posix } from "node:path"
 import { Predicate } from "effect"
 import type { ToolStatus } from "../host/schema.ts"
 import { patchFiles } from "./patch.ts"
-import { pathRulesOf } from "./pathRules.ts"
+import { fileKeyOf, pathRulesOf } from "./pathRules.ts"
 
 /** One tool call as the model sees it in the current request. */
 export interface ToolCall {
@@ -16,7 +16,10 @@ export interface ToolCall {
   /** OpenCode cleared the output itself (its own pruning): there is nothing left to remove. */
   compacted: boolean
   filePath: string | undefined
-  /** `filePath` resolved against the project directory, once, when the call is indexed. */
+  /**
+   * `filePath` resolved against the project directory, once, when the call is indexed: the key of its file, compared,
+   * never shown (`fileKeyOf`; on Windows in lower case).
+   */
   absolutePath: string | undefined
   /** Every file the call names, resolved against the project directory (all those an `apply_patch` names). */
   files: ReadonlyArray<string>
@@ -108,8 +111,8 @@ const copyTools: ReadonlySet<string> = new Set(["read", "write"])
 const none: ReadonlyArray<string> = []
 
 /**
- * The file fields of a call, computed once when indexed; paths resolved against `directory`, as OpenCode does (on
- * Windows by Windows' rules, so `src/a.ts` and `C:/app/src/a.ts` are the same file as `C:\app\src\a.ts`).
+ * The file fields of a call, computed once when indexed; paths resolved against `directory`, as OpenCode does, each
+ * the key of its file (`fileKeyOf`: on Windows `src/a.ts` and `C:/App/src/a.ts` are one file with `c:\app\src\a.ts`).
  */
 export const fileFieldsOf = (
   tool: string,
@@ -121,8 +124,7 @@ export const fileFieldsOf = (
     if (typeof text !== "string")
       return { filePath: undefined, absolutePath: undefined, files: none, contentFiles: none, copiedFiles: none }
     const { added, changed, named } = patchFiles(text)
-    const rules = pathRulesOf(directory)
-    const resolve = (path: string) => rules.resolve(directory, path)
+    const resolve = (path: string) => fileKeyOf(directory, path)
     return {
       filePath: undefined,
       absolutePath: undefined,
@@ -134,7 +136,7 @@ export const fileFieldsOf = (
   const filePath = filePathOf(tool, input)
   if (filePath === undefined)
     return { filePath, absolutePath: undefined, files: none, contentFiles: none, copiedFiles: none }
-  const absolutePath = pathRulesOf(directory).resolve(directory, filePath)
+  const absolutePath = fileKeyOf(directory, filePath)
   const files = [absolutePath]
   return {
     filePath,

@@ -76,17 +76,23 @@ describe("on Windows", () => {
   const project = "C:\\Users\\me\\app"
 
   it("takes a project-relative path, a path with forward slashes and one with backslashes for the same file", () => {
-    const absolute = (filePath: string) => fileFieldsOf("read", { filePath }, project).absolutePath
-    assert.strictEqual(absolute("src\\a.ts"), "C:\\Users\\me\\app\\src\\a.ts")
-    assert.strictEqual(absolute("C:/Users/me/app/src/a.ts"), "C:\\Users\\me\\app\\src\\a.ts")
-    assert.strictEqual(absolute("C:\\Users\\me\\app\\src\\a.ts"), "C:\\Users\\me\\app\\src\\a.ts")
+    const key = (filePath: string) => fileFieldsOf("read", { filePath }, project).absolutePath
+    assert.deepStrictEqual(
+      [key("src\\a.ts"), key("C:/Users/me/app/src/a.ts"), key("C:\\Users\\me\\app\\src\\a.ts")],
+      Array(3).fill("c:\\users\\me\\app\\src\\a.ts")
+    )
+  })
+
+  it("takes paths that differ only in case for the same file, as Windows' file systems do", () => {
+    const key = (filePath: string) => fileFieldsOf("read", { filePath }, project).absolutePath
+    assert.strictEqual(key("c:\\USERS\\me\\App\\src\\A.ts"), key("C:\\Users\\me\\app\\src\\a.ts"))
   })
 
   it("resolves the files an apply_patch names against the project", () => {
     const text = patchText(updateFile("src/a.ts"), addFile("src\\b.ts"))
     assert.deepStrictEqual(fileFieldsOf("apply_patch", { patchText: text }, project).files, [
-      "C:\\Users\\me\\app\\src\\a.ts",
-      "C:\\Users\\me\\app\\src\\b.ts"
+      "c:\\users\\me\\app\\src\\a.ts",
+      "c:\\users\\me\\app\\src\\b.ts"
     ])
   })
 
