@@ -56,6 +56,11 @@ export interface ReplayOptions {
   readonly compaction?: boolean
   /** Another plugin adds a system text of its own after this one's, in every run (see `DriveOptions.otherSystem`). */
   readonly otherSystem?: boolean
+  /**
+   * The model edits a file whose every copy was masked as recorded, without reading it again first (diagnostic). By
+   * default it reads it again, and that is priced (`DriveOptions.reReadMasked`).
+   */
+  readonly blindEdits?: boolean
   /** Where to write the ReplayResult as JSON. */
   readonly out: string
 }
@@ -115,6 +120,8 @@ export interface Accounting {
   readonly openCodePruned: number
   /** The model's edits of files it had seen, and those made with the file's content masked in what was sent. */
   readonly edits: Edits
+  /** Requests the model spent reading masked files again before editing them (`reReadMasked`). */
+  readonly reReads: number
 }
 
 const pricedProfiles = [profiles.anthropic, profiles.openai]
@@ -245,6 +252,7 @@ export const replay = async (options: ReplayOptions): Promise<ReplayResult> => {
     compactAtOverflow: options.compaction ?? true,
     openCodePrune: options.plugin === "prune",
     ...(options.otherSystem === true ? { otherSystem: otherPluginSystem } : {}),
+    reReadMasked: options.blindEdits !== true,
     directory: projectDir,
     between: async (request) => {
       // Between requests OpenCode waits for the model; background work (state written behind) runs then.
@@ -295,7 +303,8 @@ export const replay = async (options: ReplayOptions): Promise<ReplayResult> => {
       compactions: driven.compactions,
       summariesOverWindow: driven.summariesOverWindow,
       openCodePruned: driven.openCodePruned,
-      edits: driven.edits
+      edits: driven.edits,
+      reReads: driven.reReads
     }
   }
 }

@@ -14,6 +14,9 @@
  *   npm run bench -- --no-compaction              no compaction at overflow: whole histories, the latency worst case
  *   npm run bench -- --other-system               another plugin adds a system text of its own (OpenCode then sends
  *                                                  two system messages), in every run
+ *   npm run bench -- --blind-edits                the model edits a file whose content is masked without reading it
+ *                                                  again first, as the generated session has it (diagnostic: by
+ *                                                  default it reads it again, and that is priced)
  *   npm run bench -- --seed 7 --load-runs 9 --no-build --json out.json
  *
  * Each replay runs in its own process (peak RSS is per process); results come back as JSON files under .bench/.
@@ -46,6 +49,7 @@ const { values: args } = parseArgs({
     "no-build": { type: "boolean", default: false },
     "no-compaction": { type: "boolean", default: false },
     "other-system": { type: "boolean", default: false },
+    "blind-edits": { type: "boolean", default: false },
     json: { type: "string" },
     tokenizer: { type: "string", default: "default" }
   }
@@ -210,7 +214,9 @@ const main = async () => {
       args.config !== "{}" ? `; config ${args.config}` : ""
     }${args["no-compaction"] ? "; no compaction at overflow (whole histories)" : ""}${
       args["other-system"] ? "; another plugin's system text after the plugin's" : ""
-    }; load average at start ${loadavg().map((x) => x.toFixed(2)).join(" ")}`
+    }${args["blind-edits"] ? "; masked files edited without reading them again" : ""}; load average at start ${
+      loadavg().map((x) => x.toFixed(2)).join(" ")
+    }`
   ]
   progress(header.join("\n"))
 
@@ -271,7 +277,8 @@ const main = async () => {
         accounting: true,
         tokenizer,
         compaction: !args["no-compaction"],
-        otherSystem: args["other-system"]
+        otherSystem: args["other-system"],
+        blindEdits: args["blind-edits"]
       }
       const none = await replay({ ...base, plugin: "none", config: {} }, { runtime, label: "no plugin" })
       const prune = await replay({ ...base, plugin: "prune", config: {} }, {
@@ -483,7 +490,10 @@ const format = (
   if (results.length > 0 && modes.includes("immediate")) out.push(floorLegend, "")
   if (results.length > 0) {
     out.push(
-      "Tokens sent (all requests), compactions at overflow, the last request, and the model's edits made with the edited file masked (every read or write of it it had seen pruned or cleared in what was sent), of its edits of files it had seen"
+      "Tokens sent (all requests), compactions at overflow, the last request, and the model's edits made with the edited file masked (every read or write of it it had seen pruned or cleared in what was sent), of its edits of files it had seen" +
+        (args["blind-edits"]
+          ? ""
+          : "; re-reads: the requests in which the model read such files again before the edit, priced in the cost tables and not counted in the requests above")
     )
     out.push(table(
       [
@@ -497,7 +507,8 @@ const format = (
         "added tokens",
         "last context none/plugin",
         "over window none/plugin",
-        "masked edits OC prune · plugin"
+        "masked edits OC prune · plugin",
+        "re-reads OC prune · plugin"
       ],
       results.map(({ none, prune, plugin, size }) => {
         const first = plugin[modes[0]!]!
@@ -513,7 +524,8 @@ const format = (
           int(first.accounting.addedTokens),
           `${kilo(none.accounting.lastContextTokens)}/${kilo(first.accounting.lastContextTokens)}`,
           `${none.accounting.requestsOverWindow}/${first.accounting.requestsOverWindow}`,
-          [prune, first].map(({ accounting: { edits } }) => `${edits.masked}/${edits.made}`).join(" · ")
+          [prune, first].map(({ accounting: { edits } }) => `${edits.masked}/${edits.made}`).join(" · "),
+          [prune, first].map(({ accounting }) => int(accounting.reReads)).join(" · ")
         ]
       })
     ))

@@ -135,7 +135,7 @@ const main = async () => {
     `| ${cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join(" | ")} |`
   console.log(
     `Anthropic-priced cost, x the better of OpenCode alone and OpenCode's compaction.prune (seed ${seed}; lower is better); ` +
-      "masked edits: the model's edits of a file made while every copy of its content it had seen was pruned, of all its edits of files it had seen (what masking may cost the model, which the cost does not include)"
+      "masked edits: the model's edits of a file made while every copy of its content it had seen was pruned, of all its edits of files it had seen (the model reads each such file again before the edit, and the cost includes it)"
   )
   console.log(
     [

@@ -75,6 +75,13 @@ export interface DriveOptions {
   readonly otherSystem?: string
   /** The project directory, for the context handed to the plugin's tools. */
   readonly directory?: string
+  /**
+   * The model's answer to an edit of a file whose every copy was masked in what it was sent: it reads the files
+   * again, whole, and makes the edit in answer to the next request. Replayed as the recorded edit alone, the model
+   * would have edited a file it could not see; with this, what it costs to see it again is priced (one more request,
+   * the copy sent and kept). Applies to every run, a baseline whose `openCodePrune` cleared the copy as well.
+   */
+  readonly reReadMasked?: boolean
   /** Called after each request (the benchmark lets background work run and samples memory there). */
   readonly between?: (request: number) => Promise<void>
   readonly onProgress?: (done: number, total: number) => void
@@ -112,6 +119,8 @@ export interface Driven {
   readonly pausesOverTtl: number
   /** The model's edits of files it had seen, and how many of them it made with that content masked (see `seenIn`). */
   readonly edits: Edits
+  /** Requests the model spent reading files again before editing them (`reReadMasked`). */
+  readonly reReads: number
   readonly modelCalls: { readonly replayed: number; readonly accepted: number; readonly rejected: number }
   readonly last: SentRequest | undefined
   readonly builder: WireBuilder
@@ -192,6 +201,59 @@ const seenIn = (original: ReadonlyArray<Msg>, sent: ReadonlyArray<Msg>, director
   }
   return { shown, seen }
 }
+
+/**
+ * The model's reading of `paths` again (`DriveOptions.reReadMasked`): an assistant message with a read of each, as
+ * the latest copy in `visible` shows it (that read again, or a whole read of what a write or a patch wrote), sent as
+ * `response` (the edit's message) is.
+ */
+const reReadOf = (
+  paths: ReadonlyArray<string>,
+  visible: ReadonlyArray<Msg>,
+  directory: string,
+  id: string,
+  response: Msg["info"]
+): Msg => {
+  const time = response.time?.created ?? 0
+  const latest = new Map<string, Msg["parts"][number]>()
+  for (const message of visible) {
+    for (const part of message.parts) {
+      if (copyOf(part) === undefined) continue
+      for (const path of fileFieldsOf(part.tool, part.state.input ?? {}, directory).copiedFiles) latest.set(path, part)
+    }
+  }
+  const parts = paths.flatMap((path, n): Array<Msg["parts"][number]> => {
+    const copy = latest.get(path)
+    if (copy === undefined) return []
+    const read = copy.tool === "read"
+      ? { input: copy.state.input, output: copyOf(copy)! }
+      : { input: { filePath: path }, output: wholeRead(path, copyOf(copy)!) }
+    return [{
+      id: `prt_dcp_reread_${id}_${n}`,
+      messageID: `msg_dcp_reread_${id}`,
+      type: "tool",
+      callID: `toolu_dcp_reread_${id}_${n}`,
+      tool: "read",
+      state: { status: "completed", ...read, title: path, metadata: {}, time: { start: time, end: time } }
+    }]
+  })
+  return {
+    info: { ...response, id: `msg_dcp_reread_${id}`, finish: "tool-calls", time: { created: time, completed: time } },
+    parts
+  }
+}
+
+/** A whole file as OpenCode 1.18.33's read tool returns it. */
+const wholeRead = (path: string, content: string): string => {
+  const lines = content.split("\n")
+  return `<path>${path}</path>\n<type>file</type>\n<content>\n${
+    lines.map((line, i) => `${i + 1}: ${line}`).join("\n")
+  }` +
+    `\n\n(End of file - total ${lines.length} lines)\n</content>`
+}
+
+/** A tool call as the model writes it, for its output tokens. */
+const callOf = (part: Msg["parts"][number]) => part.type === "tool" ? { tool: part.tool, input: part.state?.input } : {}
 
 /** The most a request can hold before OpenCode compacts: the context less its output reserve (32,000 at most). */
 export const usableWindow = (model: DriveModel) => model.context - Math.min(model.output, 32_000)
@@ -305,6 +367,8 @@ export const drive = async (options: DriveOptions): Promise<Driven> => {
   let compactions = 0
   let summariesOverWindow = 0
   const edits = { made: 0, masked: 0 }
+  const directory = options.directory ?? "/"
+  let reReads = 0
   let turnOpen = false
   let scanned = 0
   let done = 0
@@ -413,6 +477,27 @@ export const drive = async (options: DriveOptions): Promise<Driven> => {
     await hooks?.event?.({ event: { type: "session.compacted", properties: { sessionID } } } as never)
   }
 
+  /** Sends the request whose answer is the next message: the visible history, after the plugin's transforms. */
+  const send = async (summary: boolean, modelName: string | undefined) => {
+    const visible = visibleHistory(history)
+    const copy = copyOf(visible)
+    const own = options.system(time)
+    builder.hostSystem(own)
+    const system = [...own]
+    await transform(copy, system, summary)
+    const sent = summary ? [] : rejoin(system, own[0])
+    const tokens = record(
+      builder.request(summary ? [] : definitions, summary ? system : sent, copy),
+      summary,
+      modelName
+    )
+    if (!summary) {
+      last = { definitions, system: sent, messages: copy, visible, index: done, time }
+      overflow = tokens >= usable
+    }
+    return { visible, copy }
+  }
+
   for (let k = 0; k < stored.length; k++) {
     const message = stored[k]!
     const info = message.info
@@ -445,22 +530,24 @@ export const drive = async (options: DriveOptions): Promise<Driven> => {
         { context: [], prompt: undefined } as never
       )
     }
-    const visible = visibleHistory(history)
-    const copy = copyOf(visible)
-    const own = options.system(time)
-    builder.hostSystem(own)
-    const system = [...own]
-    await transform(copy, system, summary)
-    const sent = summary ? [] : rejoin(system, own[0])
-    const tokens = record(
-      builder.request(summary ? [] : definitions, summary ? system : sent, copy),
-      summary,
-      info.providerID === undefined || info.modelID === undefined ? undefined : `${info.providerID}/${info.modelID}`
-    )
+    const modelName = info.providerID === undefined || info.modelID === undefined
+      ? undefined
+      : `${info.providerID}/${info.modelID}`
+    const { visible, copy } = await send(summary, modelName)
     if (!summary) {
-      last = { definitions, system: sent, messages: copy, visible, index: done, time }
-      overflow = tokens >= usable
-      countEdits(message, visible, copy)
+      const masked = countEdits(message, visible, copy)
+      if (options.reReadMasked === true && masked.length > 0) {
+        // The model cannot make the edit from a placeholder: it reads the files first, then edits.
+        const reRead = reReadOf(masked, visible, directory, String(reReads++), { ...info, time: { created: time } })
+        builder.hostMessage(reRead.info.id)
+        history.push(reRead)
+        for (const meter of meters) meter.output(options.count(JSON.stringify(reRead.parts.map(callOf))))
+        if (overflow && options.compactAtOverflow === true) {
+          overflow = false
+          await compact()
+        }
+        await send(false, modelName)
+      }
     }
     history.push(message)
     done++
@@ -470,16 +557,20 @@ export const drive = async (options: DriveOptions): Promise<Driven> => {
   if (turnOpen) await idle()
 
   /** The edits `response` makes, against what its request showed of each file (OpenCode's cleared outputs too). */
-  function countEdits(response: Msg, visible: ReadonlyArray<Msg>, sent: ReadonlyArray<Msg>) {
-    const directory = options.directory ?? "/"
+  function countEdits(response: Msg, visible: ReadonlyArray<Msg>, sent: ReadonlyArray<Msg>): Array<string> {
     const paths = response.parts.flatMap((part) => editedFiles(part, directory))
-    if (paths.length === 0) return
+    if (paths.length === 0) return []
     const { shown, seen } = seenIn(visible, sent, directory)
-    for (const path of paths) {
+    const masked: Array<string> = []
+    for (const path of new Set(paths)) {
       if (!shown.has(path)) continue
-      edits.made++
-      if (!seen.has(path)) edits.masked++
+      edits.made += paths.filter((edited) => edited === path).length
+      if (!seen.has(path)) {
+        edits.masked += paths.filter((edited) => edited === path).length
+        masked.push(path)
+      }
     }
+    return masked
   }
 
   async function replayModelCalls(message: Msg) {
@@ -521,6 +612,7 @@ export const drive = async (options: DriveOptions): Promise<Driven> => {
     openCodePruned: cleared.size,
     pausesOverTtl,
     edits,
+    reReads,
     modelCalls,
     last,
     builder,

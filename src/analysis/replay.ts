@@ -157,6 +157,7 @@ export const replay = Effect.fn("analysis.replay")(function*(session: Session, o
           count,
           compactAtOverflow: true,
           openCodePrune,
+          reReadMasked: true,
           directory: projectDir,
           onProgress: (done, total) => options.onProgress?.(name, done, total)
         }),

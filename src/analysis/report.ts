@@ -30,6 +30,8 @@ interface Run {
   readonly openCodePruned: number
   /** The model's edits of files it had seen, and those made with every copy of the file's content masked. */
   readonly edits: Edits
+  /** Requests the model spent reading masked files again before editing them, priced in `priced`. */
+  readonly reReads: number
 }
 
 interface Tally {
@@ -223,7 +225,8 @@ const runOf = (driven: Driven): Run => ({
   priced: rounded(driven.priced),
   compactions: driven.compactions,
   openCodePruned: driven.openCodePruned,
-  edits: driven.edits
+  edits: driven.edits,
+  reReads: driven.reReads
 })
 
 /** The figures of a replayed session. */
@@ -233,19 +236,22 @@ export const analysisOf = (r: Replayed): Analysis => {
   const { messages, infos } = session
   const current = config.current
   const lastModel = infos.filter((info) => info.role === "assistant").at(-1)
-  const stored = {
+  const { builder, tokensOf } = withPlugin
+  const final = withoutPlugin.last ?? last
+  // What OpenCode adds to the stored history in a run (compactions, the model's reads of masked files) is not the
+  // plugin's.
+  const storedIn = (run: Driven) => ({
     system: new Set(base),
     tools: new Set(hostToolDefinitions.map(([name]) => name)),
-    messageIds: new Set(messages.map((message) => message.info.id))
-  }
-  const { builder, tokensOf } = withPlugin
+    messageIds: new Set([...messages.map((message) => message.info.id), ...run.builder.hostMessages])
+  })
   const finalRequest = {
     request: last.index + 1,
-    withPlugin: composition(builder.blocks, tokensOf, stored, last),
-    withoutPlugin: composition(builder.blocks, tokensOf, stored, {
+    withPlugin: composition(builder.blocks, tokensOf, storedIn(withPlugin), last),
+    withoutPlugin: composition(withoutPlugin.builder.blocks, withoutPlugin.tokensOf, storedIn(withoutPlugin), {
       definitions: hostToolDefinitions,
       system: base,
-      messages: last.visible
+      messages: final.visible
     }),
     prunedCalls:
       last.visible.flatMap((m) => m.parts).filter((part) =>
@@ -532,6 +538,9 @@ export const formatReport = (a: Analysis, options: ReportOptions = {}): string =
       ""
     ])
   }
+  if (runs.some((run) => run.reReads > 0)) {
+    rows2.push(["  Requests reading them again", ...runs.map((run) => n(run.reReads)), ""])
+  }
   out.push(...table(rows2, ["l", "r", "r", "r", "r"]))
   const better = Math.min(w[first]!.cost, o[first]!.cost)
   out.push(
@@ -576,8 +585,9 @@ export const formatReport = (a: Analysis, options: ReportOptions = {}): string =
         `OpenAI), the one output that differs between runs.` +
         (runs.some((run) => run.edits.made > 0)
           ? ` "Edits with the file masked": the model's edits of a file it had read or written, made while every ` +
-            `copy of that content was pruned or cleared in what its request sent; what masking may cost the model ` +
-            `(a re-read, a failed edit), which the cost figures do not include.`
+            `copy of that content was pruned or cleared in what its request sent. The model is taken to read each ` +
+            `such file again before editing it, and the cost figures include that: one more request, and the ` +
+            `file's content sent from then on.`
           : "")
     )
   )

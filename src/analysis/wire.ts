@@ -315,6 +315,11 @@ export class WireBuilder {
     this.host.add(id)
   }
 
+  /** The messages marked by `hostMessage`. */
+  get hostMessages(): ReadonlySet<unknown> {
+    return this.host
+  }
+
   private push(block: number, added: boolean) {
     if (this.length === this.buffer.length) {
       const bigger = new Int32Array(this.buffer.length * 2)

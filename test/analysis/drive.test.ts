@@ -158,6 +158,93 @@ describe("edits made with the file masked", () => {
   })
 })
 
+describe("the model reading a masked file again before editing it", () => {
+  /** A plugin that sends the outputs of the calls named as a placeholder, and does nothing else. */
+  const masking = (...callIDs: Array<string>): DrivenPlugin => ({
+    hooks: {
+      "experimental.chat.messages.transform": async (_input, output) => {
+        for (const message of output.messages) {
+          for (const part of message.parts) {
+            if (part.type === "tool" && part.state.status === "completed" && callIDs.includes(part.callID)) {
+              part.state.output = "[pruned]"
+            }
+          }
+        }
+      }
+    },
+    setTime: () => {}
+  })
+  const reRead = (messages: ReadonlyArray<Msg>, plugin: DrivenPlugin) =>
+    drive({
+      sessionID: "ses_d",
+      messages,
+      plugin,
+      system: () => ["You are OpenCode."],
+      hostTools: [],
+      model: { providerID: "anthropic", modelID: "claude-sonnet-4-5", context: 200_000, output: 32_000 },
+      profiles: [profiles.anthropic],
+      count: (text) => Math.ceil(text.length / 4),
+      reReadMasked: true
+    })
+  /** The tool calls of the last message of the last request sent: what the model answered before the edit. */
+  const answered = (driven: Awaited<ReturnType<typeof reRead>>) =>
+    driven.last?.messages.at(-1)?.parts.flatMap((part) =>
+      part.type === "tool" && part.state.status === "completed"
+        ? [{ tool: part.tool, input: part.state.input, output: part.state.output }]
+        : []
+    )
+
+  it("costs one more request, whose history ends with the file read again as the model last read it", async () => {
+    const session = [user("fix a.ts"), assistant(read("c1")), assistant(edit("c2"))]
+    const driven = await reRead(session, masking("c1"))
+    assert.deepStrictEqual(
+      { requests: driven.priced.anthropic!.requests, reReads: driven.reReads, answered: answered(driven) },
+      { requests: 3, reReads: 1, answered: [{ tool: "read", input: { filePath: file }, output: content }] }
+    )
+  })
+
+  it("reads what a write wrote as the read tool shows a whole file", async () => {
+    const written = "export const a = 1\nexport const b = 2"
+    const write = call("c1", "write", { filePath: file, content: written }, "Wrote file successfully.")
+    const masksWrites: DrivenPlugin = {
+      hooks: {
+        "experimental.chat.messages.transform": async (_input, output) => {
+          for (const message of output.messages) {
+            for (const part of message.parts) {
+              if (part.type === "tool" && part.tool === "write") part.state.input = { filePath: file }
+            }
+          }
+        }
+      },
+      setTime: () => {}
+    }
+    const driven = await reRead([user("add a.ts"), assistant(write), assistant(edit("c2"))], masksWrites)
+    assert.deepStrictEqual(answered(driven), [{
+      tool: "read",
+      input: { filePath: file },
+      output: [
+        `<path>${file}</path>`,
+        "<type>file</type>",
+        "<content>",
+        "1: export const a = 1",
+        "2: export const b = 2",
+        "",
+        "(End of file - total 2 lines)",
+        "</content>"
+      ].join("\n")
+    }])
+  })
+
+  it("costs nothing when the file's content is in view", async () => {
+    const session = [user("fix a.ts"), assistant(read("c1")), assistant(edit("c2"))]
+    const driven = await reRead(session, masking())
+    assert.deepStrictEqual({ requests: driven.priced.anthropic!.requests, reReads: driven.reReads }, {
+      requests: 2,
+      reReads: 0
+    })
+  })
+})
+
 describe("OpenCode's compaction", () => {
   /** Each request's input tokens, summary requests apart, on a 20,000-token window (16,000 usable) compacting. */
   const requestsOf = async (messages: ReadonlyArray<Msg>) => {
