@@ -36,6 +36,11 @@ touched.
   --example               analyse the example session bundled with the package
   --config <file>         use this dcp.jsonc instead of your config files
   --context-window <n>    the model's context window in tokens (default 200000)
+  --blind-edits           replay the model's edits of files whose content is
+                          masked as recorded; by default it reads each such
+                          file again first, and that is priced (use this for a
+                          session recorded with the plugin on, which holds
+                          what the model did then)
   --json                  print the report as JSON
   -h, --help              this help
 
@@ -141,6 +146,7 @@ const parseOptions = (argv: ReadonlyArray<string>) =>
       example: { type: "boolean", default: false },
       config: { type: "string" },
       "context-window": { type: "string" },
+      "blind-edits": { type: "boolean", default: false },
       json: { type: "boolean", default: false },
       help: { type: "boolean", short: "h", default: false }
     }
@@ -195,7 +201,13 @@ const main = async (argv: ReadonlyArray<string>) => {
     const input = text ?? (yield* readFile(file!))
     const session = yield* decodeExport(input, file === undefined || file === "-" ? "standard input" : file)
     const analysis = yield* Effect.scoped(
-      replay(session, { configFile: values.config, env: process.env, contextWindow: window, onProgress: bar.update })
+      replay(session, {
+        configFile: values.config,
+        env: process.env,
+        contextWindow: window,
+        blindEdits: values["blind-edits"],
+        onProgress: bar.update
+      })
     )
     return values.json
       ? formatJson(analysis)

@@ -28,6 +28,8 @@ export interface ReplayOptions {
   readonly env: Readonly<Record<string, string | undefined>>
   /** The model's context window, which the export does not record. */
   readonly contextWindow: number
+  /** Edits of masked files replayed as recorded, with no re-read first (see `DriveOptions.reReadMasked`). */
+  readonly blindEdits?: boolean | undefined
   /** Called as the replay goes: after every request of each of the three runs (see `Analysis.sent`). */
   readonly onProgress?: ((run: RunName, done: number, total: number) => void) | undefined
 }
@@ -157,7 +159,7 @@ export const replay = Effect.fn("analysis.replay")(function*(session: Session, o
           count,
           compactAtOverflow: true,
           openCodePrune,
-          reReadMasked: true,
+          reReadMasked: options.blindEdits !== true,
           directory: projectDir,
           onProgress: (done, total) => options.onProgress?.(name, done, total)
         }),
@@ -198,6 +200,7 @@ export const replay = Effect.fn("analysis.replay")(function*(session: Session, o
     runs: { withoutPlugin, withOpenCodePrune, withPlugin },
     profiles: priced,
     sessionProfile,
+    reReadMasked: options.blindEdits !== true,
     system: system(last.time),
     count,
     state,

@@ -113,6 +113,11 @@ export interface Analysis {
     readonly withoutPlugin: Run
     readonly withOpenCodePrune: Run
     readonly withPlugin: Run
+    /**
+     * Whether the model is taken to read a masked file again before editing it (`Run.reReads`), or edits it as
+     * recorded (`--blind-edits`: a session recorded with the plugin on already holds what the model did).
+     */
+    readonly reReadMasked: boolean
     /** Tokens of what the plugin adds (tool definitions, system section, appended messages), over all requests. */
     readonly addedTokens: number
     /** Tokens of the stand-ins for OpenCode's system prompt and tool definitions, sent with every request in every run. */
@@ -147,6 +152,7 @@ export interface Replayed {
   /** The pricing profiles the runs were priced under, and the one the session's provider bills by. */
   readonly profiles: ReadonlyArray<PricingProfile>
   readonly sessionProfile: PricingProfile
+  readonly reReadMasked: boolean
   /** The stand-in for OpenCode's system prompt the last request sent. */
   readonly system: ReadonlyArray<string>
   readonly count: (text: string) => number
@@ -328,6 +334,7 @@ export const analysisOf = (r: Replayed): Analysis => {
       withoutPlugin: runOf(withoutPlugin),
       withOpenCodePrune: runOf(withOpenCodePrune),
       withPlugin: runOf(withPlugin),
+      reReadMasked: r.reReadMasked,
       addedTokens: addedTokens(withPlugin),
       systemPromptTokens: base.reduce((sum, text) => sum + count(text), 0),
       hostToolTokens: hostToolDefinitions.reduce((sum, [name, definition]) => sum + count(name) + count(definition), 0)
@@ -585,9 +592,11 @@ export const formatReport = (a: Analysis, options: ReportOptions = {}): string =
         `OpenAI), the one output that differs between runs.` +
         (runs.some((run) => run.edits.made > 0)
           ? ` "Edits with the file masked": the model's edits of a file it had read or written, made while every ` +
-            `copy of that content was pruned or cleared in what its request sent. The model is taken to read each ` +
-            `such file again before editing it, and the cost figures include that: one more request, and the ` +
-            `file's content sent from then on.`
+            `copy of that content was pruned or cleared in what its request sent. ` +
+            (sent.reReadMasked
+              ? `The model is taken to read each such file again before editing it, and the cost figures include ` +
+                `that: one more request, and the file's content sent from then on.`
+              : `Replayed as recorded (--blind-edits): no cost figure includes a re-read.`)
           : "")
     )
   )

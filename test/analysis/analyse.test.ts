@@ -299,6 +299,20 @@ describe("the bundled example (npm start)", () => {
     })
   })
 
+  it("--blind-edits replays the edits of masked files as recorded, with no re-read priced", async () => {
+    const result = await analyse(["--example", "--blind-edits"])
+    assert.strictEqual(result.code, 0)
+    const report = result.stdout
+    const [, , costWith] = row(report, /^ {2}Cost, Anthropic cache +([\d,]+) +([\d,]+) +([\d,]+) +[-+]\d+\.\d%$/m)
+    near(costWith!, 259_155)
+    assert.match(report, /^ {2}Edits with the file masked +0 of 29 +0 of 29 +7 of 29$/m)
+    assert.notInclude(report, "Requests reading them again")
+    assert.include(
+      report.replace(/\s+/g, " "),
+      "Replayed as recorded (--blind-edits): no cost figure includes a re-read."
+    )
+  })
+
   it("nothing is written under HOME: state and config live in a temporary directory", async () => {
     assert.deepStrictEqual(await readdir(home), [])
   })

@@ -65,7 +65,13 @@ it("the analyser replays a fresh export of the real OpenCode as the plugin ran i
   const file = join(s.root, "export.json")
   exportSession(opencode.env, opencode.project, session, file)
   // The same config files the plugin read (the scenario's HOME), so the replay runs with the same settings.
-  const { stdout, stderr } = await run(process.execPath, [join(repo, "src", "analyse.ts"), file, "--json"], {
+  // The model's edits replayed as it made them with the plugin on: a re-read would be one it did not make.
+  const { stdout, stderr } = await run(process.execPath, [
+    join(repo, "src", "analyse.ts"),
+    file,
+    "--json",
+    "--blind-edits"
+  ], {
     env: { ...opencode.env },
     maxBuffer: 64 * 1024 * 1024
   })
