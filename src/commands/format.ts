@@ -204,7 +204,7 @@ export const formatStats = (input: {
   }
   const cost = session.cost
   if (cost.requests > 0 && (cost.saved > 0 || cost.rebuilt > 0)) {
-    const net = cost.saved - cost.rebuilt
+    const net = cost.saved - cost.rebuilt - cost.reRead
     lines.push(
       `  cost (${profileName(cost.profile)}, estimated, in input tokens): the pruned tokens would have cost ${
         formatTokens(Math.round(cost.saved))
@@ -212,6 +212,11 @@ export const formatStats = (input: {
         `over ${cost.requests} request${cost.requests === 1 ? "" : "s"}; cache rebuilds cost ${
           formatTokens(Math.round(cost.rebuilt))
         }; ` +
+        (cost.reReads > 0
+          ? `the model read ${cost.reReads} masked file${cost.reReads === 1 ? "" : "s"} again, for ${
+            formatTokens(Math.round(cost.reRead))
+          }; `
+          : "") +
         (net >= 0
           ? `net ${formatTokens(Math.round(net))} saved.`
           : `net ${formatTokens(Math.round(-net))} more than without pruning.`)

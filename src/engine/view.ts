@@ -46,6 +46,13 @@ export interface ViewState {
   resultsSince: number
   /** Repeats among the calls sent for the first time in the latest pass, for the request path to prune. */
   copies: Array<{ readonly call: ToolCall; readonly copy: Copy }>
+  /**
+   * Tokens of the reads in the view that read again a file whose every copy the plugin had pruned: the model reading
+   * what masking took from it. Without pruning it would not have needed them.
+   */
+  reReadTokens: number
+  /** Such reads among the calls sent for the first time in the latest pass, not yet in `ViewInput.reReads`. */
+  reReads: Array<ToolCall>
 }
 
 export interface ViewInput {
@@ -55,6 +62,8 @@ export interface ViewInput {
   readonly previousPass: number | undefined
   readonly appendOnly: boolean
   readonly pruned: ReadonlyMap<string, PruneRecord>
+  /** The reads of masked files found before (`ViewState.reReads`), by callID: their tokens. */
+  readonly reReads: ReadonlyMap<string, number>
   readonly revision: number
   readonly nudgeAfter: number
   readonly config: PluginConfig
@@ -76,6 +85,7 @@ export const trackView = (previous: ViewState | undefined, input: ViewInput): Vi
     previous.count <= input.calls.length
   const viewState = reusable ? previous : emptyViewState(input)
   viewState.copies = []
+  viewState.reReads = []
   const copied = new Set<number>()
   const sent = (position: number) => !copied.has(position) && !input.pruned.has(input.calls[position]!.callID)
   for (let position = viewState.count; position < input.calls.length; position++)
@@ -99,7 +109,9 @@ const emptyViewState = (input: ViewInput): ViewState => ({
   tagged: [],
   taggedTokens: [],
   resultsSince: 0,
-  copies: []
+  copies: [],
+  reReadTokens: 0,
+  reReads: []
 })
 
 const add = (
@@ -124,6 +136,12 @@ const add = (
     viewState.copies.push({ call, copy })
   }
   viewState.tokens += call.totalTokens
+  const reRead = input.reReads.get(call.callID)
+  if (reRead !== undefined) viewState.reReadTokens += reRead
+  else if (firstSend && readsMaskedFile(input, position)) {
+    viewState.reReadTokens += call.totalTokens
+    viewState.reReads.push(call)
+  }
   const record = input.pruned.get(call.callID)
   if (record !== undefined) applied(viewState, call, record, input.idOf(call))
   if (call.status === "completed" && input.idOf(call) > input.nudgeAfter) viewState.resultsSince++
@@ -132,6 +150,26 @@ const add = (
   if (tokens === undefined) return
   viewState.tagged.push(position)
   viewState.taggedTokens.push(tokens)
+}
+
+/**
+ * A read of a file every earlier copy of which (a read, a write's content, a patch that added it) reached the model
+ * pruned by the plugin. A copy OpenCode's compaction cleared, or a prune still waiting for its first request, leaves
+ * the model with the content it would have had without the plugin.
+ */
+const readsMaskedFile = (input: ViewInput, position: number): boolean => {
+  const call = input.calls[position]!
+  const file = call.tool === "read" && call.status === "completed" ? call.copiedFiles[0] : undefined
+  if (file === undefined) return false
+  let copies = 0
+  for (let earlier = position - 1; earlier >= 0; earlier--) {
+    const copy = input.calls[earlier]!
+    if (!copy.copiedFiles.includes(file)) continue
+    const record = input.pruned.get(copy.callID)
+    if (copy.compacted || record === undefined || record.pending === true) return false
+    copies++
+  }
+  return copies > 0
 }
 
 const applied = (viewState: ViewState, call: ToolCall, record: PruneRecord, id: number) => {

@@ -28,7 +28,15 @@ export interface Application {
   readonly cost: number
 }
 
-/** One request, for the cost ledger: the tokens pruning took out of it. */
+/** The model's reads of files whose every copy the plugin had pruned, in one request. */
+export interface ReRead {
+  /** Tokens of all such reads the request sends. */
+  readonly tokens: number
+  /** Those it sends for the first time: the model asked for them in answer to the request before. */
+  readonly first: { readonly calls: number; readonly tokens: number }
+}
+
+/** One request, for the cost ledger: the tokens pruning took out of it, and what it made the model read again. */
 export interface Charge {
   readonly profile: PricingProfile
   readonly cold: boolean
@@ -36,6 +44,9 @@ export interface Charge {
   readonly pruned: number
   /** Of those, in content this request sends for the first time (repeats): it would have been written, not read. */
   readonly fresh: number
+  /** The request's estimated size. */
+  readonly contextTokens: number
+  readonly reReads: ReRead
 }
 
 /**
@@ -163,13 +174,21 @@ export class Ledger extends Context.Service<Ledger, {
           return tokens * (fresh || request.cold ? profile.write : profile.read)
         }
         const cost = state.stats.cost
+        const { first, tokens: reRead } = request.reReads
+        // Without pruning the model would have had the file already: each read costs what it sends on every request
+        // (it takes the place the pruned copy had; once pruned in its turn, the saving counted for it is none), and
+        // the request it was asked for in, read from the cache.
+        const reReadCost = price(reRead - first.tokens, false) + price(first.tokens, true) +
+          (first.calls > 0 ? price(Math.max(0, request.contextTokens - first.tokens), false) : 0)
         state.stats = {
           ...state.stats,
           cost: {
             profile: profile.name,
             requests: cost.requests + 1,
             saved: cost.saved + price(request.pruned - request.fresh, false) + price(request.fresh, true),
-            rebuilt: cost.rebuilt
+            rebuilt: cost.rebuilt,
+            reReads: cost.reReads + first.calls,
+            reRead: cost.reRead + reReadCost
           }
         }
         state.dirty = true

@@ -9,7 +9,7 @@ import { notePrunes } from "../engine/view.ts"
 import type { PricingProfile } from "../pricing/profiles.ts"
 import type { CopyOf } from "../state/schema.ts"
 import { changed, type SessionState } from "../state/session.ts"
-import { Ledger } from "./Ledger.ts"
+import { Ledger, type ReRead } from "./Ledger.ts"
 import { Notifier } from "./Notifier.ts"
 
 export interface Prune {
@@ -34,6 +34,8 @@ export interface Delivery {
   readonly systemTokens: number
   /** Tokens the applied prunes take out of the request. */
   readonly prunedTokens: number
+  /** The model's reads of files whose every copy was pruned, in the request, and those it sends for the first time. */
+  readonly reReads: ReRead
   /** Where a change at the call at a position sits, for the cost of the rebuild it causes. */
   readonly changeAt: (position: number) => ChangeAt
 }
@@ -153,7 +155,14 @@ export class Pruner extends Context.Service<Pruner, {
             else if (call.position < first) first = call.position
           }
         }
-        ledger.charge(state, { profile: request.profile, cold: request.cold, pruned: request.prunedTokens, fresh })
+        ledger.charge(state, {
+          profile: request.profile,
+          cold: request.cold,
+          pruned: request.prunedTokens,
+          fresh,
+          contextTokens: request.contextTokens,
+          reReads: request.reReads
+        })
         if (delivered.length === 0) return undefined
         // Repeats alone change nothing the provider cached: no application of prunes to count.
         const changedCached = first !== Infinity

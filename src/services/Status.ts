@@ -137,7 +137,7 @@ const statusOf = (
       ? { calls: 0, tokens: 0, reason: "" }
       : { calls: waiting.calls, tokens: waiting.tokens, reason: waitingReason(waiting.why) },
     ...(cost.requests > 0 && (cost.saved > 0 || cost.rebuilt > 0)
-      ? { cost: { profile: cost.profile, saved: cost.saved, rebuilt: cost.rebuilt } }
+      ? { cost: { profile: cost.profile, saved: cost.saved, rebuilt: cost.rebuilt, reRead: cost.reRead } }
       : {})
   }
 }

@@ -62,11 +62,18 @@ export const CostLedger = Schema.Struct({
   profile: Schema.String,
   requests: Count,
   saved: Schema.Finite.check(Schema.isGreaterThanOrEqualTo(0)),
-  rebuilt: Schema.Finite.check(Schema.isGreaterThanOrEqualTo(0))
+  rebuilt: Schema.Finite.check(Schema.isGreaterThanOrEqualTo(0)),
+  /** Reads of a file whose every copy in what was sent was pruned: the model reading again what masking took. */
+  reReads: withDefault(Count, () => 0),
+  /**
+   * What they cost: the request each took, and the file's content sent again where, without pruning, the copy the
+   * model already had would have been (so what `saved` counts for that copy is not a saving).
+   */
+  reRead: withDefault(Schema.Finite.check(Schema.isGreaterThanOrEqualTo(0)), () => 0)
 })
 export type CostLedger = typeof CostLedger.Type
 
-const emptyCostLedger = (): CostLedger => ({ profile: "", requests: 0, saved: 0, rebuilt: 0 })
+const emptyCostLedger = (): CostLedger => ({ profile: "", requests: 0, saved: 0, rebuilt: 0, reReads: 0, reRead: 0 })
 
 export const SessionStats = Schema.Struct({
   /** Calls and tokens pruned in what reached the model (a prune still pending is not counted until it is sent). */
@@ -108,7 +115,9 @@ export const SessionFile = Schema.Struct({
   summaryId: Schema.optional(Schema.String),
   findings: withDefault(Schema.Array(Finding), () => []),
   /** Calls the user restored with `/dcp restore`: automatic rules leave them alone from then on. */
-  restored: withDefault(Schema.Array(Schema.String), () => [])
+  restored: withDefault(Schema.Array(Schema.String), () => []),
+  /** callID -> tokens of a read of a file whose every copy was pruned (`CostLedger.reReads`). */
+  reReads: withDefault(Schema.Record(Schema.String, Count), () => ({}))
 })
 export type SessionFile = typeof SessionFile.Type
 
@@ -129,6 +138,7 @@ export const emptySessionFile = (sessionID: string, now: number): SessionFile =>
   ids: {},
   pruned: {},
   stats: emptyStats(),
+  reReads: {},
   findings: [],
   restored: []
 })

@@ -23,6 +23,8 @@ export interface SessionState {
   findings: Array<Finding>
   /** Calls the user restored: never pruned again by automatic rules. */
   readonly restored: Set<string>
+  /** callID -> tokens of the model's reads of files whose every copy was pruned (see `CostLedger.reReads`). */
+  readonly reReads: Map<string, number>
   updatedAt: number
   /** Changed since last written to disk. */
   dirty: boolean
@@ -97,6 +99,7 @@ export const fromFile = (file: SessionFile, isSubAgent: boolean): SessionState =
     summaryId: file.summaryId,
     findings: [...file.findings],
     restored: new Set(file.restored),
+    reReads: new Map(Object.entries(file.reReads)),
     updatedAt: file.updatedAt,
     dirty: false,
     origin: {},
@@ -133,7 +136,8 @@ export const toFile = (state: SessionState): SessionFile => ({
   stats: state.stats,
   ...(state.summaryId === undefined ? {} : { summaryId: state.summaryId }),
   findings: state.findings,
-  restored: [...state.restored]
+  restored: [...state.restored],
+  reReads: Object.fromEntries(state.reReads)
 })
 
 /** The call's stable ID, assigning the next one the first time the call is seen. */

@@ -63,12 +63,14 @@ const StatusPending = Schema.Struct({
 /**
  * The cost effect of pruning so far under the pricing profile of the session's provider (the session's cost ledger),
  * in input-token equivalents (one uncached input token = 1): what the pruned tokens would have cost, and what the
- * prompt-cache rebuilds the prunes caused cost on top. Estimates.
+ * prompt-cache rebuilds the prunes caused and the model's reads of masked files cost on top. Estimates.
  */
 export const StatusCost = Schema.Struct({
   profile: Schema.String,
   saved: Schema.Number.check(Schema.isGreaterThanOrEqualTo(0)),
-  rebuilt: Schema.Number.check(Schema.isGreaterThanOrEqualTo(0))
+  rebuilt: Schema.Number.check(Schema.isGreaterThanOrEqualTo(0)),
+  /** What the model's reads of masked files cost (`CostLedger.reRead`); absent from status files of earlier builds. */
+  reRead: Schema.optional(Schema.Number.check(Schema.isGreaterThanOrEqualTo(0)))
 })
 export type StatusCost = typeof StatusCost.Type
 

@@ -63,7 +63,7 @@ const percent = (part: number, whole: number): string => {
 
 /** The net cost effect in input tokens: `~2.1k saved` or `~800 more`. */
 const costNet = (cost: StatusCost): string => {
-  const net = Math.round(cost.saved - cost.rebuilt)
+  const net = Math.round(cost.saved - cost.rebuilt - (cost.reRead ?? 0))
   return net >= 0 ? `${formatTokens(net)} saved` : `${formatTokens(-net)} more`
 }
 
@@ -240,7 +240,9 @@ export const dialogModel = (loaded: Loaded | undefined, situation: Situation): D
       `${"Cost".padEnd(labelWidth)}${costNet(cost)} in input tokens: pruned tokens ${
         formatTokens(Math.round(cost.saved))
       }, ` +
-        `cache rebuilds ${formatTokens(Math.round(cost.rebuilt))} (${cost.profile} pricing, estimated)`
+        `cache rebuilds ${formatTokens(Math.round(cost.rebuilt))}` +
+        (cost.reRead ? `, masked files read again ${formatTokens(Math.round(cost.reRead))}` : "") +
+        ` (${cost.profile} pricing, estimated)`
     ))
   }
   if (!status.commands) {

@@ -145,7 +145,7 @@ describe("/dcp output", () => {
           calls: 5,
           tokens: 12_400,
           applications: { count: 2, cold: 1, rebuiltTokens: 20_000 },
-          cost: { profile: "anthropic", requests: 40, saved: 36_000, rebuilt: 23_000 },
+          cost: { profile: "anthropic", requests: 40, saved: 36_000, rebuilt: 23_000, reReads: 0, reRead: 0 },
           byReason: { deduplication: { calls: 3, tokens: 9000 }, discard: { calls: 2, tokens: 3400 } },
           byTool: { read: { calls: 4, tokens: 11_000 }, bash: { calls: 1, tokens: 1400 } },
           lastPrune: { at: now - 5 * 60_000, reason: "discard", calls: 2, tokens: 3400 }

@@ -41,6 +41,7 @@ const entry = (id: number, reason: Reason, tokens: number, tool = "read"): Prune
 })
 
 const warm = { cold: false, rebuiltTokens: 0, cost: 0 } as const
+const noReReads = { tokens: 0, first: { calls: 0, tokens: 0 } } as const
 
 /**
  * A request carrying `calls` on a warm Anthropic cache: 10k tokens, 1k of them the system prompt; a change at
@@ -54,6 +55,7 @@ const request = (calls: ReadonlyArray<ToolCall>, options: Partial<Delivery> = {}
   contextTokens: 10_000,
   systemTokens: 1_000,
   prunedTokens: 0,
+  reReads: noReReads,
   changeAt: (position) => ({ tokensAfter: (4 - position) * 1_000, nearEnd: false }),
   ...options
 })
@@ -436,11 +438,14 @@ describe("Pruner.restore", () => {
 })
 
 describe("Ledger.charge", () => {
-  const charge = (request: Omit<Parameters<Ledger["Service"]["charge"]>[1], "fresh"> & { readonly fresh?: number }) =>
+  type Request = Parameters<Ledger["Service"]["charge"]>[1]
+  const charge = (
+    request: Omit<Request, "fresh" | "contextTokens" | "reReads"> & Partial<Pick<Request, "fresh" | "reReads">>
+  ) =>
     withBooks(({ ledger }) =>
       Effect.sync(() => {
         const state = stateFor("ses_a")
-        ledger.charge(state, { fresh: 0, ...request })
+        ledger.charge(state, { fresh: 0, contextTokens: 10_000, reReads: noReReads, ...request })
         return state.stats.cost
       })
     )
@@ -452,7 +457,9 @@ describe("Ledger.charge", () => {
         profile: "anthropic",
         requests: 1,
         saved: 1_000 * profiles.anthropic.read,
-        rebuilt: 0
+        rebuilt: 0,
+        reReads: 0,
+        reRead: 0
       })
     }))
 
@@ -478,6 +485,36 @@ describe("Ledger.charge", () => {
     Effect.gen(function*() {
       const cost = yield* charge({ profile: profiles.none, cold: false, pruned: 1_000 })
       assert.strictEqual(cost.saved, 1_000)
+    }))
+
+  it.effect("a read of a masked file, first sent: the request that asked for it from the cache, the file written", () =>
+    Effect.gen(function*() {
+      // 10,000 tokens sent, 600 of them the read: the model asked for it in a request of the other 9,400.
+      const cost = yield* charge({
+        profile: profiles.anthropic,
+        cold: false,
+        pruned: 1_000,
+        reReads: { tokens: 600, first: { calls: 1, tokens: 600 } }
+      })
+      assert.deepStrictEqual([cost.reReads, cost.reRead], [
+        1,
+        9_400 * profiles.anthropic.read + 600 * profiles.anthropic.write
+      ])
+    }))
+
+  it.effect("a read of a masked file sent before costs its tokens from the cache, on every request", () =>
+    Effect.gen(function*() {
+      const cost = yield* charge({
+        profile: profiles.anthropic,
+        cold: false,
+        pruned: 1_000,
+        reReads: { tokens: 600, first: { calls: 0, tokens: 0 } }
+      })
+      assert.deepStrictEqual([cost.reReads, cost.reRead, cost.saved], [
+        0,
+        600 * profiles.anthropic.read,
+        1_000 * profiles.anthropic.read
+      ])
     }))
 })
 

@@ -55,7 +55,14 @@ describe("formatStats: the prompt-cache line", () => {
 })
 
 describe("formatStats: the cost line", () => {
-  const cost = (saved: number, rebuilt: number, requests = 12) => ({ profile: "anthropic", requests, saved, rebuilt })
+  const cost = (saved: number, rebuilt: number, requests = 12, reReads = 0, reRead = 0) => ({
+    profile: "anthropic",
+    requests,
+    saved,
+    rebuilt,
+    reReads,
+    reRead
+  })
 
   it("is absent before any request was charged", () => {
     assert.isUndefined(costLine(stats(noStats)))
@@ -69,6 +76,13 @@ describe("formatStats: the cost line", () => {
     assert.strictEqual(
       costLine(stats({ ...someStats, cost: cost(30_000, 11_500) })),
       "  cost (Anthropic prompt-cache pricing, estimated, in input tokens): the pruned tokens would have cost ~30k over 12 requests; cache rebuilds cost ~12k; net ~19k saved."
+    )
+  })
+
+  it("names the model's reads of masked files and takes what they cost from the net saving", () => {
+    assert.strictEqual(
+      costLine(stats({ ...someStats, cost: cost(30_000, 11_500, 12, 2, 8_000) })),
+      "  cost (Anthropic prompt-cache pricing, estimated, in input tokens): the pruned tokens would have cost ~30k over 12 requests; cache rebuilds cost ~12k; the model read 2 masked files again, for ~8k; net ~11k saved."
     )
   })
 

@@ -139,6 +139,7 @@ export const freshViewState = (
 ): ViewState =>
   trackView(undefined, {
     calls,
+    reReads: new Map(),
     pass: 1,
     previousPass: undefined,
     appendOnly: false,

@@ -119,6 +119,7 @@ describe("the request path's incremental view state", () => {
           const input = (previous: ViewState | undefined) =>
             trackView(previous, {
               calls,
+              reReads: new Map(),
               pass: index.pass,
               previousPass: index.previousPass,
               appendOnly: index.appendOnly,
@@ -191,6 +192,7 @@ describe("the request path's incremental view state", () => {
     const input = (index: ToolIndex, previous: ViewState | undefined) =>
       trackView(previous, {
         calls: index.calls,
+        reReads: new Map(),
         pass: index.pass,
         previousPass: index.previousPass,
         appendOnly: index.appendOnly,

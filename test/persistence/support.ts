@@ -95,14 +95,15 @@ export const sampleSession = (sessionID: string): SessionFile => ({
     calls: 2,
     tokens: 1280,
     applications: { count: 2, cold: 1, rebuiltTokens: 3000 },
-    cost: { profile: "anthropic", requests: 9, saved: 1234.5, rebuilt: 300 },
+    cost: { profile: "anthropic", requests: 9, saved: 1234.5, rebuilt: 300, reReads: 1, reRead: 250 },
     byReason: { deduplication: { calls: 1, tokens: 1200 }, discard: { calls: 1, tokens: 80 } },
     byTool: { read: { calls: 2, tokens: 1280 } },
     lastPrune: { at: 1_700_000_000_200, reason: "discard", calls: 1, tokens: 80 }
   },
   summaryId: "msg_summary",
   findings: [{ id: 2, tool: "read", text: "config uses JSONC" }],
-  restored: ["call_c"]
+  restored: ["call_c"],
+  reReads: { call_c: 640 }
 })
 
 /** Session IDs that must never reach the file system, with what each one tries. */

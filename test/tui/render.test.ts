@@ -183,6 +183,17 @@ describe("the /dcp dialog", () => {
     ])
   })
 
+  it("takes what the model's reads of masked files cost from the cost effect, and names it", () => {
+    const { lines } = dialogModel(
+      status({ cost: { profile: "anthropic", saved: 4_000, rebuilt: 1_000, reRead: 500 } }),
+      main
+    )
+    assert.strictEqual(
+      texts(lines).at(-1),
+      "Cost          ~2.5k saved in input tokens: pruned tokens ~4k, cache rebuilds ~1k, masked files read again ~500 (anthropic pricing, estimated)"
+    )
+  })
+
   it("offers sweep, restore all, and each recent prune to restore", () => {
     assert.deepStrictEqual(dialogModel(status(), main).actions, [
       {
