@@ -312,6 +312,23 @@ describe("/dcp commands and recall", () => {
     )
   })
 
+  it("/dcp stats counts the model's read of a file it had discarded against what pruning saved", async () => {
+    const s = scenario()
+    const session = await s.newSession()
+    s.model.script([
+      read(s, "src/a.ts", "rr_1"),
+      call("discard", { ids: ["noise", "1"] }, "rr_2"),
+      read(s, "src/a.ts", "rr_3"),
+      done
+    ])
+    await s.prompt(session, "read a.ts, discard it, then read it again")
+    await s.waitForNote(session, "discarded")
+    assert.match(resultOf(requestAfter(s.requests(), "rr_3"), "rr_1") ?? "", /^\[pruned/)
+
+    const stats = flat(await dcp(s, session, "stats"))
+    assert.match(stats, / cache rebuilds cost ~[\d.]+k?; the model read 1 masked file again, for ~[\d.]+k?; net /)
+  })
+
   it("/dcp sweep prunes every call since the last user message; /dcp sweep 2 the last two; a bad n is an error", async () => {
     const s = scenario()
     const session = await s.newSession()
