@@ -76,10 +76,11 @@ export interface DriveOptions {
   /** The project directory, for the context handed to the plugin's tools. */
   readonly directory?: string
   /**
-   * The model's answer to an edit of a file whose every copy was masked in what it was sent: it reads the files
-   * again, whole, and makes the edit in answer to the next request. Replayed as the recorded edit alone, the model
-   * would have edited a file it could not see; with this, what it costs to see it again is priced (one more request,
-   * the copy sent and kept). Applies to every run, a baseline whose `openCodePrune` cleared the copy as well.
+   * The model's answer to an edit of a file whose content it had seen in the session but was not sent (`Edits`): it
+   * reads the files again, whole, and makes the edit in answer to the next request. Replayed as the recorded edit
+   * alone, the model would have edited a file it could not see; with this, what it costs to see it again is priced (one
+   * more request, the copy sent and kept). Applies to every run: OpenCode's own compactions and `openCodePrune` take
+   * copies out of what is sent too.
    */
   readonly reReadMasked?: boolean
   /** Called after each request (the benchmark lets background work run and samples memory there). */
@@ -132,9 +133,15 @@ export interface Driven {
 }
 
 export interface Edits {
-  /** Edits the model made to a file whose content (a read's output, a write's content) was in its unpruned history. */
+  /**
+   * Edits the model made to a file whose content (a read's output, a write's content) is in the session's history,
+   * before a compaction too.
+   */
   readonly made: number
-  /** Of those, the edits made while every such copy was pruned or cleared in what the request sent. */
+  /**
+   * Of those, the edits made while no such copy was in what the request sent: pruned, cleared, or summarised away by
+   * a compaction.
+   */
   readonly masked: number
 }
 
@@ -173,7 +180,8 @@ const copyOf = (part: Msg["parts"][number]): string | undefined => {
 }
 
 /**
- * The files whose content `sent` shows in full, of those `original` (the same messages before any pruning) shows:
+ * The files whose content `sent` shows in full, of those `original` (the history it was made from, before any pruning
+ * or compaction) shows:
  * a copy (a read's output, a write's content, a patch that adds the file) counts when what was sent still contains it
  * (the plugin's ID tag at the head of an output does not hide it).
  */
@@ -533,12 +541,12 @@ export const drive = async (options: DriveOptions): Promise<Driven> => {
     const modelName = info.providerID === undefined || info.modelID === undefined
       ? undefined
       : `${info.providerID}/${info.modelID}`
-    const { visible, copy } = await send(summary, modelName)
+    const { copy } = await send(summary, modelName)
     if (!summary) {
-      const masked = countEdits(message, visible, copy)
+      const masked = countEdits(message, history, copy)
       if (options.reReadMasked === true && masked.length > 0) {
         // The model cannot make the edit from a placeholder: it reads the files first, then edits.
-        const reRead = reReadOf(masked, visible, directory, String(reReads++), { ...info, time: { created: time } })
+        const reRead = reReadOf(masked, history, directory, String(reReads++), { ...info, time: { created: time } })
         builder.hostMessage(reRead.info.id)
         history.push(reRead)
         for (const meter of meters) meter.output(options.count(JSON.stringify(reRead.parts.map(callOf))))
@@ -556,11 +564,14 @@ export const drive = async (options: DriveOptions): Promise<Driven> => {
   }
   if (turnOpen) await idle()
 
-  /** The edits `response` makes, against what its request showed of each file (OpenCode's cleared outputs too). */
-  function countEdits(response: Msg, visible: ReadonlyArray<Msg>, sent: ReadonlyArray<Msg>): Array<string> {
+  /**
+   * The edits `response` makes, against what the session's history so far (`stored`, compacted or not) and its
+   * request (`sent`) showed of each file; the files it edits that the request did not show.
+   */
+  function countEdits(response: Msg, stored: ReadonlyArray<Msg>, sent: ReadonlyArray<Msg>): Array<string> {
     const paths = response.parts.flatMap((part) => editedFiles(part, directory))
     if (paths.length === 0) return []
-    const { shown, seen } = seenIn(visible, sent, directory)
+    const { shown, seen } = seenIn(stored, sent, directory)
     const masked: Array<string> = []
     for (const path of new Set(paths)) {
       if (!shown.has(path)) continue

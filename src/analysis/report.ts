@@ -591,8 +591,9 @@ export const formatReport = (a: Analysis, options: ReportOptions = {}): string =
         `priced as output (${profiles.anthropic.output}x an input token for Anthropic, ${profiles.openai.output}x for ` +
         `OpenAI), the one output that differs between runs.` +
         (runs.some((run) => run.edits.made > 0)
-          ? ` "Edits with the file masked": the model's edits of a file it had read or written, made while every ` +
-            `copy of that content was pruned or cleared in what its request sent. ` +
+          ? ` "Edits with the file masked": the model's edits of a file it had read or written, made while no ` +
+            `copy of that content was in what its request sent (pruned, cleared, or summarised away by a ` +
+            `compaction). ` +
             (sent.reReadMasked
               ? `The model is taken to read each such file again before editing it, and the cost figures include ` +
                 `that: one more request, and the file's content sent from then on.`

@@ -235,6 +235,36 @@ describe("the model reading a masked file again before editing it", () => {
     }])
   })
 
+  it("is OpenCode's too when its compaction summarised the file's copy away", async () => {
+    const log = (callID: string) => call(callID, "bash", { command: "make test" }, "x".repeat(48_000))
+    const session = [
+      user("fix a.ts"),
+      assistant(read("c1")),
+      assistant(log("c2")),
+      assistant(log("c3")),
+      assistant({ type: "text", text: "The tests fail in a.ts." }),
+      assistant(edit("c4"))
+    ]
+    // A 20,000-token window: the second log fills it, and OpenCode compacts before the edit's request.
+    const driven = await drive({
+      sessionID: "ses_d",
+      messages: session,
+      plugin: noPlugin,
+      system: () => ["You are OpenCode."],
+      hostTools: [],
+      model: { providerID: "anthropic", modelID: "claude-sonnet-4-5", context: 20_000, output: 4_000 },
+      profiles: [profiles.anthropic],
+      count: (text) => Math.ceil(text.length / 4),
+      compactAtOverflow: true,
+      reReadMasked: true
+    })
+    assert.deepStrictEqual({ compactions: driven.compactions, edits: driven.edits, reReads: driven.reReads }, {
+      compactions: 1,
+      edits: { made: 1, masked: 1 },
+      reReads: 1
+    })
+  })
+
   it("costs nothing when the file's content is in view", async () => {
     const session = [user("fix a.ts"), assistant(read("c1")), assistant(edit("c2"))]
     const driven = await reRead(session, masking())
