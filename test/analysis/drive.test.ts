@@ -1,6 +1,6 @@
 import type { Hooks } from "@opencode-ai/plugin"
 import { assert, describe, it } from "vitest"
-import { drive, type DrivenPlugin, noPlugin } from "../../src/analysis/drive.ts"
+import { drive, type DriveOptions, type DrivenPlugin, noPlugin } from "../../src/analysis/drive.ts"
 import type { Msg } from "../../src/host/schema.ts"
 import { profiles } from "../../src/pricing/profiles.ts"
 
@@ -54,8 +54,9 @@ const rewritingReads = (rewrite: (output: string) => string): DrivenPlugin => {
   return { hooks, setTime: () => {} }
 }
 
-const editsOf = async (messages: ReadonlyArray<Msg>, plugin: DrivenPlugin, openCodePrune = false, directory?: string) =>
-  (await drive({
+/** The replay of `messages` on a 200,000-token window, four characters a token, priced by Anthropic's rules. */
+const replay = (messages: ReadonlyArray<Msg>, plugin: DrivenPlugin, options: Partial<DriveOptions> = {}) =>
+  drive({
     sessionID: "ses_d",
     messages,
     plugin,
@@ -64,9 +65,11 @@ const editsOf = async (messages: ReadonlyArray<Msg>, plugin: DrivenPlugin, openC
     model: { providerID: "anthropic", modelID: "claude-sonnet-4-5", context: 200_000, output: 32_000 },
     profiles: [profiles.anthropic],
     count: (text) => Math.ceil(text.length / 4),
-    openCodePrune,
-    ...(directory === undefined ? {} : { directory })
-  })).edits
+    ...options
+  })
+
+const editsOf = async (messages: ReadonlyArray<Msg>, plugin: DrivenPlugin, openCodePrune = false, directory?: string) =>
+  (await replay(messages, plugin, { openCodePrune, ...(directory === undefined ? {} : { directory }) })).edits
 
 describe("edits made with the file masked", () => {
   it("an edit whose file's only read was replaced in what was sent is counted as masked", async () => {
@@ -175,17 +178,7 @@ describe("the model reading a masked file again before editing it", () => {
     setTime: () => {}
   })
   const reRead = (messages: ReadonlyArray<Msg>, plugin: DrivenPlugin) =>
-    drive({
-      sessionID: "ses_d",
-      messages,
-      plugin,
-      system: () => ["You are OpenCode."],
-      hostTools: [],
-      model: { providerID: "anthropic", modelID: "claude-sonnet-4-5", context: 200_000, output: 32_000 },
-      profiles: [profiles.anthropic],
-      count: (text) => Math.ceil(text.length / 4),
-      reReadMasked: true
-    })
+    replay(messages, plugin, { reReadMasked: true })
   /** The tool calls of the last message of the last request sent: what the model answered before the edit. */
   const answered = (driven: Awaited<ReturnType<typeof reRead>>) =>
     driven.last?.messages.at(-1)?.parts.flatMap((part) =>
@@ -246,15 +239,8 @@ describe("the model reading a masked file again before editing it", () => {
       assistant(edit("c4"))
     ]
     // A 20,000-token window: the second log fills it, and OpenCode compacts before the edit's request.
-    const driven = await drive({
-      sessionID: "ses_d",
-      messages: session,
-      plugin: noPlugin,
-      system: () => ["You are OpenCode."],
-      hostTools: [],
+    const driven = await replay(session, noPlugin, {
       model: { providerID: "anthropic", modelID: "claude-sonnet-4-5", context: 20_000, output: 4_000 },
-      profiles: [profiles.anthropic],
-      count: (text) => Math.ceil(text.length / 4),
       compactAtOverflow: true,
       reReadMasked: true
     })
@@ -279,15 +265,8 @@ describe("OpenCode's compaction", () => {
   /** Each request's input tokens, summary requests apart, on a 20,000-token window (16,000 usable) compacting. */
   const requestsOf = async (messages: ReadonlyArray<Msg>) => {
     const requests: Array<{ tokens: number; cost: number; summary: boolean }> = []
-    const driven = await drive({
-      sessionID: "ses_d",
-      messages,
-      plugin: noPlugin,
-      system: () => ["You are OpenCode."],
-      hostTools: [],
+    const driven = await replay(messages, noPlugin, {
       model: { providerID: "anthropic", modelID: "claude-sonnet-4-5", context: 20_000, output: 4_000 },
-      profiles: [profiles.anthropic],
-      count: (text) => Math.ceil(text.length / 4),
       compactAtOverflow: true,
       onRequest: (costs, summary) => requests.push({ tokens: costs[0]!.tokens, cost: costs[0]!.cost, summary })
     })
@@ -346,15 +325,8 @@ describe("OpenCode's system prompt", () => {
       assistant({ type: "text", text: "Read." })
     ]
     const reads: Array<number> = []
-    await drive({
-      sessionID: "ses_d",
-      messages,
-      plugin: noPlugin,
+    await replay(messages, noPlugin, {
       system: (time) => [`You are OpenCode.\nToday's date: ${new Date(time).toDateString()}`],
-      hostTools: [],
-      model: { providerID: "anthropic", modelID: "claude-sonnet-4-5", context: 200_000, output: 32_000 },
-      profiles: [profiles.anthropic],
-      count: (text) => Math.ceil(text.length / 4),
       onRequest: (costs) => reads.push(costs[0]!.readTokens)
     })
     return reads
