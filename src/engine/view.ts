@@ -51,7 +51,7 @@ export interface ViewState {
    * what masking took from it. Without pruning it would not have needed them.
    */
   reReadTokens: number
-  /** Such reads among the calls sent for the first time in the latest pass, not yet in `ViewInput.reReads`. */
+  /** Such reads among the calls sent for the first time in the latest pass, for the ledger to record and charge. */
   reReads: Array<ToolCall>
 }
 

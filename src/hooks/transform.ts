@@ -107,10 +107,8 @@ const transformSession = Effect.fnUntraced(function*(state: SessionState, sessio
   for (const call of index.changed) idOf(call)
   const protection = protectionFor(config, paths, index)
   const calls = index.calls
-  // The reads first sent in this request that read again a file the plugin had masked.
-  let reReadsNow = { calls: 0, tokens: 0 }
-  const track = () => {
-    const tracked = trackView(state.viewState, {
+  const track = () =>
+    trackView(state.viewState, {
       calls,
       pass: index.pass,
       previousPass: index.previousPass,
@@ -125,13 +123,6 @@ const transformSession = Effect.fnUntraced(function*(state: SessionState, sessio
       idOf,
       outputOf: (call) => outputAt(messages, call)
     })
-    for (const call of tracked.reReads) {
-      state.reReads.set(call.callID, call.totalTokens)
-      reReadsNow = { calls: reReadsNow.calls + 1, tokens: reReadsNow.tokens + call.totalTokens }
-      state.dirty = true
-    }
-    return tracked
-  }
   let viewState = track()
   state.viewState = viewState
   if (
@@ -215,7 +206,7 @@ const transformSession = Effect.fnUntraced(function*(state: SessionState, sessio
     contextTokens,
     systemTokens: state.systemTokens ?? 0,
     prunedTokens: viewState.prunedTokens,
-    reReads: { tokens: viewState.reReadTokens, first: reReadsNow },
+    reReads: { tokens: viewState.reReadTokens, first: viewState.reReads },
     changeAt
   })
 

@@ -33,7 +33,7 @@ export interface ReRead {
   /** Tokens of all such reads the request sends. */
   readonly tokens: number
   /** Those it sends for the first time: the model asked for them in answer to the request before. */
-  readonly first: { readonly calls: number; readonly tokens: number }
+  readonly first: ReadonlyArray<ToolCall>
 }
 
 /** One request, for the cost ledger: the tokens pruning took out of it, and what it made the model read again. */
@@ -66,7 +66,7 @@ export class Ledger extends Context.Service<Ledger, {
     calls: ReadonlyArray<PrunedCall>,
     application: Application | undefined
   ) => Effect.Effect<void>
-  /** Counts what pruning saved on one request. */
+  /** Counts what pruning saved on one request, and what the model's reads of masked files cost (recording those). */
   readonly charge: (state: SessionState, request: Charge) => void
   /** Lifetime totals, including what is not yet written. */
   readonly lifetime: Effect.Effect<LifetimeFile, PersistenceError>
@@ -175,11 +175,16 @@ export class Ledger extends Context.Service<Ledger, {
         }
         const cost = state.stats.cost
         const { first, tokens: reRead } = request.reReads
+        let firstTokens = 0
+        for (const call of first) {
+          state.reReads.set(call.callID, call.totalTokens)
+          firstTokens += call.totalTokens
+        }
         // Without pruning the model would have had the file already: each read costs what it sends on every request
         // (it takes the place the pruned copy had; once pruned in its turn, the saving counted for it is none), and
         // the request it was asked for in, read from the cache.
-        const reReadCost = price(reRead - first.tokens, false) + price(first.tokens, true) +
-          (first.calls > 0 ? price(Math.max(0, request.contextTokens - first.tokens), false) : 0)
+        const reReadCost = price(reRead - firstTokens, false) + price(firstTokens, true) +
+          (first.length > 0 ? price(Math.max(0, request.contextTokens - firstTokens), false) : 0)
         state.stats = {
           ...state.stats,
           cost: {
@@ -187,7 +192,7 @@ export class Ledger extends Context.Service<Ledger, {
             requests: cost.requests + 1,
             saved: cost.saved + price(request.pruned - request.fresh, false) + price(request.fresh, true),
             rebuilt: cost.rebuilt,
-            reReads: cost.reReads + first.calls,
+            reReads: cost.reReads + first.length,
             reRead: cost.reRead + reReadCost
           }
         }

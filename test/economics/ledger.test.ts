@@ -41,7 +41,7 @@ const entry = (id: number, reason: Reason, tokens: number, tool = "read"): Prune
 })
 
 const warm = { cold: false, rebuiltTokens: 0, cost: 0 } as const
-const noReReads = { tokens: 0, first: { calls: 0, tokens: 0 } } as const
+const noReReads = { tokens: 0, first: [] } as const
 
 /**
  * A request carrying `calls` on a warm Anthropic cache: 10k tokens, 1k of them the system prompt; a change at
@@ -489,18 +489,36 @@ describe("Ledger.charge", () => {
 
   it.effect("a read of a masked file, first sent: the request that asked for it from the cache, the file written", () =>
     Effect.gen(function*() {
-      // 10,000 tokens sent, 600 of them the read: the model asked for it in a request of the other 9,400.
+      const read = readCall("r", 600)
+      // 10,000 tokens sent, the read among them: the model asked for it in a request of the others.
       const cost = yield* charge({
         profile: profiles.anthropic,
         cold: false,
         pruned: 1_000,
-        reReads: { tokens: 600, first: { calls: 1, tokens: 600 } }
+        reReads: { tokens: read.totalTokens, first: [read] }
       })
       assert.deepStrictEqual([cost.reReads, cost.reRead], [
         1,
-        9_400 * profiles.anthropic.read + 600 * profiles.anthropic.write
+        (10_000 - read.totalTokens) * profiles.anthropic.read + read.totalTokens * profiles.anthropic.write
       ])
     }))
+
+  it.effect("records a read of a masked file first sent, with its tokens, for the requests after", () =>
+    withBooks(({ ledger }) =>
+      Effect.sync(() => {
+        const state = stateFor("ses_a")
+        const read = readCall("r", 600)
+        ledger.charge(state, {
+          profile: profiles.anthropic,
+          cold: false,
+          pruned: 1_000,
+          fresh: 0,
+          contextTokens: 10_000,
+          reReads: { tokens: read.totalTokens, first: [read] }
+        })
+        assert.deepStrictEqual([...state.reReads], [["r", read.totalTokens]])
+      })
+    ))
 
   it.effect("a read of a masked file sent before costs its tokens from the cache, on every request", () =>
     Effect.gen(function*() {
@@ -508,7 +526,7 @@ describe("Ledger.charge", () => {
         profile: profiles.anthropic,
         cold: false,
         pruned: 1_000,
-        reReads: { tokens: 600, first: { calls: 0, tokens: 0 } }
+        reReads: { tokens: 600, first: [] }
       })
       assert.deepStrictEqual([cost.reReads, cost.reRead, cost.saved], [
         0,
