@@ -212,19 +212,19 @@ const seenIn = (original: ReadonlyArray<Msg>, sent: ReadonlyArray<Msg>, director
 
 /**
  * The model's reading of `paths` again (`DriveOptions.reReadMasked`): an assistant message with a read of each, as
- * the latest copy in `visible` shows it (that read again, or a whole read of what a write or a patch wrote), sent as
- * `response` (the edit's message) is.
+ * the latest copy in the session's `history` shows it (that read again, or a whole read of what a write or a patch
+ * wrote), sent as `response` (the edit's message) is.
  */
 const reReadOf = (
   paths: ReadonlyArray<string>,
-  visible: ReadonlyArray<Msg>,
+  history: ReadonlyArray<Msg>,
   directory: string,
   id: string,
   response: Msg["info"]
 ): Msg => {
   const time = response.time?.created ?? 0
   const latest = new Map<string, Msg["parts"][number]>()
-  for (const message of visible) {
+  for (const message of history) {
     for (const part of message.parts) {
       if (copyOf(part) === undefined) continue
       for (const path of fileFieldsOf(part.tool, part.state.input ?? {}, directory).copiedFiles) latest.set(path, part)
@@ -545,7 +545,7 @@ export const drive = async (options: DriveOptions): Promise<Driven> => {
     if (!summary) {
       const masked = countEdits(message, history, copy)
       if (options.reReadMasked === true && masked.length > 0) {
-        // The model cannot make the edit from a placeholder: it reads the files first, then edits.
+        // The model cannot make the edit from a placeholder or a summary: it reads the files first, then edits.
         const reRead = reReadOf(masked, history, directory, String(reReads++), { ...info, time: { created: time } })
         builder.hostMessage(reRead.info.id)
         history.push(reRead)
@@ -565,13 +565,13 @@ export const drive = async (options: DriveOptions): Promise<Driven> => {
   if (turnOpen) await idle()
 
   /**
-   * The edits `response` makes, against what the session's history so far (`stored`, compacted or not) and its
+   * The edits `response` makes, against what the session's history so far (`before`, compacted or not) and its
    * request (`sent`) showed of each file; the files it edits that the request did not show.
    */
-  function countEdits(response: Msg, stored: ReadonlyArray<Msg>, sent: ReadonlyArray<Msg>): Array<string> {
+  function countEdits(response: Msg, before: ReadonlyArray<Msg>, sent: ReadonlyArray<Msg>): Array<string> {
     const paths = response.parts.flatMap((part) => editedFiles(part, directory))
     if (paths.length === 0) return []
-    const { shown, seen } = seenIn(stored, sent, directory)
+    const { shown, seen } = seenIn(before, sent, directory)
     const masked: Array<string> = []
     for (const path of new Set(paths)) {
       if (!shown.has(path)) continue
