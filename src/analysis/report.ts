@@ -28,7 +28,7 @@ interface Run {
   readonly compactions: number
   /** Outputs OpenCode's own `compaction.prune` cleared. */
   readonly openCodePruned: number
-  /** The model's edits of files it had seen, and those made with every copy of the file's content masked. */
+  /** The model's edits of files it had seen, and those made with no copy of the file's content in what was sent. */
   readonly edits: Edits
   /** Requests the model spent reading masked files again before editing them, priced in `priced`. */
   readonly reReads: number
