@@ -169,6 +169,7 @@ const realPlugin = async (
   return {
     hooks: plugin.hooks,
     setTime: plugin.setTime,
+    compactionsAsked: plugin.compactionsAsked,
     inspect: async () => {
       const reasons = await plugin.run(
         h.SessionStore.use((store) =>

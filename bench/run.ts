@@ -490,7 +490,7 @@ const format = (
   if (results.length > 0 && modes.includes("immediate")) out.push(floorLegend, "")
   if (results.length > 0) {
     out.push(
-      "Tokens sent (all requests), compactions at overflow, the last request, and the model's edits made with the edited file masked (no read or write of it it had seen in the session, before a compaction too, in what was sent: pruned, cleared or compacted away), of its edits of files it had seen" +
+      "Tokens sent (all requests), compactions (OpenCode's at overflow, and with the plugin those it asks for between turns), the last request, and the model's edits made with the edited file masked (no read or write of it it had seen in the session, before a compaction too, in what was sent: pruned, cleared or compacted away), of its edits of files it had seen" +
         (args["blind-edits"]
           ? ""
           : "; re-reads: the requests in which the model read such files again before the edit, priced in the cost tables and not counted in the requests above")

@@ -44,6 +44,8 @@ export interface DrivenPlugin {
   readonly hooks: Hooks | undefined
   /** The time the plugin reads from its clock (ms): set to each request's time before its hooks run. */
   readonly setTime: (ms: number) => void
+  /** The compactions the plugin asked OpenCode for since this was last called (`Host.compact`). */
+  readonly compactionsAsked?: () => number
 }
 
 /** OpenCode without a plugin. */
@@ -416,6 +418,11 @@ export const drive = async (options: DriveOptions): Promise<Driven> => {
     if (options.openCodePrune === true) openCodePrune(history, cleared, time)
     await hooks?.event?.({ event: { type: "session.idle", properties: { sessionID } } } as never)
     phasesMs.idle += performance.now() - start
+    // The plugin's compaction between turns: OpenCode runs it at once, before the user's next prompt.
+    if ((plugin.compactionsAsked?.() ?? 0) > 0) {
+      overflow = false
+      await compact()
+    }
   }
   const transform = async (copy: Array<Msg>, system: Array<string>, summary: boolean) => {
     const t0 = performance.now()

@@ -93,6 +93,7 @@ export const replayedPlugin = async (options: ReplayedPluginOptions): Promise<Re
     setTime: (ms) => {
       time.now = ms
     },
+    compactionsAsked: () => Effect.runSync(Ref.getAndSet(recorder.compactions, [])).length,
     config,
     paths,
     globalConfigFile,

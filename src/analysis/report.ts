@@ -534,7 +534,7 @@ export const formatReport = (a: Analysis, options: ReportOptions = {}): string =
   const runs = [sent.withoutPlugin, sent.withOpenCodePrune, sent.withPlugin]
   if (runs.some((run) => run.compactions > 0))
     rows2.push([
-      "  Compactions at overflow",
+      "  Compactions",
       ...runs.map((run) => n(run.compactions)),
       ""
     ])
@@ -587,7 +587,8 @@ export const formatReport = (a: Analysis, options: ReportOptions = {}): string =
         } ` +
         `tokens in 128-token steps. Times are the messages' timestamps. "OC prune": OpenCode's own ` +
         `compaction.prune. Compaction at overflow (a summary request, then the summary and recent messages) is ` +
-        `simulated in every run when a request reaches the window less OpenCode's output reserve; its summary is ` +
+        `simulated in every run when a request reaches the window less OpenCode's output reserve, and with the ` +
+        `plugin the compaction it asks for at the end of a turn that reached compaction.atTokens; a summary is ` +
         `priced as output (${profiles.anthropic.output}x an input token for Anthropic, ${profiles.openai.output}x for ` +
         `OpenAI), the one output that differs between runs.` +
         (runs.some((run) => run.edits.made > 0)

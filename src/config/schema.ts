@@ -167,6 +167,21 @@ export const PluginConfigFile = Schema.Struct({
         "Keep a cache breakpoint of the plugin's own before the outputs still to be pruned, so applying them rewrites the cache from there rather than from the system prompt (models served through the @ai-sdk/anthropic package, while OpenCode sends one system message)."
       )
     }
+  ),
+  compaction: section(
+    "Compaction between turns: what a long session sends on every request is set by how large its context grows before it is compacted, so the plugin asks OpenCode to compact (as /compact does) when a turn ends with a large context, instead of waiting for the window to fill mid-turn.",
+    {
+      enabled: setting(
+        Schema.Boolean,
+        true,
+        "Ask OpenCode to compact a session when a turn ends with at least atTokens in context (never when OpenCode's own compaction.auto is false)."
+      ),
+      atTokens: setting(
+        Tokens,
+        50000,
+        "Compact when a turn ends with at least this many tokens in context (as the plugin sent it); above the model's usable window, OpenCode compacts first."
+      )
+    }
   )
 }).annotate({
   title: "opencode-context-pruner",

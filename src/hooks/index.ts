@@ -90,7 +90,8 @@ export const makeHooks = (runtime: Runtime, config: PluginConfig): Hooks => {
   const commands = config.commands.enabled
   return {
     config: async (opencode) => {
-      await run("config", hostConfig(opencode.agent))
+      // `compaction` is in OpenCode's config, not in the plugin package's type of it.
+      await run("config", hostConfig(opencode.agent, (opencode as { compaction?: unknown }).compaction))
       if (commands) {
         opencode.command = { ...opencode.command, dcp: { template: commandTemplate, description: commandDescription } }
       }

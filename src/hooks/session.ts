@@ -1,5 +1,6 @@
 import { Effect, Predicate, Result, Schema } from "effect"
 import { findingsForSummary } from "../engine/prompts.ts"
+import { Compactor } from "../services/Compactor.ts"
 import { Config, formatReport } from "../services/Config.ts"
 import { agentPrompts } from "../host/agents.ts"
 import { HostEvent } from "../host/schema.ts"
@@ -17,10 +18,15 @@ export const userMessage = Effect.fn("hooks.userMessage")(function*(sessionID: s
   yield* store.use(sessionID, (state) => Effect.sync(() => void (state.origin = origin)))
 })
 
-/** `config`: the agents OpenCode's config defines, whose own system prompts make a switch to them a cold cache. */
-export const hostConfig = Effect.fn("hooks.config")(function*(agents: unknown) {
+/**
+ * `config`: the agents OpenCode's config defines, whose own system prompts make a switch to them a cold cache; and
+ * its `compaction.auto`, which the plugin's compaction between turns follows.
+ */
+export const hostConfig = Effect.fn("hooks.config")(function*(agents: unknown, compaction?: unknown) {
   const scheduler = yield* Scheduler
   yield* scheduler.agentsConfigured(agentPrompts(agents))
+  const auto = Predicate.isObject(compaction) && typeof compaction.auto === "boolean" ? compaction.auto : undefined
+  yield* Compactor.use((compactor) => compactor.hostConfigured(auto))
 })
 
 /**
@@ -43,7 +49,8 @@ export const compacting = Effect.fn("hooks.compacting")(function*(sessionID: str
 /**
  * `event`: a session deleted in OpenCode takes its state and status files with it; a finished compaction has the findings it
  * was handed in its summary; a session that went idle gets the note about what was pruned during its last run
- * (sending it earlier would start an extra model turn); a change of the MCP tools makes every session's next request
+ * (sending it earlier would start an extra model turn), and is compacted when its context grew large (`Compactor`);
+ * a change of the MCP tools makes every session's next request
  * one that writes the prompt cache again anyway.
  */
 export const event = Effect.fn("hooks.event")(function*(input: unknown) {
@@ -96,7 +103,7 @@ const idle = Effect.fnUntraced(function*(sessionID: string) {
   yield* ledger.flush
   // A compaction that ended (or failed) without its summariser's request must not leave the next one unpruned.
   yield* store.ifLoaded(sessionID, (state) => void (state.compacting = false))
-  yield* notifier.idle(sessionID)
+  yield* notifier.idle(sessionID).pipe(Effect.ensuring(Compactor.use((compactor) => compactor.turnEnded(sessionID))))
 })
 
 /**

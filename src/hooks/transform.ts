@@ -239,6 +239,7 @@ const transformSession = Effect.fnUntraced(function*(state: SessionState, sessio
   if (anchor !== undefined) markAnchor(messages, anchor.place)
   if (note !== undefined) appendTail(messages, note)
   state.sentRevision = state.revision
+  state.lastContext = contextTokens
   yield* publishStatus(state)
   if (pluginLog.debug) yield* pluginLog.snapshot(sessionID, messages)
 })

@@ -1,5 +1,6 @@
 import { NodeFileSystem, NodePath } from "@effect/platform-node"
 import { type FileSystem, Layer, type Path } from "effect"
+import { Compactor } from "../services/Compactor.ts"
 import { Config } from "../services/Config.ts"
 import { Host, type HostClient } from "../services/Host.ts"
 import { Instructions } from "../services/Instructions.ts"
@@ -46,7 +47,7 @@ export const compose = <H = never>(leaves: Leaves<H>) => {
   ).pipe(
     Layer.provideMerge(storage)
   )
-  const pruner = Pruner.layer.pipe(Layer.provideMerge(books))
+  const pruner = Layer.mergeAll(Pruner.layer, Compactor.layer).pipe(Layer.provideMerge(books))
   return Status.layer.pipe(Layer.provideMerge(pruner))
 }
 

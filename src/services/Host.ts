@@ -12,6 +12,9 @@ export interface HostClient {
     readonly status: () => Promise<{ data?: unknown; error?: unknown }>
     readonly abort: (options: { path: { id: string } }) => Promise<{ data?: unknown; error?: unknown }>
     readonly delete: (options: { path: { id: string } }) => Promise<{ data?: unknown; error?: unknown }>
+    readonly summarize: (
+      options: { path: { id: string }; body: { providerID: string; modelID: string; auto: false } }
+    ) => Promise<{ data?: unknown; error?: unknown }>
   }
   readonly tui: {
     readonly showToast: (options: { body: ToastBody }) => Promise<{ error?: unknown }>
@@ -50,7 +53,8 @@ export class HostError extends Schema.TaggedError<HostError>()("HostError", {
 const SessionInfo = Schema.Struct({
   id: Schema.String,
   parentID: Schema.optional(Schema.NullOr(Schema.String)),
-  permission: Schema.optional(Schema.NullOr(Schema.Array(Schema.Unknown)))
+  permission: Schema.optional(Schema.NullOr(Schema.Array(Schema.Unknown))),
+  revert: Schema.optional(Schema.NullOr(Schema.Unknown))
 })
 export interface SessionInfo {
   readonly id: string
@@ -62,6 +66,11 @@ export interface SessionInfo {
    * `false`: such a session is then kept, as any other.
    */
   readonly createdByRun?: boolean | undefined
+  /**
+   * The user undid messages and has not sent a prompt since: OpenCode removes them for good at the session's next
+   * prompt or compaction, and brings them back on a redo until then.
+   */
+  readonly reverting?: boolean | undefined
 }
 
 const runModeRules = ["plan_enter", "plan_exit", "question"]
@@ -110,6 +119,15 @@ export class Host extends Context.Service<Host, {
   readonly announceIdle: (sessionID: string) => Effect.Effect<void, HostError>
   /** Deletes a session, as the user would in OpenCode. */
   readonly remove: (sessionID: string) => Effect.Effect<void, HostError>
+  /**
+   * Starts OpenCode's compaction of the session, as `/compact` does, and returns without waiting for it: OpenCode's
+   * own loop runs the summariser, whose request passes through the plugin's transform. A compaction that fails is
+   * logged.
+   */
+  readonly compact: (
+    sessionID: string,
+    model: { readonly providerID: string; readonly modelID: string }
+  ) => Effect.Effect<void>
   readonly toast: (toast: Toast) => Effect.Effect<void, HostError>
   /** A line in OpenCode's own log. Never fails: logging must not become a new failure. */
   readonly log: (level: LogBody["level"], message: string, extra?: Record<string, unknown>) => Effect.Effect<void>
@@ -128,7 +146,8 @@ export class Host extends Context.Service<Host, {
             Effect.map((info) => ({
               id: info.id,
               parentID: info.parentID ?? undefined,
-              createdByRun: isRunModeSession(info.permission)
+              createdByRun: isRunModeSession(info.permission),
+              reverting: info.revert !== undefined && info.revert !== null
             }))
           ),
         messages: (sessionID) =>
@@ -160,6 +179,16 @@ export class Host extends Context.Service<Host, {
           call("session.abort", () => client.session.abort({ path: { id: sessionID } })).pipe(Effect.asVoid),
         remove: (sessionID) =>
           call("session.delete", () => client.session.delete({ path: { id: sessionID } })).pipe(Effect.asVoid),
+        compact: (sessionID, model) =>
+          call("session.summarize", () =>
+            client.session.summarize({
+              path: { id: sessionID },
+              body: { providerID: model.providerID, modelID: model.modelID, auto: false }
+            })).pipe(
+              Effect.catchTag("HostError", (error) => Effect.logWarning(`compaction of ${sessionID} failed`, error)),
+              Effect.forkDetach,
+              Effect.asVoid
+            ),
         toast: (toast) =>
           call("tui.showToast", () => client.tui.showToast({ body: { ...toast, duration: 10_000 } })).pipe(
             Effect.asVoid
@@ -186,7 +215,8 @@ export class Host extends Context.Service<Host, {
                 fixture.failing ? fail("session.get") : Effect.succeed({
                   id: sessionID,
                   parentID: fixture.sessions?.[sessionID]?.parentID,
-                  createdByRun: fixture.sessions?.[sessionID]?.createdByRun ?? false
+                  createdByRun: fixture.sessions?.[sessionID]?.createdByRun ?? false,
+                  reverting: fixture.sessions?.[sessionID]?.reverting ?? false
                 })
               )
             ),
@@ -202,6 +232,8 @@ export class Host extends Context.Service<Host, {
             fixture.failing ? fail("session.abort") : Ref.update(recorder.idleAnnounced, (all) => [...all, sessionID]),
           remove: (sessionID) =>
             fixture.failing ? fail("session.delete") : Ref.update(recorder.removed, (all) => [...all, sessionID]),
+          compact: (sessionID, model) =>
+            Ref.update(recorder.compactions, (all) => [...all, { sessionID, model: { ...model } }]),
           toast: (toast) =>
             fixture.failing ? fail("tui.showToast") : Ref.update(recorder.toasts, (all) => [...all, toast]),
           log: (level, message, extra) => Ref.update(recorder.logs, (all) => [...all, { level, message, extra }])
@@ -211,12 +243,19 @@ export class Host extends Context.Service<Host, {
 }
 
 export interface HostFixture {
-  readonly sessions?: Readonly<Record<string, { readonly parentID?: string; readonly createdByRun?: boolean }>>
+  readonly sessions?: Readonly<
+    Record<string, { readonly parentID?: string; readonly createdByRun?: boolean; readonly reverting?: boolean }>
+  >
   readonly messages?: Readonly<Record<string, ReadonlyArray<unknown>>>
   /** Sessions whose agent loop is running. */
   readonly busy?: ReadonlyArray<string>
   /** Every call fails, as when the server is shutting down. */
   readonly failing?: boolean
+}
+
+export interface CompactionAsked {
+  readonly sessionID: string
+  readonly model: { readonly providerID: string; readonly modelID: string }
 }
 
 /** What a test host received. */
@@ -228,6 +267,8 @@ export class HostRecorder extends Context.Service<HostRecorder, {
   readonly idleAnnounced: Ref.Ref<ReadonlyArray<string>>
   /** Sessions deleted. */
   readonly removed: Ref.Ref<ReadonlyArray<string>>
+  /** Compactions asked for, in order. */
+  readonly compactions: Ref.Ref<ReadonlyArray<CompactionAsked>>
 }>()("opencode-context-pruner/HostRecorder") {
   static readonly layer = Layer.effect(
     HostRecorder,
@@ -238,7 +279,8 @@ export class HostRecorder extends Context.Service<HostRecorder, {
         logs: yield* Ref.make<ReadonlyArray<{ level: string; message: string; extra: unknown }>>([]),
         sessionLookups: yield* Ref.make(0),
         idleAnnounced: yield* Ref.make<ReadonlyArray<string>>([]),
-        removed: yield* Ref.make<ReadonlyArray<string>>([])
+        removed: yield* Ref.make<ReadonlyArray<string>>([]),
+        compactions: yield* Ref.make<ReadonlyArray<CompactionAsked>>([])
       })
     })
   )

@@ -47,6 +47,11 @@ export interface SessionState {
   systemParts: ReadonlyArray<string> | undefined
   /** The model of the latest request: its provider's pricing and its context window decide when prunes are applied. */
   model: SessionModel | undefined
+  /**
+   * Tokens of the latest request the model got in this process, as the plugin sent it (the summariser's excluded),
+   * until the session's compaction is asked for: what decides it at the end of a turn (src/engine/compaction.ts).
+   */
+  lastContext: number | undefined
   /** When this process last saw a request for the session: an idle gap beyond the cache TTL means a cold cache. */
   lastRequestAt: number | undefined
   /** The session's pace (requests, pauses longer than the TTL), from its history and then this process's requests. */
@@ -110,6 +115,7 @@ export const fromFile = (file: SessionFile, isSubAgent: boolean): SessionState =
     systemTexts: undefined,
     systemParts: undefined,
     model: undefined,
+    lastContext: undefined,
     lastRequestAt: undefined,
     pace: undefined,
     toolsSeen: undefined,

@@ -314,6 +314,47 @@ describe("OpenCode's compaction", () => {
   })
 })
 
+describe("a compaction the plugin asks for between turns", () => {
+  /** A plugin that asks for a compaction at the end of each turn in `turns` (1 for the first), and does nothing else. */
+  const askingAfter = (...turns: Array<number>): DrivenPlugin => {
+    let ended = 0
+    let asked = 0
+    const hooks: Hooks = {
+      event: async ({ event }) => {
+        if (event.type === "session.idle" && turns.includes(++ended)) asked++
+      }
+    }
+    return { hooks, setTime: () => {}, compactionsAsked: () => [asked, asked = 0][0]! }
+  }
+  const twoTurns = [
+    user("run the tests"),
+    assistant(call("c1", "bash", { command: "make test" }, "x".repeat(8_000))),
+    assistant({ type: "text", text: "They failed." }),
+    user("look again"),
+    assistant({ type: "text", text: "Looking." })
+  ]
+  const requestsOf = async (plugin: DrivenPlugin) => {
+    const requests: Array<{ tokens: number; summary: boolean }> = []
+    const driven = await replay(twoTurns, plugin, {
+      compactAtOverflow: true,
+      onRequest: (costs, summary) => requests.push({ tokens: costs[0]!.tokens, summary })
+    })
+    return { requests, compactions: driven.compactions }
+  }
+
+  it("runs before the user's next prompt", async () => {
+    const { compactions, requests } = await requestsOf(askingAfter(1))
+    assert.strictEqual(compactions, 1)
+    assert.deepStrictEqual(requests.map((request) => request.summary), [false, false, true, false])
+  })
+
+  it("is priced when asked at the end of the last turn too: OpenCode runs it whether the user comes back or not", async () => {
+    const { compactions, requests } = await requestsOf(askingAfter(2))
+    assert.strictEqual(compactions, 1)
+    assert.deepStrictEqual(requests.map((request) => request.summary), [false, false, false, true])
+  })
+})
+
 describe("OpenCode's system prompt", () => {
   /** What each request of a session started at `start` (local time), a second apart, read from the cache. */
   const readsFrom = async (start: Date) => {

@@ -195,7 +195,7 @@ describe("parseConfig: unknown keys are reported and dropped", () => {
     assert.deepStrictEqual(onlyProblem(loaded), {
       path: "verbose",
       expected:
-        "one of $schema, enabled, debug, pruneNotification, commands, turnProtection, protectedFilePatterns, tools, strategies, cache",
+        "one of $schema, enabled, debug, pruneNotification, commands, turnProtection, protectedFilePatterns, tools, strategies, cache, compaction",
       found: `unknown key "verbose"`
     })
     assert.strictEqual(loaded.problems[0]!.message, "verbose: unknown key")
@@ -312,7 +312,7 @@ describe("parseConfig: hostile input", () => {
     ["as an unknown top-level key", `{ "x": ${deep(`{"a":`, "}")}, "debug": true }`, {
       path: "x",
       expected:
-        "one of $schema, enabled, debug, pruneNotification, commands, turnProtection, protectedFilePatterns, tools, strategies, cache",
+        "one of $schema, enabled, debug, pruneNotification, commands, turnProtection, protectedFilePatterns, tools, strategies, cache, compaction",
       found: `unknown key "x"`
     }],
     ["as an unknown key of a section", `{ "tools": { "x": ${deep(`{"a":`, "}")} }, "debug": true }`, {

@@ -27,7 +27,8 @@ export const fakeClient = (
       prompt: (request) => respond("session.prompt", request, { info: { id: "msg_note", role: "user" }, parts: [] }),
       status: () => respond("session.status", undefined, {}),
       abort: (request) => respond("session.abort", request, true),
-      delete: (request) => respond("session.delete", request, true)
+      delete: (request) => respond("session.delete", request, true),
+      summarize: (request) => respond("session.summarize", request, true)
     },
     tui: { showToast: (request) => respond("tui.showToast", request, true) },
     app: { log: (request) => respond("app.log", request, true) }

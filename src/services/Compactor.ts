@@ -1,0 +1,67 @@
+import { Context, Effect, Layer, Ref } from "effect"
+import { compactionAtTurnEnd, type Verdict } from "../engine/compaction.ts"
+import { Config } from "./Config.ts"
+import { Host } from "./Host.ts"
+import { SessionStore } from "./SessionStore.ts"
+
+/**
+ * Compaction between turns (src/engine/compaction.ts): at the end of a turn whose context reached
+ * `compaction.atTokens`, asks OpenCode to compact the session before the user's next prompt.
+ */
+export class Compactor extends Context.Service<Compactor, {
+  /** OpenCode's own `compaction.auto`, from its config: false keeps the plugin from compacting too. */
+  readonly hostConfigured: (auto: boolean | undefined) => Effect.Effect<void>
+  /**
+   * The session went idle. Asks for its compaction once per crossing of the threshold: the summariser's request and
+   * the idle that follows it do not ask again. Not for a session `opencode run` made for one prompt (it exits at
+   * idle), nor one with an undo pending (a compaction would make it final), nor one whose loop already runs again.
+   * Never fails: what the host cannot tell leaves the session as it is.
+   */
+  readonly turnEnded: (sessionID: string) => Effect.Effect<void>
+}>()("opencode-context-pruner/Compactor") {
+  static readonly layer = Layer.effect(
+    Compactor,
+    Effect.gen(function*() {
+      const store = yield* SessionStore
+      const host = yield* Host
+      const { current } = yield* Config
+      const hostAuto = yield* Ref.make<boolean | undefined>(undefined)
+      const ask = Effect.fnUntraced(function*(sessionID: string) {
+        const auto = yield* Ref.get(hostAuto)
+        const turn: { verdict: Verdict; tokens: number } = { verdict: { compact: false }, tokens: 0 }
+        yield* store.ifLoaded(sessionID, (state) => {
+          turn.verdict = compactionAtTurnEnd({
+            enabled: current.compaction.enabled,
+            atTokens: current.compaction.atTokens,
+            hostAuto: auto,
+            isSubAgent: state.isSubAgent,
+            lastContext: state.lastContext,
+            model: state.model
+          })
+          turn.tokens = state.lastContext ?? 0
+          if (turn.verdict.compact) state.lastContext = undefined
+        })
+        const { tokens, verdict } = turn
+        if (!verdict.compact) return
+        const session = yield* host.session(sessionID)
+        if (session.createdByRun === true || session.reverting === true) return
+        if (yield* host.busy(sessionID)) return
+        yield* Effect.logInfo(
+          `compacting session ${sessionID} between turns: its context reached ~${tokens} tokens (compaction.atTokens ${current.compaction.atTokens})`
+        )
+        yield* host.compact(sessionID, verdict.model)
+      })
+      return Compactor.of({
+        hostConfigured: (auto) => Ref.set(hostAuto, auto),
+        turnEnded: Effect.fn("Compactor.turnEnded")(function*(sessionID: string) {
+          yield* ask(sessionID).pipe(
+            Effect.catchTag(
+              "HostError",
+              (error) => Effect.logWarning(`session ${sessionID} not compacted: the host did not answer`, error)
+            )
+          )
+        })
+      })
+    })
+  )
+}

@@ -1,0 +1,93 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Effect, Ref } from "effect"
+import { event, hostConfig } from "../../src/hooks/session.ts"
+import { system } from "../../src/hooks/system.ts"
+import { transform } from "../../src/hooks/transform.ts"
+import { type HostFixture, HostRecorder } from "../../src/services/Host.ts"
+import { assistant, fresh, lines, sessionID, tool, user } from "../support/history.ts"
+import { pluginTest } from "../support/pluginTest.ts"
+
+/** A turn that read one file of ~`n` lines: about 12 tokens a line once sent. */
+const turn = (n: number) => [
+  user("look at a.ts"),
+  assistant([tool({ tool: "read", callID: "c1", input: { filePath: "src/a.ts" }, output: lines(n) })])
+]
+const small = turn(20)
+const large = turn(600)
+
+const model = { providerID: "anthropic", id: "claude-sonnet-4-5", limit: { context: 200_000 } }
+
+/** A request of `history` for the session, as OpenCode makes it (system prompt, then messages), then the turn's end. */
+const requestThenIdle = (history: ReadonlyArray<unknown>) =>
+  Effect.gen(function*() {
+    yield* system(sessionID, ["You are a coding agent."], model)
+    yield* transform(fresh([...history]))
+    yield* event({ type: "session.idle", properties: { sessionID } })
+  })
+
+const asked = Effect.gen(function*() {
+  const recorder = yield* HostRecorder
+  return yield* Ref.get(recorder.compactions)
+})
+
+const compactAt = (atTokens: number, host?: HostFixture) => <A, E, R>(body: Effect.Effect<A, E, R>) =>
+  pluginTest(body, { config: { compaction: { atTokens } }, host })
+
+describe("compaction between turns", () => {
+  it.effect("a turn that ends with the context at compaction.atTokens asks OpenCode to compact, with its model", () =>
+    compactAt(3_000)(Effect.gen(function*() {
+      yield* requestThenIdle(large)
+      assert.deepStrictEqual(yield* asked, [{
+        sessionID,
+        model: { providerID: "anthropic", modelID: "claude-sonnet-4-5" }
+      }])
+    })))
+
+  it.effect("a turn that ends below it does not", () =>
+    compactAt(3_000)(Effect.gen(function*() {
+      yield* requestThenIdle(small)
+      assert.deepStrictEqual(yield* asked, [])
+    })))
+
+  it.effect("is asked once: the idle after the compaction, with no request of the model between, asks nothing", () =>
+    compactAt(3_000)(Effect.gen(function*() {
+      yield* requestThenIdle(large)
+      yield* event({ type: "session.idle", properties: { sessionID } })
+      yield* event({ type: "session.status", properties: { sessionID, status: { type: "idle" } } })
+      assert.lengthOf(yield* asked, 1)
+    })))
+
+  it.effect("not when OpenCode's own compaction.auto is false", () =>
+    compactAt(3_000)(Effect.gen(function*() {
+      yield* hostConfig({}, { auto: false })
+      yield* requestThenIdle(large)
+      assert.deepStrictEqual(yield* asked, [])
+    })))
+
+  it.effect("not when compaction.enabled is false", () =>
+    pluginTest(
+      Effect.gen(function*() {
+        yield* requestThenIdle(large)
+        assert.deepStrictEqual(yield* asked, [])
+      }),
+      { config: { compaction: { enabled: false, atTokens: 3_000 } } }
+    ))
+
+  it.effect("not for a session `opencode run` made for one prompt: it exits when the session goes idle", () =>
+    compactAt(3_000, { sessions: { [sessionID]: { createdByRun: true } } })(Effect.gen(function*() {
+      yield* requestThenIdle(large)
+      assert.deepStrictEqual(yield* asked, [])
+    })))
+
+  it.effect("not while an undo waits for the user's next prompt: a compaction would make it final", () =>
+    compactAt(3_000, { sessions: { [sessionID]: { reverting: true } } })(Effect.gen(function*() {
+      yield* requestThenIdle(large)
+      assert.deepStrictEqual(yield* asked, [])
+    })))
+
+  it.effect("not when the session's loop already runs again (a prompt queued behind the turn)", () =>
+    compactAt(3_000, { busy: [sessionID] })(Effect.gen(function*() {
+      yield* requestThenIdle(large)
+      assert.deepStrictEqual(yield* asked, [])
+    })))
+})
