@@ -60,7 +60,11 @@ const oneChange: ReadonlyArray<readonly [string, Record<string, unknown>]> = [
   ["staleOutputs.keepFiles 4", { strategies: { staleOutputs: { keepFiles: 4 } } }],
   ["keepRecent 10, keepFiles 0 (before)", { strategies: { staleOutputs: { keepRecent: 10, keepFiles: 0 } } }],
   ["staleOutputs.clearAtLeast 10000", { strategies: { staleOutputs: { clearAtLeast: 10000 } } }],
-  ["staleOutputs keeps old file changes", { strategies: { staleOutputs: { protectedTools: ["write", "edit"] } } }]
+  ["staleOutputs keeps old file changes", { strategies: { staleOutputs: { protectedTools: ["write", "edit"] } } }],
+  ["compaction off", { compaction: { enabled: false } }],
+  ["compaction.atTokens 40000", { compaction: { atTokens: 40000 } }],
+  ["compaction.atTokens 60000", { compaction: { atTokens: 60000 } }],
+  ["compaction.atTokens 80000", { compaction: { atTokens: 80000 } }]
 ]
 const settings: ReadonlyArray<readonly [string, Record<string, unknown>]> = args.settings === undefined
   ? oneChange

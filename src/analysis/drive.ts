@@ -18,6 +18,8 @@
  * - `openCodePrune` (`compaction.prune: true`): at the end of each turn, outputs of completed calls older than the
  *   last two turns and the newest 40,000 tokens of tool output are cleared, once at least 20,000 tokens can go; a
  *   cleared output is sent as `[Old tool result content cleared]` from then on.
+ * - A compaction the plugin asks for when a turn ends (`DrivenPlugin.compactionsAsked`): OpenCode runs it at once, the
+ *   same way, before the next prompt (or after the last turn: a session may end right after it, and it is priced).
  */
 import type { Hooks } from "@opencode-ai/plugin"
 import { tool } from "@opencode-ai/plugin"
@@ -418,8 +420,9 @@ export const drive = async (options: DriveOptions): Promise<Driven> => {
     if (options.openCodePrune === true) openCodePrune(history, cleared, time)
     await hooks?.event?.({ event: { type: "session.idle", properties: { sessionID } } } as never)
     phasesMs.idle += performance.now() - start
-    // The plugin's compaction between turns: OpenCode runs it at once, before the user's next prompt.
-    if ((plugin.compactionsAsked?.() ?? 0) > 0) {
+    // The plugin's compaction between turns: OpenCode runs it at once, before the user's next prompt. A replay without
+    // OpenCode's compaction stands for `compaction.auto: false`, where the plugin asks for none either.
+    if ((plugin.compactionsAsked?.() ?? 0) > 0 && options.compactAtOverflow === true) {
       overflow = false
       await compact()
     }
