@@ -49,6 +49,14 @@ export class Compactor extends Context.Service<Compactor, {
         yield* Effect.logInfo(
           `compacting session ${sessionID} between turns: its context reached ~${tokens} tokens (compaction.atTokens ${current.compaction.atTokens})`
         )
+        // Told in a toast, not a note: a message stored now would sit in the history the compaction summarises.
+        yield* host.toast({
+          title: "Context pruning",
+          message: `Compacting the session: its context reached ~${
+            Math.round(tokens / 1000)
+          }k tokens (compaction.atTokens in dcp.jsonc; compaction.enabled: false turns this off).`,
+          variant: "info"
+        }).pipe(Effect.ignore)
         yield* host.compact(sessionID, verdict.model)
       })
       return Compactor.of({

@@ -43,6 +43,18 @@ describe("compaction between turns", () => {
       }])
     })))
 
+  it.effect("the user is told why, in a toast that names the setting", () =>
+    compactAt(3_000)(Effect.gen(function*() {
+      yield* requestThenIdle(large)
+      const recorder = yield* HostRecorder
+      const toasts = yield* Ref.get(recorder.toasts)
+      assert.lengthOf(toasts, 1)
+      assert.match(
+        toasts[0]!.message,
+        /^Compacting the session: its context reached ~\d+k tokens \(compaction\.atTokens/
+      )
+    })))
+
   it.effect("a turn that ends below it does not", () =>
     compactAt(3_000)(Effect.gen(function*() {
       yield* requestThenIdle(small)
