@@ -177,9 +177,9 @@ export const PluginConfigFile = Schema.Struct({
         "Ask OpenCode to compact a session when a turn ends with at least atTokens in context (never when OpenCode's own compaction.auto is false)."
       ),
       atTokens: setting(
-        Tokens,
-        50000,
-        "Compact when a turn ends with at least this many tokens in context (as the plugin sent it); above the model's usable window, OpenCode compacts first."
+        Schema.Union([Schema.Literal("auto"), Tokens]),
+        "auto",
+        'Compact when a turn ends with at least this many tokens in context, as the plugin sent it: "auto" (30% of the window OpenCode compacts at: 50,400 of a 200k window; 50,000 when the window is unknown) or a number.'
       )
     }
   )

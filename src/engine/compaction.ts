@@ -11,6 +11,7 @@
 
 export interface TurnEnd {
   readonly enabled: boolean
+  /** The threshold (`thresholdFor`). */
   readonly atTokens: number
   /** OpenCode's own `compaction.auto`: false, and the user wants no compaction they did not ask for. */
   readonly hostAuto: boolean | undefined
@@ -19,6 +20,22 @@ export interface TurnEnd {
   readonly lastContext: number | undefined
   /** The model of the session's latest request. */
   readonly model: { readonly providerID: string; readonly modelID: string } | undefined
+}
+
+/**
+ * The tokens at which a turn's end compacts: `atTokens` itself, or for "auto" 30% of the window OpenCode compacts at
+ * (the model's window less what it reserves for the answer, its output limit up to 32,000 tokens): 50,400 tokens of a
+ * 200k window, chosen by measurement (BENCHMARKS.md). Relative to the window so that a model with a larger one, whose
+ * user chose to keep more history, is compacted about as rarely against OpenCode alone as a 200k one is.
+ */
+export const thresholdFor = (
+  atTokens: "auto" | number,
+  model: { readonly contextLimit: number | undefined; readonly outputLimit: number | undefined } | undefined
+): number => {
+  if (atTokens !== "auto") return atTokens
+  const window = model?.contextLimit
+  if (window === undefined) return 50_000
+  return Math.round(0.3 * Math.max(0, window - Math.min(model?.outputLimit ?? 32_000, 32_000)))
 }
 
 export type Verdict =

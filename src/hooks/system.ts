@@ -50,12 +50,14 @@ export const system = Effect.fn("hooks.system")(function*(
 const modelOf = (model: unknown): SessionModel | undefined => {
   if (!Predicate.isObject(model) || typeof model.providerID !== "string") return undefined
   const limit = Predicate.isObject(model.limit) ? model.limit.context : undefined
+  const output = Predicate.isObject(model.limit) ? model.limit.output : undefined
   const api = Predicate.isObject(model.api) ? model.api : {}
   const id = typeof api.id === "string" ? api.id : typeof model.id === "string" ? model.id : ""
   return {
     providerID: model.providerID,
     modelID: id,
     npm: typeof api.npm === "string" ? api.npm : undefined,
-    contextLimit: typeof limit === "number" && limit > 0 ? limit : undefined
+    contextLimit: typeof limit === "number" && limit > 0 ? limit : undefined,
+    outputLimit: typeof output === "number" && output > 0 ? output : undefined
   }
 }

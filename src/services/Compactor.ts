@@ -1,5 +1,5 @@
 import { Context, Effect, Layer, Ref } from "effect"
-import { compactionAtTurnEnd, type Verdict } from "../engine/compaction.ts"
+import { compactionAtTurnEnd, thresholdFor, type Verdict } from "../engine/compaction.ts"
 import { Config } from "./Config.ts"
 import { Host } from "./Host.ts"
 import { SessionStore } from "./SessionStore.ts"
@@ -28,11 +28,16 @@ export class Compactor extends Context.Service<Compactor, {
       const hostAuto = yield* Ref.make<boolean | undefined>(undefined)
       const ask = Effect.fnUntraced(function*(sessionID: string) {
         const auto = yield* Ref.get(hostAuto)
-        const turn: { verdict: Verdict; tokens: number } = { verdict: { compact: false }, tokens: 0 }
+        const turn: { verdict: Verdict; tokens: number; threshold: number } = {
+          verdict: { compact: false },
+          tokens: 0,
+          threshold: 0
+        }
         yield* store.ifLoaded(sessionID, (state) => {
+          turn.threshold = thresholdFor(current.compaction.atTokens, state.model)
           turn.verdict = compactionAtTurnEnd({
             enabled: current.compaction.enabled,
-            atTokens: current.compaction.atTokens,
+            atTokens: turn.threshold,
             hostAuto: auto,
             isSubAgent: state.isSubAgent,
             lastContext: state.lastContext,
@@ -41,13 +46,13 @@ export class Compactor extends Context.Service<Compactor, {
           turn.tokens = state.lastContext ?? 0
           if (turn.verdict.compact) state.lastContext = undefined
         })
-        const { tokens, verdict } = turn
+        const { threshold, tokens, verdict } = turn
         if (!verdict.compact) return
         const session = yield* host.session(sessionID)
         if (session.createdByRun === true || session.reverting === true) return
         if (yield* host.busy(sessionID)) return
         yield* Effect.logInfo(
-          `compacting session ${sessionID} between turns: its context reached ~${tokens} tokens (compaction.atTokens ${current.compaction.atTokens})`
+          `compacting session ${sessionID} between turns: its context reached ~${tokens} tokens (compaction.atTokens: ${threshold})`
         )
         // Told in a toast, not a note: a message stored now would sit in the history the compaction summarises.
         yield* host.toast({

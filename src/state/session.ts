@@ -88,6 +88,8 @@ export interface SessionModel {
   /** The AI SDK package OpenCode uses for it. */
   readonly npm: string | undefined
   readonly contextLimit: number | undefined
+  /** Its output limit: OpenCode reserves up to 32,000 tokens of the window for the answer. */
+  readonly outputLimit: number | undefined
 }
 
 export const fromFile = (file: SessionFile, isSubAgent: boolean): SessionState => {

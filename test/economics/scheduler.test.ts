@@ -11,7 +11,8 @@ const model = (providerID: string, contextLimit: number | undefined) => ({
   providerID,
   modelID: "m",
   npm: undefined,
-  contextLimit
+  contextLimit,
+  outputLimit: undefined
 })
 
 const schedulerWith = (config: object = {}) =>
