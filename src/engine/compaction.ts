@@ -6,7 +6,7 @@
  * ends with the context at `atTokens` or more, the plugin asks OpenCode to compact the session, as `/compact` does,
  * before the user's next prompt: the requests after it start again from the summary. With pruning, a session reaches
  * `atTokens` less often than OpenCode alone fills the window, so it is compacted less often than without the plugin
- * (BENCHMARKS.md, "Compaction between turns").
+ * (BENCHMARKS.md, "The plugin compacts between turns", at the top of "Results").
  */
 
 export interface TurnEnd {
