@@ -174,12 +174,12 @@ export const PluginConfigFile = Schema.Struct({
       enabled: setting(
         Schema.Boolean,
         true,
-        "Ask OpenCode to compact a session when a turn ends with at least atTokens in context (never when OpenCode's own compaction.auto is false)."
+        "Ask OpenCode to compact a session when a turn ends with at least atTokens in context, where input is billed per token (never when OpenCode's own compaction.auto is false)."
       ),
       atTokens: setting(
         Schema.Union([Schema.Literal("auto"), Tokens]),
         "auto",
-        'Compact when a turn ends with at least this many tokens in context, as the plugin sent it: "auto" (30% of the window OpenCode compacts at: 50,400 of a 200k window; 50,000 when the window is unknown) or a number.'
+        'Compact when a turn ends with at least this many tokens in context, as the plugin sent it: "auto" (30% of the window OpenCode compacts at, at least 25,000: 50,400 of a 200k window; 50,000 when the window is unknown) or a number.'
       )
     }
   )

@@ -1,3 +1,5 @@
+import type { PricingKind } from "../pricing/profiles.ts"
+
 /**
  * Compaction between turns. What a long session costs is set less by how fast its context grows than by how large it
  * grows before it is compacted: OpenCode alone compacts when a request fills the model's usable window, so its
@@ -11,6 +13,11 @@
 
 export interface TurnEnd {
   readonly enabled: boolean
+  /**
+   * How the provider bills input. Only a per-token bill gets smaller with the context: billed per request, a
+   * compaction is one more request to pay for; with no cache cost (a local server), it saves nothing but time.
+   */
+  readonly pricing: PricingKind
   /** The threshold (`thresholdFor`). */
   readonly atTokens: number
   /** OpenCode's own `compaction.auto`: false, and the user wants no compaction they did not ask for. */
@@ -24,8 +31,8 @@ export interface TurnEnd {
 
 /**
  * The tokens at which a turn's end compacts: `atTokens` itself, or for "auto" 30% of the window OpenCode compacts at
- * (the model's window less what it reserves for the answer, its output limit up to 32,000 tokens): 50,400 tokens of a
- * 200k window, chosen by measurement (BENCHMARKS.md). Relative to the window so that a model with a larger one, whose
+ * (the model's window less what it reserves for the answer, its output limit up to 32,000 tokens), and at least
+ * 25,000: 50,400 tokens of a 200k window, chosen by measurement (BENCHMARKS.md). Relative to the window so that a model with a larger one, whose
  * user chose to keep more history, is compacted about as rarely against OpenCode alone as a 200k one is.
  */
 export const thresholdFor = (
@@ -35,8 +42,15 @@ export const thresholdFor = (
   if (atTokens !== "auto") return atTokens
   const window = model?.contextLimit
   if (window === undefined) return 50_000
-  return Math.round(0.3 * Math.max(0, window - Math.min(model?.outputLimit ?? 32_000, 32_000)))
+  const share = Math.round(0.3 * Math.max(0, window - Math.min(model?.outputLimit ?? 32_000, 32_000)))
+  return Math.max(leastWorthCompacting, share)
 }
+
+/**
+ * OpenCode keeps the newest messages that fit in ~15,000 tokens after a summary of ~2,000: a context much smaller than
+ * this would come out of a compaction little smaller, or larger.
+ */
+const leastWorthCompacting = 25_000
 
 export type Verdict =
   | { readonly compact: true; readonly model: { readonly providerID: string; readonly modelID: string } }
@@ -47,7 +61,8 @@ export type Verdict =
  * one returns its last answer, and the session rarely goes on.
  */
 export const compactionAtTurnEnd = (turn: TurnEnd): Verdict =>
-  turn.enabled && turn.hostAuto !== false && !turn.isSubAgent && turn.model !== undefined &&
+  turn.enabled && (turn.pricing === "anthropic" || turn.pricing === "openai") && turn.hostAuto !== false &&
+    !turn.isSubAgent && turn.model !== undefined &&
     turn.lastContext !== undefined && turn.lastContext >= turn.atTokens
     ? { compact: true, model: { providerID: turn.model.providerID, modelID: turn.model.modelID } }
     : { compact: false }

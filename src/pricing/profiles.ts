@@ -16,7 +16,7 @@
  * - `per-request`: GitHub Copilot bills by request, whatever its size: only room in the context window matters.
  * - `none`: no prompt cache (local servers, or a provider without one): every token sent costs 1.
  */
-type PricingKind = "anthropic" | "openai" | "per-request" | "none"
+export type PricingKind = "anthropic" | "openai" | "per-request" | "none"
 
 export const pricingNames = ["anthropic", "anthropic-1h", "openai", "per-request", "none"] as const
 export type PricingName = (typeof pricingNames)[number]

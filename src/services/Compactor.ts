@@ -2,6 +2,7 @@ import { Context, Effect, Layer, Ref } from "effect"
 import { compactionAtTurnEnd, thresholdFor, type Verdict } from "../engine/compaction.ts"
 import { Config } from "./Config.ts"
 import { Host } from "./Host.ts"
+import { Scheduler } from "./Scheduler.ts"
 import { SessionStore } from "./SessionStore.ts"
 
 /**
@@ -24,6 +25,7 @@ export class Compactor extends Context.Service<Compactor, {
     Effect.gen(function*() {
       const store = yield* SessionStore
       const host = yield* Host
+      const scheduler = yield* Scheduler
       const { current } = yield* Config
       const hostAuto = yield* Ref.make<boolean | undefined>(undefined)
       const ask = Effect.fnUntraced(function*(sessionID: string) {
@@ -37,6 +39,7 @@ export class Compactor extends Context.Service<Compactor, {
           turn.threshold = thresholdFor(current.compaction.atTokens, state.model)
           turn.verdict = compactionAtTurnEnd({
             enabled: current.compaction.enabled,
+            pricing: scheduler.profile(state).kind,
             atTokens: turn.threshold,
             hostAuto: auto,
             isSubAgent: state.isSubAgent,

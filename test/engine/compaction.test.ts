@@ -11,6 +11,10 @@ describe("the context at which a turn's end compacts", () => {
     assert.strictEqual(thresholdFor("auto", { contextLimit: 1_000_000, outputLimit: 32_000 }), 290_400)
   })
 
+  it("auto: at least 25,000, below which a compaction's summary and kept messages would leave little less", () => {
+    assert.strictEqual(thresholdFor("auto", { contextLimit: 32_768, outputLimit: 4_096 }), 25_000)
+  })
+
   it("auto: 50,000 when the host gives no window", () => {
     assert.strictEqual(thresholdFor("auto", undefined), 50_000)
     assert.strictEqual(thresholdFor("auto", { contextLimit: undefined, outputLimit: undefined }), 50_000)

@@ -85,6 +85,15 @@ describe("compaction between turns", () => {
       { config: { compaction: { enabled: false, atTokens: 3_000 } } }
     ))
 
+  it.effect("not where input is not billed per token: per request, a compaction is one more request to pay for", () =>
+    pluginTest(
+      Effect.gen(function*() {
+        yield* requestThenIdle(large)
+        assert.deepStrictEqual(yield* asked, [])
+      }),
+      { config: { cache: { pricing: "per-request" }, compaction: { atTokens: 3_000 } } }
+    ))
+
   it.effect("not for a session `opencode run` made for one prompt: it exits when the session goes idle", () =>
     compactAt(3_000, { sessions: { [sessionID]: { createdByRun: true } } })(Effect.gen(function*() {
       yield* requestThenIdle(large)
