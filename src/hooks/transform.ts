@@ -26,7 +26,7 @@ import { agentSwitch, findSessionId, latestTurn, messageIdOf, modelSwitched, req
 import { Config } from "../services/Config.ts"
 import { Instructions } from "../services/Instructions.ts"
 import { Ledger } from "../services/Ledger.ts"
-import { PluginLog } from "../services/PluginLog.ts"
+import { Logger } from "../services/Logger.ts"
 import { Paths } from "../services/Paths.ts"
 import { type Prune, Pruner } from "../services/Pruner.ts"
 import { Scheduler } from "../services/Scheduler.ts"
@@ -89,7 +89,7 @@ const transformSession = Effect.fnUntraced(function*(state: SessionState, sessio
   }
   const cache = yield* ToolCache
   const pruner = yield* Pruner
-  const pluginLog = yield* PluginLog
+  const logger = yield* Logger
   const scheduler = yield* Scheduler
   const instructions = yield* Instructions
   const { current: config } = yield* Config
@@ -241,7 +241,7 @@ const transformSession = Effect.fnUntraced(function*(state: SessionState, sessio
   state.sentRevision = state.revision
   state.lastContext = contextTokens
   yield* publishStatus(state)
-  if (pluginLog.debug) yield* pluginLog.snapshot(sessionID, messages)
+  if (logger.debug) yield* logger.snapshot(sessionID, messages)
 })
 
 /**

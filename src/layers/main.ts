@@ -5,7 +5,7 @@ import { Config } from "../services/Config.ts"
 import { Host, type HostClient } from "../services/Host.ts"
 import { Instructions } from "../services/Instructions.ts"
 import { Ledger } from "../services/Ledger.ts"
-import { PluginLog } from "../services/PluginLog.ts"
+import { Logger } from "../services/Logger.ts"
 import { Notifier } from "../services/Notifier.ts"
 import { Paths } from "../services/Paths.ts"
 import { Persistence } from "../services/Persistence.ts"
@@ -33,7 +33,7 @@ export const compose = <H = never>(leaves: Leaves<H>) => {
     Layer.provideMerge(Layer.mergeAll(NodeFileSystem.layer, NodePath.layer))
   )
   const config = Config.layer.pipe(Layer.provideMerge(base))
-  const logging = PluginLog.layer.pipe(Layer.provideMerge(config))
+  const logging = Logger.layer.pipe(Layer.provideMerge(config))
   const storage = Layer.mergeAll(leaves.persistence ?? Persistence.layer, leaves.tokenizer ?? Tokenizer.layer).pipe(
     Layer.provideMerge(logging)
   )

@@ -1,4 +1,15 @@
-import { Cause, Clock, Context, Effect, FileSystem, Layer, Logger, Option, Path, References } from "effect"
+import {
+  Cause,
+  Clock,
+  Context,
+  Effect,
+  FileSystem,
+  Layer,
+  Logger as EffectLogger,
+  Option,
+  Path,
+  References
+} from "effect"
 import type { PlatformError } from "effect/PlatformError"
 import type { LogLevel } from "effect/LogLevel"
 import { Config } from "./Config.ts"
@@ -11,17 +22,17 @@ import { Paths } from "./Paths.ts"
  * per-session snapshots of what was sent to the model. Files are private (0600) and the directory is kept under
  * a size budget, oldest files deleted first.
  */
-export class PluginLog extends Context.Service<PluginLog, {
+export class Logger extends Context.Service<Logger, {
   readonly debug: boolean
   /** Records what the model is about to receive for a session. Does nothing unless `debug` is on. */
   readonly snapshot: (sessionID: string, messages: unknown) => Effect.Effect<void>
-}>()("opencode-context-pruner/PluginLog") {
+}>()("opencode-context-pruner/Logger") {
   static readonly layer = Layer.unwrap(Effect.gen(function*() {
     const { current } = yield* Config
     const debug = current.debug
     const budget = makeBudget(yield* FileSystem.FileSystem, yield* Path.Path)
-    const service = Layer.effect(PluginLog, make(debug, budget))
-    const sink = Logger.layer([sinkLogger(debug, budget)])
+    const service = Layer.effect(Logger, make(debug, budget))
+    const sink = EffectLogger.layer([sinkLogger(debug, budget)])
     const level = Layer.succeed(References.MinimumLogLevel, debug ? "Debug" : "Warn")
     return Layer.mergeAll(service, sink, level)
   }))
@@ -55,7 +66,7 @@ const make = (debug: boolean, budget: Budget) =>
       }
       yield* budget.wrote(logDir, text.length)
     }, Effect.catchCause((cause) => Effect.logWarning("could not write context snapshot", cause)))
-    return PluginLog.of({
+    return Logger.of({
       debug,
       snapshot: debug ? snapshot : () => Effect.void
     })
@@ -96,11 +107,11 @@ const sinkLogger = (debug: boolean, budget: Budget) =>
         }
         if (debug) yield* toFile(lines)
       }).pipe(Effect.ignore)
-    return yield* Logger.make<unknown, Line>(({ cause, date, logLevel, message }) => ({
+    return yield* EffectLogger.make<unknown, Line>(({ cause, date, logLevel, message }) => ({
       level: logLevel,
       date,
       text: render(message, cause)
-    })).pipe(Logger.batched({ window: "200 millis", flush }))
+    })).pipe(EffectLogger.batched({ window: "200 millis", flush }))
   })
 
 const render = (message: unknown, cause: Cause.Cause<unknown>): string => {

@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, FileSystem, Path, Ref } from "effect"
 import { HostRecorder } from "../../src/services/Host.ts"
-import { enforceBudget, PluginLog } from "../../src/services/PluginLog.ts"
+import { enforceBudget, Logger } from "../../src/services/Logger.ts"
 import { pluginUnder, platform, tempDir } from "../support/layers.ts"
 
 const withDebug = (root: string) =>
@@ -20,14 +20,14 @@ const filesUnder = (dir: string) =>
     return [...(yield* fs.readDirectory(dir, { recursive: true }))].sort()
   })
 
-describe("PluginLog", () => {
+describe("Logger", () => {
   it.effect("without debug, warnings go to OpenCode's log and no file is written", () =>
     Effect.gen(function*() {
       const root = yield* tempDir
       const logs = yield* Effect.gen(function*() {
         yield* Effect.logWarning("state file moved aside")
         yield* Effect.logInfo("routine detail")
-        yield* (yield* PluginLog).snapshot("ses_a", [{ any: "thing" }])
+        yield* (yield* Logger).snapshot("ses_a", [{ any: "thing" }])
         return (yield* HostRecorder).logs
       }).pipe(Effect.provide(pluginUnder(root)))
       assert.deepStrictEqual((yield* Ref.get(logs)).map((line) => [line.level, line.message]), [
@@ -55,7 +55,7 @@ describe("PluginLog", () => {
       const root = yield* tempDir
       yield* withDebug(root)
       yield* Effect.gen(function*() {
-        const logger = yield* PluginLog
+        const logger = yield* Logger
         for (let i = 0; i < 12; i++) yield* logger.snapshot("ses_a", [{ request: i }])
         yield* logger.snapshot("../../escape", [])
       }).pipe(Effect.provide(pluginUnder(root)))
