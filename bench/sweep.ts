@@ -61,10 +61,10 @@ const oneChange: ReadonlyArray<readonly [string, Record<string, unknown>]> = [
   ["keepRecent 10, keepFiles 0 (before)", { strategies: { staleOutputs: { keepRecent: 10, keepFiles: 0 } } }],
   ["staleOutputs.clearAtLeast 10000", { strategies: { staleOutputs: { clearAtLeast: 10000 } } }],
   ["staleOutputs keeps old file changes", { strategies: { staleOutputs: { protectedTools: ["write", "edit"] } } }],
-  ["compaction off", { compaction: { enabled: false } }],
-  ["compaction.atTokens 40000", { compaction: { atTokens: 40000 } }],
-  ["compaction.atTokens 60000", { compaction: { atTokens: 60000 } }],
-  ["compaction.atTokens 80000", { compaction: { atTokens: 80000 } }]
+  ["compaction on", { compaction: { enabled: true } }],
+  ["compaction.atTokens 40000", { compaction: { enabled: true, atTokens: 40000 } }],
+  ["compaction.atTokens 60000", { compaction: { enabled: true, atTokens: 60000 } }],
+  ["compaction.atTokens 80000", { compaction: { enabled: true, atTokens: 80000 } }]
 ]
 const settings: ReadonlyArray<readonly [string, Record<string, unknown>]> = args.settings === undefined
   ? oneChange

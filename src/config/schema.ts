@@ -169,11 +169,11 @@ export const PluginConfigFile = Schema.Struct({
     }
   ),
   compaction: section(
-    "Compaction between turns: what a long session sends on every request is set by how large its context grows before it is compacted, so the plugin asks OpenCode to compact (as /compact does) when a turn ends with a large context, instead of waiting for the window to fill mid-turn.",
+    "Compaction between turns (opt-in): ask OpenCode to summarise the session (as /compact does) when a turn ends with a large context, long before OpenCode would. It trades the model's history for a summary written by a model; off by default.",
     {
       enabled: setting(
         Schema.Boolean,
-        true,
+        false,
         "Ask OpenCode to compact a session when a turn ends with at least atTokens in context, where input is billed per token (never when OpenCode's own compaction.auto is false)."
       ),
       atTokens: setting(

@@ -11,7 +11,7 @@ import { waitFor } from "./support/wait.ts"
  * from the summary.
  */
 const scenario = useScenario({
-  globalConfig: { ...globalConfig, compaction: { atTokens: 8_000 } },
+  globalConfig: { ...globalConfig, compaction: { enabled: true, atTokens: 8_000 } },
   files: { "src/big.ts": sourceFile("big", 1_000), "src/small.ts": sourceFile("small") }
 })
 

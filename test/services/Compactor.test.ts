@@ -31,7 +31,7 @@ const asked = Effect.gen(function*() {
 })
 
 const compactAt = (atTokens: number, host?: HostFixture) => <A, E, R>(body: Effect.Effect<A, E, R>) =>
-  pluginTest(body, { config: { compaction: { atTokens } }, host })
+  pluginTest(body, { config: { compaction: { enabled: true, atTokens } }, host })
 
 describe("compaction between turns", () => {
   it.effect("a turn that ends with the context at compaction.atTokens asks OpenCode to compact, with its model", () =>
@@ -85,13 +85,22 @@ describe("compaction between turns", () => {
       { config: { compaction: { enabled: false, atTokens: 3_000 } } }
     ))
 
+  it.effect("not unless the user turned it on: compaction.enabled is false by default", () =>
+    pluginTest(
+      Effect.gen(function*() {
+        yield* requestThenIdle(large)
+        assert.deepStrictEqual(yield* asked, [])
+      }),
+      { config: { compaction: { atTokens: 3_000 } } }
+    ))
+
   it.effect("not where input is not billed per token: per request, a compaction is one more request to pay for", () =>
     pluginTest(
       Effect.gen(function*() {
         yield* requestThenIdle(large)
         assert.deepStrictEqual(yield* asked, [])
       }),
-      { config: { cache: { pricing: "per-request" }, compaction: { atTokens: 3_000 } } }
+      { config: { cache: { pricing: "per-request" }, compaction: { enabled: true, atTokens: 3_000 } } }
     ))
 
   it.effect("not for a session `opencode run` made for one prompt: it exits when the session goes idle", () =>
