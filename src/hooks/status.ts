@@ -1,5 +1,5 @@
 import { Status } from "../services/Status.ts"
-import type { SessionState } from "../state/session.ts"
+import type { SessionState } from "../engine/session.ts"
 
 /**
  * Hands the terminal UI the session's current status (src/services/Status.ts). Called wherever the plugin is done

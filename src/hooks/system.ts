@@ -4,7 +4,7 @@ import { isInternalAgent } from "../host/agents.ts"
 import { Config } from "../services/Config.ts"
 import { SessionStore } from "../services/SessionStore.ts"
 import { Tokenizer } from "../services/Tokenizer.ts"
-import type { SessionModel } from "../state/session.ts"
+import type { SessionModel } from "../engine/session.ts"
 
 /**
  * `experimental.chat.system.transform`: adds the short section that tells the model about its pruning tools, and

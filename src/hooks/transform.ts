@@ -31,8 +31,9 @@ import { Paths } from "../services/Paths.ts"
 import { type Prune, Pruner } from "../services/Pruner.ts"
 import { Scheduler } from "../services/Scheduler.ts"
 import { SessionStore } from "../services/SessionStore.ts"
-import { type ToolIndex, ToolCache } from "../services/ToolCache.ts"
-import { changed, type SessionState, stableId } from "../state/session.ts"
+import type { ToolIndex } from "../engine/calls.ts"
+import { ToolCache } from "../services/ToolCache.ts"
+import { changed, type SessionState, stableId } from "../engine/session.ts"
 import { publishStatus } from "./status.ts"
 
 /** How placeholders point back to the original content: the recall tool when the model has it. */

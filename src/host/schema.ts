@@ -112,3 +112,10 @@ export const HostEvent = Schema.Union([
   Schema.Struct({ type: Schema.Literal("mcp.tools.changed"), properties: Schema.Struct({ server: Schema.String }) })
 ]).pipe(Schema.toTaggedUnion("type"))
 export type HostEvent = typeof HostEvent.Type
+
+/** Whom a note the plugin posts speaks for: the agent and model of the user's newest turn, so it switches neither. */
+export interface NoteOrigin {
+  readonly agent?: string | undefined
+  readonly model?: { readonly providerID: string; readonly modelID: string } | undefined
+  readonly variant?: string | undefined
+}

@@ -1,4 +1,5 @@
 import { Clock, Context, Effect, Layer, Predicate, Ref, Schema } from "effect"
+import type { NoteOrigin } from "../host/schema.ts"
 
 /**
  * The part of OpenCode's SDK client this plugin uses. Declared structurally so the live layer takes the real
@@ -86,12 +87,6 @@ const isRunModeSession = (permission: ReadonlyArray<unknown> | null | undefined)
 }
 
 /** Agent and model of the user's current turn: a note sent without them would switch the session's agent. */
-export interface NoteOrigin {
-  readonly agent?: string | undefined
-  readonly model?: { readonly providerID: string; readonly modelID: string } | undefined
-  readonly variant?: string | undefined
-}
-
 export interface Note extends NoteOrigin {
   readonly sessionID: string
   readonly text: string

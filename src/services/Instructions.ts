@@ -9,7 +9,7 @@ import {
   type Stamp,
   stampOf
 } from "../engine/instructions.ts"
-import type { SessionState } from "../state/session.ts"
+import type { SessionState } from "../engine/session.ts"
 import { Paths } from "./Paths.ts"
 
 /**

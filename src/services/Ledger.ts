@@ -14,7 +14,7 @@ import {
 import type { Reason } from "../engine/reasons.ts"
 import type { PricingProfile } from "../pricing/profiles.ts"
 import type { CopyOf, LifetimeDelta, LifetimeFile, Tally } from "../state/schema.ts"
-import { changed, type SessionState } from "../state/session.ts"
+import { changed, type SessionState } from "../engine/session.ts"
 import { Persistence, type PersistenceError } from "./Persistence.ts"
 import { Tokenizer } from "./Tokenizer.ts"
 

@@ -1,7 +1,8 @@
 import { Context, Effect, Layer } from "effect"
 import { formatNote, layoutNote, type PrunedCall } from "../engine/notes.ts"
 import { Config } from "./Config.ts"
-import { Host, type HostError, type NoteOrigin } from "./Host.ts"
+import type { NoteOrigin } from "../host/schema.ts"
+import { Host, type HostError } from "./Host.ts"
 
 interface Pending {
   readonly calls: Array<PrunedCall>

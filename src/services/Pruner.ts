@@ -8,7 +8,7 @@ import type { Reason } from "../engine/reasons.ts"
 import { notePrunes } from "../engine/view.ts"
 import type { PricingProfile } from "../pricing/profiles.ts"
 import type { CopyOf } from "../state/schema.ts"
-import { changed, type SessionState } from "../state/session.ts"
+import { changed, type SessionState } from "../engine/session.ts"
 import { Ledger, type ReRead } from "./Ledger.ts"
 import { Notifier } from "./Notifier.ts"
 

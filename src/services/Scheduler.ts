@@ -11,7 +11,7 @@ import {
   schedule
 } from "../engine/schedule.ts"
 import { type PricingProfile, profileFor, profiles } from "../pricing/profiles.ts"
-import type { SessionState } from "../state/session.ts"
+import type { SessionState } from "../engine/session.ts"
 import { Config } from "./Config.ts"
 
 /** One request, as far as the decision goes. */

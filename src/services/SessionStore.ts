@@ -2,7 +2,7 @@ import { Clock, Context, Effect, Layer, Option, Semaphore } from "effect"
 import { LruMap } from "../data/LruMap.ts"
 import { writeBehind } from "../data/writeBehind.ts"
 import { emptySessionFile } from "../state/schema.ts"
-import { fromFile, type SessionState, toFile } from "../state/session.ts"
+import { fromFile, type SessionState, toFile } from "../engine/session.ts"
 import { Host, type HostError } from "./Host.ts"
 import { type InvalidSessionId, Persistence, type PersistenceError } from "./Persistence.ts"
 

@@ -3,11 +3,12 @@ import { writeBehind } from "../data/writeBehind.ts"
 import type { Waiting } from "../engine/schedule.ts"
 import { viewContext } from "../engine/view.ts"
 import { sessionIdProblem, type Tally } from "../state/schema.ts"
-import type { SessionState } from "../state/session.ts"
+import type { SessionState } from "../engine/session.ts"
 import { type SessionStatus, type StatusContext, type StatusPrune, statusVersion } from "../state/status.ts"
 import { Config } from "./Config.ts"
 import { Persistence } from "./Persistence.ts"
-import { type ToolIndex, ToolCache } from "./ToolCache.ts"
+import type { ToolIndex } from "../engine/calls.ts"
+import { ToolCache } from "./ToolCache.ts"
 
 /** How many prunes a status lists for the dialog's restore choices: the newest; "restore all" covers the rest. */
 const recentLimit = 10

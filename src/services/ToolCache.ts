@@ -1,5 +1,5 @@
 import { Context, Effect, Layer, Option, Predicate } from "effect"
-import { fileFieldsOf, keyParameterOf, signatureOf, type ToolCall } from "../engine/calls.ts"
+import { fileFieldsOf, keyParameterOf, signatureOf, type ToolCall, type ToolIndex } from "../engine/calls.ts"
 import { diagnosticsAt } from "../engine/diagnostics.ts"
 import { changesFile } from "../engine/strategies/supersedeWrites.ts"
 import { LruMap } from "../data/LruMap.ts"
@@ -7,39 +7,6 @@ import { decodeToolPart, isTypedByUser, messageIdOf } from "../host/messages.ts"
 import type { ToolPart, ToolStatus } from "../host/schema.ts"
 import { Paths } from "./Paths.ts"
 import { Tokenizer } from "./Tokenizer.ts"
-
-/** The tool calls of one request, oldest first, with what changed since the previous request. */
-export interface ToolIndex {
-  readonly calls: ReadonlyArray<ToolCall>
-  readonly byCallId: ReadonlyMap<string, ToolCall>
-  /** Step-start parts in the view: the current turn. */
-  readonly turns: number
-  /** The newest compaction summary in the view. */
-  readonly summaryId: string | undefined
-  /** Where the newest message the user typed sits in the view (-1 if none): what `/dcp sweep` sweeps after. */
-  readonly lastUserMessage: number
-  /** Characters of text and reasoning in the view: their length is free to read, their tokens are not. */
-  readonly textChars: number
-  /** Calls indexed for the first time, or whose status changed, in this pass. */
-  readonly changed: ReadonlyArray<ToolCall>
-  /** Calls the previous pass saw that are gone from this view (compaction or revert). */
-  readonly vanished: ReadonlyArray<string>
-  /**
-   * The previous pass's newest message is not where it was: an undo took the newest messages out (tool calls among
-   * them or not), or a compaction the oldest.
-   */
-  readonly shrank: boolean
-  /** This pass, unique across sessions. */
-  readonly pass: number
-  /** The session's previous pass, if this index continues one. */
-  readonly previousPass: number | undefined
-  /**
-   * Every call of the previous pass is still here, unchanged, at the same position and turn, and the calls new in
-   * this pass all come after them: what was derived from the previous view still holds, and only the new calls
-   * need looking at.
-   */
-  readonly appendOnly: boolean
-}
 
 interface SessionIndex {
   readonly byCallId: Map<string, ToolCall>

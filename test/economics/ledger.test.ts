@@ -14,7 +14,7 @@ import { Persistence, PersistenceError } from "../../src/services/Persistence.ts
 import { type Delivery, type Prune, Pruner } from "../../src/services/Pruner.ts"
 import { estimateTokens } from "../../src/services/Tokenizer.ts"
 import { emptySessionFile, emptyStats } from "../../src/state/schema.ts"
-import { fromFile, type SessionState } from "../../src/state/session.ts"
+import { fromFile, type SessionState } from "../../src/engine/session.ts"
 import { assistant, fresh, sessionID, tool, user } from "../support/history.ts"
 import { pluginUnder, tempDir } from "../support/layers.ts"
 import { call as makeCall, worktree } from "../engine/support.ts"

@@ -4,7 +4,7 @@ import { TestClock } from "effect/testing"
 import { Config } from "../../src/services/Config.ts"
 import { type Request, Scheduler } from "../../src/services/Scheduler.ts"
 import { emptySessionFile } from "../../src/state/schema.ts"
-import { fromFile, type SessionState } from "../../src/state/session.ts"
+import { fromFile, type SessionState } from "../../src/engine/session.ts"
 
 const cache = { mode: "auto", minPruneTokens: 5000, pressure: 0.5, ttlSeconds: 300 }
 const model = (providerID: string, contextLimit: number | undefined) => ({

@@ -3,7 +3,8 @@ import { Effect } from "effect"
 import { idOnlyHint, recallToolHint } from "../../src/engine/placeholders.ts"
 import type { Reason } from "../../src/engine/reasons.ts"
 import { Tokenizer } from "../../src/services/Tokenizer.ts"
-import { ToolCache, type ToolIndex } from "../../src/services/ToolCache.ts"
+import type { ToolIndex } from "../../src/engine/calls.ts"
+import { ToolCache } from "../../src/services/ToolCache.ts"
 import { assistant, fresh, lines, type Msg, sessionID, text, tool, toolPart, user } from "../support/history.ts"
 import {
   type AppliedPrune,

@@ -16,7 +16,8 @@ import type { PruneRecord } from "../../src/state/schema.ts"
 import type { ToolStatus } from "../../src/host/schema.ts"
 import { Paths } from "../../src/services/Paths.ts"
 import { Tokenizer } from "../../src/services/Tokenizer.ts"
-import { ToolCache, type ToolIndex } from "../../src/services/ToolCache.ts"
+import type { ToolIndex } from "../../src/engine/calls.ts"
+import { ToolCache } from "../../src/services/ToolCache.ts"
 import { sessionID } from "../support/history.ts"
 
 /** The worktree of `Paths.layerUnder("/root")`, so calls built here and calls indexed by the ToolCache agree. */

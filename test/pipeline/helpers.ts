@@ -12,7 +12,7 @@ import { type HostFixture, HostRecorder, type Note } from "../../src/services/Ho
 import { SessionStore } from "../../src/services/SessionStore.ts"
 import type { Tokenizer } from "../../src/services/Tokenizer.ts"
 import type { SessionFile } from "../../src/state/schema.ts"
-import { toFile } from "../../src/state/session.ts"
+import { toFile } from "../../src/engine/session.ts"
 import type { Msg } from "../support/history.ts"
 import { pluginUnder, tempDir } from "../support/layers.ts"
 import { pluginTest, type PluginTestOptions, projectConfig } from "../support/pluginTest.ts"

@@ -3,7 +3,7 @@ import { Effect, Exit, FileSystem, Option, Ref } from "effect"
 import { HostRecorder } from "../../src/services/Host.ts"
 import { Persistence } from "../../src/services/Persistence.ts"
 import { SessionStore } from "../../src/services/SessionStore.ts"
-import { stableId } from "../../src/state/session.ts"
+import { stableId } from "../../src/engine/session.ts"
 import { pluginUnder, platform, tempDir } from "../support/layers.ts"
 import { pluginTest } from "../support/pluginTest.ts"
 

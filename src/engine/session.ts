@@ -1,9 +1,9 @@
-import type { Anchor } from "../engine/anchor.ts"
-import type { Pace, Waiting } from "../engine/schedule.ts"
-import type { Stamp } from "../engine/instructions.ts"
-import type { ViewState } from "../engine/view.ts"
-import type { NoteOrigin } from "../services/Host.ts"
-import type { Finding, PruneRecord, SessionFile, SessionStats } from "./schema.ts"
+import type { Anchor } from "./anchor.ts"
+import type { Pace, Waiting } from "./schedule.ts"
+import type { Stamp } from "./instructions.ts"
+import type { ViewState } from "./view.ts"
+import type { NoteOrigin } from "../host/schema.ts"
+import type { Finding, PruneRecord, SessionFile, SessionStats } from "../state/schema.ts"
 
 /**
  * One session's state while OpenCode runs: the persisted part held in Maps (thousands of calls are looked up on
