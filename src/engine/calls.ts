@@ -92,6 +92,12 @@ export interface ToolIndex {
 }
 
 /**
+ * The call's stable ID. Every call of a request gets its ID before anything reads it (`beginRequest`,
+ * src/engine/request.ts), and keeps it for as long as the session's state holds it.
+ */
+export const idOf = (call: ToolCall): number => call.id!
+
+/**
  * How a tool call is named to people and to the model: the one argument that identifies it (a path, a command, a
  * pattern), kept short. Unknown tools fall back to their first short string argument.
  */

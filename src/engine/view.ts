@@ -1,8 +1,9 @@
+import { Predicate } from "effect"
 import type { PluginConfig } from "../config/schema.ts"
 import type { PruneRecord } from "../state/schema.ts"
 import { applyRendered, applyTag, type Rendered, render, tagFor } from "./apply.ts"
 import { addToRules, candidatesFrom, emptyRules, openFrom, type Rules } from "./automatic.ts"
-import type { ToolCall } from "./calls.ts"
+import { idOf, type ToolCall } from "./calls.ts"
 import { contextTokens } from "./context.ts"
 import { taggable } from "./listing.ts"
 import { type RecallHint, targetOf } from "./placeholders.ts"
@@ -69,9 +70,8 @@ export interface ViewInput {
   readonly config: PluginConfig
   readonly protection: Protection
   readonly recallHint: RecallHint
-  readonly idOf: (call: ToolCall) => number
-  /** A call's output in the request being built. */
-  readonly outputOf: (call: ToolCall) => string | undefined
+  /** The request being built (before anything is changed in it): where a call's output is read. */
+  readonly messages: ReadonlyArray<unknown>
 }
 
 /** Whether the model has tools to prune with, and so whether outputs carry their IDs. */
@@ -88,8 +88,9 @@ export const trackView = (previous: ViewState | undefined, input: ViewInput): Vi
   viewState.reReads = []
   const copied = new Set<number>()
   const sent = (position: number) => !copied.has(position) && !input.pruned.has(input.calls[position]!.callID)
+  const outputOf = (call: ToolCall) => outputAt(input.messages, call)
   for (let position = viewState.count; position < input.calls.length; position++)
-    add(viewState, input, position, copied, sent)
+    add(viewState, input, position, copied, sent, outputOf)
   viewState.count = input.calls.length
   viewState.pass = input.pass
   return viewState
@@ -119,7 +120,8 @@ const add = (
   input: ViewInput,
   position: number,
   copied: Set<number>,
-  sent: (position: number) => boolean
+  sent: (position: number) => boolean,
+  outputOf: (call: ToolCall) => string | undefined
 ) => {
   const call = input.calls[position]!
   // A call's output is sent for the first time in the pass that first saw it finished, unless that pass is the first
@@ -129,7 +131,7 @@ const add = (
     firstSend,
     repeated: input.pruned.get(call.callID)?.reason === "repeat",
     sent,
-    outputOf: input.outputOf
+    outputOf
   })
   if (copy !== undefined) {
     copied.add(position)
@@ -143,8 +145,8 @@ const add = (
     viewState.reReads.push(call)
   }
   const record = input.pruned.get(call.callID)
-  if (record !== undefined) applied(viewState, call, record, input.idOf(call))
-  if (call.status === "completed" && input.idOf(call) > input.nudgeAfter) viewState.resultsSince++
+  if (record !== undefined) applied(viewState, call, record, idOf(call))
+  if (call.status === "completed" && idOf(call) > input.nudgeAfter) viewState.resultsSince++
   if (!offersPruning(input.config)) return
   const tokens = taggable(call, input.protection, input.config.tools.settings.protectedTools)
   if (tokens === undefined) return
@@ -183,8 +185,7 @@ export const notePrunes = (
   viewState: ViewState,
   calls: ReadonlyArray<ToolCall>,
   pruned: ReadonlyMap<string, PruneRecord>,
-  revision: number,
-  idOf: (call: ToolCall) => number
+  revision: number
 ): void => {
   for (const call of calls) {
     const record = pruned.get(call.callID)
@@ -220,8 +221,7 @@ export const applyView = (
   viewState: ViewState,
   messages: ReadonlyArray<unknown>,
   calls: ReadonlyArray<ToolCall>,
-  pruned: ReadonlyMap<string, { readonly reason: string }>,
-  idOf: (call: ToolCall) => number
+  pruned: ReadonlyMap<string, { readonly reason: string }>
 ): void => {
   for (let i = 0; i < viewState.applied.length; i++) {
     const texts = viewState.appliedTexts[i]
@@ -234,4 +234,12 @@ export const applyView = (
       applyTag(messages, call, tagFor(idOf(call)))
     }
   }
+}
+
+/** A call's output as the request being built sends it (before the transform changes anything). */
+const outputAt = (messages: ReadonlyArray<unknown>, call: ToolCall): string | undefined => {
+  const message = messages[call.messageIndex]
+  const part = Predicate.isObject(message) && Array.isArray(message.parts) ? message.parts[call.partIndex] : undefined
+  const state = Predicate.isObject(part) && Predicate.isObject(part.state) ? part.state : undefined
+  return typeof state?.output === "string" ? state.output : undefined
 }

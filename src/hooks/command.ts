@@ -19,7 +19,7 @@ import { Tokenizer } from "../services/Tokenizer.ts"
 import { ToolCache } from "../services/ToolCache.ts"
 import { type SessionState, stableId } from "../engine/session.ts"
 import { reportConfigProblems } from "./session.ts"
-import { recallHintFor, protectionFor } from "./transform.ts"
+import { protectionFor, recallHintFor } from "../engine/request.ts"
 import { publishStatus } from "./status.ts"
 
 const subAgentReply =

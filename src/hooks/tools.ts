@@ -21,7 +21,7 @@ import { ToolCache } from "../services/ToolCache.ts"
 import { sessionIdProblem } from "../state/schema.ts"
 import { changed, newestId, type SessionState, stableId } from "../engine/session.ts"
 import { publishStatus } from "./status.ts"
-import { recallHintFor, protectionFor } from "./transform.ts"
+import { protectionFor, recallHintFor } from "../engine/request.ts"
 
 /** A tool call the plugin refuses, with the message the model gets back. */
 export class ToolRejected extends Schema.TaggedError<ToolRejected>()("ToolRejected", {

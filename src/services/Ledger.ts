@@ -2,15 +2,9 @@ import { Clock, Context, Effect, Layer } from "effect"
 import { writeBehind } from "../data/writeBehind.ts"
 import type { ToolCall } from "../engine/calls.ts"
 import type { PrunedCall } from "../engine/notes.ts"
-import {
-  diagnosticsPlaceholder,
-  type RecallHint,
-  inputPlaceholder,
-  outputPlaceholder,
-  type Target,
-  targetOf,
-  targetTokens
-} from "../engine/placeholders.ts"
+import type { RecallHint } from "../engine/placeholders.ts"
+import type { ReRead } from "../engine/request.ts"
+import { savingOf } from "../engine/savings.ts"
 import type { Reason } from "../engine/reasons.ts"
 import type { PricingProfile } from "../pricing/profiles.ts"
 import type { CopyOf, LifetimeDelta, LifetimeFile, Tally } from "../state/schema.ts"
@@ -26,14 +20,6 @@ export interface Application {
   readonly rebuiltTokens: number
   /** What that rebuild cost on top of reading them, in uncached-input-token units. */
   readonly cost: number
-}
-
-/** The model's reads of files whose every copy the plugin had pruned, in one request. */
-export interface ReRead {
-  /** Tokens of all such reads the request sends. */
-  readonly tokens: number
-  /** Those it sends for the first time: the model asked for them in answer to the request before. */
-  readonly first: ReadonlyArray<ToolCall>
 }
 
 /** One request, for the cost ledger: the tokens pruning took out of it, and what it made the model read again. */
@@ -93,39 +79,8 @@ export class Ledger extends Context.Service<Ledger, {
         )
       }))
 
-      const placeholderTokens = (
-        call: ToolCall,
-        reason: Reason,
-        target: Target,
-        id: number,
-        recallHint: RecallHint,
-        of?: CopyOf
-      ) => {
-        if (target.kind === "output") return tokenizer.estimate(outputPlaceholder(reason, id, recallHint, of))
-        let tokens = target.diagnostics === true
-          ? tokenizer.estimate(diagnosticsPlaceholder(call, reason, id, recallHint))
-          : 0
-        for (const key of target.keys) tokens += tokenizer.estimate(inputPlaceholder(call, reason, key, id, recallHint))
-        return tokens
-      }
-
-      // A waiting prune is weighed on every request until it is applied; its saving never changes, so it is
-      // computed once per call.
-      const savings = new WeakMap<ToolCall, { reason: Reason; id: number; recallHint: RecallHint; tokens: number }>()
-      const saving = (call: ToolCall, reason: Reason, id: number, recallHint: RecallHint, of?: CopyOf): number => {
-        const known = savings.get(call)
-        if (known !== undefined && known.reason === reason && known.id === id && known.recallHint === recallHint) {
-          return known.tokens
-        }
-        const target = targetOf(call, reason)
-        if (target === undefined) return 0
-        const tokens = Math.max(
-          0,
-          targetTokens(call, target) - placeholderTokens(call, reason, target, id, recallHint, of)
-        )
-        savings.set(call, { reason, id, recallHint, tokens })
-        return tokens
-      }
+      const saving = (call: ToolCall, reason: Reason, id: number, recallHint: RecallHint, of?: CopyOf): number =>
+        savingOf(call, reason, id, recallHint, tokenizer.estimate, of)
 
       const deliver = Effect.fnUntraced(function*(
         state: SessionState,

@@ -3,42 +3,13 @@ import type { ToolCall } from "../engine/calls.ts"
 import type { PrunedCall } from "../engine/notes.ts"
 import type { RecallHint } from "../engine/placeholders.ts"
 import { targetOf } from "../engine/placeholders.ts"
-import { type ChangeAt, rebuildTokens } from "../engine/schedule.ts"
+import { rebuildTokens } from "../engine/schedule.ts"
+import type { Delivery, Prune } from "../engine/request.ts"
 import type { Reason } from "../engine/reasons.ts"
 import { notePrunes } from "../engine/view.ts"
-import type { PricingProfile } from "../pricing/profiles.ts"
-import type { CopyOf } from "../state/schema.ts"
 import { changed, type SessionState } from "../engine/session.ts"
-import { Ledger, type ReRead } from "./Ledger.ts"
+import { Ledger } from "./Ledger.ts"
 import { Notifier } from "./Notifier.ts"
-
-export interface Prune {
-  readonly call: ToolCall
-  readonly reason: Reason
-  readonly id: number
-  readonly distillation?: string | undefined
-  /** A repeat: the earlier copy its placeholder names. */
-  readonly of?: CopyOf | undefined
-  /** The model's discard or extract: the assistant message holding that call (see `PruneRecord.message`). */
-  readonly message?: string | undefined
-}
-
-/** The request that carries prunes to the model, as far as delivering them goes. */
-export interface Delivery {
-  readonly recallHint: RecallHint
-  readonly profile: PricingProfile
-  readonly cold: boolean
-  /** The calls of the request, and its estimated size and system prompt size. */
-  readonly calls: ReadonlyArray<ToolCall>
-  readonly contextTokens: number
-  readonly systemTokens: number
-  /** Tokens the applied prunes take out of the request. */
-  readonly prunedTokens: number
-  /** The model's reads of files whose every copy was pruned, in the request, and those it sends for the first time. */
-  readonly reReads: ReRead
-  /** Where a change at the call at a position sits, for the cost of the rebuild it causes. */
-  readonly changeAt: (position: number) => ChangeAt
-}
 
 /**
  * The one way a prune happens. `apply` decides it: the session's state records it (pending until a request carries
@@ -61,7 +32,7 @@ export class Pruner extends Context.Service<Pruner, {
    * The request being built carries every recorded prune of its calls: counts those sent for the first time. Returns
    * the position of the earliest call whose content now differs from what earlier requests sent, if any.
    */
-  readonly deliver: (state: SessionState, request: Delivery) => Effect.Effect<number | undefined>
+  readonly deliver: (state: SessionState, delivery: Delivery) => Effect.Effect<number | undefined>
   /**
    * Undoes the prunes of these calls for the user, who restored them: automatic rules leave the calls alone from then
    * on. Returns the tokens they took out of every request.
@@ -94,6 +65,7 @@ export class Pruner extends Context.Service<Pruner, {
         const calls: Array<ToolCall> = []
         for (const prune of prunes) {
           const { call, reason } = prune
+          call.id ??= prune.id
           if (state.pruned.has(call.callID) || targetOf(call, reason) === undefined) continue
           const tokens = ledger.saving(call, reason, prune.id, recallHint, prune.of)
           if (tokens < minSaving) continue
@@ -120,20 +92,18 @@ export class Pruner extends Context.Service<Pruner, {
         }
         if (recorded.length === 0) return recorded
         changed(state)
-        if (state.viewState !== undefined) {
-          const ids = new Map(calls.map((call, i) => [call, recorded[i]!.id] as const))
-          notePrunes(state.viewState, calls, state.pruned, state.revision, (call) => ids.get(call) ?? 0)
-        }
+        if (state.viewState !== undefined) notePrunes(state.viewState, calls, state.pruned, state.revision)
         return recorded
       })
 
-      const deliver = Effect.fnUntraced(function*(state: SessionState, request: Delivery) {
+      const deliver = Effect.fnUntraced(function*(state: SessionState, delivery: Delivery) {
+        const { calls, contextTokens, systemTokens } = delivery
         const delivered: Array<PrunedCall> = []
         const notify: Array<PrunedCall> = []
         let first = Infinity
         let fresh = 0
         if (state.undelivered.size > 0) {
-          for (const call of request.calls) {
+          for (const call of calls) {
             if (!state.undelivered.has(call.callID)) continue
             const record = state.pruned.get(call.callID)
             state.undelivered.delete(call.callID)
@@ -156,31 +126,31 @@ export class Pruner extends Context.Service<Pruner, {
           }
         }
         ledger.charge(state, {
-          profile: request.profile,
-          cold: request.cold,
-          pruned: request.prunedTokens,
+          profile: delivery.profile,
+          cold: delivery.cold,
+          pruned: delivery.prunedTokens,
           fresh,
-          contextTokens: request.contextTokens,
-          reReads: request.reReads
+          contextTokens,
+          reReads: delivery.reReads
         })
         if (delivered.length === 0) return undefined
         // Repeats alone change nothing the provider cached: no application of prunes to count.
         const changedCached = first !== Infinity
-        const rebuilt = !changedCached || request.cold
+        const rebuilt = !changedCached || delivery.cold
           ? 0
-          : rebuildTokens(request.profile, {
-            contextTokens: request.contextTokens,
-            systemTokens: request.systemTokens,
-            change: request.changeAt(first)
+          : rebuildTokens(delivery.profile, {
+            contextTokens,
+            systemTokens,
+            change: delivery.change
           })
-        const { profile } = request
+        const { profile } = delivery
         const extra = profile.kind === "anthropic" || profile.kind === "openai"
           ? rebuilt * (profile.write - profile.read)
           : 0
         yield* ledger.deliver(
           state,
           delivered,
-          changedCached ? { cold: request.cold, rebuiltTokens: rebuilt, cost: extra } : undefined
+          changedCached ? { cold: delivery.cold, rebuiltTokens: rebuilt, cost: extra } : undefined
         )
         yield* notifier.record(state.sessionID, notify, { origin: state.origin, sessionTokens: state.stats.tokens })
         return changedCached ? first : undefined

@@ -11,7 +11,8 @@ import { profiles } from "../../src/pricing/profiles.ts"
 import { Ledger } from "../../src/services/Ledger.ts"
 import { Notifier } from "../../src/services/Notifier.ts"
 import { Persistence, PersistenceError } from "../../src/services/Persistence.ts"
-import { type Delivery, type Prune, Pruner } from "../../src/services/Pruner.ts"
+import type { Delivery, Prune } from "../../src/engine/request.ts"
+import { Pruner } from "../../src/services/Pruner.ts"
 import { estimateTokens } from "../../src/services/Tokenizer.ts"
 import { emptySessionFile, emptyStats } from "../../src/state/schema.ts"
 import { fromFile, type SessionState } from "../../src/engine/session.ts"
@@ -44,11 +45,10 @@ const warm = { cold: false, rebuiltTokens: 0, cost: 0 } as const
 const noReReads = { tokens: 0, first: [] } as const
 
 /**
- * A request carrying `calls` on a warm Anthropic cache: 10k tokens, 1k of them the system prompt; a change at
- * position p leaves (4 - p) * 1k tokens after it, too far back for the cache to find an earlier entry.
+ * A request carrying `calls` on a warm Anthropic cache: 10k tokens, 1k of them the system prompt; its earliest change
+ * leaves 4k tokens after it, too far back for the cache to find an earlier entry.
  */
 const request = (calls: ReadonlyArray<ToolCall>, options: Partial<Delivery> = {}): Delivery => ({
-  recallHint: recallToolHint,
   profile: profiles.anthropic,
   cold: false,
   calls,
@@ -56,7 +56,7 @@ const request = (calls: ReadonlyArray<ToolCall>, options: Partial<Delivery> = {}
   systemTokens: 1_000,
   prunedTokens: 0,
   reReads: noReReads,
-  changeAt: (position) => ({ tokensAfter: (4 - position) * 1_000, nearEnd: false }),
+  change: { tokensAfter: 4_000, nearEnd: false },
   ...options
 })
 
@@ -287,7 +287,7 @@ describe("Pruner.deliver", () => {
       })
     ))
 
-  it.effect("under prefix caching, counts the cache rebuilt from the earliest prune on", () =>
+  it.effect("under prefix caching, counts the cache rebuilt from the request's earliest change on", () =>
     withBooks(({ pruner }) =>
       Effect.gen(function*() {
         const state = stateFor("ses_a")
@@ -297,7 +297,8 @@ describe("Pruner.deliver", () => {
           [prune(calls[1]!, "deduplication", 2), prune(calls[0]!, "deduplication", 1)],
           recallToolHint
         )
-        yield* pruner.deliver(state, request(calls, { profile: profiles.openai }))
+        const change = { tokensAfter: 3_000, nearEnd: true }
+        yield* pruner.deliver(state, request(calls, { profile: profiles.openai, change }))
         assert.deepStrictEqual(state.stats.applications, { count: 1, cold: 0, rebuiltTokens: 3_000 })
       })
     ))

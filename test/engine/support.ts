@@ -137,8 +137,9 @@ export const freshViewState = (
     readonly protection?: Protection
     readonly config?: PluginConfig
   } = {}
-): ViewState =>
-  trackView(undefined, {
+): ViewState => {
+  for (const call of calls) call.id ??= call.position + 1
+  return trackView(undefined, {
     calls,
     reReads: new Map(),
     pass: 1,
@@ -150,9 +151,9 @@ export const freshViewState = (
     config: options.config ?? defaultConfig,
     protection: options.protection ?? protect(),
     recallHint: idOnlyHint,
-    idOf: (call) => call.position + 1,
-    outputOf: () => undefined
+    messages: []
   })
+}
 
 /** The automatic rules' candidates as the request path finds them in a view built afresh (`freshView`). */
 export const automaticCandidates = (input: {

@@ -96,6 +96,7 @@ describe("the request path's incremental view state", () => {
         plan.forEach((step, i) => {
           const index: ToolIndex = indexes[i]!
           const calls = index.calls
+          for (const call of calls) call.id = idOf(call)
           // The ToolCache's own map follows its latest pass; this request's calls are these.
           const byCallId = new Map(calls.map((call) => [call.callID, call] as const))
           if (step.kind === "toolPrune" && calls.length > 0) {
@@ -128,8 +129,7 @@ describe("the request path's incremental view state", () => {
               config,
               protection,
               recallHint: idOnlyHint,
-              idOf,
-              outputOf: (call) => outputAt(views[i]!, call)
+              messages: views[i]!
             })
           const incremental = input(kept)
           kept = incremental
@@ -143,7 +143,7 @@ describe("the request path's incremental view state", () => {
             })
           }
           if (incremental.copies.length > 0) revision++
-          notePrunes(incremental, incremental.copies.map(({ call }) => call), pruned, revision, idOf)
+          notePrunes(incremental, incremental.copies.map(({ call }) => call), pruned, revision)
           const afresh = input(undefined)
           assert.deepStrictEqual(afresh.copies, [])
 
@@ -161,8 +161,7 @@ describe("the request path's incremental view state", () => {
             incremental,
             candidates.map(({ callID }) => byCallId.get(callID)!),
             pruned,
-            revision,
-            idOf
+            revision
           )
           const rebuilt = input(undefined)
           assert.deepStrictEqual(incremental.tagged, rebuilt.tagged)
@@ -174,8 +173,8 @@ describe("the request path's incremental view state", () => {
           )
           const sent = fresh(views[i]!)
           const expected = fresh(views[i]!)
-          applyView(incremental, sent, calls, pruned, idOf)
-          applyView(rebuilt, expected, calls, pruned, idOf)
+          applyView(incremental, sent, calls, pruned)
+          applyView(rebuilt, expected, calls, pruned)
           assert.deepStrictEqual(sent, expected)
         })
       }),
@@ -188,8 +187,9 @@ describe("the request path's incremental view state", () => {
       fresh(viewWith(["a"])),
       fresh(viewWith(["a", "b"]))
     ])
-    const input = (index: ToolIndex, previous: ViewState | undefined) =>
-      trackView(previous, {
+    const input = (index: ToolIndex, previous: ViewState | undefined) => {
+      for (const call of index.calls) call.id ??= call.position + 1
+      return trackView(previous, {
         calls: index.calls,
         reReads: new Map(),
         pass: index.pass,
@@ -201,20 +201,15 @@ describe("the request path's incremental view state", () => {
         config: defaultConfig,
         protection: protect(),
         recallHint: idOnlyHint,
-        idOf: (call) => call.position + 1,
-        outputOf: () => undefined
+        messages: []
       })
+    }
     const viewState = input(first!, undefined)
     assert.strictEqual(second!.appendOnly, true)
     assert.strictEqual(input(second!, viewState), viewState)
     assert.strictEqual(viewState.count, 2)
   })
 })
-
-const outputAt = (messages: ReadonlyArray<Msg>, call: ToolCall): string | undefined => {
-  const state = messages[call.messageIndex]?.parts[call.partIndex]?.state as { readonly output?: unknown } | undefined
-  return typeof state?.output === "string" ? state.output : undefined
-}
 
 /** A user message, then one assistant message per file, each reading it. */
 const viewWith = (files: ReadonlyArray<string>): Array<Msg> => [
