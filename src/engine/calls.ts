@@ -43,10 +43,22 @@ export interface ToolCall {
   inputTokens: Readonly<Record<string, number>>
   /** Output and string inputs together: the call's weight in the request. */
   totalTokens: number
+  /**
+   * What the call sends besides its output and string inputs, which no content rule removes: its tool name and ID,
+   * its input's keys and other values, the wrappers of the call and its result (estimated).
+   */
+  frameTokens: number
+  /** A command's exit code, as the tool reported it (OpenCode's `bash`, in its metadata). */
+  exitCode: number | undefined
   /** The session's stable ID for the call, once looked up. */
   id: number | undefined
   /** Step-start parts before this call in the current view. */
   turn: number
+  /**
+   * The user turn the call is in: how many messages the user typed precede it in the current view (0 for the calls
+   * before the first, after a compaction).
+   */
+  userTurn: number
   /** Position among the tool calls of the current view, oldest first. */
   position: number
   /** Where the part sits in the current request's `messages` array. */
@@ -64,6 +76,13 @@ export interface ToolIndex {
   readonly byCallId: ReadonlyMap<string, ToolCall>
   /** Step-start parts in the view: the current turn. */
   readonly turns: number
+  /**
+   * The user turns of the view, oldest first (see `ToolCall.userTurn`): each turn's key (the ID of the message that
+   * opens it, stable while the turn is in the view), the index of that message, and the position of its first call
+   * (the position of the next turn's first call, or the call count, when it has none). The last is the turn in
+   * progress.
+   */
+  readonly userTurns: ReadonlyArray<UserTurn>
   /** The newest compaction summary in the view. */
   readonly summaryId: string | undefined
   /** Where the newest message the user typed sits in the view (-1 if none): what `/dcp sweep` sweeps after. */
@@ -89,6 +108,12 @@ export interface ToolIndex {
    * need looking at.
    */
   readonly appendOnly: boolean
+}
+
+export interface UserTurn {
+  readonly key: string
+  readonly messageIndex: number
+  readonly firstCall: number
 }
 
 /**

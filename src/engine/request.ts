@@ -486,7 +486,7 @@ const unprunedTokens = (state: SessionState, calls: ReadonlyArray<ToolCall>, sta
   let tokens = 0
   for (let i = start; i < end; i++) {
     const call = calls[i]!
-    tokens += call.totalTokens - (state.pruned.get(call.callID)?.tokens ?? 0)
+    tokens += call.totalTokens + call.frameTokens - (state.pruned.get(call.callID)?.tokens ?? 0)
   }
   return tokens
 }

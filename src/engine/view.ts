@@ -30,7 +30,7 @@ export interface ViewState {
   /** Calls taken into account: positions `0 .. count - 1` of the view. */
   count: number
   readonly rules: Rules
-  /** Tokens of every call's inputs and output. */
+  /** Tokens of every call: its inputs, output and framing. */
   tokens: number
   /** Tokens the applied prunes take out of them. */
   prunedTokens: number
@@ -137,7 +137,7 @@ const add = (
     copied.add(position)
     viewState.copies.push({ call, copy })
   }
-  viewState.tokens += call.totalTokens
+  viewState.tokens += call.totalTokens + call.frameTokens
   const reRead = input.reReads.get(call.callID)
   if (reRead !== undefined) viewState.reReadTokens += reRead
   else if (firstSend && readsMaskedFile(input, position)) {

@@ -77,7 +77,9 @@ const ToolState = Schema.Struct({
   input: Schema.optional(Schema.Record(Schema.String, Schema.Unknown)),
   output: Schema.optional(Schema.Unknown),
   error: Schema.optional(Schema.Unknown),
-  time: Schema.optional(Schema.Struct({ compacted: Schema.optional(Schema.Unknown) }))
+  time: Schema.optional(Schema.Struct({ compacted: Schema.optional(Schema.Unknown) })),
+  /** The tool's own details; OpenCode's `bash` puts the command's exit code in `exit`. Read as whatever it is. */
+  metadata: Schema.optional(Schema.Unknown)
 })
 
 export const ToolPart = Schema.Struct({

@@ -1,5 +1,12 @@
 import { Context, Effect, Layer, Option, Predicate } from "effect"
-import { fileFieldsOf, keyParameterOf, signatureOf, type ToolCall, type ToolIndex } from "../engine/calls.ts"
+import {
+  fileFieldsOf,
+  keyParameterOf,
+  signatureOf,
+  type ToolCall,
+  type ToolIndex,
+  type UserTurn
+} from "../engine/calls.ts"
 import { diagnosticsAt } from "../engine/diagnostics.ts"
 import { changesFile } from "../engine/strategies/supersedeWrites.ts"
 import { LruMap } from "../data/LruMap.ts"
@@ -39,15 +46,22 @@ export class ToolCache extends Context.Service<ToolCache, {
         call.diagnosticsTokens = at < 0 ? 0 : tokenizer.estimate((state.output as string).slice(at))
         const inputTokens: Record<string, number> = {}
         let totalTokens = call.outputTokens
+        let frameTokens = frameOverhead + tokenizer.estimate(call.tool) + tokenizer.estimate(call.callID)
         for (const key in call.input) {
           const value = call.input[key]
-          if (typeof value !== "string" || value.length === 0) continue
+          frameTokens += tokenizer.estimate(key)
+          if (typeof value !== "string") {
+            frameTokens += tokenizer.estimate(jsonOf(value))
+            continue
+          }
+          if (value.length === 0) continue
           const tokens = tokenizer.estimate(value)
           inputTokens[key] = tokens
           totalTokens += tokens
         }
         call.inputTokens = inputTokens
         call.totalTokens = totalTokens
+        call.frameTokens = frameTokens
       }
 
       // Runs on every request over the whole history, so it reads infos and parts by hand: a Schema decode costs
@@ -67,11 +81,16 @@ export class ToolCache extends Context.Service<ToolCache, {
         let turns = 0
         let summaryId: string | undefined
         let lastUserMessage = -1
+        const userTurns: Array<UserTurn> = []
         let textChars = 0
         const shrank = session.newest !== undefined && messageIdOf(messages[session.newest.at]) !== session.newest.id
         session.newest = { at: messages.length - 1, id: messageIdOf(messages[messages.length - 1]) }
         let appendOnly = previous !== undefined && !shrank
         let sawNew = false
+        // What comes before the user's first message in the view (after a compaction: its summary) is a turn too.
+        if (messages.length > 0 && !isTypedByUser(messages[0])) {
+          userTurns.push({ key: messageIdOf(messages[0]) ?? "@0", messageIndex: 0, firstCall: 0 })
+        }
         for (let m = 0; m < messages.length; m++) {
           const message = messages[m]
           if (!Predicate.isObject(message)) continue
@@ -81,6 +100,7 @@ export class ToolCache extends Context.Service<ToolCache, {
               if (info.summary === true) summaryId = typeof info.id === "string" ? info.id : undefined
             } else if (info.role === "user" && isTypedByUser(message)) {
               lastUserMessage = m
+              userTurns.push({ key: messageIdOf(message) ?? `@${m}`, messageIndex: m, firstCall: calls.length })
             }
           }
           const parts = message.parts
@@ -115,6 +135,7 @@ export class ToolCache extends Context.Service<ToolCache, {
             }
             if (call === undefined || call.seen === pass) continue
             call.turn = turns
+            call.userTurn = Math.max(0, userTurns.length - 1)
             call.position = calls.length
             call.messageIndex = m
             call.partIndex = p
@@ -135,6 +156,7 @@ export class ToolCache extends Context.Service<ToolCache, {
           calls,
           byCallId,
           turns,
+          userTurns,
           summaryId,
           lastUserMessage,
           textChars,
@@ -156,6 +178,21 @@ export class ToolCache extends Context.Service<ToolCache, {
       })
     })
   )
+}
+
+/**
+ * The wrappers of a call and its result on the wire (a tool-use block and its ID, a result block naming that ID), and
+ * a completed call's framing text, in tokens: a rough constant, the same for every call.
+ */
+const frameOverhead = 16
+
+/** A value as the host serialises it into a request; one that cannot be serialised is counted as empty. */
+const jsonOf = (value: unknown): string => {
+  try {
+    return JSON.stringify(value) ?? ""
+  } catch {
+    return ""
+  }
 }
 
 /** Sessions kept indexed in memory; an evicted session is re-indexed from its next request. */
@@ -195,8 +232,11 @@ const fromPart = (part: ToolPart, previous: ToolCall | undefined, directory: str
     diagnosticsTokens: 0,
     inputTokens: {},
     totalTokens: 0,
+    frameTokens: 0,
+    exitCode: exitCodeOf(part.state.metadata),
     id: previous?.id,
     turn: previous?.turn ?? 0,
+    userTurn: previous?.userTurn ?? 0,
     position: previous?.position ?? 0,
     messageIndex: previous?.messageIndex ?? 0,
     partIndex: previous?.partIndex ?? 0,
@@ -212,6 +252,11 @@ const fromPart = (part: ToolPart, previous: ToolCall | undefined, directory: str
 const isDirectoryListing = (part: ToolPart): boolean =>
   part.tool === "read" && typeof part.state.output === "string" &&
   /^<path>[^\n]*<\/path>\n<type>directory<\/type>/.test(part.state.output)
+
+const exitCodeOf = (metadata: unknown): number | undefined =>
+  Predicate.isObject(metadata) && typeof metadata.exit === "number" && Number.isInteger(metadata.exit)
+    ? metadata.exit
+    : undefined
 
 const errorText = (error: unknown): string =>
   typeof error === "string" ? error : error === undefined ? "" : JSON.stringify(error)

@@ -9,7 +9,7 @@ import { contextTokens } from "../../src/engine/context.ts"
 
 /**
  * The size of what a request sends, summed afresh over every call: the system prompt, text by length, and every
- * tool call's counted input and output, less what applied prunes take out. The view's `viewContext` must agree.
+ * tool call's counted input, output and framing, less what applied prunes take out. The view's `viewContext` must agree.
  */
 export const estimateContext = (input: {
   readonly calls: ReadonlyArray<ToolCall>
@@ -19,7 +19,7 @@ export const estimateContext = (input: {
 }): number => {
   let callTokens = 0
   for (const call of input.calls) {
-    callTokens += call.totalTokens - (input.pruned.get(call.callID)?.tokens ?? 0)
+    callTokens += call.totalTokens + call.frameTokens - (input.pruned.get(call.callID)?.tokens ?? 0)
   }
   return contextTokens(input.systemTokens, input.textChars, callTokens)
 }

@@ -38,6 +38,9 @@ export interface CallSpec {
   /** Defaults to about four characters a token for every non-empty string input, as the estimate tokenizer counts. */
   readonly inputTokens?: Record<string, number>
   readonly turn?: number
+  readonly userTurn?: number
+  readonly frameTokens?: number
+  readonly exitCode?: number
   readonly position?: number
   readonly messageIndex?: number
   readonly partIndex?: number
@@ -74,8 +77,11 @@ export const call = (spec: CallSpec): ToolCall => {
     diagnosticsTokens: spec.diagnosticsTokens ?? 0,
     inputTokens: tokensIn,
     totalTokens: Object.values(tokensIn).reduce((sum, n) => sum + n, outputTokens),
+    frameTokens: spec.frameTokens ?? 0,
+    exitCode: spec.exitCode,
     id: undefined,
     turn: spec.turn ?? 1,
+    userTurn: spec.userTurn ?? 0,
     position: spec.position ?? 0,
     messageIndex: spec.messageIndex ?? 0,
     partIndex: spec.partIndex ?? 0,
