@@ -271,6 +271,8 @@ export class WireBuilder {
   private readonly messageIds: ReadonlyArray<unknown>
   /** Stored message ID -> its position in the stored history. */
   private readonly positions: ReadonlyMap<unknown, number>
+  /** Stored part ID -> its position among all stored parts: a part the plugin moved (a fold) is still found. */
+  private readonly partPositions = new Map<string, number>()
   private readonly partBase: Array<number> = []
   private readonly stored: PartTable
   private readonly changed: PartTable
@@ -299,7 +301,10 @@ export class WireBuilder {
     for (const message of stored) {
       this.partBase.push(g)
       const role = String(message.info.role)
-      for (const part of message.parts) this.stored.set(g++, part, this.blocks.part(role, part))
+      for (const part of message.parts) {
+        if (typeof part.id === "string") this.partPositions.set(part.id, g)
+        this.stored.set(g++, part, this.blocks.part(role, part))
+      }
     }
     this.baseSystem = new Set(baseSystem)
     this.baseTools = new Set(baseTools)
@@ -340,6 +345,15 @@ export class WireBuilder {
     for (const index of marked) this.marked.push(start + index)
     this.lasts.push(this.length - 1)
     this.systems.push(role === "system")
+  }
+
+  /** The stored position of the part at `p` of a message whose parts start at `base` and end before `end`. */
+  private storedAt(part: Record<string, any>, base: number, p: number, end: number): number | undefined {
+    const g = base + p
+    if (g < end && this.stored.ids[g] === part.id) return g
+    if (typeof part.id !== "string") return g < end ? g : undefined
+    const moved = this.partPositions.get(part.id)
+    return moved !== undefined && moved >= base && moved < end ? moved : undefined
   }
 
   private blocksOf(role: string, part: Record<string, any>, g: number | undefined): PartBlocks {
@@ -385,7 +399,7 @@ export class WireBuilder {
       if (role !== "assistant") {
         const content: Array<number> = []
         for (let p = 0; p < message.parts.length; p++) {
-          const blocks = this.blocksOf(role, message.parts[p]!, base + p < end ? base + p : undefined)
+          const blocks = this.blocksOf(role, message.parts[p]!, this.storedAt(message.parts[p]!, base, p, end))
           if (blocks.content >= 0) content.push(blocks.content)
         }
         this.message(role, content, added)
@@ -408,7 +422,7 @@ export class WireBuilder {
           step()
           continue
         }
-        const blocks = this.blocksOf(role, part, base + p < end ? base + p : undefined)
+        const blocks = this.blocksOf(role, part, this.storedAt(part, base, p, end))
         if (blocks.content >= 0) {
           if (part.type === "text" && part.metadata?.anthropic?.cacheControl != null) marked.push(content.length)
           content.push(blocks.content)

@@ -121,6 +121,13 @@ export const PluginConfigFile = Schema.Struct({
         clearAtLeast: setting(Tokens, 5000, "Mask in batches of at least this many tokens."),
         protectedTools: protectedTools("masking")
       }
+    ),
+    fold: section(
+      "Fold old turns: once a turn's outputs are pruned, its tool calls are sent as one digest, a line per call (ID, tool, argument, outcome); the user's and the model's words stay, and recall returns any output.",
+      {
+        enabled: setting(Schema.Boolean, true, "Fold old turns whose outputs are pruned."),
+        keepTurns: setting(Turns, 2, "The most recent turns (the one in progress among them) that are never folded.")
+      }
     )
   }),
   cache: section(

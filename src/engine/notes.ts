@@ -9,6 +9,8 @@ export interface PrunedCall {
   readonly reason: Reason
   readonly tokens: number
   readonly distillation?: string | undefined
+  /** A fold (src/engine/fold.ts): the calls of its turn it stands for; `id` is the first one's. */
+  readonly folded?: number | undefined
 }
 
 export type NotificationMode = "off" | "minimal" | "detailed"

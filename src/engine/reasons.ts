@@ -11,6 +11,7 @@ const reasonInfo = {
   purgeErrors: { name: "failed call input", enabled: (config) => config.strategies.purgeErrors.enabled },
   staleOutputs: { name: "stale output", enabled: (config) => config.strategies.staleOutputs.enabled },
   repeat: { name: "repeat", enabled: (config) => config.strategies.repeats.enabled },
+  fold: { name: "folded", enabled: (config) => config.strategies.fold.enabled },
   discard: { name: "discarded", enabled: (config) => config.tools.discard.enabled },
   extract: { name: "extracted", enabled: (config) => config.tools.extract.enabled },
   sweep: { name: "swept", enabled: (config) => config.commands.enabled }

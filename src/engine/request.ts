@@ -12,6 +12,7 @@ import {
   rewritesAll
 } from "./anchor.ts"
 import { idOf, type ToolCall, type ToolIndex } from "./calls.ts"
+import { alwaysKept, type FoldPlan, planFolds, writeFolds } from "./fold.ts"
 import { appendTail } from "./inject.ts"
 import { nudge, prunableNow } from "./listing.ts"
 import { idOnlyHint, type RecallHint, recallToolHint } from "./placeholders.ts"
@@ -20,7 +21,7 @@ import type { Reason } from "./reasons.ts"
 import { unfounded } from "./revert.ts"
 import { type Estimate, savingOf } from "./savings.ts"
 import { blocksFrom, type ChangeAt, type Decision, paysBackAfter, rebuildTokens } from "./schedule.ts"
-import { changed, type SessionState, stableId } from "./session.ts"
+import { changed, type SessionState, stableId, unfoldCalls } from "./session.ts"
 import type { Candidate } from "./strategies/candidate.ts"
 import type { CopyOf } from "../state/schema.ts"
 import { applyView, trackView, type ViewState, viewCandidates, viewContext, viewOpenFrom } from "./view.ts"
@@ -131,7 +132,10 @@ export const track = (request: Request): void => {
     config: request.config,
     protection: request.protection,
     recallHint: request.recallHint,
-    messages: request.messages
+    messages: request.messages,
+    folds: state.folds,
+    userTurns: index.userTurns,
+    byCallId: index.byCallId
   })
   state.viewState = request.view
 }
@@ -179,13 +183,15 @@ export const contextOf = (request: Request): number =>
 const saving = (request: Request, call: ToolCall, reason: Reason): number =>
   savingOf(call, reason, idOf(call), request.recallHint, request.estimate)
 
-/** A planned prune with the tokens it saves. */
-export interface Planned {
-  readonly prune: Prune
-  readonly tokens: number
-}
+/** A planned prune or fold, with the tokens it saves and the position of the earliest call it changes. */
+export type Planned =
+  | { readonly kind: "prune"; readonly prune: Prune; readonly tokens: number; readonly position: number }
+  | { readonly kind: "fold"; readonly fold: FoldPlan; readonly tokens: number; readonly position: number }
 
-/** The automatic rules' prunes in this request, each with the tokens it would save (at least one). */
+/**
+ * What the automatic rules would prune in this request, each with the tokens it would save (at least one), then the
+ * old turns that would fold (src/engine/fold.ts), those prunes applied: a fold applies with them or after them.
+ */
 export const planAutomatic = (request: Request): ReadonlyArray<Planned> => {
   const { index, state } = request
   const candidates = viewCandidates(request.view, {
@@ -197,32 +203,66 @@ export const planAutomatic = (request: Request): ReadonlyArray<Planned> => {
     contextTokens: contextOf(request)
   })
   const planned: Array<Planned> = []
+  const plannedTokens = new Map<string, number>()
   for (const { callID, reason } of candidates) {
     const call = index.byCallId.get(callID)!
     const tokens = saving(request, call, reason)
-    if (tokens >= 1) planned.push({ prune: { call, reason, id: idOf(call) }, tokens })
+    if (tokens < 1) continue
+    planned.push({ kind: "prune", prune: { call, reason, id: idOf(call) }, tokens, position: call.position })
+    plannedTokens.set(callID, tokens)
+  }
+  for (const fold of foldsDue(request, plannedTokens)) {
+    planned.push({ kind: "fold", fold, tokens: fold.tokens, position: fold.position })
   }
   return planned
 }
 
-/** Planned prunes of calls at a position or later: the prunes, the tokens they save, the earliest one's position. */
+/** The old turns that fold once `planned` prunes (callID -> tokens) apply. */
+const foldsDue = (request: Request, planned: ReadonlyMap<string, number>): Array<FoldPlan> => {
+  const { config, index, state } = request
+  const settings = config.strategies.fold
+  if (!settings.enabled) return []
+  return planFolds({
+    calls: index.calls,
+    messageCount: request.messages.length,
+    userTurns: index.userTurns,
+    keepTurns: settings.keepTurns,
+    rules: request.view.rules,
+    protection: request.protection,
+    protectedTools: config.tools.settings.protectedTools,
+    keepRecent: config.strategies.staleOutputs.keepRecent,
+    keepFiles: config.strategies.staleOutputs.keepFiles,
+    restored: state.restored,
+    folds: state.folds,
+    prunedTokens: (call) => state.pruned.get(call.callID)?.tokens ?? planned.get(call.callID),
+    estimate: request.estimate
+  })
+}
+
+/**
+ * Planned prunes and folds of calls at a position or later: the prunes, the folds, the tokens they save, the earliest
+ * one's position.
+ */
 export interface Batch {
   readonly prunes: ReadonlyArray<Prune>
+  readonly folds: ReadonlyArray<FoldPlan>
   readonly tokens: number
   readonly first: number
 }
 
 const batchFrom = (planned: ReadonlyArray<Planned>, from: number): Batch => {
   const prunes: Array<Prune> = []
+  const folds: Array<FoldPlan> = []
   let tokens = 0
   let first = Infinity
-  for (const { prune, tokens: saved } of planned) {
-    if (prune.call.position < from) continue
-    prunes.push(prune)
-    tokens += saved
-    first = Math.min(first, prune.call.position)
+  for (const item of planned) {
+    if (item.position < from) continue
+    if (item.kind === "prune") prunes.push(item.prune)
+    else folds.push(item.fold)
+    tokens += item.tokens
+    first = Math.min(first, item.position)
   }
-  return { prunes, tokens, first }
+  return { prunes, folds, tokens, first }
 }
 
 /**
@@ -291,13 +331,15 @@ export const decisionFacts = (request: Request, pending: Pending, breakpoint: Br
     pendingTokens: all.tokens,
     contextTokens: contextOf(request),
     change: changeAt(request, breakpoint, all.first),
-    afterBreakpoint: near === undefined || near.prunes.length === all.prunes.length
+    afterBreakpoint: near === undefined || sizeOf(near) === sizeOf(all)
       ? undefined
       : { pendingTokens: near.tokens, change: changeAt(request, breakpoint, near.first) },
     modelSwitched: modelSwitched(turn),
     agentSwitch: agentSwitch(turn)
   }
 }
+
+const sizeOf = (batch: Batch): number => batch.prunes.length + batch.folds.length
 
 /** The prunes the scheduler's decision applies now, and those it holds back before the plugin's breakpoint. */
 interface Chosen {
@@ -313,13 +355,28 @@ export const choose = (request: Request, pending: Pending, decision: Decision, b
   const holdsBack = decision.trigger !== undefined && decision.scope === "afterBreakpoint" && near !== undefined &&
     cut !== undefined
   const applied = decision.trigger === undefined ? undefined : holdsBack ? near : all
-  const heldBack = new Set(holdsBack ? all.prunes.flatMap(({ call }) => call.position < cut ? [call.callID] : []) : [])
+  const heldBack = new Set(
+    holdsBack
+      ? [
+        ...all.prunes.flatMap(({ call }) => call.position < cut ? [call.callID] : []),
+        ...all.folds.flatMap((fold) => fold.position < cut ? fold.calls.map((call) => call.callID) : [])
+      ]
+      : []
+  )
   request.state.waiting = decision.waiting === undefined ? undefined : {
-    calls: all.prunes.length - (applied?.prunes.length ?? 0),
+    calls: waitingCalls(all) - (applied === undefined ? 0 : waitingCalls(applied)),
     tokens: all.tokens - (applied?.tokens ?? 0),
     why: decision.waiting
   }
   return { applied, heldBack } satisfies Chosen
+}
+
+/** The calls a batch changes: those it prunes, and those its folds fold without a prune of their own. */
+const waitingCalls = (batch: Batch): number => {
+  const pruned = new Set(batch.prunes.map(({ call }) => call.callID))
+  let calls = pruned.size
+  for (const fold of batch.folds) for (const call of fold.calls) if (!pruned.has(call.callID)) calls++
+  return calls
 }
 
 /** The request that carries prunes to the model, as far as delivering them goes (`Pruner.deliver`). */
@@ -330,7 +387,7 @@ export interface Delivery {
   readonly calls: ReadonlyArray<ToolCall>
   readonly contextTokens: number
   readonly systemTokens: number
-  /** Tokens the applied prunes take out of the request. */
+  /** Tokens the applied prunes and folds take out of the request. */
   readonly prunedTokens: number
   /** The model's reads of files whose every copy was pruned, in the request, and those it sends for the first time. */
   readonly reReads: ReRead
@@ -365,13 +422,18 @@ export const deliveryOf = (
       if (reason !== undefined && reason !== "repeat") first = call.position
     }
   }
+  if (state.undeliveredFolds.size > 0) {
+    for (const fold of view.folds) {
+      if (state.undeliveredFolds.has(fold.key)) first = Math.min(first, fold.calls[0]!.position)
+    }
+  }
   return {
     profile: decision.profile,
     cold: decision.cold,
     calls,
     contextTokens: contextOf(request),
     systemTokens: state.systemTokens ?? 0,
-    prunedTokens: view.prunedTokens,
+    prunedTokens: view.prunedTokens + view.foldedTokens,
     reReads: { tokens: view.reReadTokens, first: view.reReads },
     change: changeAt(request, breakpoint, first)
   }
@@ -408,7 +470,7 @@ export const placeBreakpoint = (
     ...move,
     frontier: () => {
       const gone = (callID: string) => state.pruned.has(callID) || state.restored.has(callID)
-      const open = viewOpenFrom(request.view, calls, gone, worth)
+      const open = Math.min(viewOpenFrom(request.view, calls, gone, worth), foldFrontier(request, input.heldBack))
       return open < calls.length ? placeOf(calls[open]!) : [messages.length, 0]
     },
     lookback: nearBlocks,
@@ -423,6 +485,29 @@ export const placeBreakpoint = (
   }, breakpoint.model)
   state.anchor = anchor?.anchor
   return anchor
+}
+
+/**
+ * The position of the oldest call a fold may still change: the first call of the oldest turn, folded or not yet, that
+ * calls a fold may take (not those kept in place whatever happens). A fold held back before the breakpoint waits for a
+ * request that writes everything anyway.
+ */
+const foldFrontier = (request: Request, heldBack: ReadonlySet<string>): number => {
+  const { index, state } = request
+  if (!request.config.strategies.fold.enabled) return index.calls.length
+  const { userTurns, calls } = index
+  const { protectedTools } = request.config.tools.settings
+  for (let t = 0; t < userTurns.length; t++) {
+    const turn = userTurns[t]!
+    if (state.folds.has(turn.key)) continue
+    const end = t + 1 < userTurns.length ? userTurns[t + 1]!.firstCall : calls.length
+    for (let position = turn.firstCall; position < end; position++) {
+      const call = calls[position]!
+      if (heldBack.has(call.callID) || state.restored.has(call.callID)) continue
+      if (!alwaysKept(call, { protection: request.protection, protectedTools })) return position
+    }
+  }
+  return calls.length
 }
 
 /**
@@ -476,6 +561,7 @@ export const render = (request: Request, anchor: Located | undefined, note: stri
   const { messages, state } = request
   applyView(request.view, messages, request.index.calls, state.pruned)
   if (anchor !== undefined) markAnchor(messages, anchor.place)
+  writeFolds(messages, request.view.folds)
   if (note !== undefined) appendTail(messages, note)
 }
 
@@ -534,6 +620,7 @@ const compactedSince = (state: SessionState, index: ToolIndex): boolean =>
  * ID, once given, is never given again.
  */
 const forget = (state: SessionState, callIDs: ReadonlyArray<string>): void => {
+  unfoldCalls(state, callIDs)
   for (const callID of callIDs) {
     state.ids.delete(callID)
     state.pruned.delete(callID)

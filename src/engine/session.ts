@@ -3,7 +3,7 @@ import type { Pace, Waiting } from "./schedule.ts"
 import type { Stamp } from "./instructions.ts"
 import type { ViewState } from "./view.ts"
 import type { NoteOrigin } from "../host/schema.ts"
-import type { Finding, PruneRecord, SessionFile, SessionStats } from "../state/schema.ts"
+import type { Finding, FoldRecord, PruneRecord, SessionFile, SessionStats } from "../state/schema.ts"
 
 /**
  * One session's state while OpenCode runs: the persisted part held in Maps (thousands of calls are looked up on
@@ -18,6 +18,10 @@ export interface SessionState {
   nextId: number
   /** callID -> the prune applied to what is sent for that call. */
   readonly pruned: Map<string, PruneRecord>
+  /** Turn key -> the fold of that old turn (src/engine/fold.ts). */
+  readonly folds: Map<string, FoldRecord>
+  /** callID -> the key of the turn whose fold stands for it: derived from `folds`, kept with it (`foldsChanged`). */
+  readonly folded: Map<string, string>
   stats: SessionStats
   summaryId: string | undefined
   findings: Array<Finding>
@@ -34,6 +38,8 @@ export interface SessionState {
   compacting: boolean
   /** Prunes recorded but not yet sent to the model (the model's and the user's, made between requests). */
   readonly undelivered: Set<string>
+  /** Folds recorded but not yet sent to the model, by turn key. */
+  readonly undeliveredFolds: Set<string>
   /** Highest ID at the last prune by the model: nudges count tool results after it. */
   nudgeAfter: number
   /** Tokens of the system prompt of the latest request, once seen (estimated), and its texts. */
@@ -96,12 +102,16 @@ export const fromFile = (file: SessionFile, isSubAgent: boolean): SessionState =
   const undelivered = new Set(
     Object.entries(file.pruned).flatMap(([callID, record]) => (record.pending === true ? [callID] : []))
   )
+  const folds = new Map(Object.entries(file.folds))
+  const undeliveredFolds = new Set([...folds].flatMap(([key, record]) => (record.pending === true ? [key] : [])))
   return {
     sessionID: file.sessionID,
     isSubAgent,
     ids: new Map(Object.entries(file.ids)),
     nextId: file.nextId,
     pruned: new Map(Object.entries(file.pruned)),
+    folds,
+    folded: foldedCalls(folds),
     stats: file.stats,
     summaryId: file.summaryId,
     findings: [...file.findings],
@@ -112,6 +122,7 @@ export const fromFile = (file: SessionFile, isSubAgent: boolean): SessionState =
     origin: {},
     compacting: false,
     undelivered,
+    undeliveredFolds,
     nudgeAfter: 0,
     systemTokens: undefined,
     systemTexts: undefined,
@@ -127,7 +138,7 @@ export const fromFile = (file: SessionFile, isSubAgent: boolean): SessionState =
     revision: 0,
     // Loaded in a new process: the prunes stored are those the latest request carried, unless one still waits for
     // its first request. So the provider's count for that request still describes what the next one sends.
-    sentRevision: undelivered.size === 0 ? 0 : -1,
+    sentRevision: undelivered.size === 0 && undeliveredFolds.size === 0 ? 0 : -1,
     viewState: undefined,
     anchor: undefined,
     anchorLag: 0
@@ -145,7 +156,8 @@ export const toFile = (state: SessionState): SessionFile => ({
   ...(state.summaryId === undefined ? {} : { summaryId: state.summaryId }),
   findings: state.findings,
   restored: [...state.restored],
-  reReads: Object.fromEntries(state.reReads)
+  reReads: Object.fromEntries(state.reReads),
+  folds: Object.fromEntries(state.folds)
 })
 
 /** The call's stable ID, assigning the next one the first time the call is seen. */
@@ -162,6 +174,39 @@ export const stableId = (state: SessionState, callID: string): number => {
 export const changed = (state: SessionState): void => {
   state.revision++
   state.dirty = true
+}
+
+/** The calls each fold stands for, by callID: the key of their turn. */
+const foldedCalls = (folds: ReadonlyMap<string, FoldRecord>): Map<string, string> => {
+  const folded = new Map<string, string>()
+  for (const [key, record] of folds) for (const callID of record.calls) folded.set(callID, key)
+  return folded
+}
+
+/** Records a fold of the turn `key` (or its removal, `record` undefined), keeping `folded` in step. */
+export const setFold = (state: SessionState, key: string, record: FoldRecord | undefined): void => {
+  const previous = state.folds.get(key)
+  if (previous !== undefined) { for (const callID of previous.calls) state.folded.delete(callID) }
+  state.undeliveredFolds.delete(key)
+  if (record === undefined) {
+    state.folds.delete(key)
+  } else {
+    state.folds.set(key, record)
+    for (const callID of record.calls) state.folded.set(callID, key)
+    if (record.pending === true) state.undeliveredFolds.add(key)
+  }
+  changed(state)
+}
+
+/** Unfolds the turns whose folds stand for any of `callIDs`; returns their keys. */
+export const unfoldCalls = (state: SessionState, callIDs: Iterable<string>): Array<string> => {
+  const keys = new Set<string>()
+  for (const callID of callIDs) {
+    const key = state.folded.get(callID)
+    if (key !== undefined) keys.add(key)
+  }
+  for (const key of keys) setFold(state, key, undefined)
+  return [...keys]
 }
 
 /** IDs are handed out in order, so the newest call seen so far has the highest. */

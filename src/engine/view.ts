@@ -1,9 +1,10 @@
 import { Predicate } from "effect"
 import type { PluginConfig } from "../config/schema.ts"
-import type { PruneRecord } from "../state/schema.ts"
+import type { FoldRecord, PruneRecord } from "../state/schema.ts"
 import { applyRendered, applyTag, type Rendered, render, tagFor } from "./apply.ts"
 import { addToRules, candidatesFrom, emptyRules, openFrom, type Rules } from "./automatic.ts"
-import { idOf, type ToolCall } from "./calls.ts"
+import { idOf, type ToolCall, type UserTurn } from "./calls.ts"
+import { type AppliedFold, foldsIn } from "./fold.ts"
 import { contextTokens } from "./context.ts"
 import { taggable } from "./listing.ts"
 import { type RecallHint, targetOf } from "./placeholders.ts"
@@ -34,6 +35,9 @@ export interface ViewState {
   tokens: number
   /** Tokens the applied prunes take out of them. */
   prunedTokens: number
+  /** The folds in the view (src/engine/fold.ts), and the tokens they take out besides. */
+  readonly folds: Array<AppliedFold>
+  foldedTokens: number
   /** Pruned calls in the view, with their replacement texts. */
   readonly applied: Array<ToolCall>
   readonly appliedTexts: Array<Rendered | undefined>
@@ -72,6 +76,10 @@ export interface ViewInput {
   readonly recallHint: RecallHint
   /** The request being built (before anything is changed in it): where a call's output is read. */
   readonly messages: ReadonlyArray<unknown>
+  /** The session's folds, and the view's user turns and calls by ID, to find them in it. */
+  readonly folds: ReadonlyMap<string, FoldRecord>
+  readonly userTurns: ReadonlyArray<UserTurn>
+  readonly byCallId: ReadonlyMap<string, ToolCall>
 }
 
 /** Whether the model has tools to prune with, and so whether outputs carry their IDs. */
@@ -91,6 +99,11 @@ export const trackView = (previous: ViewState | undefined, input: ViewInput): Vi
   const outputOf = (call: ToolCall) => outputAt(input.messages, call)
   for (let position = viewState.count; position < input.calls.length; position++)
     add(viewState, input, position, copied, sent, outputOf)
+  // Folds are of old turns, which a view that only grows does not change: found when the state is built afresh.
+  if (!reusable) {
+    const folds = foldsIn(input.folds, { ...input, messageCount: input.messages.length })
+    noteFolds(viewState, folds, input.revision)
+  }
   viewState.count = input.calls.length
   viewState.pass = input.pass
   return viewState
@@ -105,6 +118,8 @@ const emptyViewState = (input: ViewInput): ViewState => ({
   rules: emptyRules(input.config.strategies, input.protection),
   tokens: 0,
   prunedTokens: 0,
+  folds: [],
+  foldedTokens: 0,
   applied: [],
   appliedTexts: [],
   tagged: [],
@@ -194,6 +209,15 @@ export const notePrunes = (
   viewState.revision = revision
 }
 
+/** Records folds the request path just made (or found), keeping the view state current. */
+export const noteFolds = (viewState: ViewState, folds: ReadonlyArray<AppliedFold>, revision: number): void => {
+  for (const fold of folds) {
+    viewState.folds.push(fold)
+    viewState.foldedTokens += fold.tokens
+  }
+  viewState.revision = revision
+}
+
 /** The automatic rules' candidates in this request. */
 export const viewCandidates = (
   viewState: ViewState,
@@ -210,12 +234,12 @@ export const viewOpenFrom = (
 
 /** The size of this request, estimated from the counts its view state holds, less applied prunes. */
 export const viewContext = (viewState: ViewState, textChars: number, systemTokens: number): number =>
-  contextTokens(systemTokens, textChars, viewState.tokens - viewState.prunedTokens)
+  contextTokens(systemTokens, textChars, viewState.tokens - viewState.prunedTokens - viewState.foldedTokens)
 
 /**
  * Writes into `messages` what the view state says is sent: every applied prune's placeholder, and every tagged call's
  * ID at the head of its output, unless a prune replaced that output (a prune of inputs, such as a failed call's,
- * leaves the output and its tag as they were sent).
+ * leaves the output and its tag as they were sent). Folds are written last, by `writeFolds`.
  */
 export const applyView = (
   viewState: ViewState,

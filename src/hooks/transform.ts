@@ -100,7 +100,10 @@ const transformSession = Effect.fnUntraced(function*(state: SessionState, sessio
   const { applied, heldBack } = choose(request, pending, decision, breakpoint)
 
   // apply
-  if (applied !== undefined) yield* pruner.apply(state, applied.prunes, request.recallHint, { minSaving: 1 })
+  if (applied !== undefined) {
+    yield* pruner.apply(state, applied.prunes, request.recallHint, { minSaving: 1 })
+    yield* pruner.fold(state, applied.folds)
+  }
   const contextTokens = contextOf(request)
   const change = yield* pruner.deliver(state, deliveryOf(request, breakpoint, decision))
   const anchor = breakpoint === undefined

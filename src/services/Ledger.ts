@@ -89,14 +89,20 @@ export class Ledger extends Context.Service<Ledger, {
       ) {
         if (calls.length === 0) return
         const at = yield* Clock.currentTimeMillis
-        const firstInSession = state.stats.calls === 0 ? 1 : 0
-        const count = calls.length
+        const firstInSession = state.stats.calls === 0 && state.stats.tokens === 0 ? 1 : 0
+        // A fold is one entry for the calls of a turn, most of them counted already by their own prunes: its calls
+        // are counted under its reason, not in the session's total of calls pruned nor by tool.
+        const count = calls.filter((entry) => entry.folded === undefined).length
         const tokens = calls.reduce((sum, entry) => sum + entry.tokens, 0)
         const byReason: Record<string, Tally> = {}
-        for (const entry of calls) byReason[entry.reason] = add(byReason[entry.reason], 1, entry.tokens)
+        for (const entry of calls) {
+          byReason[entry.reason] = add(byReason[entry.reason], entry.folded ?? 1, entry.tokens)
+        }
         const stats = state.stats
         const byTool = { ...stats.byTool }
-        for (const entry of calls) byTool[entry.tool] = add(byTool[entry.tool], 1, entry.tokens)
+        for (const entry of calls) {
+          if (entry.folded === undefined) byTool[entry.tool] = add(byTool[entry.tool], 1, entry.tokens)
+        }
         const sessionByReason = { ...stats.byReason }
         for (const [reason, tally] of Object.entries(byReason)) {
           sessionByReason[reason] = add(sessionByReason[reason], tally.calls, tally.tokens)

@@ -4,10 +4,11 @@ import type { PrunedCall } from "../engine/notes.ts"
 import type { RecallHint } from "../engine/placeholders.ts"
 import { targetOf } from "../engine/placeholders.ts"
 import { rebuildTokens } from "../engine/schedule.ts"
+import type { FoldPlan } from "../engine/fold.ts"
 import type { Delivery, Prune } from "../engine/request.ts"
 import type { Reason } from "../engine/reasons.ts"
-import { notePrunes } from "../engine/view.ts"
-import { changed, type SessionState } from "../engine/session.ts"
+import { noteFolds, notePrunes } from "../engine/view.ts"
+import { changed, type SessionState, setFold, unfoldCalls } from "../engine/session.ts"
 import { Ledger } from "./Ledger.ts"
 import { Notifier } from "./Notifier.ts"
 
@@ -29,19 +30,24 @@ export class Pruner extends Context.Service<Pruner, {
     options?: { readonly minSaving?: number }
   ) => Effect.Effect<ReadonlyArray<PrunedCall>>
   /**
+   * Records folds of old turns (src/engine/fold.ts), pending until a request carries them. A turn already folded is
+   * skipped. Returns how many were recorded.
+   */
+  readonly fold: (state: SessionState, folds: ReadonlyArray<FoldPlan>) => Effect.Effect<number>
+  /**
    * The request being built carries every recorded prune of its calls: counts those sent for the first time. Returns
    * the position of the earliest call whose content now differs from what earlier requests sent, if any.
    */
   readonly deliver: (state: SessionState, delivery: Delivery) => Effect.Effect<number | undefined>
   /**
-   * Undoes the prunes of these calls for the user, who restored them: automatic rules leave the calls alone from then
-   * on. Returns the tokens they took out of every request.
+   * Undoes the prunes of these calls for the user, who restored them, and unfolds their turns: automatic rules leave
+   * the calls alone from then on. Returns the tokens they took out of every request.
    */
   readonly restore: (state: SessionState, callIDs: ReadonlyArray<string>) => number
   /**
    * Undoes the prunes of these calls as if they had never been made, with the findings an extract of them handed on:
    * OpenCode's undo took out of the session what they stood on (see src/engine/revert.ts). Automatic rules may prune
-   * the calls again. What they already saved stays in the statistics, as a restore's does.
+   * the calls again; their turns are unfolded. What they already saved stays in the statistics, as a restore's does.
    */
   readonly withdraw: (state: SessionState, callIDs: ReadonlyArray<string>) => void
 }>()("opencode-context-pruner/Pruner") {
@@ -96,6 +102,21 @@ export class Pruner extends Context.Service<Pruner, {
         return recorded
       })
 
+      const fold = Effect.fnUntraced(function*(state: SessionState, folds: ReadonlyArray<FoldPlan>) {
+        const at = yield* Clock.currentTimeMillis
+        const made = folds.filter((plan) => !state.folds.has(plan.key))
+        for (const plan of made) {
+          setFold(state, plan.key, {
+            calls: plan.calls.map((call) => call.callID),
+            tokens: plan.tokens,
+            at,
+            pending: true
+          })
+        }
+        if (made.length > 0 && state.viewState !== undefined) noteFolds(state.viewState, made, state.revision)
+        return made.length
+      })
+
       const deliver = Effect.fnUntraced(function*(state: SessionState, delivery: Delivery) {
         const { calls, contextTokens, systemTokens } = delivery
         const delivered: Array<PrunedCall> = []
@@ -123,6 +144,27 @@ export class Pruner extends Context.Service<Pruner, {
             // A repeat is pruned in content sent for the first time: no cached prefix changes.
             if (record.reason === "repeat") fresh += record.tokens
             else if (call.position < first) first = call.position
+          }
+        }
+        if (state.undeliveredFolds.size > 0) {
+          for (const applied of state.viewState?.folds ?? []) {
+            if (!state.undeliveredFolds.has(applied.key)) continue
+            const record = state.folds.get(applied.key)
+            if (record === undefined) continue
+            const { pending: _, ...sent } = record
+            setFold(state, applied.key, sent)
+            const head = applied.calls[0]!
+            const entry: PrunedCall = {
+              id: head.id ?? 0,
+              tool: head.tool,
+              keyParameter: head.keyParameter,
+              reason: "fold",
+              tokens: record.tokens,
+              folded: applied.calls.length
+            }
+            delivered.push(entry)
+            notify.push(entry)
+            if (head.position < first) first = head.position
           }
         }
         ledger.charge(state, {
@@ -157,6 +199,7 @@ export class Pruner extends Context.Service<Pruner, {
       })
 
       const forget = (state: SessionState, callID: string): number => {
+        unfoldCalls(state, [callID])
         const record = state.pruned.get(callID)
         if (record === undefined) return 0
         state.pruned.delete(callID)
@@ -168,6 +211,14 @@ export class Pruner extends Context.Service<Pruner, {
 
       const restore = (state: SessionState, callIDs: ReadonlyArray<string>) => {
         let tokens = 0
+        for (const callID of callIDs) {
+          const key = state.folded.get(callID)
+          if (key === undefined) continue
+          tokens += state.folds.get(key)?.tokens ?? 0
+          // A folded call is in what is sent again, whether or not a prune of its own took its content.
+          state.restored.add(callID)
+          unfoldCalls(state, [callID])
+        }
         for (const callID of callIDs) {
           if (!state.pruned.has(callID)) continue
           tokens += forget(state, callID)
@@ -188,7 +239,7 @@ export class Pruner extends Context.Service<Pruner, {
         changed(state)
       }
 
-      return Pruner.of({ apply, deliver, restore, withdraw })
+      return Pruner.of({ apply, fold, deliver, restore, withdraw })
     })
   )
 }

@@ -44,6 +44,21 @@ export const PruneRecord = Schema.Struct({
 })
 export type PruneRecord = typeof PruneRecord.Type
 
+/**
+ * An old turn folded in what is sent: its calls' parts replaced by one digest (src/engine/fold.ts). Keyed by the turn's
+ * key (the ID of the message that opens it).
+ */
+export const FoldRecord = Schema.Struct({
+  /** The calls the digest stands for, oldest first; the turn's other calls stay in place. */
+  calls: Schema.Array(Schema.String),
+  /** Tokens the fold takes out of every request, net of its digest. */
+  tokens: Count,
+  at: Schema.Number,
+  /** Decided, and not yet sent to the model. */
+  pending: Schema.optional(Schema.Boolean)
+})
+export type FoldRecord = typeof FoldRecord.Type
+
 /** How often prunes reached what is sent, and the prompt cache they made the provider rebuild (an estimate). */
 const Applications = Schema.Struct({
   count: Count,
@@ -117,7 +132,9 @@ export const SessionFile = Schema.Struct({
   /** Calls the user restored with `/dcp restore`: automatic rules leave them alone from then on. */
   restored: withDefault(Schema.Array(Schema.String), () => []),
   /** callID -> tokens of a read of a file whose every copy was pruned (`CostLedger.reReads`). */
-  reReads: withDefault(Schema.Record(Schema.String, Count), () => ({}))
+  reReads: withDefault(Schema.Record(Schema.String, Count), () => ({})),
+  /** Turn key -> the fold of that old turn. */
+  folds: withDefault(Schema.Record(Schema.String, FoldRecord), () => ({}))
 })
 export type SessionFile = typeof SessionFile.Type
 
@@ -140,7 +157,8 @@ export const emptySessionFile = (sessionID: string, now: number): SessionFile =>
   stats: emptyStats(),
   reReads: {},
   findings: [],
-  restored: []
+  restored: [],
+  folds: {}
 })
 
 /** Totals across every session on this machine, kept in one file so reading them never means reading all sessions. */

@@ -112,7 +112,8 @@ export const strategies = (
   supersedeWrites: { ...defaultConfig.strategies.supersedeWrites, ...overrides.supersedeWrites },
   purgeErrors: { ...defaultConfig.strategies.purgeErrors, ...overrides.purgeErrors },
   staleOutputs: { ...defaultConfig.strategies.staleOutputs, ...overrides.staleOutputs },
-  repeats: { ...defaultConfig.strategies.repeats, ...overrides.repeats }
+  repeats: { ...defaultConfig.strategies.repeats, ...overrides.repeats },
+  fold: { ...defaultConfig.strategies.fold, ...overrides.fold }
 })
 
 /** The default strategy settings with only `name` enabled, with some of its keys replaced. */
@@ -127,6 +128,7 @@ export const alone = <K extends keyof PluginConfig["strategies"]>(
     purgeErrors: off,
     staleOutputs: off,
     repeats: off,
+    fold: off,
     [name]: { enabled: true, ...settings }
   })
 }
@@ -157,7 +159,10 @@ export const freshViewState = (
     config: options.config ?? defaultConfig,
     protection: options.protection ?? protect(),
     recallHint: idOnlyHint,
-    messages: []
+    messages: [],
+    folds: new Map(),
+    userTurns: [],
+    byCallId: new Map()
   })
 }
 

@@ -129,7 +129,10 @@ describe("the request path's incremental view state", () => {
               config,
               protection,
               recallHint: idOnlyHint,
-              messages: views[i]!
+              messages: views[i]!,
+              folds: new Map(),
+              userTurns: index.userTurns,
+              byCallId
             })
           const incremental = input(kept)
           kept = incremental
@@ -201,7 +204,10 @@ describe("the request path's incremental view state", () => {
         config: defaultConfig,
         protection: protect(),
         recallHint: idOnlyHint,
-        messages: []
+        messages: [],
+        folds: new Map(),
+        userTurns: index.userTurns,
+        byCallId: index.byCallId
       })
     }
     const viewState = input(first!, undefined)

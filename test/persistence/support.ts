@@ -103,7 +103,8 @@ export const sampleSession = (sessionID: string): SessionFile => ({
   summaryId: "msg_summary",
   findings: [{ id: 2, tool: "read", text: "config uses JSONC" }],
   restored: ["call_c"],
-  reReads: { call_c: 640 }
+  reReads: { call_c: 640 },
+  folds: { msg_u1: { calls: ["call_b"], tokens: 90, at: 1_700_000_000_300 } }
 })
 
 /** Session IDs that must never reach the file system, with what each one tries. */

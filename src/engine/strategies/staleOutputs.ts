@@ -40,7 +40,7 @@ export type StaleQuery = StaleOptions & {
 }
 
 /** Tokens masking takes out of a call: a file change's content inputs and errors, another call's output. */
-const maskedTokens = (call: ToolCall): number =>
+export const maskedTokens = (call: ToolCall): number =>
   changesFile(call.tool) ? contentTokens(call) + call.diagnosticsTokens : call.outputTokens
 
 /**
@@ -94,7 +94,7 @@ export const staleAmong = (
  * `files` files most recently read, written or edited (by any call, failed ones too: the model was working on the
  * file). `maskable` holds no pruned call, so a re-read sent as a pointer leaves the copy it points to as the newest.
  */
-const workingCopies = (
+export const workingCopies = (
   calls: ReadonlyArray<ToolCall>,
   maskable: ReadonlyArray<number>,
   files: number

@@ -1,0 +1,270 @@
+import { Predicate } from "effect"
+import type { FoldRecord } from "../state/schema.ts"
+import type { Rules } from "./automatic.ts"
+import { idOf, type ToolCall, type UserTurn } from "./calls.ts"
+import type { Protection } from "./protection.ts"
+import type { Estimate } from "./savings.ts"
+import { minInputTokens } from "./strategies/purgeErrors.ts"
+import { maskedTokens, workingCopies } from "./strategies/staleOutputs.ts"
+
+/**
+ * Folding old turns (SPEC 9.10). Once masking has pruned an old turn's outputs, what it still sends of them is their
+ * framing: tool names, call IDs, arguments, placeholders, the wrappers of calls and results, some 60 tokens a call
+ * that no content rule removes. A folded turn sends its tool calls as one digest instead, a line per call with its
+ * stable ID, tool, identifying argument and outcome:
+ *
+ *   [folded tool calls]
+ *   [id 212] bash go test ./... -> exit 1
+ *   [id 213] read internal/session/state.go -> ok
+ *
+ * What stays as it was: the user's messages, the model's own text, and every call whose content a rule keeps (the
+ * tools whose calls are never pruned, protected files, a loaded skill, the working files' newest copies, a call the
+ * user restored), in place. `recall` returns any folded output from the stored session; `/dcp restore` of a folded
+ * call unfolds its turn.
+ *
+ * A turn is the messages from one the user typed to the next (and, after a compaction, what precedes the first). One
+ * is folded once it is older than the `keepTurns` most recent (never the turn in progress) and none of its calls is
+ * still waiting for a rule to prune it, so that a fold follows masking rather than taking content the model still
+ * sees. A fold is a prune for the scheduler: it waits, applies and is counted like one, and once sent it is sent
+ * byte-identical (its digest is made from facts that never change for a call) until it is undone.
+ *
+ * Valid for every provider: a folded call's part goes whole (its call and its result leave together), the digest is
+ * text in the assistant message that held the first of them, a step left empty is not sent by OpenCode at all, and
+ * the turn's reasoning goes with it (providers ask for signed reasoning only in the turn being answered, never
+ * folded).
+ */
+
+/**
+ * Tools whose calls stay in place in a folded turn: the plan, the sub-agents' work, the model's own pruning calls and
+ * distilled findings, the user's answers to a question, a loaded skill's instructions.
+ */
+const keptTools: ReadonlySet<string> = new Set([
+  "task",
+  "todowrite",
+  "todoread",
+  "discard",
+  "extract",
+  "batch",
+  "plan_enter",
+  "plan_exit",
+  "question",
+  "skill"
+])
+
+/** What becomes of a call when its turn is folded: into the digest, kept in place, or not yet (a rule will prune it). */
+type Disposition = "fold" | "keep" | "wait"
+
+export interface FoldContext {
+  readonly calls: ReadonlyArray<ToolCall>
+  readonly messageCount: number
+  readonly userTurns: ReadonlyArray<UserTurn>
+  readonly keepTurns: number
+  readonly rules: Rules
+  readonly protection: Protection
+  /** Extra tools the model may not prune: kept in place too. */
+  readonly protectedTools: ReadonlyArray<string>
+  readonly keepRecent: number
+  readonly keepFiles: number
+  readonly restored: ReadonlySet<string>
+  readonly folds: ReadonlyMap<string, FoldRecord>
+  /** The tokens each pruned call's prune takes out, planned ones included. */
+  readonly prunedTokens: (call: ToolCall) => number | undefined
+  readonly estimate: Estimate
+}
+
+/** A fold to make: the turn, the calls its digest stands for, and the tokens it takes out of every request. */
+export interface FoldPlan extends AppliedFold {
+  /** The position of its first call: where it changes what was sent. */
+  readonly position: number
+}
+
+/** The turns old enough to fold now, with nothing left in them for a rule to prune, and what folding each saves. */
+export const planFolds = (context: FoldContext): Array<FoldPlan> => {
+  const { calls, userTurns } = context
+  const plans: Array<FoldPlan> = []
+  const old = userTurns.length - context.keepTurns
+  if (old <= 0) return plans
+  let working: ReadonlySet<number> | undefined
+  const workingNow = () =>
+    working ??= context.rules.maskable === undefined
+      ? new Set()
+      : workingCopies(calls, context.rules.maskable, context.keepFiles)
+  for (let t = 0; t < old; t++) {
+    const turn = userTurns[t]!
+    if (context.folds.has(turn.key)) continue
+    const end = t + 1 < userTurns.length ? userTurns[t + 1]!.firstCall : calls.length
+    const folded: Array<ToolCall> = []
+    let waits = false
+    for (let position = turn.firstCall; position < end && !waits; position++) {
+      const call = calls[position]!
+      const disposition = dispositionOf(call, context, workingNow)
+      if (disposition === "wait") waits = true
+      else if (disposition === "fold") folded.push(call)
+    }
+    if (waits || folded.length === 0) continue
+    const digest = digestOf(folded)
+    let tokens = -context.estimate(digest)
+    for (const call of folded) tokens += sentTokens(call, context.prunedTokens(call))
+    if (tokens < 1) continue
+    const first = turn.messageIndex
+    const next = t + 1 < userTurns.length ? userTurns[t + 1]!.messageIndex : context.messageCount
+    plans.push({ key: turn.key, first, end: next, calls: folded, digest, tokens, position: folded[0]!.position })
+  }
+  return plans
+}
+
+/** What a call sends, its prune applied: its framing, and its content less what the prune takes out. */
+const sentTokens = (call: ToolCall, pruned: number | undefined): number =>
+  call.frameTokens + call.totalTokens - (pruned ?? 0)
+
+/** Whether a call stays in place in a folded turn whatever happens: its tool or its file is kept. */
+export const alwaysKept = (
+  call: ToolCall,
+  context: Pick<FoldContext, "protection" | "protectedTools">
+): boolean => keptTools.has(call.tool) || context.protectedTools.includes(call.tool) || context.protection.file(call)
+
+const dispositionOf = (
+  call: ToolCall,
+  context: FoldContext,
+  working: () => ReadonlySet<number>
+): Disposition => {
+  if (context.restored.has(call.callID) || alwaysKept(call, context)) return "keep"
+  if (context.prunedTokens(call) !== undefined) return "fold"
+  const { rules } = context
+  if (call.status === "error") {
+    if (!largeInput(call)) return "fold"
+    return rules.failed !== undefined && rules.prunable.purge(call) ? "wait" : "keep"
+  }
+  if (call.status !== "completed" || call.compacted) return "fold"
+  if (maskedTokens(call) === 0) return "fold"
+  if (rules.maskable === undefined || !rules.prunable.stale(call)) return "keep"
+  return working().has(call.position) ? "keep" : "wait"
+}
+
+/** Purge-errors' threshold: smaller string inputs stay, so a failed call with none has nothing to purge. */
+const largeInput = (call: ToolCall): boolean =>
+  Object.values(call.inputTokens).some((tokens) => tokens >= minInputTokens)
+
+/** The argument shown on a digest line at most this long. */
+const argumentLength = 60
+
+/** The first line of a digest: says what the lines are, as the plugin's words rather than the model's. */
+export const digestHeader = "[folded tool calls]"
+
+/** How a call ended, as its digest line says it. */
+const outcomeOf = (call: ToolCall): string => {
+  if (call.status === "error") {
+    const line = (call.error ?? "").trim().split("\n")[0]!.trim()
+    return line === "" ? "error" : `error: ${clip(line, argumentLength)}`
+  }
+  if (call.status !== "completed") return "interrupted"
+  return call.exitCode !== undefined && call.exitCode !== 0 ? `exit ${call.exitCode}` : "ok"
+}
+
+const clip = (text: string, length: number): string => text.length <= length ? text : `${text.slice(0, length - 1)}…`
+
+/** A call's line in a digest. Made from facts that never change for a call, so a fold is sent byte-identical. */
+const lineOf = (call: ToolCall): string => {
+  const argument = call.keyParameter === "" ? "" : ` ${clip(call.keyParameter, argumentLength)}`
+  return `[id ${idOf(call)}] ${call.tool}${argument} -> ${outcomeOf(call)}`
+}
+
+/** The digest that stands for folded calls, oldest first. */
+export const digestOf = (calls: ReadonlyArray<ToolCall>): string => [digestHeader, ...calls.map(lineOf)].join("\n")
+
+/** A fold in what a request sends: the turn's messages, the calls it stands for and its digest. */
+export interface AppliedFold {
+  readonly key: string
+  /** The turn's messages: `[first, end)` in the request. */
+  readonly first: number
+  readonly end: number
+  readonly calls: ReadonlyArray<ToolCall>
+  readonly digest: string
+  readonly tokens: number
+}
+
+/** The folds of `folds` in a view, where their turns and calls still are. */
+export const foldsIn = (
+  folds: ReadonlyMap<string, FoldRecord>,
+  view: {
+    readonly userTurns: ReadonlyArray<UserTurn>
+    readonly byCallId: ReadonlyMap<string, ToolCall>
+    readonly messageCount: number
+  }
+): Array<AppliedFold> => {
+  if (folds.size === 0) return []
+  const applied: Array<AppliedFold> = []
+  const { userTurns } = view
+  for (let t = 0; t < userTurns.length; t++) {
+    const turn = userTurns[t]!
+    const record = folds.get(turn.key)
+    if (record === undefined) continue
+    const calls = record.calls.flatMap((callID) => {
+      const call = view.byCallId.get(callID)
+      return call === undefined ? [] : [call]
+    })
+    if (calls.length === 0) continue
+    const end = t + 1 < userTurns.length ? userTurns[t + 1]!.messageIndex : view.messageCount
+    applied.push({
+      key: turn.key,
+      first: turn.messageIndex,
+      end,
+      calls,
+      digest: digestOf(calls),
+      tokens: record.tokens
+    })
+  }
+  return applied
+}
+
+/**
+ * Writes folds into a request's messages, in place, after everything else is written (placeholders, tags, the
+ * breakpoint: they address parts by their index, which this changes). In each folded turn the folded calls' parts
+ * leave, the first that OpenCode sends (in a message that did not end in an error) becoming the digest, and the
+ * turn's reasoning parts leave with them.
+ */
+export const writeFolds = (messages: ReadonlyArray<unknown>, folds: ReadonlyArray<AppliedFold>): void => {
+  for (const fold of folds) {
+    const byMessage = new Map<number, Set<number>>()
+    let digestAt: readonly [number, number] | undefined
+    for (const call of fold.calls) {
+      let parts = byMessage.get(call.messageIndex)
+      if (parts === undefined) byMessage.set(call.messageIndex, parts = new Set())
+      parts.add(call.partIndex)
+      if (digestAt === undefined && !endedInError(messages[call.messageIndex])) {
+        digestAt = [call.messageIndex, call.partIndex]
+      }
+    }
+    for (let m = fold.first; m < fold.end && m < messages.length; m++) {
+      const message = messages[m]
+      if (!Predicate.isObject(message) || !Array.isArray(message.parts)) continue
+      const gone = byMessage.get(m)
+      const kept: Array<unknown> = []
+      for (let p = 0; p < message.parts.length; p++) {
+        const part: unknown = message.parts[p]
+        if (digestAt !== undefined && digestAt[0] === m && digestAt[1] === p) {
+          kept.push(digestPart(part, fold.digest))
+        } else if (gone?.has(p) !== true && !(Predicate.isObject(part) && part.type === "reasoning")) {
+          kept.push(part)
+        }
+      }
+      if (kept.length !== message.parts.length) message.parts.splice(0, message.parts.length, ...kept)
+    }
+  }
+}
+
+const endedInError = (message: unknown): boolean =>
+  Predicate.isObject(message) && Predicate.isObject(message.info) && message.info.error !== undefined &&
+  message.info.error !== null
+
+/** The digest as a text part in place of the tool part `part`, in its message. */
+const digestPart = (part: unknown, text: string): Record<string, unknown> => {
+  const from = Predicate.isObject(part) ? part : {}
+  return {
+    ...(typeof from.id === "string" ? { id: `${from.id}-folded` } : {}),
+    ...(from.sessionID === undefined ? {} : { sessionID: from.sessionID }),
+    ...(from.messageID === undefined ? {} : { messageID: from.messageID }),
+    type: "text",
+    text
+  }
+}
