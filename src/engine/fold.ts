@@ -240,15 +240,19 @@ export const writeFolds = (messages: ReadonlyArray<unknown>, folds: ReadonlyArra
       if (!Predicate.isObject(message) || !Array.isArray(message.parts)) continue
       const gone = byMessage.get(m)
       const kept: Array<unknown> = []
+      let changed = false
       for (let p = 0; p < message.parts.length; p++) {
         const part: unknown = message.parts[p]
         if (digestAt !== undefined && digestAt[0] === m && digestAt[1] === p) {
           kept.push(digestPart(part, fold.digest))
+          changed = true
         } else if (gone?.has(p) !== true && !(Predicate.isObject(part) && part.type === "reasoning")) {
           kept.push(part)
+        } else {
+          changed = true
         }
       }
-      if (kept.length !== message.parts.length) message.parts.splice(0, message.parts.length, ...kept)
+      if (changed) message.parts.splice(0, message.parts.length, ...kept)
     }
   }
 }

@@ -21,7 +21,7 @@ import type { Reason } from "./reasons.ts"
 import { unfounded } from "./revert.ts"
 import { type Estimate, savingOf } from "./savings.ts"
 import { blocksFrom, type ChangeAt, type Decision, paysBackAfter, rebuildTokens } from "./schedule.ts"
-import { changed, type SessionState, stableId, unfoldCalls } from "./session.ts"
+import { changed, type SessionState, setFold, stableId, unfoldCalls } from "./session.ts"
 import type { Candidate } from "./strategies/candidate.ts"
 import type { CopyOf } from "../state/schema.ts"
 import { applyView, trackView, type ViewState, viewCandidates, viewContext, viewOpenFrom } from "./view.ts"
@@ -161,7 +161,23 @@ export const undone = (request: Request, followed: Followed): ReadonlyArray<stri
   if (index.vanished.length > 0) forget(state, index.vanished)
   // The undo may have taken a compaction out with them.
   if (followed.reverted) state.summaryId = index.summaryId
+  unfoldRecent(request)
   return withdrawn
+}
+
+/**
+ * Unfolds the turns an undo made recent again: a fold is of a turn older than the `keepTurns` most recent, and the
+ * undo took out the turns that made it so.
+ */
+const unfoldRecent = (request: Request): void => {
+  const { state } = request
+  if (state.folds.size === 0) return
+  const { userTurns } = request.index
+  const keep = request.config.strategies.fold.keepTurns
+  for (let t = Math.max(0, userTurns.length - keep); t < userTurns.length; t++) {
+    const key = userTurns[t]!.key
+    if (state.folds.has(key)) setFold(state, key, undefined)
+  }
 }
 
 /** The repeats sent for the first time in this request: pruned at once, which costs no cache rebuild. */

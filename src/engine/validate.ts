@@ -152,7 +152,12 @@ const problemWith = (id: number, call: ToolCall, context: ValidationContext): st
 /** `recall({ ids })`: each ID must name a pruned call of this session. */
 export const validateRecall = (
   ids: ReadonlyArray<unknown>,
-  context: { readonly callOf: (id: number) => string | undefined; readonly pruned: ReadonlyMap<string, unknown> }
+  context: {
+    readonly callOf: (id: number) => string | undefined
+    readonly pruned: ReadonlyMap<string, unknown>
+    /** Calls a fold stands for (src/engine/fold.ts): not in the conversation either, pruned or not. */
+    readonly folded: ReadonlyMap<string, unknown>
+  }
 ): Result.Result<ReadonlyArray<{ readonly id: number; readonly callID: string }>, string> => {
   if (ids.length === 0) {
     return Result.fail(
@@ -165,7 +170,9 @@ export const validateRecall = (
     check: (id) => {
       const callID = context.callOf(id)
       if (callID === undefined) return `There is no tool call with id ${id} in this conversation.`
-      if (!context.pruned.has(callID)) return `id ${id} is not pruned: its content is already in the conversation.`
+      if (!context.pruned.has(callID) && !context.folded.has(callID)) {
+        return `id ${id} is not pruned: its content is already in the conversation.`
+      }
       return { id, callID }
     }
   })

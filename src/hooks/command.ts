@@ -200,7 +200,8 @@ const sweep = Effect.fnUntraced(function*(state: SessionState, count: number | u
 
 const restore = Effect.fnUntraced(function*(state: SessionState, target: "all" | number) {
   const pruner = yield* Pruner
-  const prunedIds = [...state.pruned.keys()].flatMap((callID) => {
+  // A folded call is restored with its turn, whether or not a prune of its own took its content.
+  const prunedIds = [...new Set([...state.pruned.keys(), ...state.folded.keys()])].flatMap((callID) => {
     const id = state.ids.get(callID)
     return id === undefined ? [] : [[id, callID] as const]
   }).sort((a, b) => a[0] - b[0])

@@ -93,7 +93,7 @@ export const recall = Effect.fn("tools.recall")(function*(sessionID: string, ids
     Effect.gen(function*() {
       if (state.isSubAgent) return yield* new ToolRejected({ message: "Nothing is pruned in sub-agent sessions." })
       const callOf = new Map([...state.ids].map(([callID, id]) => [id, callID] as const))
-      const chosen = validateRecall(ids, { callOf: (id) => callOf.get(id), pruned: state.pruned })
+      const chosen = validateRecall(ids, { callOf: (id) => callOf.get(id), pruned: state.pruned, folded: state.folded })
       if (Result.isFailure(chosen)) return yield* new ToolRejected({ message: chosen.failure })
       const stored = storedToolParts(yield* host.messages(sessionID))
       const index = Option.getOrUndefined(yield* cache.latest(sessionID))

@@ -77,10 +77,8 @@ const transformSession = Effect.fnUntraced(function*(state: SessionState, sessio
   const index = yield* cache.sync(sessionID, messages)
   const { followed, request } = beginRequest(state, index, messages, { config, paths, estimate: tokenizer.estimate })
   const withdrawn = undone(request, followed)
-  if (withdrawn.length > 0) {
-    pruner.withdraw(state, withdrawn)
-    track(request)
-  }
+  if (withdrawn.length > 0) pruner.withdraw(state, withdrawn)
+  if (state.revision !== request.view.revision) track(request)
 
   // plan
   const repeats = repeatsOf(request)

@@ -11,7 +11,8 @@ import { content, read } from "./support.ts"
 
 const pruned = new Map([["call_a", {}], ["call_b", {}]])
 const ids = new Map([[1, "call_a"], [2, "call_b"], [3, "call_c"]])
-const validate = (list: ReadonlyArray<unknown>) => validateRecall(list, { callOf: (id) => ids.get(id), pruned })
+const validate = (list: ReadonlyArray<unknown>) =>
+  validateRecall(list, { callOf: (id) => ids.get(id), pruned, folded: new Map() })
 const failure = (list: ReadonlyArray<unknown>) => {
   const result = validate(list)
   if (Result.isSuccess(result)) throw new Error(`expected a failure, got ${JSON.stringify(result.success)}`)

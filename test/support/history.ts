@@ -36,14 +36,18 @@ export interface ToolSpec {
   readonly status?: "pending" | "running" | "completed" | "error"
   readonly callID?: string
   readonly compacted?: boolean
+  /** The tool's own details (OpenCode's `bash` puts the command's exit code in `exit`). */
+  readonly metadata?: Record<string, unknown>
 }
 
 export const tool = (spec: ToolSpec) => ({ kind: "tool" as const, spec })
 export const text = (value: string) => ({ kind: "text" as const, value })
+/** The model's reasoning, signed as Claude's thinking blocks are (OpenCode sends only those). */
+export const reasoning = (value: string) => ({ kind: "reasoning" as const, value })
 
 /** One assistant message: a step-start (one turn), then the given tool calls and texts, then a step-finish. */
 export const assistant = (
-  items: ReadonlyArray<ReturnType<typeof tool> | ReturnType<typeof text>>,
+  items: ReadonlyArray<ReturnType<typeof tool> | ReturnType<typeof text> | ReturnType<typeof reasoning>>,
   options: { session?: string; summary?: boolean; id?: string } = {}
 ): Msg => {
   const id = options.id ?? nextId("msg_a")
@@ -55,11 +59,22 @@ export const assistant = (
       parts.push({ id: nextId("prt"), ...base, type: "text", text: item.value })
       continue
     }
+    if (item.kind === "reasoning") {
+      parts.push({
+        id: nextId("prt"),
+        ...base,
+        type: "reasoning",
+        text: item.value,
+        metadata: { anthropic: { signature: "sig" } },
+        time: { start: 1, end: 2 }
+      })
+      continue
+    }
     const spec = item.spec
     const status = spec.status ?? (spec.error === undefined ? "completed" : "error")
     const time = { start: 1, end: 2, ...(spec.compacted ? { compacted: 3 } : {}) }
     const state = status === "completed"
-      ? { status, input: spec.input, output: spec.output ?? "", title: "", metadata: {}, time }
+      ? { status, input: spec.input, output: spec.output ?? "", title: "", metadata: spec.metadata ?? {}, time }
       : status === "error"
       ? { status, input: spec.input, error: spec.error ?? "failed", time }
       : status === "running"

@@ -1,0 +1,305 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { digestHeader } from "../../src/engine/fold.ts"
+import { dcp } from "../../src/hooks/command.ts"
+import { recall } from "../../src/hooks/tools.ts"
+import {
+  assistant,
+  fresh,
+  lines,
+  type Msg,
+  reasoning,
+  sessionID,
+  text,
+  tool,
+  toolPart,
+  user
+} from "../support/history.ts"
+import { pipelineTest, send, stateOf, withoutTail } from "./helpers.ts"
+
+/**
+ * Folding old turns (src/engine/fold.ts), through the request path. Masking takes every output older than the newest
+ * call at once, so that an old turn's outputs are pruned as soon as it is old; a turn is old once two newer ones
+ * follow it (`keepTurns` 2, the default).
+ */
+const config = {
+  strategies: { staleOutputs: { trigger: 0, keepRecent: 1, keepFiles: 0, clearAtLeast: 0 } }
+}
+
+const foldTest = <A, E, R>(body: Effect.Effect<A, E, R>, extra: object = {}) => pipelineTest(body, merge(config, extra))
+
+const merge = (a: Record<string, any>, b: Record<string, any>): Record<string, any> => {
+  const out = { ...a }
+  for (const [key, value] of Object.entries(b)) {
+    out[key] = typeof value === "object" && value !== null && !Array.isArray(value) && typeof a[key] === "object"
+      ? merge(a[key], value)
+      : value
+  }
+  return out
+}
+
+/** The first turn: the user's request, the model reading, testing, editing, and its answer. */
+const firstTurn = (): Array<Msg> => [
+  user("fix the failing test", { id: "msg_u1" }),
+  assistant([
+    text("Let me look at the test first."),
+    tool({ tool: "read", callID: "r1", input: { filePath: "src/a.ts" }, output: lines(200) }),
+    tool({
+      tool: "bash",
+      callID: "b1",
+      input: { command: "npm test" },
+      output: lines(60, "FAIL"),
+      metadata: { exit: 1 }
+    })
+  ]),
+  assistant([
+    tool({
+      tool: "edit",
+      callID: "e1",
+      input: { filePath: "src/a.ts", oldString: lines(20, "old"), newString: lines(20, "new") },
+      output: "Edit applied successfully."
+    }),
+    text("Fixed: the comparison was inverted.")
+  ])
+]
+
+/** Two later turns: after them, the first is old. */
+const laterTurns = (): Array<Msg> => [
+  user("now add a test for it", { id: "msg_u2" }),
+  assistant([tool({ tool: "read", callID: "r2", input: { filePath: "src/b.ts" }, output: lines(100, "b") })]),
+  user("thanks, and run the suite once more", { id: "msg_u3" }),
+  assistant([tool({ tool: "bash", callID: "b2", input: { command: "npm test" }, output: lines(30, "PASS") })])
+]
+
+const partsOf = (message: Msg) => message.parts.map((part) => part.type)
+const digestOf = (messages: ReadonlyArray<Msg>): string | undefined =>
+  messages.flatMap((message) => message.parts).find((part) =>
+    part.type === "text" && String(part.text).startsWith(digestHeader)
+  )?.text
+
+describe("folding old turns", () => {
+  it.effect("an old turn's pruned calls are sent as one digest: a line per call with its ID, tool, argument and outcome", () =>
+    foldTest(Effect.gen(function*() {
+      const sent = withoutTail(yield* send(fresh([...firstTurn(), ...laterTurns()])))
+      assert.strictEqual(
+        digestOf(sent),
+        [
+          digestHeader,
+          "[id 1] read src/a.ts -> ok",
+          "[id 2] bash npm test -> exit 1",
+          "[id 3] edit src/a.ts -> ok"
+        ].join("\n")
+      )
+    })))
+
+  it.effect("the digest takes the place of the first call; the other calls' parts leave; the model's text stays", () =>
+    foldTest(Effect.gen(function*() {
+      const sent = withoutTail(yield* send(fresh([...firstTurn(), ...laterTurns()])))
+      assert.deepStrictEqual(partsOf(sent[1]!), ["step-start", "text", "text", "step-finish"])
+      assert.strictEqual(sent[1]!.parts[1]!.text, "Let me look at the test first.")
+      assert.deepStrictEqual(partsOf(sent[2]!), ["step-start", "text", "step-finish"])
+      assert.strictEqual(sent[2]!.parts[1]!.text, "Fixed: the comparison was inverted.")
+      assert.strictEqual(sent[0]!.parts[0]!.text, "fix the failing test")
+    })))
+
+  it.effect("the turn in progress and the one before it are never folded", () =>
+    foldTest(
+      Effect.gen(function*() {
+        const sent = withoutTail(yield* send(fresh([...firstTurn(), ...laterTurns()])))
+        for (const callID of ["r2", "b2"]) assert.strictEqual(toolPart(sent, callID).callID, callID)
+        const early = withoutTail(yield* send(fresh([...firstTurn(), ...laterTurns().slice(0, 2)])))
+        assert.isUndefined(digestOf(early))
+      }),
+      { strategies: { fold: { keepTurns: 2 } } }
+    ))
+
+  it.effect("with keepTurns 1, the turn before the one in progress folds too", () =>
+    foldTest(
+      Effect.gen(function*() {
+        const sent = withoutTail(yield* send(fresh([...firstTurn(), ...laterTurns()])))
+        const digests = sent.flatMap((message) => message.parts).filter((part) =>
+          part.type === "text" && String(part.text).startsWith(digestHeader)
+        )
+        assert.lengthOf(digests, 2)
+        assert.strictEqual(digests[1]!.text, `${digestHeader}\n[id 4] read src/b.ts -> ok`)
+      }),
+      { strategies: { fold: { keepTurns: 1 } } }
+    ))
+
+  it.effect("a call of a tool whose calls are never pruned stays in place, with the calls around it folded", () =>
+    foldTest(Effect.gen(function*() {
+      const turn = firstTurn()
+      turn[1] = assistant([
+        tool({ tool: "read", callID: "r1", input: { filePath: "src/a.ts" }, output: lines(200) }),
+        tool({ tool: "todowrite", callID: "t1", input: { todos: [{ content: "fix", status: "done" }] }, output: "[]" })
+      ])
+      const sent = withoutTail(yield* send(fresh([...turn, ...laterTurns()])))
+      assert.strictEqual(toolPart(sent, "t1").state.input.todos[0].content, "fix")
+      assert.deepStrictEqual(partsOf(sent[1]!), ["step-start", "text", "tool", "step-finish"])
+      assert.notInclude(digestOf(sent)!, "todowrite")
+    })))
+
+  it.effect("a failed call folds with the first line of its error", () =>
+    foldTest(Effect.gen(function*() {
+      const turn = firstTurn()
+      turn[2] = assistant([
+        tool({
+          tool: "edit",
+          callID: "e1",
+          input: { filePath: "src/a.ts", oldString: "x", newString: "y" },
+          error: "oldString not found in content\nat line 3"
+        })
+      ])
+      const sent = withoutTail(yield* send(fresh([...turn, ...laterTurns()])))
+      assert.include(digestOf(sent)!, "[id 3] edit src/a.ts -> error: oldString not found in content")
+    })))
+
+  it.effect("parallel calls of one step fold into the one digest, in their order", () =>
+    foldTest(Effect.gen(function*() {
+      const turn = [
+        user("where is parse defined?", { id: "msg_u1" }),
+        assistant([
+          tool({ tool: "grep", callID: "g1", input: { pattern: "parse" }, output: lines(40, "match") }),
+          tool({ tool: "glob", callID: "g2", input: { pattern: "**/*.ts" }, output: lines(40, "file") })
+        ])
+      ]
+      const sent = withoutTail(yield* send(fresh([...turn, ...laterTurns()])))
+      assert.deepStrictEqual(partsOf(sent[1]!), ["step-start", "text", "step-finish"])
+      assert.strictEqual(
+        digestOf(sent),
+        `${digestHeader}\n[id 1] grep parse -> ok\n[id 2] glob **/*.ts -> ok`
+      )
+    })))
+
+  it.effect("a turn's reasoning leaves with its calls", () =>
+    foldTest(Effect.gen(function*() {
+      const turn = firstTurn()
+      turn[1] = assistant([
+        reasoning("The test compares the wrong way round."),
+        tool({ tool: "read", callID: "r1", input: { filePath: "src/a.ts" }, output: lines(200) })
+      ])
+      const sent = withoutTail(yield* send(fresh([...turn, ...laterTurns()])))
+      assert.deepStrictEqual(partsOf(sent[1]!), ["step-start", "text", "step-finish"])
+    })))
+
+  it.effect("the newest copy of a working file stays in place in a folded turn", () =>
+    foldTest(
+      Effect.gen(function*() {
+        const sent = withoutTail(
+          yield* send(fresh([...firstTurn(), ...laterTurns().slice(0, 2), ...laterTurns().slice(2, 3)]))
+        )
+        // keepFiles 2: src/b.ts and src/a.ts are the working files; a.ts's newest copy is the read in the first turn.
+        assert.strictEqual(toolPart(sent, "r1").state.output, `[id 1]\n${lines(200)}`)
+        assert.notInclude(digestOf(sent)!, "read src/a.ts")
+        assert.include(digestOf(sent)!, "[id 2] bash npm test -> exit 1")
+      }),
+      { strategies: { staleOutputs: { keepFiles: 2 } } }
+    ))
+
+  it.effect("a turn with an output a rule has yet to prune is not folded", () =>
+    foldTest(
+      Effect.gen(function*() {
+        const sent = withoutTail(yield* send(fresh([...firstTurn(), ...laterTurns()])))
+        assert.isUndefined(digestOf(sent))
+        assert.strictEqual(toolPart(sent, "r1").state.output, `[id 1]\n${lines(200)}`)
+      }),
+      { strategies: { staleOutputs: { keepRecent: 10 } } }
+    ))
+
+  it.effect("a folded turn is sent byte-identical on every later request", () =>
+    foldTest(Effect.gen(function*() {
+      const history = [...firstTurn(), ...laterTurns()]
+      const first = withoutTail(yield* send(fresh(history)))
+      const later = withoutTail(
+        yield* send(fresh([
+          ...history,
+          assistant([text("All tests pass.")]),
+          user("one more thing", { id: "msg_u4" })
+        ]))
+      )
+      assert.strictEqual(JSON.stringify(later.slice(0, 3)), JSON.stringify(first.slice(0, 3)))
+    })))
+
+  it.effect("the session records the fold: the turn, the calls it stands for and what it saves", () =>
+    foldTest(Effect.gen(function*() {
+      yield* send(fresh([...firstTurn(), ...laterTurns()]))
+      const { folds, stats } = yield* stateOf(sessionID)
+      assert.deepStrictEqual(Object.keys(folds), ["msg_u1"])
+      assert.deepStrictEqual(folds.msg_u1!.calls, ["r1", "b1", "e1"])
+      assert.isAbove(folds.msg_u1!.tokens, 0)
+      assert.strictEqual(stats.byReason.fold?.calls, 3)
+    })))
+
+  it.effect("recall returns a folded call's output from the stored session", () =>
+    Effect.gen(function*() {
+      const history = [...firstTurn(), ...laterTurns()]
+      yield* pipelineTest(
+        Effect.gen(function*() {
+          yield* send(fresh(history))
+          const reply = yield* recall(sessionID, ["2"])
+          assert.include(reply, lines(60, "FAIL"))
+        }),
+        config,
+        { host: { messages: { [sessionID]: history } } }
+      )
+    }))
+
+  it.effect("recall returns a folded call's output even when no prune of its own took it", () =>
+    Effect.gen(function*() {
+      const turn = firstTurn()
+      turn[2] = assistant([tool({ tool: "bash", callID: "b0", input: { command: "mkdir out" }, output: "" })])
+      const history = [...turn, ...laterTurns()]
+      yield* pipelineTest(
+        Effect.gen(function*() {
+          const sent = withoutTail(yield* send(fresh(history)))
+          assert.include(digestOf(sent)!, "[id 3] bash mkdir out -> ok")
+          const reply = yield* recall(sessionID, ["3"])
+          assert.include(reply, "Original content of id 3 (bash mkdir out)")
+        }),
+        config,
+        { host: { messages: { [sessionID]: history } } }
+      )
+    }))
+
+  it.effect("/dcp restore of a folded call unfolds its turn, and the call's content is sent again", () =>
+    foldTest(Effect.gen(function*() {
+      const history = [...firstTurn(), ...laterTurns()]
+      yield* send(fresh(history))
+      yield* dcp(sessionID, "restore 2")
+      const sent = withoutTail(yield* send(fresh(history)))
+      assert.strictEqual(toolPart(sent, "b1").state.output, `[id 2]\n${lines(60, "FAIL")}`)
+      assert.deepStrictEqual((yield* stateOf(sessionID)).restored, ["b1"])
+    })))
+
+  it.effect("after an undo that makes a folded turn recent again, it is unfolded", () =>
+    foldTest(Effect.gen(function*() {
+      const history = [...firstTurn(), ...laterTurns()]
+      yield* send(fresh(history))
+      const undone = [...history.slice(0, 4), user("no, do it differently", { id: "msg_u5" })]
+      const sent = withoutTail(yield* send(fresh(undone)))
+      assert.isUndefined(digestOf(sent))
+      assert.deepStrictEqual(Object.keys((yield* stateOf(sessionID)).folds), [])
+    })))
+
+  it.effect("after OpenCode compacts the session, the folds of the turns it summarised are forgotten", () =>
+    foldTest(Effect.gen(function*() {
+      const history = [...firstTurn(), ...laterTurns()]
+      yield* send(fresh(history))
+      const compacted = [
+        user("What did we do so far?", { id: "msg_c1" }),
+        assistant([text("We fixed a test and added another.")], { summary: true, id: "msg_s1" }),
+        user("go on", { id: "msg_u6" })
+      ]
+      yield* send(fresh([...history, ...compacted].slice(history.length)))
+      assert.deepStrictEqual(Object.keys((yield* stateOf(sessionID)).folds), [])
+    })))
+
+  it.effect("folding off: nothing is folded", () =>
+    foldTest(
+      Effect.gen(function*() {
+        const sent = withoutTail(yield* send(fresh([...firstTurn(), ...laterTurns()])))
+        assert.isUndefined(digestOf(sent))
+      }),
+      { strategies: { fold: { enabled: false } } }
+    ))
+})
