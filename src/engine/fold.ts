@@ -130,6 +130,8 @@ const dispositionOf = (
 ): Disposition => {
   if (context.restored.has(call.callID) || alwaysKept(call, context)) return "keep"
   if (context.prunedTokens(call) !== undefined) return "fold"
+  // Turn protection: never pruned while young; its turn waits rather than fold it.
+  if (context.protection.recent(call)) return "wait"
   const { rules } = context
   if (call.status === "error") {
     if (!largeInput(call)) return "fold"

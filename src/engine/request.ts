@@ -166,17 +166,23 @@ export const undone = (request: Request, followed: Followed): ReadonlyArray<stri
 }
 
 /**
- * Unfolds the turns an undo made recent again: a fold is of a turn older than the `keepTurns` most recent, and the
- * undo took out the turns that made it so.
+ * Unfolds the turns an undo made recent again: a fold is of a turn older than the `keepTurns` most recent, none of
+ * whose calls turn protection keeps, and the undo took out the turns that made it so.
  */
 const unfoldRecent = (request: Request): void => {
   const { state } = request
   if (state.folds.size === 0) return
-  const { userTurns } = request.index
+  const { byCallId, userTurns } = request.index
   const keep = request.config.strategies.fold.keepTurns
-  for (let t = Math.max(0, userTurns.length - keep); t < userTurns.length; t++) {
+  for (let t = 0; t < userTurns.length; t++) {
     const key = userTurns[t]!.key
-    if (state.folds.has(key)) setFold(state, key, undefined)
+    const record = state.folds.get(key)
+    if (record === undefined) continue
+    const young = t >= userTurns.length - keep || record.calls.some((callID) => {
+      const call = byCallId.get(callID)
+      return call !== undefined && request.protection.recent(call)
+    })
+    if (young) setFold(state, key, undefined)
   }
 }
 

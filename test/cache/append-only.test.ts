@@ -14,7 +14,7 @@ import { projectConfig } from "../support/pluginTest.ts"
  * places the provider's cache breakpoints on the last two messages, so any earlier byte that moves or changes makes
  * every entry after it useless. The invariant, request after request of generated sessions: every message the
  * previous request sent (its trailing note aside) is sent again identical, except the tool parts of calls whose prune
- * this request applies; and the previous request's messages come first, in order.
+ * this request applies and the messages of a turn it folds; and the previous request's messages come first, in order.
  */
 
 const session = "ses_appendonly000000000000001"
@@ -60,14 +60,17 @@ const withoutNote = (messages: ReadonlyArray<Msg>) =>
 const violation = (
   previous: ReadonlyArray<Msg>,
   next: ReadonlyArray<Msg>,
-  applied: ReadonlySet<string>
+  applied: ReadonlySet<string>,
+  folded: ReadonlySet<string> = new Set()
 ): string | undefined => {
   const sent = withoutNote(previous)
   if (next.length < sent.length) return `request shrank from ${sent.length} to ${next.length} messages`
+  const inFolded = turnsOf(next, folded)
   for (let m = 0; m < sent.length; m++) {
     const before = sent[m]!
     const after = next[m]!
     if (JSON.stringify(before.info) !== JSON.stringify(after.info)) return `message ${m}: info changed`
+    if (inFolded.has(m)) continue
     if (before.parts.length !== after.parts.length) return `message ${m}: part count changed`
     for (let p = 0; p < before.parts.length; p++) {
       const a = before.parts[p]!
@@ -83,6 +86,23 @@ const violation = (
   return undefined
 }
 
+/** A message the user typed: what opens a turn. */
+const typed = (message: Msg) =>
+  message.info.role === "user" &&
+  message.parts.some((part) => part.type === "text" && part.synthetic !== true && part.ignored !== true)
+
+/** The indexes of the messages of the turns keyed (by the ID of the message that opens each) in `keys`. */
+const turnsOf = (messages: ReadonlyArray<Msg>, keys: ReadonlySet<string>): Set<number> => {
+  const found = new Set<number>()
+  let inside = false
+  for (let m = 0; m < messages.length; m++) {
+    const message = messages[m]!
+    if (m === 0 || typed(message)) inside = keys.has(String(message.info.id))
+    if (inside) found.add(m)
+  }
+  return found
+}
+
 // Each generated case runs in its own scope, closed before the next case: its temp dirs and layers do not pile up.
 const property = (check: (value: Case) => Effect.Effect<void, unknown, Scope.Scope>) =>
   Effect.promise(() =>
@@ -94,37 +114,48 @@ const property = (check: (value: Case) => Effect.Effect<void, unknown, Scope.Sco
 
 // 60 generated cases, each with its own temp root and plugin: ~2 s alone, far more on 2 busy cores (30 s seen once).
 describe("what is sent is append-only", { timeout: 120_000 }, () => {
-  it.effect("every request sends what the previous one sent, changed only where it applies a prune", () =>
-    property(({ config, pauses, spec }) =>
-      Effect.gen(function*() {
-        const root = yield* tempDir
-        yield* projectConfig(root, config)
-        const history = build(spec, session)
-        const time = { now: 0 }
-        const clock = replayedClock(yield* Clock.clockWith((clock) => Effect.succeed(clock)), time)
-        yield* Effect.gen(function*() {
-          let previous: Array<Msg> | undefined
-          let pruned = new Set<string>()
-          // One request per assistant message (what OpenCode sends before it), and a last one with everything.
-          const ends = [
-            ...history.flatMap((message, i) => (message.info.role === "assistant" ? [i] : [])),
-            history.length
-          ]
-          for (const [k, end] of ends.entries()) {
-            time.now += pauses[k % pauses.length]! * 60_000
-            const sent = yield* send(structuredClone(history.slice(0, end)))
-            const now = new Set(Object.keys((yield* stateOf(session)).pruned))
-            const applied = new Set([...now].filter((callID) => !pruned.has(callID)))
-            if (previous !== undefined) {
-              const problem = violation(previous, sent, applied)
-              assert.isUndefined(problem, `request ${k} of ${ends.length}: ${problem}`)
+  it.effect("every request sends what the previous one sent, changed only where it applies a prune", () => {
+    let foldsApplied = 0
+    return Effect.tap(
+      property(({ config, pauses, spec }) =>
+        Effect.gen(function*() {
+          const root = yield* tempDir
+          yield* projectConfig(root, config)
+          const history = build(spec, session)
+          const time = { now: 0 }
+          const clock = replayedClock(yield* Clock.clockWith((clock) => Effect.succeed(clock)), time)
+          yield* Effect.gen(function*() {
+            let previous: Array<Msg> | undefined
+            let pruned = new Set<string>()
+            let folds = new Set<string>()
+            // One request per assistant message (what OpenCode sends before it), and a last one with everything.
+            const ends = [
+              ...history.flatMap((message, i) => (message.info.role === "assistant" ? [i] : [])),
+              history.length
+            ]
+            for (const [k, end] of ends.entries()) {
+              time.now += pauses[k % pauses.length]! * 60_000
+              const sent = yield* send(structuredClone(history.slice(0, end)))
+              const state = yield* stateOf(session)
+              const now = new Set(Object.keys(state.pruned))
+              const applied = new Set([...now].filter((callID) => !pruned.has(callID)))
+              const foldsNow = new Set(Object.keys(state.folds))
+              const folded = new Set([...foldsNow].filter((key) => !folds.has(key)))
+              foldsApplied += folded.size
+              if (previous !== undefined) {
+                const problem = violation(previous, sent, applied, folded)
+                assert.isUndefined(problem, `request ${k} of ${ends.length}: ${problem}`)
+              }
+              previous = sent
+              pruned = now
+              folds = foldsNow
             }
-            previous = sent
-            pruned = now
-          }
-        }).pipe(Effect.provide(pluginUnder(root).pipe(Layer.provideMerge(Layer.succeed(Clock.Clock, clock)))))
-      })
-    ))
+          }).pipe(Effect.provide(pluginUnder(root).pipe(Layer.provideMerge(Layer.succeed(Clock.Clock, clock)))))
+        })
+      ),
+      () => Effect.sync(() => assert.isAbove(foldsApplied, 0, "some generated sessions fold old turns"))
+    )
+  })
 
   it("the check itself catches a message the previous request sent that changed", () => {
     const message = (id: string, output: string): Msg => ({

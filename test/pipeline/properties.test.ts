@@ -1,6 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, type Scope } from "effect"
 import fc from "fast-check"
+import { digestHeader } from "../../src/engine/fold.ts"
 import { syntheticId } from "../../src/engine/inject.ts"
 import { contentInputs } from "../../src/engine/strategies/supersedeWrites.ts"
 import {
@@ -113,9 +114,40 @@ const callsOf = (messages: ReadonlyArray<Msg>): { calls: Array<CallView>; turns:
 }
 
 const partOf = (messages: ReadonlyArray<Msg>, callID: string) =>
-  messages.flatMap((message) => message.parts).find((part) => part.callID === callID) as Record<string, any>
+  messages.flatMap((message) => message.parts).find((part) => part.callID === callID) as Record<string, any> | undefined
 
-/** Only content changes: message and part structure, IDs, roles and tool metadata stay. */
+/** A message the user typed: what opens a turn. */
+const typed = (message: Msg) =>
+  message.info.role === "user" &&
+  message.parts.some((part) => part.type === "text" && part.synthetic !== true && part.ignored !== true)
+
+/** Each message's turn: how many messages the user typed precede it, itself included. */
+const turnOfEach = (messages: ReadonlyArray<Msg>): Array<number> => {
+  let turn = 0
+  return messages.map((message) => (typed(message) ? ++turn : turn))
+}
+
+const isDigest = (part: Record<string, any>) => part.type === "text" && String(part.text).startsWith(digestHeader)
+
+/** The stable IDs the digests of folded turns (src/engine/fold.ts) name, and the turns they are in. */
+const foldsOf = (output: ReadonlyArray<Msg>) => {
+  const named = new Set<number>()
+  const turns = new Set<number>()
+  const turnOf = turnOfEach(output)
+  output.forEach((message, m) => {
+    for (const part of message.parts) {
+      if (!isDigest(part)) continue
+      turns.add(turnOf[m]!)
+      for (const [, id] of String(part.text).matchAll(/^\[id (\d+)\] /gm)) named.add(Number(id))
+    }
+  })
+  return { named, turns }
+}
+
+/**
+ * Only content changes: message structure, IDs, roles and tool metadata stay. The one exception is a folded turn,
+ * whose tool parts (but those kept in place) and reasoning leave, one digest text naming each call by its ID.
+ */
 const assertSameStructure = (
   input: ReadonlyArray<Msg>,
   output: ReadonlyArray<Msg>,
@@ -123,12 +155,22 @@ const assertSameStructure = (
 ) => {
   const extra = output.length - input.length
   assert.isTrue(extra === 0 || (extra === 1 && output[output.length - 1]!.info.id === syntheticId), "message count")
+  const folds = foldsOf(output)
+  const turnOf = turnOfEach(input)
+  const gone: Array<number> = []
   input.forEach((message, i) => {
     const sent = output[i]!
     assert.deepStrictEqual(sent.info, message.info, "message info")
-    assert.strictEqual(sent.parts.length, message.parts.length, "part count")
-    message.parts.forEach((part, j) => {
-      const out = sent.parts[j] as Record<string, any>
+    const inFold = folds.turns.has(turnOf[i]!)
+    const expected = message.parts.filter((part) => {
+      const folded = part.type === "tool" && folds.named.has(ids[String(part.callID)]!)
+      if (folded) gone.push(ids[String(part.callID)]!)
+      return !folded && !(inFold && part.type === "reasoning")
+    })
+    const parts = sent.parts.filter((part) => !isDigest(part))
+    assert.strictEqual(parts.length, expected.length, "part count")
+    expected.forEach((part, j) => {
+      const out = parts[j] as Record<string, any>
       if (part.type !== "tool") {
         assert.deepStrictEqual(out, part, "non-tool part")
         return
@@ -159,6 +201,7 @@ const assertSameStructure = (
       assert.deepStrictEqual(restAfter, restBefore, "other state fields")
     })
   })
+  assert.deepStrictEqual(gone.sort((a, b) => a - b), [...folds.named].sort((a, b) => a - b), "calls the digests name")
 }
 
 const fileOf = (part: Record<string, any>): string | undefined =>
@@ -188,12 +231,19 @@ const assertProtectedUntouched = (
   ids: Readonly<Record<string, number>>
 ) => {
   const { calls, turns } = callsOf(input)
+  const { named } = foldsOf(output)
   for (const { part, turn } of calls) {
     const sent = partOf(output, part.callID)
     const file = fileOf(part)
     const byPattern = file !== undefined &&
       config.protectedFilePatterns.some((pattern) => matchesProtectedPattern(pattern, file))
     const recent = config.turnProtection.enabled && turns - turn < config.turnProtection.turns
+    if (sent === undefined) {
+      // Folded: never a protected call (a file change may be, once a rule pruned its content).
+      assert.isTrue(named.has(ids[part.callID]!), `${part.tool} ${part.callID} named by a digest`)
+      assert.isFalse(byPattern || recent || part.tool === "task" || part.tool === "todowrite", `folded ${part.callID}`)
+      continue
+    }
     if (byPattern || part.tool === "task" || part.tool === "todowrite") {
       assert.deepStrictEqual(sent, part, `protected ${part.tool} ${part.callID}`)
     } else if (recent) {
@@ -214,14 +264,87 @@ const assertProtectedUntouched = (
   }
 }
 
+/** A message as a provider receives it, after OpenCode's conversion (src/analysis/wire.ts says how it converts). */
+interface ModelMessage {
+  readonly role: "user" | "assistant" | "tool"
+  readonly calls: ReadonlyArray<string>
+  readonly content: number
+}
+
+/**
+ * The model messages OpenCode makes of what the transform sends: a user message's text and files; an assistant message
+ * cut at every step-start, each step an assistant message (text, signed reasoning, tool calls) followed by a tool
+ * message with the results of its calls; anything with nothing to send left out.
+ */
+const modelMessages = (messages: ReadonlyArray<Msg>): Array<ModelMessage> => {
+  const out: Array<ModelMessage> = []
+  for (const message of messages) {
+    if (message.info.role === "user") {
+      const content = message.parts.filter((part) =>
+        (part.type === "text" && part.ignored !== true && part.text !== "") || part.type === "file"
+      ).length
+      if (content > 0)
+        out.push({ role: "user", calls: [], content })
+      continue
+    }
+    let content = 0
+    let calls: Array<string> = []
+    const step = () => {
+      if (content + calls.length > 0) out.push({ role: "assistant", calls, content })
+      if (calls.length > 0) out.push({ role: "tool", calls, content: calls.length })
+      content = 0
+      calls = []
+    }
+    for (const part of message.parts) {
+      if (part.type === "step-start") step()
+      else if (part.type === "text" && part.text !== "") content++
+      else if (part.type === "reasoning" && part.metadata?.anthropic?.signature != null) content++
+      else if (part.type === "tool") {
+        assert.include(["pending", "running", "completed", "error"], part.state?.status, `tool part ${part.callID}`)
+        calls.push(String(part.callID))
+      }
+    }
+    step()
+  }
+  return out
+}
+
+/** No tool result without its call, none of a call without its result, each once; the conversation opens with the user. */
+const assertProviderShape = (messages: ReadonlyArray<ModelMessage>) => {
+  assert.strictEqual(messages[0]?.role, "user", "the first message is the user's")
+  const seen = new Set<string>()
+  messages.forEach((message, i) => {
+    if (message.role === "tool") {
+      const call = messages[i - 1]
+      assert.strictEqual(call?.role, "assistant", "a tool message follows an assistant message")
+      assert.deepStrictEqual(message.calls, call!.calls, "the results of the calls just made, in their order")
+    }
+    if (message.role === "assistant" && message.calls.length > 0) {
+      assert.strictEqual(messages[i + 1]?.role, "tool", "an assistant message's calls are answered next")
+      for (const callID of message.calls) {
+        assert.isFalse(seen.has(callID), `call ${callID} sent once`)
+        seen.add(callID)
+      }
+    }
+  })
+}
+
 // 60 generated cases, each with its own temp root and plugin: ~2 s alone, far more on 2 busy cores (30 s seen once).
 describe("transform properties over generated histories", { timeout: 120_000 }, () => {
-  it.effect("never changes message or part counts, IDs, roles, tool names or callIDs; only content", () =>
+  it.effect("never changes message counts, IDs, roles, tool names or callIDs; only content, and folded calls into a digest", () =>
     property(cases, ([spec, config]) =>
       Effect.gen(function*() {
         const messages = build(spec, session)
         const { ids, output } = yield* sendFresh(messages, config)
         assertSameStructure(messages, output, ids)
+      })))
+
+  it.effect("what is sent stays valid for every provider: each tool call's result follows it, in order, once", () =>
+    property(cases, ([spec, config]) =>
+      Effect.gen(function*() {
+        const messages = build(spec, session)
+        const { output } = yield* sendFresh(messages, config)
+        assertProviderShape(modelMessages(output))
       })))
 
   it.effect("never prunes a protected call: always-protected tools, protected files, turn-protected calls", () =>
@@ -270,19 +393,30 @@ describe("transform properties over generated histories", { timeout: 120_000 }, 
         yield* projectConfig(root, { ...config, strategies: { repeats: { enabled: true } } })
         yield* Effect.gen(function*() {
           const applied = new Map<string, string>()
+          const digests = new Set<string>()
           for (let n = 1; n <= messages.length; n++) {
             const output = withoutTail(yield* send(structuredClone(messages.slice(0, n))))
             const { ids } = yield* stateOf(session)
+            const sentDigests = new Set(
+              output.flatMap((message) => message.parts).filter(isDigest).map((part) => String(part.text))
+            )
+            for (const digest of digests) assert.isTrue(sentDigests.has(digest), `a digest sent before is sent again`)
+            const { named } = foldsOf(output)
             for (const [callID, bytes] of applied) {
-              const sent = JSON.stringify(partOf(output, callID))
+              const part = partOf(output, callID)
+              // Folded after its prune: its turn's digest stands for it from then on.
+              if (part === undefined && named.has(ids[callID]!)) continue
+              const sent = JSON.stringify(part)
               assert.isTrue(
                 sent === bytes,
-                `${callID} was sent as ${bytes.slice(0, 300)}\nthen as ${sent.slice(0, 300)}`
+                `${callID} was sent as ${bytes.slice(0, 300)}\nthen as ${String(sent).slice(0, 300)}`
               )
             }
+            for (const digest of sentDigests) digests.add(digest)
             const { calls } = callsOf(messages.slice(0, n))
             for (const { part } of calls) {
               const sent = partOf(output, part.callID)
+              if (sent === undefined) continue
               // A tag is not a prune: a call tagged on its first send may be pruned later.
               if (JSON.stringify(untagged(sent, ids[part.callID])) !== JSON.stringify(part)) {
                 applied.set(part.callID, JSON.stringify(sent))
