@@ -510,8 +510,10 @@ export const placeBreakpoint = (
 }
 
 /**
- * The position of the oldest call a fold may still change: the first call of the oldest turn, folded or not yet, that
- * calls a fold may take (not those kept in place whatever happens). A fold held back before the breakpoint waits for a
+ * The position of the oldest call a fold may still change: the first call of the oldest old turn not folded yet that
+ * has calls a fold may take (not those kept in place whatever happens). A turn that is not old yet is not counted: the
+ * breakpoint would never get past the turn in progress, and a turn becomes old with the user's next message, often
+ * after a pause that lets the cache expire, when its fold is free. A fold held back before the breakpoint waits for a
  * request that writes everything anyway.
  */
 const foldFrontier = (request: Request, heldBack: ReadonlySet<string>): number => {
@@ -519,7 +521,7 @@ const foldFrontier = (request: Request, heldBack: ReadonlySet<string>): number =
   if (!request.config.strategies.fold.enabled) return index.calls.length
   const { userTurns, calls } = index
   const { protectedTools } = request.config.tools.settings
-  for (let t = 0; t < userTurns.length; t++) {
+  for (let t = 0; t < userTurns.length - request.config.strategies.fold.keepTurns; t++) {
     const turn = userTurns[t]!
     if (state.folds.has(turn.key)) continue
     const end = t + 1 < userTurns.length ? userTurns[t + 1]!.firstCall : calls.length
