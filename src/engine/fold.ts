@@ -3,9 +3,9 @@ import type { FoldRecord } from "../state/schema.ts"
 import type { Rules } from "./automatic.ts"
 import { idOf, type ToolCall, type UserTurn } from "./calls.ts"
 import type { Protection } from "./protection.ts"
-import type { Estimate } from "./savings.ts"
-import { minInputTokens } from "./strategies/purgeErrors.ts"
-import { maskedTokens, workingCopies } from "./strategies/staleOutputs.ts"
+import type { RecallHint } from "./placeholders.ts"
+import { type Estimate, savingOf } from "./savings.ts"
+import { workingCopies } from "./strategies/staleOutputs.ts"
 
 /**
  * Folding old turns (SPEC 9.10). Once masking has pruned an old turn's outputs, what it still sends of them is their
@@ -69,6 +69,7 @@ export interface FoldContext {
   readonly folds: ReadonlyMap<string, FoldRecord>
   /** The tokens each pruned call's prune takes out, planned ones included. */
   readonly prunedTokens: (call: ToolCall) => number | undefined
+  readonly recallHint: RecallHint
   readonly estimate: Estimate
 }
 
@@ -133,19 +134,17 @@ const dispositionOf = (
   // Turn protection: never pruned while young; its turn waits rather than fold it.
   if (context.protection.recent(call)) return "wait"
   const { rules } = context
+  // Nothing a rule would take: what a prune would leave costs as much as what it takes out.
+  const worthNothing = (reason: "purgeErrors" | "staleOutputs") =>
+    savingOf(call, reason, idOf(call), context.recallHint, context.estimate) < 1
   if (call.status === "error") {
-    if (!largeInput(call)) return "fold"
+    if (worthNothing("purgeErrors")) return "fold"
     return rules.failed !== undefined && rules.prunable.purge(call) ? "wait" : "keep"
   }
-  if (call.status !== "completed" || call.compacted) return "fold"
-  if (maskedTokens(call) === 0) return "fold"
+  if (call.status !== "completed" || call.compacted || worthNothing("staleOutputs")) return "fold"
   if (rules.maskable === undefined || !rules.prunable.stale(call)) return "keep"
   return working().has(call.position) ? "keep" : "wait"
 }
-
-/** Purge-errors' threshold: smaller string inputs stay, so a failed call with none has nothing to purge. */
-const largeInput = (call: ToolCall): boolean =>
-  Object.values(call.inputTokens).some((tokens) => tokens >= minInputTokens)
 
 /** The argument shown on a digest line at most this long. */
 const argumentLength = 60

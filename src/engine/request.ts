@@ -257,6 +257,7 @@ const foldsDue = (request: Request, planned: ReadonlyMap<string, number>): Array
     restored: state.restored,
     folds: state.folds,
     prunedTokens: (call) => state.pruned.get(call.callID)?.tokens ?? planned.get(call.callID),
+    recallHint: request.recallHint,
     estimate: request.estimate
   })
 }

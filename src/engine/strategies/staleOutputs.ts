@@ -40,7 +40,7 @@ export type StaleQuery = StaleOptions & {
 }
 
 /** Tokens masking takes out of a call: a file change's content inputs and errors, another call's output. */
-export const maskedTokens = (call: ToolCall): number =>
+const maskedTokens = (call: ToolCall): number =>
   changesFile(call.tool) ? contentTokens(call) + call.diagnosticsTokens : call.outputTokens
 
 /**
