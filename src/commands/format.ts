@@ -21,6 +21,8 @@ export interface Breakdown {
   readonly prunedCalls: number
   /** Tokens pruning takes out of every request: what the context would grow by without it. */
   readonly prunedTokens: number
+  /** Old turns folded (src/engine/fold.ts): the turns, the calls their digests stand for, the tokens they take out. */
+  readonly folded?: { readonly turns: number; readonly calls: number; readonly tokens: number } | undefined
   /** Input tokens the provider reported for the latest request, when it reported any and nothing changed since. */
   readonly reported: number | undefined
   /** Prunes made since the latest request (by the model or the user): the next request carries them. */
@@ -104,6 +106,14 @@ export const formatContext = (b: Breakdown): string => {
     ? `${formatTokens(counted)} tokens (estimated)`
     : `${thousands(b.reported)} tokens (reported by the provider for the latest request)`
   lines.push("", `Pruned:           ${callCount(b.prunedCalls)}, ${formatTokens(b.prunedTokens)} tokens (estimated)`)
+  const folded = b.folded ?? { turns: 0, calls: 0, tokens: 0 }
+  if (folded.turns > 0) {
+    lines.push(
+      `Folded:           ${folded.turns} old turn${folded.turns === 1 ? "" : "s"}, ${
+        callCount(folded.calls)
+      } sent as digests, ${formatTokens(folded.tokens)} tokens more (estimated)`
+    )
+  }
   if (b.pending.calls > 0) {
     lines.push(
       `                  ${b.pending.calls} of them (${formatTokens(b.pending.tokens)}) go out with the next request.`
@@ -115,7 +125,7 @@ export const formatContext = (b: Breakdown): string => {
   }
   lines.push(
     `${b.reported === undefined ? "Next request:   " : "Current context:"}  ${currentText}`,
-    `Without pruning:  ${formatTokens(current + b.prunedTokens)} tokens (estimated)`
+    `Without pruning:  ${formatTokens(current + b.prunedTokens + folded.tokens)} tokens (estimated)`
   )
   return lines.join("\n")
 }

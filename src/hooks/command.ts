@@ -135,6 +135,14 @@ const context = Effect.fnUntraced(function*(state: SessionState) {
       prunedTokens += record.tokens
     }
   }
+  let folded = { turns: 0, calls: 0, tokens: 0 }
+  for (const record of state.folds.values()) {
+    folded = {
+      turns: folded.turns + 1,
+      calls: folded.calls + record.calls.length,
+      tokens: folded.tokens + record.tokens
+    }
+  }
   // The system prompt of the latest request, counted exactly when this process saw one.
   const system = state.systemTexts === undefined ? state.systemTokens : yield* sum(state.systemTexts)
   const { current: config } = yield* Config
@@ -142,10 +150,11 @@ const context = Effect.fnUntraced(function*(state: SessionState) {
     system,
     user: yield* sum(contents.user),
     assistant: yield* sum(contents.assistant),
-    tools: Math.max(0, tools - prunedTokens),
+    tools: Math.max(0, tools - prunedTokens - folded.tokens),
     toolCalls: contents.tools.length,
     prunedCalls,
     prunedTokens,
+    folded,
     // The provider's count describes the latest request: not the next one once prunes were made or undone since.
     reported: state.revision === state.sentRevision ? reportedContext(view) : undefined,
     pending: pendingOf(state),

@@ -129,11 +129,13 @@ const statusOf = (
     commands: options.commands
   }
   const context = contextOf(state, index, options.now)
+  const folded = foldedOf(state)
   const waiting = state.waiting
   const cost = state.stats.cost
   return {
     ...status,
     ...(context === undefined ? {} : { context }),
+    ...(folded === undefined ? {} : { folded }),
     pending: waiting === undefined
       ? { calls: 0, tokens: 0, reason: "" }
       : { calls: waiting.calls, tokens: waiting.tokens, reason: waitingReason(waiting.why) },
@@ -141,6 +143,18 @@ const statusOf = (
       ? { cost: { profile: cost.profile, saved: cost.saved, rebuilt: cost.rebuilt, reRead: cost.reRead } }
       : {})
   }
+}
+
+/** The folds in effect: turns, the calls their digests stand for, and the tokens they leave out. */
+const foldedOf = (state: SessionState) => {
+  if (state.folds.size === 0) return undefined
+  let calls = 0
+  let tokens = 0
+  for (const record of state.folds.values()) {
+    calls += record.calls.length
+    tokens += record.tokens
+  }
+  return { turns: state.folds.size, calls, tokens }
 }
 
 /** Why automatic prunes wait, in a few words for the sidebar (`/dcp context` says it at length). */
@@ -156,7 +170,8 @@ const contextOf = (state: SessionState, index: ToolIndex | undefined, now: numbe
   if (viewState === undefined || index === undefined) return undefined
   const system = state.systemTokens ?? 0
   const tokens = viewContext(viewState, index.textChars, system)
-  const tools = Math.max(0, viewState.tokens - viewState.prunedTokens)
+  const left = viewState.prunedTokens + viewState.foldedTokens
+  const tools = Math.max(0, viewState.tokens - left)
   const limit = state.model?.contextLimit
   return {
     tokens,
@@ -165,7 +180,7 @@ const contextOf = (state: SessionState, index: ToolIndex | undefined, now: numbe
     text: Math.max(0, tokens - system - tools),
     tools,
     calls: index.calls.length,
-    pruned: viewState.prunedTokens,
+    pruned: left,
     at: state.lastRequestAt ?? now
   }
 }

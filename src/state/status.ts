@@ -36,7 +36,7 @@ export const StatusContext = Schema.Struct({
   tools: Count,
   /** Tool calls in the request. */
   calls: Count,
-  /** Tokens the applied prunes left out of it. */
+  /** Tokens the applied prunes and folds left out of it. */
   pruned: Count,
   at: Schema.Number
 })
@@ -82,6 +82,8 @@ export const SessionStatus = Schema.Struct({
   context: Schema.optional(StatusContext),
   /** Prunes in effect: what every request leaves out from now on. */
   pruned: Tally,
+  /** Old turns folded in what is sent (src/engine/fold.ts), the calls their digests stand for, the tokens saved. */
+  folded: Schema.optional(Schema.Struct({ turns: Count, calls: Count, tokens: Count })),
   /** Everything pruned in the session so far (restored calls included), by reason. */
   session: Schema.Struct({
     calls: Count,

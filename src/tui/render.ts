@@ -119,6 +119,9 @@ export const panelLines = (loaded: Loaded | undefined, situation: Situation): Re
       ? line(`Pruned: ${plural(status.pruned.calls, "call")}, ${formatTokens(status.pruned.tokens)} tokens`)
       : line("Pruned: nothing yet", "muted")
   )
+  if (status.folded !== undefined && status.folded.turns > 0) {
+    lines.push(line(`Folded: ${plural(status.folded.turns, "turn")}, ${plural(status.folded.calls, "call")}`))
+  }
   const pending = status.pending
   if (pending !== undefined && pending.calls > 0) {
     lines.push(line(`Pending: ${plural(pending.calls, "call")}, ${formatTokens(pending.tokens)}`))
@@ -218,6 +221,13 @@ export const dialogModel = (loaded: Loaded | undefined, situation: Situation): D
       formatTokens(status.pruned.tokens)
     } tokens out of every request`
   ))
+  if (status.folded !== undefined && status.folded.turns > 0) {
+    lines.push(line(
+      `${"Folded".padEnd(labelWidth)}${plural(status.folded.turns, "turn")} (${
+        plural(status.folded.calls, "call")
+      } as digests), ${formatTokens(status.folded.tokens)} tokens more`
+    ))
+  }
   const reasons = byReason(status)
   lines.push(line(
     `${"This session".padEnd(labelWidth)}${plural(status.session.calls, "call")}, ${

@@ -66,6 +66,12 @@ describe("/dcp output", () => {
     )
   })
 
+  it("context counts the folded turns, the calls their digests stand for, and what they save besides", () => {
+    const lines = formatContext({ ...context, folded: { turns: 2, calls: 30, tokens: 1_800 } }).split("\n")
+    assert.include(lines, "Folded:           2 old turns, 30 calls sent as digests, ~1.8k tokens more (estimated)")
+    assert.include(lines, "Without pruning:  ~16k tokens (estimated)")
+  })
+
   it("context says how many of the pruned calls go out with the next request", () => {
     assert.include(
       formatContext({ ...context, pending: { calls: 2, tokens: 3000 } }).split("\n"),

@@ -48,6 +48,11 @@ describe("the sidebar panel", () => {
     ])
   })
 
+  it("shows the folded turns and the calls their digests stand for", () => {
+    const lines = texts(panelLines(status({ folded: { turns: 2, calls: 30, tokens: 1_800 } }), main))
+    assert.strictEqual(lines[3], "Folded: 2 turns, 30 calls")
+  })
+
   it("says when nothing is pruned yet, muted", () => {
     const lines = panelLines(status({ pruned: { calls: 0, tokens: 0 }, recent: [] }), main)
     assert.deepStrictEqual(lines[2], { text: "Pruned: nothing yet", tone: "muted" })
