@@ -171,7 +171,7 @@ const lineOf = (call: ToolCall): string => {
 }
 
 /** The digest that stands for folded calls, oldest first. */
-export const digestOf = (calls: ReadonlyArray<ToolCall>): string => [digestHeader, ...calls.map(lineOf)].join("\n")
+const digestOf = (calls: ReadonlyArray<ToolCall>): string => [digestHeader, ...calls.map(lineOf)].join("\n")
 
 /** A fold in what a request sends: the turn's messages, the calls it stands for and its digest. */
 export interface AppliedFold {
