@@ -87,7 +87,10 @@ export interface ToolIndex {
   readonly summaryId: string | undefined
   /** Where the newest message the user typed sits in the view (-1 if none): what `/dcp sweep` sweeps after. */
   readonly lastUserMessage: number
-  /** Characters of text and reasoning in the view: their length is free to read, their tokens are not. */
+  /**
+   * Characters of the text and the signed reasoning in the view (OpenCode sends no other reasoning): their length is
+   * free to read, their tokens are not.
+   */
   readonly textChars: number
   /** Calls indexed for the first time, or whose status changed, in this pass. */
   readonly changed: ReadonlyArray<ToolCall>
@@ -114,6 +117,8 @@ export interface UserTurn {
   readonly key: string
   readonly messageIndex: number
   readonly firstCall: number
+  /** Characters of the signed reasoning in the turn (what OpenCode sends of it), which leaves with a fold. */
+  reasoningChars: number
 }
 
 /**

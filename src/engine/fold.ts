@@ -1,6 +1,7 @@
 import { Predicate } from "effect"
 import type { FoldRecord } from "../state/schema.ts"
 import type { Rules } from "./automatic.ts"
+import { textTokens } from "./context.ts"
 import { idOf, type ToolCall, type UserTurn } from "./calls.ts"
 import type { Protection } from "./protection.ts"
 import type { RecallHint } from "./placeholders.ts"
@@ -104,7 +105,7 @@ export const planFolds = (context: FoldContext): Array<FoldPlan> => {
     }
     if (waits || folded.length === 0) continue
     const digest = digestOf(folded)
-    let tokens = -context.estimate(digest)
+    let tokens = textTokens(turn.reasoningChars) - context.estimate(digest)
     for (const call of folded) tokens += sentTokens(call, context.prunedTokens(call))
     if (tokens < 1) continue
     const first = turn.messageIndex
@@ -165,13 +166,17 @@ const outcomeOf = (call: ToolCall): string => {
 const clip = (text: string, length: number): string => text.length <= length ? text : `${text.slice(0, length - 1)}…`
 
 /** A call's line in a digest. Made from facts that never change for a call, so a fold is sent byte-identical. */
-const lineOf = (call: ToolCall): string => {
+const lineOf = (call: ToolCall, withId: boolean): string => {
   const argument = call.keyParameter === "" ? "" : ` ${clip(call.keyParameter, argumentLength)}`
-  return `[id ${idOf(call)}] ${call.tool}${argument} -> ${outcomeOf(call)}`
+  return `${withId ? `[id ${idOf(call)}] ` : ""}${call.tool}${argument} -> ${outcomeOf(call)}`
 }
 
-/** The digest that stands for folded calls, oldest first. */
-const digestOf = (calls: ReadonlyArray<ToolCall>): string => [digestHeader, ...calls.map(lineOf)].join("\n")
+/**
+ * The digest that stands for folded calls, oldest first; without their IDs for OpenCode's compaction summariser (the
+ * summarised calls leave the view, and their IDs with them).
+ */
+const digestOf = (calls: ReadonlyArray<ToolCall>, withIds = true): string =>
+  [digestHeader, ...calls.map((call) => lineOf(call, withIds))].join("\n")
 
 /** A fold in what a request sends: the turn's messages, the calls it stands for and its digest. */
 export interface AppliedFold {
@@ -271,5 +276,47 @@ const digestPart = (part: unknown, text: string): Record<string, unknown> => {
     ...(from.messageID === undefined ? {} : { messageID: from.messageID }),
     type: "text",
     text
+  }
+}
+
+/**
+ * Folds in the history OpenCode's compaction summariser is sent (the history before the tail it keeps, as one text
+ * that has to fit the model's window): what the model sees, so that a session the plugin kept small for longer than
+ * OpenCode alone would have can still be summarised. Found by call ID, the summariser's messages being a part of the
+ * history; each fold's digest takes the place of the first of its calls there, and the reasoning of the messages
+ * that held them leaves with them.
+ */
+export const foldForSummary = (
+  messages: ReadonlyArray<unknown>,
+  folds: ReadonlyArray<ReadonlyArray<ToolCall>>
+): void => {
+  const places = new Map<string, readonly [number, number]>()
+  messages.forEach((message, m) => {
+    if (!Predicate.isObject(message) || !Array.isArray(message.parts)) return
+    message.parts.forEach((part: unknown, p) => {
+      if (Predicate.isObject(part) && part.type === "tool" && typeof part.callID === "string") {
+        places.set(part.callID, [m, p])
+      }
+    })
+  })
+  const replaced = new Map<number, Map<number, unknown>>()
+  for (const calls of folds) {
+    const present = calls.filter((call) => places.has(call.callID))
+    if (present.length === 0) continue
+    present.forEach((call, i) => {
+      const [m, p] = places.get(call.callID)!
+      let parts = replaced.get(m)
+      if (parts === undefined) replaced.set(m, parts = new Map())
+      const part = (messages[m] as { parts: Array<unknown> }).parts[p]
+      parts.set(p, i === 0 ? digestPart(part, digestOf(present, false)) : undefined)
+    })
+  }
+  for (const [m, parts] of replaced) {
+    const message = messages[m] as { parts: Array<unknown> }
+    const kept = message.parts.flatMap((part, p) => {
+      if (parts.has(p)) return parts.get(p) === undefined ? [] : [parts.get(p)]
+      return Predicate.isObject(part) && part.type === "reasoning" ? [] : [part]
+    })
+    message.parts.splice(0, message.parts.length, ...kept)
   }
 }

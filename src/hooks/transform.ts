@@ -1,5 +1,6 @@
 import { Effect, Option } from "effect"
 import { applyForSummary } from "../engine/apply.ts"
+import { foldForSummary } from "../engine/fold.ts"
 import {
   beginRequest,
   breakpointOf,
@@ -124,11 +125,12 @@ const transformSession = Effect.fnUntraced(function*(state: SessionState, sessio
 /**
  * OpenCode's compaction summariser's request (the transform right after `experimental.session.compacting`): the
  * history before the kept tail, which OpenCode sends as one text that has to fit the model's window. It gets the
- * plugin's prunes, so that what it summarises is what the model sees (src/engine/apply.ts, `applyForSummary`); nothing
- * else of the request path runs, and the session's index stays that of its latest request.
+ * plugin's prunes and folds, so that what it summarises is what the model sees (src/engine/apply.ts, `applyForSummary`;
+ * src/engine/fold.ts, `foldForSummary`); nothing else of the request path runs, and the session's index stays that of
+ * its latest request.
  */
 const forSummariser = Effect.fnUntraced(function*(state: SessionState, sessionID: string, messages: Array<unknown>) {
-  if (state.pruned.size === 0) return
+  if (state.pruned.size === 0 && state.folds.size === 0) return
   const cache = yield* ToolCache
   const latest = yield* cache.latest(sessionID)
   // A process whose first request for the session is the summariser's knows no calls yet.
@@ -139,5 +141,14 @@ const forSummariser = Effect.fnUntraced(function*(state: SessionState, sessionID
       const call = index.byCallId.get(callID)
       return call === undefined ? [] : [{ call, reason: record.reason }]
     })
+  )
+  foldForSummary(
+    messages,
+    [...state.folds.values()].map((record) =>
+      record.calls.flatMap((callID) => {
+        const call = index.byCallId.get(callID)
+        return call === undefined ? [] : [call]
+      })
+    )
   )
 })

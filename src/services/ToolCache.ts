@@ -89,7 +89,7 @@ export class ToolCache extends Context.Service<ToolCache, {
         let sawNew = false
         // What comes before the user's first message in the view (after a compaction: its summary) is a turn too.
         if (messages.length > 0 && !isTypedByUser(messages[0])) {
-          userTurns.push({ key: messageIdOf(messages[0]) ?? "@0", messageIndex: 0, firstCall: 0 })
+          userTurns.push({ key: messageIdOf(messages[0]) ?? "@0", messageIndex: 0, firstCall: 0, reasoningChars: 0 })
         }
         for (let m = 0; m < messages.length; m++) {
           const message = messages[m]
@@ -100,7 +100,12 @@ export class ToolCache extends Context.Service<ToolCache, {
               if (info.summary === true) summaryId = typeof info.id === "string" ? info.id : undefined
             } else if (info.role === "user" && isTypedByUser(message)) {
               lastUserMessage = m
-              userTurns.push({ key: messageIdOf(message) ?? `@${m}`, messageIndex: m, firstCall: calls.length })
+              userTurns.push({
+                key: messageIdOf(message) ?? `@${m}`,
+                messageIndex: m,
+                firstCall: calls.length,
+                reasoningChars: 0
+              })
             }
           }
           const parts = message.parts
@@ -113,8 +118,17 @@ export class ToolCache extends Context.Service<ToolCache, {
               turns++
               continue
             }
-            if (type === "text" || type === "reasoning") {
+            if (type === "text") {
               if (typeof part.text === "string" && part.ignored !== true) textChars += part.text.length
+              continue
+            }
+            if (type === "reasoning") {
+              // OpenCode sends reasoning only when it is signed (Claude's thinking blocks, src/analysis/wire.ts).
+              if (typeof part.text === "string" && isSigned(part)) {
+                textChars += part.text.length
+                const turn = userTurns[userTurns.length - 1]
+                if (turn !== undefined) turn.reasoningChars += part.text.length
+              }
               continue
             }
             if (type !== "tool") continue
@@ -252,6 +266,10 @@ const fromPart = (part: ToolPart, previous: ToolCall | undefined, directory: str
 const isDirectoryListing = (part: ToolPart): boolean =>
   part.tool === "read" && typeof part.state.output === "string" &&
   /^<path>[^\n]*<\/path>\n<type>directory<\/type>/.test(part.state.output)
+
+const isSigned = (part: Record<string, unknown>): boolean =>
+  Predicate.isObject(part.metadata) && Predicate.isObject(part.metadata.anthropic) &&
+  part.metadata.anthropic.signature !== undefined && part.metadata.anthropic.signature !== null
 
 const exitCodeOf = (metadata: unknown): number | undefined =>
   Predicate.isObject(metadata) && typeof metadata.exit === "number" && Number.isInteger(metadata.exit)

@@ -2,6 +2,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { digestHeader } from "../../src/engine/fold.ts"
 import { dcp } from "../../src/hooks/command.ts"
+import { compacting } from "../../src/hooks/session.ts"
 import { recall } from "../../src/hooks/tools.ts"
 import {
   assistant,
@@ -292,6 +293,19 @@ describe("folding old turns", () => {
       ]
       yield* send(fresh([...history, ...compacted].slice(history.length)))
       assert.deepStrictEqual(Object.keys((yield* stateOf(sessionID)).folds), [])
+    })))
+
+  it.effect("OpenCode's compaction summariser gets the folds too, as digests without the calls' IDs", () =>
+    foldTest(Effect.gen(function*() {
+      const history = [...firstTurn(), ...laterTurns()]
+      yield* send(fresh(history))
+      yield* compacting(sessionID, [])
+      const summarised = yield* send(fresh(history.slice(0, 4)))
+      assert.strictEqual(
+        digestOf(summarised),
+        `${digestHeader}\nread src/a.ts -> ok\nbash npm test -> exit 1\nedit src/a.ts -> ok`
+      )
+      assert.throws(() => toolPart(summarised, "b1"))
     })))
 
   it.effect("folding off: nothing is folded", () =>
