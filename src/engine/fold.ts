@@ -104,7 +104,7 @@ export const planFolds = (context: FoldContext): Array<FoldPlan> => {
       else if (disposition === "fold") folded.push(call)
     }
     if (waits || folded.length === 0) continue
-    const digest = digestOf(folded)
+    const digest = digestFor(folded)
     let tokens = textTokens(turn.reasoningChars) - context.estimate(digest)
     for (const call of folded) tokens += sentTokens(call, context.prunedTokens(call))
     if (tokens < 1) continue
@@ -178,6 +178,22 @@ const lineOf = (call: ToolCall, withId: boolean): string => {
 const digestOf = (calls: ReadonlyArray<ToolCall>, withIds = true): string =>
   [digestHeader, ...calls.map((call) => lineOf(call, withIds))].join("\n")
 
+/**
+ * Digests made on earlier requests, by their first call (the index keeps a call's object while the view keeps the
+ * call): a view derived afresh finds every fold's digest without making it again.
+ */
+const digests = new WeakMap<ToolCall, { readonly calls: ReadonlyArray<ToolCall>; readonly digest: string }>()
+
+const digestFor = (calls: ReadonlyArray<ToolCall>): string => {
+  const known = digests.get(calls[0]!)
+  if (known !== undefined && known.calls.length === calls.length && known.calls.every((call, i) => call === calls[i])) {
+    return known.digest
+  }
+  const digest = digestOf(calls)
+  digests.set(calls[0]!, { calls, digest })
+  return digest
+}
+
 /** A fold in what a request sends: the turn's messages, the calls it stands for and its digest. */
 export interface AppliedFold {
   readonly key: string
@@ -231,37 +247,40 @@ export const foldsIn = (
  */
 export const writeFolds = (messages: ReadonlyArray<unknown>, folds: ReadonlyArray<AppliedFold>): void => {
   for (const fold of folds) {
-    const byMessage = new Map<number, Set<number>>()
-    let digestAt: readonly [number, number] | undefined
-    for (const call of fold.calls) {
-      let parts = byMessage.get(call.messageIndex)
-      if (parts === undefined) byMessage.set(call.messageIndex, parts = new Set())
-      parts.add(call.partIndex)
-      if (digestAt === undefined && !endedInError(messages[call.messageIndex])) {
-        digestAt = [call.messageIndex, call.partIndex]
+    const { calls } = fold
+    let digestAt: ToolCall | undefined
+    for (const call of calls) {
+      if (!endedInError(messages[call.messageIndex])) {
+        digestAt = call
+        break
       }
     }
+    // The calls are in view order: one pointer walks them as the parts go by.
+    let next = 0
     for (let m = fold.first; m < fold.end && m < messages.length; m++) {
       const message = messages[m]
       if (!Predicate.isObject(message) || !Array.isArray(message.parts)) continue
-      const gone = byMessage.get(m)
-      const kept: Array<unknown> = []
-      let changed = false
-      for (let p = 0; p < message.parts.length; p++) {
-        const part: unknown = message.parts[p]
-        if (digestAt !== undefined && digestAt[0] === m && digestAt[1] === p) {
-          kept.push(digestPart(part, fold.digest))
-          changed = true
-        } else if (gone?.has(p) !== true && !(Predicate.isObject(part) && part.type === "reasoning")) {
-          kept.push(part)
-        } else {
-          changed = true
+      const parts: Array<unknown> = message.parts
+      let kept = 0
+      for (let p = 0; p < parts.length; p++) {
+        const part = parts[p]
+        if (Predicate.isObject(part) && part.type === "reasoning") continue
+        while (next < calls.length && isBefore(calls[next]!, m, p)) next++
+        const call = calls[next]
+        if (call !== undefined && call.messageIndex === m && call.partIndex === p) {
+          next++
+          if (call === digestAt) parts[kept++] = digestPart(part, fold.digest)
+          continue
         }
+        parts[kept++] = part
       }
-      if (changed) message.parts.splice(0, message.parts.length, ...kept)
+      parts.length = kept
     }
   }
 }
+
+const isBefore = (call: ToolCall, m: number, p: number): boolean =>
+  call.messageIndex < m || (call.messageIndex === m && call.partIndex < p)
 
 const endedInError = (message: unknown): boolean =>
   Predicate.isObject(message) && Predicate.isObject(message.info) && message.info.error !== undefined &&

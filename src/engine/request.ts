@@ -584,7 +584,7 @@ export const nudgeFor = (
  */
 export const render = (request: Request, anchor: Located | undefined, note: string | undefined): void => {
   const { messages, state } = request
-  applyView(request.view, messages, request.index.calls, state.pruned)
+  applyView(request.view, messages, request.index.calls, state.pruned, state.folded)
   if (anchor !== undefined) markAnchor(messages, anchor.place)
   writeFolds(messages, request.view.folds)
   if (note !== undefined) appendTail(messages, note)

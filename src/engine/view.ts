@@ -245,14 +245,19 @@ export const applyView = (
   viewState: ViewState,
   messages: ReadonlyArray<unknown>,
   calls: ReadonlyArray<ToolCall>,
-  pruned: ReadonlyMap<string, { readonly reason: string }>
+  pruned: ReadonlyMap<string, { readonly reason: string }>,
+  folded: ReadonlyMap<string, unknown> = new Map()
 ): void => {
+  // A folded call's part leaves what is sent (`writeFolds`): nothing to write into it.
+  const skip = folded.size > 0
   for (let i = 0; i < viewState.applied.length; i++) {
     const texts = viewState.appliedTexts[i]
-    if (texts !== undefined) applyRendered(messages, viewState.applied[i]!, texts)
+    const call = viewState.applied[i]!
+    if (texts !== undefined && !(skip && folded.has(call.callID))) applyRendered(messages, call, texts)
   }
   for (const position of viewState.tagged) {
     const call = calls[position]!
+    if (skip && folded.has(call.callID)) continue
     const record = pruned.get(call.callID)
     if (record === undefined || targetOf(call, record.reason as Reason)?.kind !== "output") {
       applyTag(messages, call, tagFor(idOf(call)))

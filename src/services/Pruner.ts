@@ -152,7 +152,9 @@ export class Pruner extends Context.Service<Pruner, {
             const record = state.folds.get(applied.key)
             if (record === undefined) continue
             const { pending: _, ...sent } = record
-            setFold(state, applied.key, sent)
+            // Sent now: no longer pending, and nothing else about the fold changes (the view need not be derived again).
+            state.folds.set(applied.key, sent)
+            state.undeliveredFolds.delete(applied.key)
             const head = applied.calls[0]!
             const entry: PrunedCall = {
               id: head.id ?? 0,
