@@ -67,6 +67,75 @@ describe("Logger", () => {
       assert.strictEqual(mode, 0o600)
     }).pipe(Effect.provide(platform)))
 
+  it.effect(
+    "with debug on, a snapshot of a tool input nested 20,000 deep is written, cut below the depth any message has",
+    () =>
+      Effect.gen(function*() {
+        const root = yield* tempDir
+        yield* withDebug(root)
+        let deep: unknown = "leaf"
+        for (let i = 0; i < 20_000; i++) deep = { a: deep }
+        const message = {
+          info: { id: "msg_1" },
+          parts: [{ type: "tool", state: { input: { filePath: "a.ts", deep } } }]
+        }
+        yield* Logger.use((logger) => logger.snapshot("ses_a", [message])).pipe(Effect.provide(pluginUnder(root)))
+        const fs = yield* FileSystem.FileSystem
+        const [snapshot] = yield* filesUnder(`${logDir(root)}/context/ses_a`)
+        const text = yield* fs.readFileString(`${logDir(root)}/context/ses_a/${snapshot}`)
+        assert.isBelow(text.length, 10_000)
+        const parsed = JSON.parse(text)
+        assert.strictEqual(parsed[0].parts[0].state.input.filePath, "a.ts")
+        assert.include(text, '"[nested deeper]"')
+      }).pipe(Effect.provide(platform)),
+    60_000
+  )
+
+  it.effect("with debug on, a snapshot holding a cycle and a BigInt is written with markers in their place", () =>
+    Effect.gen(function*() {
+      const root = yield* tempDir
+      yield* withDebug(root)
+      const input: Record<string, unknown> = { filePath: "a.ts", size: 10n }
+      input.self = input
+      yield* Logger.use((logger) => logger.snapshot("ses_a", [{ parts: [{ state: { input } }] }])).pipe(
+        Effect.provide(pluginUnder(root))
+      )
+      const fs = yield* FileSystem.FileSystem
+      const [snapshot] = yield* filesUnder(`${logDir(root)}/context/ses_a`)
+      const parsed = JSON.parse(yield* fs.readFileString(`${logDir(root)}/context/ses_a/${snapshot}`))
+      assert.deepStrictEqual(parsed[0].parts[0].state.input, { filePath: "a.ts", size: "10n", self: "[cycle]" })
+    }).pipe(Effect.provide(platform)))
+
+  it.effect("with debug on, a snapshot of a long session holds the newest messages and counts the others", () =>
+    Effect.gen(function*() {
+      const root = yield* tempDir
+      yield* withDebug(root)
+      const messages = Array.from({ length: 3_000 }, (_, i) => ({ info: { id: `msg_${i}` }, text: "x".repeat(2_000) }))
+      yield* Logger.use((logger) => logger.snapshot("ses_a", messages)).pipe(Effect.provide(pluginUnder(root)))
+      const fs = yield* FileSystem.FileSystem
+      const [snapshot] = yield* filesUnder(`${logDir(root)}/context/ses_a`)
+      const text = yield* fs.readFileString(`${logDir(root)}/context/ses_a/${snapshot}`)
+      assert.isBelow(text.length, 300_000)
+      const parsed = JSON.parse(text) as Array<unknown>
+      const kept = parsed.length - 1
+      assert.strictEqual(parsed[0], `[${3_000 - kept} older messages not written]`)
+      assert.deepStrictEqual(parsed.at(-1), messages.at(-1))
+    }).pipe(Effect.provide(platform)))
+
+  it.effect("a log line is bounded, whatever the values logged with it", () =>
+    Effect.gen(function*() {
+      const root = yield* tempDir
+      let deep: unknown = "x".repeat(100_000)
+      for (let i = 0; i < 20_000; i++) deep = { a: deep, b: "y".repeat(1000) }
+      const logs = yield* Effect.gen(function*() {
+        yield* Effect.logWarning("odd input", deep, "z".repeat(100_000))
+        return (yield* HostRecorder).logs
+      }).pipe(Effect.provide(pluginUnder(root)))
+      const [line] = yield* Ref.get(logs)
+      assert.isTrue(line!.message.startsWith("odd input {"))
+      assert.isBelow(line!.message.length, 20_000)
+    }).pipe(Effect.provide(platform)), 60_000)
+
   it.effect("the log directory is kept under its size budget, oldest files first", () =>
     Effect.gen(function*() {
       const root = yield* tempDir
