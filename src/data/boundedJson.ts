@@ -139,3 +139,7 @@ const toPlain = (object: object): unknown => {
     return "[unreadable]"
   }
 }
+
+/** A value as its writer wrote it, short enough for a sentence: `"12"`, `12`, `{"id":1}`, `null`, cut at 80 characters. */
+export const shortJson = (value: unknown): string =>
+  value === undefined ? "undefined" : boundedJson(value, { maxDepth: 3, maxString: 40, maxLength: 80 })
