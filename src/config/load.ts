@@ -1,5 +1,6 @@
-import { Effect, FileSystem, Option, type PlatformError, Result, Schema, SchemaAST, SchemaIssue } from "effect"
+import { Effect, FileSystem, Option, Result, Schema, SchemaAST, SchemaIssue } from "effect"
 import * as Jsonc from "jsonc-parser"
+import { whyUnreadable } from "../data/platformError.ts"
 import { parseJsonc } from "./jsonc.ts"
 import { type PluginConfig, PluginConfigFile } from "./schema.ts"
 
@@ -93,20 +94,6 @@ const describeFileType = (type: FileSystem.File.Type): string => {
       return "a socket"
     default:
       return "something that is not a regular file"
-  }
-}
-
-const whyUnreadable = (error: PlatformError.PlatformError): string => {
-  const code = (error.reason as { readonly cause?: { readonly code?: unknown } }).cause?.code
-  if (code === "ELOOP") return "a symbolic link that leads back to itself (a loop)"
-  if (code === "ENOTDIR") return "a path through something that is not a directory"
-  switch (error.reason._tag) {
-    case "PermissionDenied":
-      return "permission denied"
-    case "BadResource":
-      return "something that is not a regular file"
-    default:
-      return error.message
   }
 }
 

@@ -13,6 +13,7 @@ import {
 import type { PlatformError } from "effect/PlatformError"
 import type { LogLevel } from "effect/LogLevel"
 import { boundedJson } from "../data/boundedJson.ts"
+import type { SessionId } from "../host/sessionId.ts"
 import { Config } from "./Config.ts"
 import { Host } from "./Host.ts"
 import { Paths } from "./Paths.ts"
@@ -26,7 +27,7 @@ import { Paths } from "./Paths.ts"
 export class Logger extends Context.Service<Logger, {
   readonly debug: boolean
   /** Records what the model is about to receive for a session. Does nothing unless `debug` is on. */
-  readonly snapshot: (sessionID: string, messages: unknown) => Effect.Effect<void>
+  readonly snapshot: (sessionID: SessionId, messages: unknown) => Effect.Effect<void>
 }>()("opencode-context-pruner/Logger") {
   static readonly layer = Layer.unwrap(Effect.gen(function*() {
     const { current } = yield* Config
@@ -59,8 +60,6 @@ const budgetBytes = 20 * 1024 * 1024
 /** Snapshots kept per session. */
 const snapshotsPerSession = 10
 const filesMode = 0o600
-/** A session ID becomes a directory name only when it cannot climb out of the log directory. */
-const safeSegment = /^[A-Za-z0-9_][A-Za-z0-9_-]{0,127}$/
 
 const make = (debug: boolean, budget: Budget) =>
   Effect.gen(function*() {
@@ -68,8 +67,8 @@ const make = (debug: boolean, budget: Budget) =>
     const path = yield* Path.Path
     const { logDir } = yield* Paths
     let sequence = 0
-    const snapshot = Effect.fnUntraced(function*(sessionID: string, messages: unknown) {
-      if (!safeSegment.test(sessionID)) return
+    // A session ID names a directory: `SessionId` is one that cannot climb out of the log directory.
+    const snapshot = Effect.fnUntraced(function*(sessionID: SessionId, messages: unknown) {
       const dir = path.join(logDir, "context", sessionID)
       yield* fs.makeDirectory(dir, { recursive: true, mode: 0o700 })
       const time = new Date(yield* Clock.currentTimeMillis).toISOString().replace(/[:.]/g, "-")

@@ -1,28 +1,10 @@
 import { Clock, Context, Effect, Fiber, FileSystem, Layer, Option, Path, Ref, Result, Schema, Semaphore } from "effect"
 import { acquireFileLock, quarantine, readFileIfExists, removeLeftovers, writeFileAtomic } from "../state/disk.ts"
 import { currentOwner } from "../state/owner.ts"
-import {
-  type LifetimeDelta,
-  LifetimeFile,
-  SessionFile,
-  sessionIdProblem,
-  sessionIdRule,
-  type Tally
-} from "../state/schema.ts"
+import { InvalidSessionId, sessionIdProblem } from "../host/sessionId.ts"
+import { type LifetimeDelta, LifetimeFile, SessionFile, type Tally } from "../state/schema.ts"
 import { encodeStatus, type SessionStatus, statusDirName, statusFileName } from "../state/status.ts"
 import { Paths } from "./Paths.ts"
-
-export class InvalidSessionId extends Schema.TaggedError<InvalidSessionId>()("InvalidSessionId", {
-  sessionID: Schema.String,
-  problem: Schema.String
-}) {
-  override get message() {
-    const shown = this.sessionID.length > 80
-      ? `${JSON.stringify(this.sessionID.slice(0, 80))}...`
-      : JSON.stringify(this.sessionID)
-    return `Invalid session ID ${shown}: ${this.problem}. A session ID is ${sessionIdRule}.`
-  }
-}
 
 export class PersistenceError extends Schema.TaggedError<PersistenceError>()("PersistenceError", {
   operation: Schema.Literals(["read", "write", "remove", "quarantine", "lock"]),

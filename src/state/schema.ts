@@ -181,23 +181,3 @@ export interface LifetimeDelta {
   readonly tokens: number
   readonly byReason: Readonly<Record<string, Tally>>
 }
-
-/** What a valid session ID is, in words: shown to whoever passed an invalid one. */
-export const sessionIdRule = `1 to 128 ASCII letters, digits, "_" or "-", not starting with "-"`
-
-const sessionIdShape = /^[A-Za-z0-9_][A-Za-z0-9_-]{0,127}$/
-/** Device names Windows resolves in any directory, whatever the extension (`CON.json` is the console). */
-const windowsDeviceName = /^(con|prn|aux|nul|com[0-9]|lpt[0-9])$/i
-
-/**
- * Why a string cannot be a session ID, or undefined when it can. Session IDs become file names, so this is the
- * only gate between a host-supplied string and the file system: OpenCode's IDs look like `ses_4f1c2b3a9ffeXYZabc123`.
- */
-export const sessionIdProblem = (id: string): string | undefined => {
-  if (id.length === 0) return "it is empty"
-  if (id.length > 128) return `it is ${id.length} characters long`
-  if (id.startsWith("-")) return `it starts with "-"`
-  if (!sessionIdShape.test(id)) return 'it contains a character other than an ASCII letter, digit, "_" or "-"'
-  if (windowsDeviceName.test(id)) return "it is a reserved device name on Windows"
-  return undefined
-}

@@ -1,5 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, FileSystem, Path, Ref } from "effect"
+import { SessionId } from "../../src/host/sessionId.ts"
 import { HostRecorder } from "../../src/services/Host.ts"
 import { enforceBudget, Logger } from "../../src/services/Logger.ts"
 import { pluginUnder, platform, tempDir } from "../support/layers.ts"
@@ -10,6 +11,8 @@ const withDebug = (root: string) =>
     yield* fs.makeDirectory(`${root}/config/opencode`, { recursive: true })
     yield* fs.writeFileString(`${root}/config/opencode/dcp.jsonc`, `{ "debug": true }`)
   })
+
+const sesA = SessionId.make("ses_a")
 
 const logDir = (root: string) => `${root}/config/opencode/logs/dcp`
 
@@ -27,7 +30,7 @@ describe("Logger", () => {
       const logs = yield* Effect.gen(function*() {
         yield* Effect.logWarning("state file moved aside")
         yield* Effect.logInfo("routine detail")
-        yield* (yield* Logger).snapshot("ses_a", [{ any: "thing" }])
+        yield* (yield* Logger).snapshot(sesA, [{ any: "thing" }])
         return (yield* HostRecorder).logs
       }).pipe(Effect.provide(pluginUnder(root)))
       assert.deepStrictEqual((yield* Ref.get(logs)).map((line) => [line.level, line.message]), [
@@ -56,8 +59,7 @@ describe("Logger", () => {
       yield* withDebug(root)
       yield* Effect.gen(function*() {
         const logger = yield* Logger
-        for (let i = 0; i < 12; i++) yield* logger.snapshot("ses_a", [{ request: i }])
-        yield* logger.snapshot("../../escape", [])
+        for (let i = 0; i < 12; i++) yield* logger.snapshot(sesA, [{ request: i }])
       }).pipe(Effect.provide(pluginUnder(root)))
       const fs = yield* FileSystem.FileSystem
       const snapshots = (yield* filesUnder(`${logDir(root)}/context`)).filter((name) => name.endsWith(".json"))
@@ -79,7 +81,7 @@ describe("Logger", () => {
           info: { id: "msg_1" },
           parts: [{ type: "tool", state: { input: { filePath: "a.ts", deep } } }]
         }
-        yield* Logger.use((logger) => logger.snapshot("ses_a", [message])).pipe(Effect.provide(pluginUnder(root)))
+        yield* Logger.use((logger) => logger.snapshot(sesA, [message])).pipe(Effect.provide(pluginUnder(root)))
         const fs = yield* FileSystem.FileSystem
         const [snapshot] = yield* filesUnder(`${logDir(root)}/context/ses_a`)
         const text = yield* fs.readFileString(`${logDir(root)}/context/ses_a/${snapshot}`)
@@ -97,7 +99,7 @@ describe("Logger", () => {
       yield* withDebug(root)
       const input: Record<string, unknown> = { filePath: "a.ts", size: 10n }
       input.self = input
-      yield* Logger.use((logger) => logger.snapshot("ses_a", [{ parts: [{ state: { input } }] }])).pipe(
+      yield* Logger.use((logger) => logger.snapshot(sesA, [{ parts: [{ state: { input } }] }])).pipe(
         Effect.provide(pluginUnder(root))
       )
       const fs = yield* FileSystem.FileSystem
@@ -111,7 +113,7 @@ describe("Logger", () => {
       const root = yield* tempDir
       yield* withDebug(root)
       const messages = Array.from({ length: 3_000 }, (_, i) => ({ info: { id: `msg_${i}` }, text: "x".repeat(2_000) }))
-      yield* Logger.use((logger) => logger.snapshot("ses_a", messages)).pipe(Effect.provide(pluginUnder(root)))
+      yield* Logger.use((logger) => logger.snapshot(sesA, messages)).pipe(Effect.provide(pluginUnder(root)))
       const fs = yield* FileSystem.FileSystem
       const [snapshot] = yield* filesUnder(`${logDir(root)}/context/ses_a`)
       const text = yield* fs.readFileString(`${logDir(root)}/context/ses_a/${snapshot}`)
