@@ -143,3 +143,12 @@ const toPlain = (object: object): unknown => {
 /** A value as its writer wrote it, short enough for a sentence: `"12"`, `12`, `{"id":1}`, `null`, cut at 80 characters. */
 export const shortJson = (value: unknown): string =>
   value === undefined ? "undefined" : boundedJson(value, { maxDepth: 3, maxString: 40, maxLength: 80 })
+
+/** What `JSON.stringify` writes for plain data, but never throwing: a cycle, a BigInt or nesting past 64 levels become markers. */
+export const safeJson = (value: unknown, indent?: number): string =>
+  boundedJson(value, {
+    maxDepth: 64,
+    maxString: Number.POSITIVE_INFINITY,
+    maxLength: Number.POSITIVE_INFINITY,
+    ...(indent === undefined ? {} : { indent })
+  })
