@@ -6,7 +6,7 @@
  *
  * Each worker is a stand-in for one OpenCode process (the plugin loaded through its factory, as OpenCode does, with a
  * fake host): it keeps one session going, request after request: one more tool output, the transform, `discard` of
- * that output, `session.idle` (which writes the session file and adds to the lifetime totals under the shared
+ * that output, `session.idle` (which writes the session file and records the lifetime totals under the shared
  * lock). A prune is acknowledged once the `session.idle` after it has returned. Workers share the home, so they
  * contend for the lifetime lock; kills land in the middle of writes and while the lock is held. Runs the bundle
  * (`dist/plugin.js`, run `npm run build` first) under the running binary (Bun: what OpenCode uses), or the source
@@ -330,7 +330,12 @@ const loop = async () => {
       unparsable++
     }
   }
-  const lifetime = JSON.parse(await readFile(join(stateDir, "lifetime.stats.json"), "utf8")) as { calls: number }
+  // Version 2: each session's totals, plus those of sessions no longer kept one by one.
+  const lifetime = JSON.parse(await readFile(join(stateDir, "lifetime.stats.json"), "utf8")) as {
+    retired: { calls: number }
+    sessions: Record<string, { calls: number }>
+  }
+  const lifetimeCalls = Object.values(lifetime.sessions).reduce((sum, s) => sum + s.calls, lifetime.retired.calls)
   const sorted = [...firstIdle].sort((a, b) => a - b)
   const quantile = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0
   const ackedPrunes = slots.reduce((sum, s) => sum + s.acked.length, 0)
@@ -348,7 +353,7 @@ const loop = async () => {
       leftByKills: { ...leftByKills, kills: `${leftByKills.kills} of ${kills}` },
       acknowledgedPrunes: ackedPrunes,
       finalStart: { exitCode: finalCode, stillPruned: check.found, lost: check.missing },
-      lifetimeCallsRecorded: lifetime.calls,
+      lifetimeCallsRecorded: lifetimeCalls,
       firstIdleAfterRestartMs: {
         restarts: firstIdle.length,
         median: quantile(0.5),
