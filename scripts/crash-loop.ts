@@ -12,12 +12,12 @@
  * (`dist/plugin.js`, run `npm run build` first) under the running binary (Bun: what OpenCode uses), or the source
  * with `--source`. The kill timing is random (seeded); everything else is deterministic.
  *
- * Prints JSON: kills, acknowledged prunes and how many the final start still finds pruned, how long the first
- * `session.idle` after each restart took, what the crashes left in the state folder before the final start, and
- * what is left after it.
+ * Automatic rules are off, so what the final start finds pruned is what the discards pruned. Prints JSON: kills,
+ * acknowledged prunes and how many the final start still finds pruned, how long the first `session.idle` after each
+ * restart took, what the crashes left in the state folder before the final start, and what is left after it.
  */
 import { spawn } from "node:child_process"
-import { mkdtemp, readdir, readFile, rm } from "node:fs/promises"
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { createInterface } from "node:readline"
@@ -138,9 +138,14 @@ const loadPlugin = async () => {
   })
 }
 
-const toolContext = (sessionID: string) => ({
+/**
+ * What OpenCode passes a tool's `execute`: `messageID` is the assistant message holding the call, which every later
+ * request's history holds. (A message no history holds reads as an undo of the discard's turn, and the undo rule
+ * withdraws the discard at the next start: this loop once passed such a message, and counted those as lost.)
+ */
+const toolContext = (sessionID: string, messageID: string) => ({
   sessionID,
-  messageID: "msg_tool",
+  messageID,
   agent: "build",
   directory: "/project",
   worktree: "/project",
@@ -172,7 +177,7 @@ const worker = async () => {
     await hooks["experimental.chat.messages.transform"]({}, { messages })
     const id = listedId(messages, calls)
     if (id === undefined) throw new Error(`call ${calls} was not listed`)
-    await hooks.tool.discard.execute({ ids: ["noise", id] }, toolContext(sessionID))
+    await hooks.tool.discard.execute({ ids: ["noise", id] }, toolContext(sessionID, `msg_a${calls}`))
     const start = performance.now()
     await hooks.event({ event: { type: "session.idle", properties: { sessionID } } })
     process.stdout.write(`idle ${(performance.now() - start).toFixed(1)}\nack ${calls}\n`)
@@ -228,6 +233,15 @@ const loop = async () => {
     OPENCODE_CONFIG_DIR: ""
   }
   const stateDir = join(root, "data", "opencode", "storage", "plugin", "dcp")
+  // No automatic rule prunes: what the final start finds pruned was pruned by a discard.
+  await mkdir(join(root, "config", "opencode"), { recursive: true })
+  const off = { enabled: false }
+  await writeFile(
+    join(root, "config", "opencode", "dcp.jsonc"),
+    JSON.stringify({
+      strategies: { deduplication: off, supersedeWrites: off, purgeErrors: off, staleOutputs: off, repeats: off }
+    })
+  )
   const passThrough = options.source ? ["--source"] : []
   const slots = Array.from({ length: workers }, () => ({ calls: 0, acked: [] as Array<number> }))
   const firstIdle: Array<number> = []
