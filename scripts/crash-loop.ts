@@ -12,9 +12,10 @@
  * (`dist/plugin.js`, run `npm run build` first) under the running binary (Bun: what OpenCode uses), or the source
  * with `--source`. The kill timing is random (seeded); everything else is deterministic.
  *
- * Automatic rules are off, so what the final start finds pruned is what the discards pruned. Prints JSON: kills,
- * acknowledged prunes and how many the final start still finds pruned, how long the first `session.idle` after each
- * restart took, what the crashes left in the state folder before the final start, and what is left after it.
+ * Automatic rules and folding are off, so what the final start finds pruned is what the discards pruned. Prints
+ * JSON: kills, acknowledged prunes and how many the final start still finds pruned, how long the first `session.idle`
+ * after each restart took, what the crashes left in the state folder before the final start, and what is left after
+ * it.
  */
 import { spawn } from "node:child_process"
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises"
@@ -233,13 +234,20 @@ const loop = async () => {
     OPENCODE_CONFIG_DIR: ""
   }
   const stateDir = join(root, "data", "opencode", "storage", "plugin", "dcp")
-  // No automatic rule prunes: what the final start finds pruned was pruned by a discard.
+  // No automatic rule prunes or folds: what the final start finds pruned was pruned by a discard.
   await mkdir(join(root, "config", "opencode"), { recursive: true })
   const off = { enabled: false }
   await writeFile(
     join(root, "config", "opencode", "dcp.jsonc"),
     JSON.stringify({
-      strategies: { deduplication: off, supersedeWrites: off, purgeErrors: off, staleOutputs: off, repeats: off }
+      strategies: {
+        deduplication: off,
+        supersedeWrites: off,
+        purgeErrors: off,
+        staleOutputs: off,
+        repeats: off,
+        fold: off
+      }
     })
   )
   const passThrough = options.source ? ["--source"] : []

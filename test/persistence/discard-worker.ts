@@ -70,7 +70,8 @@ const context = (i: number) => ({ sessionID, messageID: assistantOf(i), agent: "
 const idle = { event: { type: "session.idle", properties: { sessionID } } }
 /** The stable ID the request gave call `i`: its output's tag, or its placeholder's recall number. */
 const idOf = (messages: Array<any>, i: number) => {
-  const output = String(messages[2 * i - 1].parts[1].state.output)
+  const part = messages.flatMap((message) => message.parts).find((part) => part.callID === `call_${pad(i)}`)
+  const output = String(part?.state?.output)
   return /^\[id (\d+)\]\n/.exec(output)?.[1] ?? /recall (\d+)\]$/.exec(output)?.[1]
 }
 

@@ -32,13 +32,14 @@ describe("acknowledged discards and crashes", () => {
 
   it("every discard acknowledged before a SIGKILL is still in effect after the restart", async () => {
     root = await mkdtemp(join(tmpdir(), "dcp-discards-"))
-    // No automatic rule prunes here: what is pruned at the end was pruned by a discard.
+    // No automatic rule prunes or folds here: what is pruned at the end was pruned by a discard, and its placeholder
+    // (with the number recall takes) is in the request.
     await mkdir(join(root, "config", "opencode"), { recursive: true })
     await writeFile(
       join(root, "config", "opencode", "dcp.jsonc"),
       JSON.stringify({
         strategies: Object.fromEntries(
-          ["deduplication", "supersedeWrites", "purgeErrors", "staleOutputs", "repeats"].map((name) => [
+          ["deduplication", "supersedeWrites", "purgeErrors", "staleOutputs", "repeats", "fold"].map((name) => [
             name,
             { enabled: false }
           ])
