@@ -6,18 +6,19 @@
  *
  * Each worker is a stand-in for one OpenCode process (the plugin loaded through its factory, as OpenCode does, with a
  * fake host): it keeps one session going, request after request: one more tool output, the transform, `discard` of
- * that output, `session.idle` (which writes the session file and adds to the lifetime totals under the shared
+ * that output, `session.idle` (which writes the session file and records the lifetime totals under the shared
  * lock). A prune is acknowledged once the `session.idle` after it has returned. Workers share the home, so they
  * contend for the lifetime lock; kills land in the middle of writes and while the lock is held. Runs the bundle
  * (`dist/plugin.js`, run `npm run build` first) under the running binary (Bun: what OpenCode uses), or the source
  * with `--source`. The kill timing is random (seeded); everything else is deterministic.
  *
- * Prints JSON: kills, acknowledged prunes and how many the final start still finds pruned, how long the first
- * `session.idle` after each restart took, what the crashes left in the state folder before the final start, and
- * what is left after it.
+ * Automatic rules and folding are off, so what the final start finds pruned is what the discards pruned. Prints
+ * JSON: kills, acknowledged prunes and how many the final start still finds pruned, how long the first `session.idle`
+ * after each restart took, what the crashes left in the state folder before the final start, and what is left after
+ * it.
  */
 import { spawn } from "node:child_process"
-import { mkdtemp, readdir, readFile, rm } from "node:fs/promises"
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { createInterface } from "node:readline"
@@ -138,9 +139,14 @@ const loadPlugin = async () => {
   })
 }
 
-const toolContext = (sessionID: string) => ({
+/**
+ * What OpenCode passes a tool's `execute`: `messageID` is the assistant message holding the call, which every later
+ * request's history holds. (A message no history holds reads as an undo of the discard's turn, and the undo rule
+ * withdraws the discard at the next start: this loop once passed such a message, and counted those as lost.)
+ */
+const toolContext = (sessionID: string, messageID: string) => ({
   sessionID,
-  messageID: "msg_tool",
+  messageID,
   agent: "build",
   directory: "/project",
   worktree: "/project",
@@ -172,7 +178,7 @@ const worker = async () => {
     await hooks["experimental.chat.messages.transform"]({}, { messages })
     const id = listedId(messages, calls)
     if (id === undefined) throw new Error(`call ${calls} was not listed`)
-    await hooks.tool.discard.execute({ ids: ["noise", id] }, toolContext(sessionID))
+    await hooks.tool.discard.execute({ ids: ["noise", id] }, toolContext(sessionID, `msg_a${calls}`))
     const start = performance.now()
     await hooks.event({ event: { type: "session.idle", properties: { sessionID } } })
     process.stdout.write(`idle ${(performance.now() - start).toFixed(1)}\nack ${calls}\n`)
@@ -228,6 +234,22 @@ const loop = async () => {
     OPENCODE_CONFIG_DIR: ""
   }
   const stateDir = join(root, "data", "opencode", "storage", "plugin", "dcp")
+  // No automatic rule prunes or folds: what the final start finds pruned was pruned by a discard.
+  await mkdir(join(root, "config", "opencode"), { recursive: true })
+  const off = { enabled: false }
+  await writeFile(
+    join(root, "config", "opencode", "dcp.jsonc"),
+    JSON.stringify({
+      strategies: {
+        deduplication: off,
+        supersedeWrites: off,
+        purgeErrors: off,
+        staleOutputs: off,
+        repeats: off,
+        fold: off
+      }
+    })
+  )
   const passThrough = options.source ? ["--source"] : []
   const slots = Array.from({ length: workers }, () => ({ calls: 0, acked: [] as Array<number> }))
   const firstIdle: Array<number> = []
@@ -330,7 +352,12 @@ const loop = async () => {
       unparsable++
     }
   }
-  const lifetime = JSON.parse(await readFile(join(stateDir, "lifetime.stats.json"), "utf8")) as { calls: number }
+  // Version 2: each session's totals, plus those of sessions no longer kept one by one.
+  const lifetime = JSON.parse(await readFile(join(stateDir, "lifetime.stats.json"), "utf8")) as {
+    retired: { calls: number }
+    sessions: Record<string, { calls: number }>
+  }
+  const lifetimeCalls = Object.values(lifetime.sessions).reduce((sum, s) => sum + s.calls, lifetime.retired.calls)
   const sorted = [...firstIdle].sort((a, b) => a - b)
   const quantile = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0
   const ackedPrunes = slots.reduce((sum, s) => sum + s.acked.length, 0)
@@ -348,7 +375,7 @@ const loop = async () => {
       leftByKills: { ...leftByKills, kills: `${leftByKills.kills} of ${kills}` },
       acknowledgedPrunes: ackedPrunes,
       finalStart: { exitCode: finalCode, stillPruned: check.found, lost: check.missing },
-      lifetimeCallsRecorded: lifetime.calls,
+      lifetimeCallsRecorded: lifetimeCalls,
       firstIdleAfterRestartMs: {
         restarts: firstIdle.length,
         median: quantile(0.5),

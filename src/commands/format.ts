@@ -1,6 +1,6 @@
 import { formatTokens } from "../engine/placeholders.ts"
 import type { Waiting } from "../engine/schedule.ts"
-import type { LifetimeFile, SessionStats, Tally } from "../state/schema.ts"
+import type { LifetimeTotals, SessionStats, Tally } from "../state/schema.ts"
 import type { CacheUsage } from "./breakdown.ts"
 import { subcommands } from "./parse.ts"
 
@@ -157,7 +157,7 @@ const ago = (at: number, now: number): string => {
 
 export const formatStats = (input: {
   readonly session: SessionStats
-  readonly lifetime: LifetimeFile
+  readonly lifetime: LifetimeTotals
   readonly now: number
   readonly reasonName: (reason: string) => string
   /** What the provider reported for this session, when the stored session could be read. */

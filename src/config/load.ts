@@ -1,5 +1,6 @@
-import { Result, Schema, SchemaAST, SchemaIssue } from "effect"
+import { Effect, FileSystem, Option, Result, Schema, SchemaAST, SchemaIssue } from "effect"
 import * as Jsonc from "jsonc-parser"
+import { whyUnreadable } from "../data/platformError.ts"
 import { parseJsonc } from "./jsonc.ts"
 import { type PluginConfig, PluginConfigFile } from "./schema.ts"
 
@@ -21,6 +22,79 @@ export interface Loaded {
   readonly problems: ReadonlyArray<Problem>
   /** The whole file was unusable (syntax error, empty, not an object, unreadable). */
   readonly ignored: boolean
+}
+
+/** The most a config file may hold: the documented settings fit in a few kilobytes. */
+const maxConfigBytes = 1024 * 1024
+
+/** A config file's text, or why it cannot be read (a phrase: "a named pipe (FIFO)", "permission denied"). */
+export type ConfigText =
+  | { readonly _tag: "Text"; readonly text: string }
+  | { readonly _tag: "Unreadable"; readonly found: string }
+
+/**
+ * The text of a config file; None when there is none. Only a regular file (or a symlink to one) of at most
+ * `maxConfigBytes` is read: a named pipe would block the plugin's load, and with it OpenCode's start, until something
+ * writes to it, and a device such as `/dev/zero` never ends. The type and size are checked before the file is opened,
+ * and the read stops one byte past the limit whatever the file turned into meanwhile.
+ */
+export const readConfigFile = Effect.fnUntraced(function*(file: string) {
+  const fs = yield* FileSystem.FileSystem
+  const unreadable = (found: string) => Option.some<ConfigText>({ _tag: "Unreadable", found })
+  const info = yield* Effect.result(fs.stat(file))
+  if (Result.isFailure(info)) {
+    return info.failure.reason._tag === "NotFound" ? Option.none<ConfigText>() : unreadable(whyUnreadable(info.failure))
+  }
+  if (info.success.type !== "File") return unreadable(describeFileType(info.success.type))
+  if (Number(info.success.size) > maxConfigBytes) return unreadable(tooLarge(Number(info.success.size)))
+  const bytes = yield* Effect.result(readAtMost(fs, file, maxConfigBytes + 1))
+  if (Result.isFailure(bytes)) return unreadable(whyUnreadable(bytes.failure))
+  if (bytes.success === undefined) return unreadable("something that is not a regular file")
+  if (bytes.success.length > maxConfigBytes) return unreadable(tooLarge(bytes.success.length, "or more"))
+  return Option.some<ConfigText>({ _tag: "Text", text: new TextDecoder().decode(bytes.success) })
+})
+
+/** Up to `limit` bytes of a file that is still a regular file once open; undefined when it no longer is one. */
+const readAtMost = (fs: FileSystem.FileSystem, file: string, limit: number) =>
+  Effect.scoped(Effect.gen(function*() {
+    const handle = yield* fs.open(file, { flag: "r" })
+    if ((yield* handle.stat).type !== "File") return undefined
+    const chunks: Array<Uint8Array> = []
+    let total = 0
+    while (total < limit) {
+      const chunk = yield* handle.readAlloc(limit - total)
+      if (Option.isNone(chunk) || chunk.value.length === 0) break
+      chunks.push(chunk.value)
+      total += chunk.value.length
+    }
+    const bytes = new Uint8Array(total)
+    let offset = 0
+    for (const chunk of chunks) {
+      bytes.set(chunk, offset)
+      offset += chunk.length
+    }
+    return bytes
+  }))
+
+const tooLarge = (bytes: number, more = "") =>
+  `a file of ${bytes.toLocaleString("en-US")} bytes${more === "" ? "" : ` ${more}`}, over the ${
+    maxConfigBytes / 1024 / 1024
+  } MB a config file may have`
+
+const describeFileType = (type: FileSystem.File.Type): string => {
+  switch (type) {
+    case "Directory":
+      return "a directory"
+    case "FIFO":
+      return "a named pipe (FIFO)"
+    case "CharacterDevice":
+    case "BlockDevice":
+      return "a device"
+    case "Socket":
+      return "a socket"
+    default:
+      return "something that is not a regular file"
+  }
 }
 
 /**

@@ -1,5 +1,4 @@
 import { posix } from "node:path"
-import { Predicate } from "effect"
 import type { ToolStatus } from "../host/schema.ts"
 import { patchFiles } from "./patch.ts"
 import { fileKeyOf, pathRulesOf } from "./pathRules.ts"
@@ -253,20 +252,58 @@ export const keyParameterOf = (tool: string, input: Readonly<Record<string, unkn
 
 /**
  * Two calls are duplicates when the tool and the input are the same once null/undefined values are dropped and
- * object keys are sorted at every depth.
+ * object keys are sorted at every depth. An input with no such form (a cycle, a BigInt, nesting deeper than any tool's
+ * arguments go) is never a duplicate: it gets a signature no other call has, and the rest of the request is pruned
+ * as usual.
  */
-export const signatureOf = (tool: string, input: unknown): string => `${tool}\u0000${JSON.stringify(normalise(input))}`
+export const signatureOf = (tool: string, input: unknown): string =>
+  `${tool}\u0000${canonicalJson(input) ?? `\u0001${++unserialisableInputs}`}`
 
-/** A JSON value with null/undefined values dropped and object keys sorted at every depth. */
-export const normalise = (value: unknown): unknown => {
-  if (Array.isArray(value)) return value.map(normalise)
-  if (Predicate.isObject(value)) {
-    const out: Record<string, unknown> = {}
-    for (const key of Object.keys(value).sort()) {
-      const inner = (value as Record<string, unknown>)[key]
-      if (inner !== null && inner !== undefined) out[key] = normalise(inner)
+let unserialisableInputs = 0
+
+/** Nesting deeper than this has no canonical form: no tool's arguments go this deep, and recursion stays bounded. */
+const maxDepth = 100
+
+const unserialisable = Symbol("unserialisable")
+
+/**
+ * `value` as JSON with null/undefined values dropped and object keys sorted at every depth, so that two values written
+ * in another key order compare equal; undefined when it has no JSON form.
+ */
+export const canonicalJson = (value: unknown): string | undefined => {
+  const path = new Set<object>()
+  const write = (item: unknown, depth: number): string => {
+    if (item === null || item === undefined) return "null"
+    switch (typeof item) {
+      case "string":
+        return JSON.stringify(item)
+      case "number":
+        return Number.isFinite(item) ? String(item) : "null"
+      case "boolean":
+        return String(item)
+      case "bigint":
+      case "function":
+      case "symbol":
+        throw unserialisable
     }
-    return out
+    const object = item as Record<string, unknown>
+    if (depth >= maxDepth || path.has(object)) throw unserialisable
+    path.add(object)
+    const text = Array.isArray(object)
+      ? `[${object.map((inner) => write(inner, depth + 1)).join(",")}]`
+      : `{${
+        Object.keys(object).sort().flatMap((key) => {
+          const inner = object[key]
+          return inner === null || inner === undefined ? [] : [`${JSON.stringify(key)}:${write(inner, depth + 1)}`]
+        }).join(",")
+      }}`
+    path.delete(object)
+    return text
   }
-  return value
+  try {
+    return write(value, 0)
+  } catch (error) {
+    if (error === unserialisable) return undefined
+    throw error
+  }
 }

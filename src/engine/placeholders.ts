@@ -3,6 +3,7 @@ import type { CopyOf } from "../state/schema.ts"
 import type { Reason } from "./reasons.ts"
 import { minInputTokens } from "./strategies/purgeErrors.ts"
 import { contentInputs, prunesContent } from "./strategies/supersedeWrites.ts"
+import { safeJson } from "../data/boundedJson.ts"
 
 /**
  * What a prune replaces in a call: its output, or some of its inputs (a file change's content inputs, and then also
@@ -40,8 +41,7 @@ export const targetTokens = (call: ToolCall, target: Target): number =>
       target.diagnostics === true ? call.diagnosticsTokens : 0
     )
 
-const approximateTokens = (value: unknown): number =>
-  value === undefined ? 0 : Math.ceil(JSON.stringify(value).length / 4)
+const approximateTokens = (value: unknown): number => value === undefined ? 0 : Math.ceil(safeJson(value).length / 4)
 
 /** `~850`, `~4.2k`, `~12k`, `~1.3M`. */
 export const formatTokens = (tokens: number): string => {

@@ -1,4 +1,5 @@
 import { Result } from "effect"
+import { shortJson } from "../data/boundedJson.ts"
 import type { ToolCall } from "./calls.ts"
 import { whyNotPrunable } from "./listing.ts"
 import type { Protection } from "./protection.ts"
@@ -34,13 +35,15 @@ export const validateDiscard = (
       `ids is empty. Pass the reason first, then the numbers of the outputs' [id N] tags, e.g. ${example}.`
     )
   }
-  const first = String(ids[0]).trim().toLowerCase()
-  if (!reasons.includes(first as DiscardReason)) {
+  const written = ids[0]
+  const first = typeof written === "string" ? written.trim().toLowerCase() : undefined
+  if (first === undefined || !reasons.includes(first as DiscardReason)) {
+    const id = idOf(written)
     return Result.fail(
-      /^\d+$/.test(first)
-        ? `The reason is missing: the first entry of ids must be "completion" or "noise", then the ids, e.g. ["completion", "${first}"].`
+      id !== undefined
+        ? `The reason is missing: the first entry of ids must be "completion" or "noise", then the ids, e.g. ["completion", "${id}"].`
         : `Unknown reason ${
-          JSON.stringify(first)
+          shortJson(written)
         }. Use "completion" (the task these outputs served is done) or "noise" (they were irrelevant), then the ids, e.g. ${example}.`
     )
   }
@@ -67,6 +70,14 @@ export const validateExtract = (
     )
   }
   const findings = distillation.map((entry) => (typeof entry === "string" ? entry.trim() : ""))
+  const notText = distillation.flatMap((entry, i) =>
+    typeof entry === "string" ? [] : [`${i + 1} (${shortJson(entry)})`]
+  )
+  if (notText.length > 0) {
+    return Result.fail(
+      capAnswer(`Nothing was pruned.\nEvery distillation entry must be text; entry ${notText.join(", entry ")} is not.`)
+    )
+  }
   if (findings.length !== ids.length) {
     return Result.fail(
       `Got ${ids.length} id${ids.length === 1 ? "" : "s"} but ${findings.length} distillation entr${
@@ -74,13 +85,51 @@ export const validateExtract = (
       }: give exactly one finding per id, in the same order.`
     )
   }
-  const blank = findings.flatMap((finding, i) => (finding === "" ? [String(ids[i])] : []))
+  const blank = findings.flatMap((finding, i) => (finding === "" ? [idOf(ids[i]) ?? shortJson(ids[i])] : []))
   if (blank.length > 0) {
     return Result.fail(
       `The distillation for id ${blank.join(", ")} is empty: write the finding you want to keep for each id.`
     )
   }
   return Result.map(selectCalls(ids, context), (selection) => ({ ...selection, findings }))
+}
+
+/**
+ * An ID as the model may write it: a whole number, or a string of digits (the tags read `[id 12]`; models send both).
+ * Anything else (a list holding a number, `12.5`, `true`) is not an ID.
+ */
+const idOf = (raw: unknown): number | undefined => {
+  if (typeof raw === "number") return Number.isSafeInteger(raw) && raw >= 0 ? raw : undefined
+  if (typeof raw !== "string") return undefined
+  const text = raw.trim()
+  return /^\d{1,15}$/.test(text) ? Number(text) : undefined
+}
+
+/** The most a refusal says: the model reads (and pays for) every character. */
+const maxAnswerLength = 2_000
+
+/**
+ * A refusal cut to `maxAnswerLength` at a line break, counting the lines left out: 500 bad IDs are one problem
+ * the model can fix from the first few lines.
+ */
+export const capAnswer = (text: string): string => {
+  if (text.length <= maxAnswerLength) return text
+  const lines = text.split("\n")
+  const kept: Array<string> = []
+  // Room for the closing line.
+  let room = maxAnswerLength - 60
+  for (const line of lines) {
+    if (line.length < room) {
+      kept.push(line)
+      room -= line.length + 1
+      continue
+    }
+    // One long line (a list of IDs) is cut rather than left out.
+    if (room > 40) kept.push(`${line.slice(0, room - 1)}…`)
+    break
+  }
+  const left = lines.length - kept.length
+  return left === 0 ? kept.join("\n") : `${kept.join("\n")}\n…and ${left} more line${left === 1 ? "" : "s"} not shown.`
 }
 
 /**
@@ -95,12 +144,11 @@ const checkIds = <A>(
   const found: Array<A> = []
   const seen = new Set<number>()
   for (const raw of ids) {
-    const text = String(raw).trim()
-    if (!/^\d+$/.test(text)) {
-      problems.push(`${JSON.stringify(text)} is not a numeric id; ${options.hint}`)
+    const id = idOf(raw)
+    if (id === undefined) {
+      problems.push(`${shortJson(raw)} is not a numeric id; ${options.hint}`)
       continue
     }
-    const id = Number(text)
     if (seen.has(id)) {
       if (options.repeats === "error") problems.push(`id ${id} is listed twice.`)
       continue
@@ -125,7 +173,7 @@ const selectCalls = (ids: ReadonlyArray<unknown>, context: ValidationContext): R
       return problemWith(id, call, context) ?? { id, call }
     }
   })
-  if (problems.length > 0) return Result.fail(`Nothing was pruned.\n${problems.join("\n")}`)
+  if (problems.length > 0) return Result.fail(capAnswer(`Nothing was pruned.\n${problems.join("\n")}`))
   return Result.succeed({ calls: found })
 }
 
@@ -176,5 +224,7 @@ export const validateRecall = (
       return { id, callID }
     }
   })
-  return problems.length > 0 ? Result.fail(`Nothing was recalled.\n${problems.join("\n")}`) : Result.succeed(found)
+  return problems.length > 0
+    ? Result.fail(capAnswer(`Nothing was recalled.\n${problems.join("\n")}`))
+    : Result.succeed(found)
 }

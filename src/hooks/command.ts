@@ -6,6 +6,7 @@ import { sweepSelection } from "../commands/select.ts"
 import { reasonName } from "../engine/reasons.ts"
 import { formatTokens } from "../engine/placeholders.ts"
 import { partsOf, roleOf } from "../host/messages.ts"
+import type { SessionId } from "../host/sessionId.ts"
 import { visibleHistory } from "../host/view.ts"
 import { Config, reportNote } from "../services/Config.ts"
 import { Host } from "../services/Host.ts"
@@ -29,7 +30,7 @@ const subAgentReply =
  * `/dcp <subcommand>`: computes the reply, then delivers it as a note the model never sees. Returns the stored
  * note (when it could be stored now) for the command's HTTP response.
  */
-export const dcp = Effect.fn("hooks.dcp")(function*(sessionID: string, args: string) {
+export const dcp = Effect.fn("hooks.dcp")(function*(sessionID: SessionId, args: string) {
   const store = yield* SessionStore
   const notifier = yield* Notifier
   const host = yield* Host
@@ -67,7 +68,7 @@ const isNote = (message: unknown): boolean =>
  * as it is stored. Left there, each such run would add an empty "New session" to the user's list; a session that
  * `opencode run` made and that holds nothing but notes is deleted once its note is out.
  */
-const removeIfThrowaway = Effect.fnUntraced(function*(sessionID: string) {
+const removeIfThrowaway = Effect.fnUntraced(function*(sessionID: SessionId) {
   const host = yield* Host
   if ((yield* host.session(sessionID)).createdByRun !== true) return
   if ((yield* host.messages(sessionID)).every(isNote)) yield* host.remove(sessionID)

@@ -5,6 +5,7 @@ import { Config, formatReport } from "../services/Config.ts"
 import { agentPrompts } from "../host/agents.ts"
 import { HostEvent } from "../host/schema.ts"
 import type { NoteOrigin } from "../host/schema.ts"
+import type { SessionId } from "../host/sessionId.ts"
 import { Host } from "../services/Host.ts"
 import { Ledger } from "../services/Ledger.ts"
 import { Notifier } from "../services/Notifier.ts"
@@ -14,7 +15,7 @@ import { Status } from "../services/Status.ts"
 import { ToolCache } from "../services/ToolCache.ts"
 
 /** `chat.message`: remembers the agent and model of the user's turn, so notes sent later do not switch them. */
-export const userMessage = Effect.fn("hooks.userMessage")(function*(sessionID: string, origin: NoteOrigin) {
+export const userMessage = Effect.fn("hooks.userMessage")(function*(sessionID: SessionId, origin: NoteOrigin) {
   const store = yield* SessionStore
   yield* store.use(sessionID, (state) => Effect.sync(() => void (state.origin = origin)))
 })
@@ -35,7 +36,7 @@ export const hostConfig = Effect.fn("hooks.config")(function*(agents: unknown, c
  * the model distilled with `extract` are handed to the summariser, so they survive the compaction. They are kept
  * until OpenCode reports the compaction done (`session.compacted`): one that fails hands them to the next.
  */
-export const compacting = Effect.fn("hooks.compacting")(function*(sessionID: string, context: Array<string>) {
+export const compacting = Effect.fn("hooks.compacting")(function*(sessionID: SessionId, context: Array<string>) {
   const store = yield* SessionStore
   yield* store.use(sessionID, (state) =>
     Effect.sync(() => {
@@ -76,7 +77,7 @@ export const event = Effect.fn("hooks.event")(function*(input: unknown) {
 const handledEvents: ReadonlySet<unknown> = new Set(HostEvent.discriminants)
 const decodeEvent = Schema.decodeUnknownResult(HostEvent)
 
-const forget = Effect.fnUntraced(function*(sessionID: string) {
+const forget = Effect.fnUntraced(function*(sessionID: SessionId) {
   const store = yield* SessionStore
   const cache = yield* ToolCache
   yield* cache.forget(sessionID)
@@ -84,7 +85,7 @@ const forget = Effect.fnUntraced(function*(sessionID: string) {
   yield* Status.use((status) => status.remove(sessionID))
 })
 
-const compacted = Effect.fnUntraced(function*(sessionID: string) {
+const compacted = Effect.fnUntraced(function*(sessionID: SessionId) {
   const store = yield* SessionStore
   yield* store.use(sessionID, (state) =>
     Effect.sync(() => {
@@ -94,7 +95,7 @@ const compacted = Effect.fnUntraced(function*(sessionID: string) {
     }))
 })
 
-const idle = Effect.fnUntraced(function*(sessionID: string) {
+const idle = Effect.fnUntraced(function*(sessionID: SessionId) {
   const store = yield* SessionStore
   const ledger = yield* Ledger
   const notifier = yield* Notifier

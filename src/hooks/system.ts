@@ -1,6 +1,7 @@
 import { Effect, Predicate } from "effect"
 import { systemSection } from "../engine/prompts.ts"
 import { isInternalAgent } from "../host/agents.ts"
+import type { SessionId } from "../host/sessionId.ts"
 import { Config } from "../services/Config.ts"
 import { SessionStore } from "../services/SessionStore.ts"
 import { Tokenizer } from "../services/Tokenizer.ts"
@@ -13,7 +14,7 @@ import type { SessionModel } from "../engine/session.ts"
  * sub-agents, not for OpenCode's internal agents, and not for requests outside a session.
  */
 export const system = Effect.fn("hooks.system")(function*(
-  sessionID: string | undefined,
+  sessionID: SessionId | undefined,
   parts: Array<string>,
   model: unknown
 ) {

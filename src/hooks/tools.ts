@@ -10,15 +10,14 @@ import {
   validateRecall,
   type ValidationContext
 } from "../engine/validate.ts"
+import type { SessionId } from "../host/sessionId.ts"
 import { Config } from "../services/Config.ts"
 import { Host } from "../services/Host.ts"
 import { Paths } from "../services/Paths.ts"
-import { InvalidSessionId } from "../services/Persistence.ts"
 import { Pruner } from "../services/Pruner.ts"
 import { SessionStore } from "../services/SessionStore.ts"
 import type { ToolIndex } from "../engine/calls.ts"
 import { ToolCache } from "../services/ToolCache.ts"
-import { sessionIdProblem } from "../state/schema.ts"
 import { changed, newestId, type SessionState, stableId } from "../engine/session.ts"
 import { publishStatus } from "./status.ts"
 import { protectionFor, recallHintFor } from "../engine/request.ts"
@@ -29,23 +28,10 @@ export class ToolRejected extends Schema.TaggedError<ToolRejected>()("ToolReject
 }) {}
 
 /**
- * The plugin keeps a session's state in a file named after its ID, so it refuses an ID that could not be a file
- * name (the host never sends one; a broken or hostile caller might): said to the model as a refusal, not a failure.
- */
-const refuseUnusableSession = (sessionID: string, nothingDone: string): Effect.Effect<void, ToolRejected> => {
-  const problem = sessionIdProblem(sessionID)
-  if (problem === undefined) return Effect.void
-  const { message } = new InvalidSessionId({ sessionID, problem })
-  return Effect.fail(
-    new ToolRejected({ message: `${nothingDone}\nThe context pruning plugin cannot work in this session. ${message}` })
-  )
-}
-
-/**
  * `discard`: prunes the outputs of the given calls, for a reason ("completion" or "noise"). `messageID` is the
  * assistant message holding the call (OpenCode's tool context gives it): an undo that removes it undoes the prune.
  */
-export const discard = (sessionID: string, ids: ReadonlyArray<unknown>, messageID?: string) =>
+export const discard = (sessionID: SessionId, ids: ReadonlyArray<unknown>, messageID?: string) =>
   prune(
     sessionID,
     messageID,
@@ -62,7 +48,7 @@ export const discard = (sessionID: string, ids: ReadonlyArray<unknown>, messageI
  * `messageID` as for `discard`.
  */
 export const extract = (
-  sessionID: string,
+  sessionID: SessionId,
   ids: ReadonlyArray<unknown>,
   distillation: ReadonlyArray<unknown>,
   messageID?: string
@@ -84,8 +70,7 @@ export const extract = (
   )
 
 /** `recall`: the original content of pruned calls, from the stored session (which pruning never changes). */
-export const recall = Effect.fn("tools.recall")(function*(sessionID: string, ids: ReadonlyArray<unknown>) {
-  yield* refuseUnusableSession(sessionID, "Nothing was recalled.")
+export const recall = Effect.fn("tools.recall")(function*(sessionID: SessionId, ids: ReadonlyArray<unknown>) {
   const store = yield* SessionStore
   const host = yield* Host
   const cache = yield* ToolCache
@@ -109,7 +94,7 @@ export const recall = Effect.fn("tools.recall")(function*(sessionID: string, ids
 })
 
 const prune = <S extends Selection>(
-  sessionID: string,
+  sessionID: SessionId,
   messageID: string | undefined,
   reason: Reason,
   validate: (context: ValidationContext) => Result.Result<S, string>,
@@ -117,7 +102,6 @@ const prune = <S extends Selection>(
   keep?: (state: SessionState, selection: S) => void
 ) =>
   Effect.gen(function*() {
-    yield* refuseUnusableSession(sessionID, "Nothing was pruned.")
     const store = yield* SessionStore
     const cache = yield* ToolCache
     const pruner = yield* Pruner

@@ -17,7 +17,8 @@ import {
   track,
   undone
 } from "../engine/request.ts"
-import { findSessionId, requestTimes } from "../host/messages.ts"
+import { requestTimes } from "../host/messages.ts"
+import type { SessionId } from "../host/sessionId.ts"
 import { Config } from "../services/Config.ts"
 import { Instructions } from "../services/Instructions.ts"
 import { Logger } from "../services/Logger.ts"
@@ -36,16 +37,7 @@ import { publishStatus } from "./status.ts"
  * summariser are left exactly as they came. Everything is decided first; the messages are only touched at the
  * end, so a failure on the way leaves the request as it was.
  */
-export const transform = Effect.fn("hooks.transform")(function*(messages: Array<unknown>) {
-  const sessionID = findSessionId(messages)
-  if (sessionID === undefined) {
-    if (messages.length > 0) {
-      yield* Effect.logWarning(
-        "messages.transform: no message says which session it is in; the request goes out as it came"
-      )
-    }
-    return
-  }
+export const transform = Effect.fn("hooks.transform")(function*(sessionID: SessionId, messages: Array<unknown>) {
   const store = yield* SessionStore
   yield* store.use(sessionID, (state) => transformSession(state, sessionID, messages))
 })
@@ -59,7 +51,11 @@ export const transform = Effect.fn("hooks.transform")(function*(messages: Array<
  * the history, megabytes in a long session) would survive young-generation collections and be promoted, until a full
  * collection.
  */
-const transformSession = Effect.fnUntraced(function*(state: SessionState, sessionID: string, messages: Array<unknown>) {
+const transformSession = Effect.fnUntraced(function*(
+  state: SessionState,
+  sessionID: SessionId,
+  messages: Array<unknown>
+) {
   if (state.isSubAgent) return
   if (state.compacting) {
     state.compacting = false

@@ -1,4 +1,5 @@
 import { Schema } from "effect"
+import { SessionId } from "./sessionId.ts"
 
 /**
  * The shapes of what OpenCode 1.18 hands the plugin (and writes to an `opencode export` file), as far as the plugin
@@ -92,7 +93,7 @@ export type ToolPart = typeof ToolPart.Type
 export type ToolStatus = ToolPart["state"]["status"]
 
 const sessionEvent = <const Type extends string>(type: Type) =>
-  Schema.Struct({ type: Schema.Literal(type), properties: Schema.Struct({ sessionID: Schema.String }) })
+  Schema.Struct({ type: Schema.Literal(type), properties: Schema.Struct({ sessionID: SessionId }) })
 
 /**
  * The `event` hook's events the plugin acts on (`Event` in `@opencode-ai/sdk`, with the fields read here). Every
@@ -101,13 +102,13 @@ const sessionEvent = <const Type extends string>(type: Type) =>
 export const HostEvent = Schema.Union([
   Schema.Struct({
     type: Schema.Literal("session.deleted"),
-    properties: Schema.Struct({ info: Schema.Struct({ id: Schema.String }) })
+    properties: Schema.Struct({ info: Schema.Struct({ id: SessionId }) })
   }),
   sessionEvent("session.compacted"),
   sessionEvent("session.idle"),
   Schema.Struct({
     type: Schema.Literal("session.status"),
-    properties: Schema.Struct({ sessionID: Schema.String, status: Schema.Struct({ type: Schema.String }) })
+    properties: Schema.Struct({ sessionID: SessionId, status: Schema.Struct({ type: Schema.String }) })
   }),
   // Published by OpenCode 1.18.33 when a connected MCP server says its tool list changed (after OpenCode has fetched
   // the new one) and when a server's connection closes (its tools are gone); not when a server connects.

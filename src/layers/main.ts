@@ -32,7 +32,7 @@ export const compose = <H = never>(leaves: Leaves<H>) => {
   const base = Layer.mergeAll(leaves.paths, leaves.host).pipe(
     Layer.provideMerge(Layer.mergeAll(NodeFileSystem.layer, NodePath.layer))
   )
-  const config = Config.layer.pipe(Layer.provideMerge(base))
+  const config = Config.layer.pipe(Layer.provide(Logger.boot), Layer.provideMerge(base))
   const logging = Logger.layer.pipe(Layer.provideMerge(config))
   const storage = Layer.mergeAll(leaves.persistence ?? Persistence.layer, leaves.tokenizer ?? Tokenizer.layer).pipe(
     Layer.provideMerge(logging)

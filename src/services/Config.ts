@@ -1,5 +1,5 @@
-import { Cause, Context, Effect, FileSystem, Layer, Option, Path, type PlatformError, Ref, Result } from "effect"
-import { type Loaded, parseConfig, type Problem, resolve, validateConfig } from "../config/load.ts"
+import { Cause, Context, Effect, FileSystem, Layer, Option, Path, Ref, Result } from "effect"
+import { type Loaded, parseConfig, type Problem, readConfigFile, resolve, validateConfig } from "../config/load.ts"
 import { defaultConfig, type PluginConfig } from "../config/schema.ts"
 import { renderTemplate } from "../config/template.ts"
 import { Paths } from "./Paths.ts"
@@ -86,30 +86,29 @@ export const configFileNames = ["dcp.jsonc", "dcp.json"] as const
 
 /** The first candidate file that exists in `dir`; a file that exists but cannot be read is a problem, not a failure. */
 const readSource = Effect.fn("Config.readSource")(function*(dir: string) {
-  const fs = yield* FileSystem.FileSystem
   const path = yield* Path.Path
   for (const name of configFileNames) {
     const file = path.join(dir, name)
-    const text = yield* Effect.result(fs.readFileString(file))
-    if (Result.isSuccess(text)) {
-      // parseConfig is meant to take any text; should some input still make it throw, the toast names the file.
-      const loaded = yield* Effect.try(() => parseConfig(text.success)).pipe(
-        Effect.catch((error) => {
-          const found = error.cause instanceof Error ? error.cause.message : String(error.cause)
-          return Effect.logError(`dcp: config file ${file} not loaded`, error.cause).pipe(
-            Effect.as(whole("a loadable file", found, `Could not load the file: ${found}.`))
-          )
-        })
-      )
-      return Option.some<Source>({ file, loaded })
-    }
-    if (text.failure.reason._tag !== "NotFound") {
-      const found = unreadable(text.failure)
+    const text = yield* readConfigFile(file)
+    if (Option.isNone(text)) continue
+    if (text.value._tag === "Unreadable") {
+      const { found } = text.value
       return Option.some<Source>({
         file,
         loaded: whole("a readable file", found, `Could not read the file: ${found}.`)
       })
     }
+    const content = text.value.text
+    // parseConfig is meant to take any text; should some input still make it throw, the toast names the file.
+    const loaded = yield* Effect.try(() => parseConfig(content)).pipe(
+      Effect.catch((error) => {
+        const found = error.cause instanceof Error ? error.cause.message : String(error.cause)
+        return Effect.logError(`dcp: config file ${file} not loaded`, error.cause).pipe(
+          Effect.as(whole("a loadable file", found, `Could not load the file: ${found}.`))
+        )
+      })
+    )
+    return Option.some<Source>({ file, loaded })
   }
   return Option.none<Source>()
 })
@@ -133,17 +132,6 @@ const writeDefaultGlobal = Effect.fn("Config.writeDefaultGlobal")(function*(dir:
     )
   )
 })
-
-const unreadable = (error: PlatformError.PlatformError): string => {
-  switch (error.reason._tag) {
-    case "PermissionDenied":
-      return "permission denied"
-    case "BadResource":
-      return "something that is not a file (a directory?)"
-    default:
-      return error.message
-  }
-}
 
 const whole = (expected: string, found: string, message: string): Loaded => ({
   partial: {},

@@ -7,7 +7,8 @@ import type { ReRead } from "../engine/request.ts"
 import { savingOf } from "../engine/savings.ts"
 import type { Reason } from "../engine/reasons.ts"
 import type { PricingProfile } from "../pricing/profiles.ts"
-import type { CopyOf, LifetimeDelta, LifetimeFile, Tally } from "../state/schema.ts"
+import { recordSessions, sessionTotals, totalsOf } from "../state/lifetime.ts"
+import type { CopyOf, LifetimeTotals, SessionTotals, Tally } from "../state/schema.ts"
 import { changed, type SessionState } from "../engine/session.ts"
 import { Persistence, type PersistenceError } from "./Persistence.ts"
 import { Tokenizer } from "./Tokenizer.ts"
@@ -55,7 +56,7 @@ export class Ledger extends Context.Service<Ledger, {
   /** Counts what pruning saved on one request, and what the model's reads of masked files cost (recording those). */
   readonly charge: (state: SessionState, request: Charge) => void
   /** Lifetime totals, including what is not yet written. */
-  readonly lifetime: Effect.Effect<LifetimeFile, PersistenceError>
+  readonly lifetime: Effect.Effect<LifetimeTotals, PersistenceError>
   readonly flush: Effect.Effect<void>
 }>()("opencode-context-pruner/Ledger") {
   static readonly layer = Layer.effect(
@@ -63,17 +64,19 @@ export class Ledger extends Context.Service<Ledger, {
     Effect.gen(function*() {
       const tokenizer = yield* Tokenizer
       const persistence = yield* Persistence
-      let unsaved: LifetimeDelta | undefined
+      // Each session's totals since they were last written: the lifetime file keeps every session's own totals, so a
+      // process that prunes what another one pruned in the same session does not count it again.
+      const unsaved = new Map<string, SessionTotals>()
 
       const writer = yield* writeBehind(Effect.suspend(() => {
-        const delta = unsaved
-        unsaved = undefined
-        if (delta === undefined) return Effect.void
-        return persistence.addToLifetime(delta).pipe(
+        if (unsaved.size === 0) return Effect.void
+        const batch = new Map(unsaved)
+        unsaved.clear()
+        return persistence.recordLifetime(batch).pipe(
           Effect.asVoid,
           Effect.catch((error) =>
             Effect.sync(() => {
-              unsaved = merge(unsaved, delta)
+              for (const [sessionID, totals] of batch) if (!unsaved.has(sessionID)) unsaved.set(sessionID, totals)
             }).pipe(Effect.andThen(Effect.logWarning("could not update lifetime statistics", error)))
           )
         )
@@ -89,7 +92,6 @@ export class Ledger extends Context.Service<Ledger, {
       ) {
         if (calls.length === 0) return
         const at = yield* Clock.currentTimeMillis
-        const firstInSession = state.stats.calls === 0 && state.stats.tokens === 0 ? 1 : 0
         // A fold is one entry for the calls of a turn, most of them counted already by their own prunes: its calls
         // are counted under its reason, not in the session's total of calls pruned nor by tool.
         const count = calls.filter((entry) => entry.folded === undefined).length
@@ -123,7 +125,7 @@ export class Ledger extends Context.Service<Ledger, {
           lastPrune: { at, reason: calls[0]!.reason, calls: count, tokens }
         }
         changed(state)
-        unsaved = merge(unsaved, { sessions: firstInSession, calls: count, tokens, byReason })
+        unsaved.set(state.sessionID, sessionTotals(state.stats))
         yield* writer.request
       })
 
@@ -160,22 +162,11 @@ export class Ledger extends Context.Service<Ledger, {
         state.dirty = true
       }
 
-      // Draining first: a delta being written is in neither memory nor the file until the write completes.
-      const lifetime = Effect.map(Effect.andThen(writer.drain, persistence.lifetime), (stored) => {
-        const delta = unsaved
-        if (delta === undefined) return stored
-        const byReason = { ...stored.byReason }
-        for (const [reason, tally] of Object.entries(delta.byReason)) {
-          byReason[reason] = add(byReason[reason], tally.calls, tally.tokens)
-        }
-        return {
-          ...stored,
-          sessions: stored.sessions + delta.sessions,
-          calls: stored.calls + delta.calls,
-          tokens: stored.tokens + delta.tokens,
-          byReason
-        }
-      })
+      // Draining first: totals being written are in neither memory nor the file until the write completes.
+      const lifetime = Effect.map(
+        Effect.andThen(writer.drain, persistence.lifetime),
+        (stored) => totalsOf(recordSessions(stored, unsaved, stored.updatedAt))
+      )
 
       return Ledger.of({ saving, deliver, charge, lifetime, flush: writer.drain })
     })
@@ -186,16 +177,3 @@ const add = (tally: Tally | undefined, calls: number, tokens: number): Tally => 
   calls: (tally?.calls ?? 0) + calls,
   tokens: (tally?.tokens ?? 0) + tokens
 })
-
-const merge = (a: LifetimeDelta | undefined, b: LifetimeDelta): LifetimeDelta => {
-  if (a === undefined) return b
-  const byReason: Record<string, Tally> = { ...a.byReason }
-  for (const [reason, tally] of Object.entries(b.byReason))
-    byReason[reason] = add(byReason[reason], tally.calls, tally.tokens)
-  return {
-    sessions: a.sessions + b.sessions,
-    calls: a.calls + b.calls,
-    tokens: a.tokens + b.tokens,
-    byReason
-  }
-}

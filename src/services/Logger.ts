@@ -12,6 +12,8 @@ import {
 } from "effect"
 import type { PlatformError } from "effect/PlatformError"
 import type { LogLevel } from "effect/LogLevel"
+import { boundedJson } from "../data/boundedJson.ts"
+import type { SessionId } from "../host/sessionId.ts"
 import { Config } from "./Config.ts"
 import { Host } from "./Host.ts"
 import { Paths } from "./Paths.ts"
@@ -25,7 +27,7 @@ import { Paths } from "./Paths.ts"
 export class Logger extends Context.Service<Logger, {
   readonly debug: boolean
   /** Records what the model is about to receive for a session. Does nothing unless `debug` is on. */
-  readonly snapshot: (sessionID: string, messages: unknown) => Effect.Effect<void>
+  readonly snapshot: (sessionID: SessionId, messages: unknown) => Effect.Effect<void>
 }>()("opencode-context-pruner/Logger") {
   static readonly layer = Layer.unwrap(Effect.gen(function*() {
     const { current } = yield* Config
@@ -36,6 +38,21 @@ export class Logger extends Context.Service<Logger, {
     const level = Layer.succeed(References.MinimumLogLevel, debug ? "Debug" : "Warn")
     return Layer.mergeAll(service, sink, level)
   }))
+
+  /**
+   * Where lines go while the layers before this one are built (the config is read before `debug` is known): warnings
+   * and errors to OpenCode's log. Without it they would go to Effect's default logger, the console, which OpenCode's
+   * terminal UI draws over.
+   */
+  static readonly boot = Layer.unwrap(Effect.gen(function*() {
+    const host = yield* Host
+    const logger = yield* EffectLogger.make<unknown, Line>(({ cause, date, logLevel, message }) => ({
+      level: logLevel,
+      date,
+      text: render(message, cause)
+    })).pipe(EffectLogger.batched({ window: "200 millis", flush: (lines) => toHost(host, lines) }))
+    return EffectLogger.layer([logger])
+  }))
 }
 
 /** Total bytes kept under the log directory. */
@@ -43,8 +60,6 @@ const budgetBytes = 20 * 1024 * 1024
 /** Snapshots kept per session. */
 const snapshotsPerSession = 10
 const filesMode = 0o600
-/** A session ID becomes a directory name only when it cannot climb out of the log directory. */
-const safeSegment = /^[A-Za-z0-9_][A-Za-z0-9_-]{0,127}$/
 
 const make = (debug: boolean, budget: Budget) =>
   Effect.gen(function*() {
@@ -52,13 +67,13 @@ const make = (debug: boolean, budget: Budget) =>
     const path = yield* Path.Path
     const { logDir } = yield* Paths
     let sequence = 0
-    const snapshot = Effect.fnUntraced(function*(sessionID: string, messages: unknown) {
-      if (!safeSegment.test(sessionID)) return
+    // A session ID names a directory: `SessionId` is one that cannot climb out of the log directory.
+    const snapshot = Effect.fnUntraced(function*(sessionID: SessionId, messages: unknown) {
       const dir = path.join(logDir, "context", sessionID)
       yield* fs.makeDirectory(dir, { recursive: true, mode: 0o700 })
       const time = new Date(yield* Clock.currentTimeMillis).toISOString().replace(/[:.]/g, "-")
       const stamp = `${time}-${String(++sequence).padStart(6, "0")}`
-      const text = JSON.stringify(messages, null, 2)
+      const text = snapshotText(messages)
       yield* fs.writeFileString(path.join(dir, `${stamp}.json`), text, { mode: filesMode })
       const kept = (yield* fs.readDirectory(dir)).filter((name) => name.endsWith(".json")).sort()
       for (const old of kept.slice(0, Math.max(0, kept.length - snapshotsPerSession))) {
@@ -100,11 +115,7 @@ const sinkLogger = (debug: boolean, budget: Budget) =>
     })
     const flush = (lines: Array<Line>) =>
       Effect.gen(function*() {
-        for (const line of lines) {
-          if (line.level === "Warn" || line.level === "Error" || line.level === "Fatal") {
-            yield* host.log(line.level === "Warn" ? "warn" : "error", line.text)
-          }
-        }
+        yield* toHost(host, lines)
         if (debug) yield* toFile(lines)
       }).pipe(Effect.ignore)
     return yield* EffectLogger.make<unknown, Line>(({ cause, date, logLevel, message }) => ({
@@ -114,21 +125,51 @@ const sinkLogger = (debug: boolean, budget: Budget) =>
     })).pipe(EffectLogger.batched({ window: "200 millis", flush }))
   })
 
+/** Warnings and errors, to OpenCode's log. */
+const toHost = (host: Host["Service"], lines: ReadonlyArray<Line>) =>
+  Effect.forEach(lines, (line) =>
+    line.level === "Warn" || line.level === "Error" || line.level === "Fatal"
+      ? host.log(line.level === "Warn" ? "warn" : "error", line.text)
+      : Effect.void, { discard: true })
+
+/**
+ * A context snapshot holds the newest messages, as many as fit in `snapshotBytes`, each text cut to what a reader
+ * needs to recognise it and nesting (of a tool's input) cut where no message goes: a few milliseconds a request
+ * however long the session and whatever a tool's input holds.
+ */
+const snapshotBytes = 256 * 1024
+const snapshotBounds = { maxDepth: 24, maxString: 4_000, indent: 2 }
+
+const snapshotText = (messages: unknown): string => {
+  if (!Array.isArray(messages)) return boundedJson(messages, { ...snapshotBounds, maxLength: snapshotBytes })
+  const texts: Array<string> = []
+  let used = 0
+  let i = messages.length - 1
+  for (; i >= 0 && used < snapshotBytes; i--) {
+    const room = snapshotBytes - used
+    const text = boundedJson(messages[i], { ...snapshotBounds, maxLength: room })
+    // Only the newest message is ever written cut short: the others are whole or left out.
+    if (text.length >= room && texts.length > 0) break
+    texts.push(text)
+    used += text.length
+  }
+  const omitted = i >= 0 ? [JSON.stringify(`[${i + 1} older messages not written]`)] : []
+  return `[\n${[...omitted, ...texts.reverse()].join(",\n")}\n]`
+}
+/** A value in a log line. */
+const valueBounds = { maxDepth: 6, maxString: 1_000, maxLength: 4_000 }
+/** A whole log line, failure trace included. */
+const maxLineLength = 16_000
+
 const render = (message: unknown, cause: Cause.Cause<unknown>): string => {
   const parts = (Array.isArray(message) ? message : [message]).map((part) =>
-    typeof part === "string" ? part : safeJson(part)
+    typeof part === "string" ? part : boundedJson(part, valueBounds)
   )
   if (cause.reasons.length > 0) parts.push(Cause.pretty(cause))
-  return parts.join(" ")
-}
-
-const safeJson = (value: unknown): string => {
-  if (value instanceof Error) return `${value.name}: ${value.message}`
-  const text = JSON.stringify(
-    value,
-    (_key, inner) => (inner instanceof Error ? `${inner.name}: ${inner.message}` : inner)
-  )
-  return text === undefined ? String(value) : text
+  const text = parts.join(" ")
+  return text.length <= maxLineLength
+    ? text
+    : `${text.slice(0, maxLineLength)} …[+${text.length - maxLineLength} characters]`
 }
 
 interface Budget {

@@ -1,28 +1,11 @@
 import { Clock, Context, Effect, Fiber, FileSystem, Layer, Option, Path, Ref, Result, Schema, Semaphore } from "effect"
 import { acquireFileLock, quarantine, readFileIfExists, removeLeftovers, writeFileAtomic } from "../state/disk.ts"
 import { currentOwner } from "../state/owner.ts"
-import {
-  type LifetimeDelta,
-  LifetimeFile,
-  SessionFile,
-  sessionIdProblem,
-  sessionIdRule,
-  type Tally
-} from "../state/schema.ts"
+import { InvalidSessionId, sessionIdProblem } from "../host/sessionId.ts"
+import { emptyLifetime, migrateV1, recordSessions, retireSession, sessionTotals } from "../state/lifetime.ts"
+import { LifetimeFile, LifetimeFileV1, SessionFile, type SessionTotals } from "../state/schema.ts"
 import { encodeStatus, type SessionStatus, statusDirName, statusFileName } from "../state/status.ts"
 import { Paths } from "./Paths.ts"
-
-export class InvalidSessionId extends Schema.TaggedError<InvalidSessionId>()("InvalidSessionId", {
-  sessionID: Schema.String,
-  problem: Schema.String
-}) {
-  override get message() {
-    const shown = this.sessionID.length > 80
-      ? `${JSON.stringify(this.sessionID.slice(0, 80))}...`
-      : JSON.stringify(this.sessionID)
-    return `Invalid session ID ${shown}: ${this.problem}. A session ID is ${sessionIdRule}.`
-  }
-}
 
 export class PersistenceError extends Schema.TaggedError<PersistenceError>()("PersistenceError", {
   operation: Schema.Literals(["read", "write", "remove", "quarantine", "lock"]),
@@ -42,7 +25,7 @@ export class PersistenceError extends Schema.TaggedError<PersistenceError>()("Pe
 export const lifetimeFileName = "lifetime.stats.json"
 const sessionFileName = (sessionID: string) => `${sessionID}.json`
 
-export const emptyLifetime: LifetimeFile = { version: 1, updatedAt: 0, sessions: 0, calls: 0, tokens: 0, byReason: {} }
+export { emptyLifetime }
 
 /** Durable per-session state and lifetime statistics, and the status files the terminal UI reads. */
 export class Persistence extends Context.Service<Persistence, {
@@ -50,12 +33,20 @@ export class Persistence extends Context.Service<Persistence, {
   readonly load: (sessionID: string) => Effect.Effect<Option.Option<SessionFile>, InvalidSessionId | PersistenceError>
   /** Replaces the session's state atomically. */
   readonly save: (file: SessionFile) => Effect.Effect<void, InvalidSessionId | PersistenceError>
-  /** Deletes the session's state; nothing to delete is fine. */
+  /** Deletes the session's state (its lifetime totals are kept, retired); nothing to delete is fine. */
   readonly remove: (sessionID: string) => Effect.Effect<void, InvalidSessionId | PersistenceError>
-  /** Totals across all sessions; zero when nothing was recorded yet or the file was corrupt. */
+  /**
+   * Lifetime totals across all sessions, by session (`totalsOf` sums them); empty when nothing was recorded yet or the
+   * file was corrupt. A file of version 1 is migrated first.
+   */
   readonly lifetime: Effect.Effect<LifetimeFile, PersistenceError>
-  /** Adds to the totals without losing a concurrent update from another OpenCode process; returns the new totals. */
-  readonly addToLifetime: (delta: LifetimeDelta) => Effect.Effect<LifetimeFile, PersistenceError>
+  /**
+   * Records sessions' own totals (not increments: see `LifetimeFile`) without losing a concurrent update from another
+   * OpenCode process; returns the new file.
+   */
+  readonly recordLifetime: (
+    sessions: ReadonlyMap<string, SessionTotals>
+  ) => Effect.Effect<LifetimeFile, PersistenceError>
   /**
    * The clean-up run at start, in the background: temporaries and locks that crashed processes left in the state
    * directory, removed. Waits for it to finish and returns the names removed.
@@ -143,19 +134,38 @@ export class Persistence extends Context.Service<Persistence, {
         yield* write(sessionPath(state.sessionID), encodeSession(state))
       }, Effect.provideContext(platform))
 
-      const remove = Effect.fn("Persistence.remove")(function*(sessionID: string) {
-        yield* validate(sessionID)
-        const file = sessionPath(sessionID)
-        yield* fs.remove(file, { force: true }).pipe(Effect.mapError(fail("remove", file)))
-      })
-
       /** Under the lock only: a reader outside it could quarantine the good file a writer just renamed in. */
       const readLifetimeOrReset = Effect.gen(function*() {
         const found = yield* read(lifetimeFile, decodeLifetime)
         if (Option.isNone(found)) return emptyLifetime
-        if (Result.isSuccess(found.value)) return found.value.success
-        yield* moveAside(lifetimeFile, found.value.failure)
-        return emptyLifetime
+        if (Result.isFailure(found.value)) {
+          yield* moveAside(lifetimeFile, found.value.failure)
+          return emptyLifetime
+        }
+        const stored = found.value.success
+        if (stored.version === 2) return stored
+        const migrated = migrateV1(stored, yield* sessionsOnDisk, yield* Clock.currentTimeMillis)
+        yield* write(lifetimeFile, encodeLifetime(migrated))
+        yield* Effect.logInfo(`Lifetime totals in ${lifetimeFile} migrated to version 2`)
+        return migrated
+      })
+
+      /** The totals of every session whose state file is on disk, for a migration; a file that does not decode is skipped. */
+      const sessionsOnDisk = Effect.gen(function*() {
+        const names = yield* fs.readDirectory(paths.stateDir).pipe(Effect.orElseSucceed(() => []))
+        const found = new Map<string, SessionTotals>()
+        for (const name of names) {
+          if (!name.endsWith(".json") || name === lifetimeFileName) continue
+          const file = yield* read(path.join(paths.stateDir, name), decodeSession).pipe(Effect.option)
+          const decoded = Option.flatMap(Option.flatten(file), Option.liftPredicate(Result.isSuccess))
+          if (Option.isSome(decoded)) {
+            const session = decoded.value.success
+            if (session.stats.calls > 0 || session.stats.tokens > 0) {
+              found.set(session.sessionID, sessionTotals(session.stats))
+            }
+          }
+        }
+        return found
       })
 
       const locked = <A, E>(effect: Effect.Effect<A, E, FileSystem.FileSystem | Path.Path>) =>
@@ -169,20 +179,38 @@ export class Persistence extends Context.Service<Persistence, {
           })
         ).pipe(inProcess.withPermit)
 
+      /** Replaces the lifetime file with `change` of it, under the lock. */
+      const updateLifetime = (change: (file: LifetimeFile, now: number) => LifetimeFile) =>
+        locked(Effect.gen(function*() {
+          const current = yield* readLifetimeOrReset
+          const next = change(current, yield* Clock.currentTimeMillis)
+          if (next !== current) yield* write(lifetimeFile, encodeLifetime(next))
+          return next
+        }))
+
+      const remove = Effect.fn("Persistence.remove")(function*(sessionID: string) {
+        yield* validate(sessionID)
+        const file = sessionPath(sessionID)
+        yield* fs.remove(file, { force: true }).pipe(Effect.mapError(fail("remove", file)))
+        // A deleted session is never written again: its totals leave the per-session records, not the totals.
+        const stored = yield* read(lifetimeFile, decodeLifetime)
+        const known = Option.isSome(stored) && Result.isSuccess(stored.value) && stored.value.success.version === 2
+          ? Object.hasOwn(stored.value.success.sessions, sessionID)
+          : Option.isSome(stored)
+        if (known) yield* updateLifetime((current, now) => retireSession(current, sessionID, now))
+      }, Effect.provideContext(platform))
+
       const lifetime = Effect.gen(function*() {
         const found = yield* read(lifetimeFile, decodeLifetime)
         if (Option.isNone(found)) return emptyLifetime
-        if (Result.isSuccess(found.value)) return found.value.success
+        if (Result.isSuccess(found.value) && found.value.success.version === 2) return found.value.success
         return yield* locked(readLifetimeOrReset)
       }).pipe(Effect.provideContext(platform), Effect.withSpan("Persistence.lifetime"))
 
-      const addToLifetime = Effect.fn("Persistence.addToLifetime")(function*(delta: LifetimeDelta) {
-        return yield* locked(Effect.gen(function*() {
-          const current = yield* readLifetimeOrReset
-          const next = addLifetimeDelta(current, delta, yield* Clock.currentTimeMillis)
-          yield* write(lifetimeFile, encodeLifetime(next))
-          return next
-        }))
+      const recordLifetime = Effect.fn("Persistence.recordLifetime")(function*(
+        sessions: ReadonlyMap<string, SessionTotals>
+      ) {
+        return yield* updateLifetime((current, now) => recordSessions(current, sessions, now))
       }, Effect.provideContext(platform))
 
       const saveStatus = Effect.fn("Persistence.saveStatus")(function*(status: SessionStatus) {
@@ -201,7 +229,7 @@ export class Persistence extends Context.Service<Persistence, {
         save,
         remove,
         lifetime,
-        addToLifetime,
+        recordLifetime,
         leftoversRemoved: Fiber.join(sweep),
         saveStatus,
         removeStatus
@@ -214,7 +242,7 @@ export class Persistence extends Context.Service<Persistence, {
     Persistence,
     Effect.gen(function*() {
       const sessions = yield* Ref.make(new Map<string, SessionFile>())
-      const totals = yield* Ref.make(emptyLifetime)
+      const totals = yield* Ref.make<LifetimeFile>(emptyLifetime)
       const statuses = yield* Ref.make(new Map<string, SessionStatus>())
       // A round trip through the encoded form, so what comes back is exactly what a disk load would return.
       const roundTrip = (state: SessionFile) =>
@@ -241,11 +269,13 @@ export class Persistence extends Context.Service<Persistence, {
             next.delete(sessionID)
             return next
           })
+          const now = yield* Clock.currentTimeMillis
+          yield* Ref.update(totals, (current) => retireSession(current, sessionID, now))
         }),
         lifetime: Ref.get(totals),
-        addToLifetime: Effect.fn("Persistence.addToLifetime")(function*(delta: LifetimeDelta) {
+        recordLifetime: Effect.fn("Persistence.recordLifetime")(function*(records: ReadonlyMap<string, SessionTotals>) {
           const now = yield* Clock.currentTimeMillis
-          return yield* Ref.updateAndGet(totals, (current) => addLifetimeDelta(current, delta, now))
+          return yield* Ref.updateAndGet(totals, (current) => recordSessions(current, records, now))
         }),
         leftoversRemoved: Effect.succeed([]),
         saveStatus: Effect.fn("Persistence.saveStatus")(function*(status: SessionStatus) {
@@ -278,24 +308,5 @@ const describeIssue = (message: string) => {
 
 const decodeSession = Schema.decodeUnknownEffect(Schema.fromJsonString(SessionFile))
 const encodeSession = Schema.encodeEffect(Schema.fromJsonString(SessionFile))
-const decodeLifetime = Schema.decodeUnknownEffect(Schema.fromJsonString(LifetimeFile))
+const decodeLifetime = Schema.decodeUnknownEffect(Schema.fromJsonString(Schema.Union([LifetimeFile, LifetimeFileV1])))
 const encodeLifetime = Schema.encodeEffect(Schema.fromJsonString(LifetimeFile))
-
-/** Token figures may be estimates: counts are rounded and clamped, so one odd delta cannot make the file invalid. */
-const count = (n: number) => (Number.isFinite(n) && n > 0 ? Math.round(n) : 0)
-
-const addLifetimeDelta = (current: LifetimeFile, delta: LifetimeDelta, now: number): LifetimeFile => {
-  const byReason: Record<string, Tally> = { ...current.byReason }
-  for (const [reason, tally] of Object.entries(delta.byReason)) {
-    const before = byReason[reason] ?? { calls: 0, tokens: 0 }
-    byReason[reason] = { calls: before.calls + count(tally.calls), tokens: before.tokens + count(tally.tokens) }
-  }
-  return {
-    version: 1,
-    updatedAt: now,
-    sessions: current.sessions + count(delta.sessions),
-    calls: current.calls + count(delta.calls),
-    tokens: current.tokens + count(delta.tokens),
-    byReason
-  }
-}

@@ -4,7 +4,8 @@ import { writeBehind } from "../data/writeBehind.ts"
 import { emptySessionFile } from "../state/schema.ts"
 import { fromFile, type SessionState, toFile } from "../engine/session.ts"
 import { Host, type HostError } from "./Host.ts"
-import { type InvalidSessionId, Persistence, type PersistenceError } from "./Persistence.ts"
+import type { InvalidSessionId } from "../host/sessionId.ts"
+import { Persistence, type PersistenceError } from "./Persistence.ts"
 
 interface Entry {
   readonly lock: Semaphore.Semaphore

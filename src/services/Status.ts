@@ -2,7 +2,8 @@ import { Clock, Context, Effect, Layer, Option } from "effect"
 import { writeBehind } from "../data/writeBehind.ts"
 import type { Waiting } from "../engine/schedule.ts"
 import { viewContext } from "../engine/view.ts"
-import { sessionIdProblem, type Tally } from "../state/schema.ts"
+import type { Tally } from "../state/schema.ts"
+import type { SessionId } from "../host/sessionId.ts"
 import type { SessionState } from "../engine/session.ts"
 import { type SessionStatus, type StatusContext, type StatusPrune, statusVersion } from "../state/status.ts"
 import { Config } from "./Config.ts"
@@ -21,7 +22,7 @@ export class Status extends Context.Service<Status, {
   /** Takes the session's status now; the file follows shortly. Never fails: the UI is a bystander. */
   readonly publish: (state: SessionState) => Effect.Effect<void>
   /** The session was deleted: its status goes with it. */
-  readonly remove: (sessionID: string) => Effect.Effect<void>
+  readonly remove: (sessionID: SessionId) => Effect.Effect<void>
   /** Writes every taken status now. */
   readonly flush: Effect.Effect<void>
 }>()("opencode-context-pruner/Status") {
@@ -49,7 +50,7 @@ export class Status extends Context.Service<Status, {
       )
 
       const publish = Effect.fn("Status.publish")(function*(state: SessionState) {
-        if (state.isSubAgent || sessionIdProblem(state.sessionID) !== undefined) return
+        if (state.isSubAgent) return
         const index = Option.getOrUndefined(yield* cache.latest(state.sessionID))
         let summary = prunes.get(state)
         if (summary === undefined || summary.revision !== state.revision || summary.indexed !== (index !== undefined)) {
@@ -61,8 +62,7 @@ export class Status extends Context.Service<Status, {
         yield* writer.request
       })
 
-      const remove = Effect.fn("Status.remove")(function*(sessionID: string) {
-        if (sessionIdProblem(sessionID) !== undefined) return
+      const remove = Effect.fn("Status.remove")(function*(sessionID: SessionId) {
         taken.delete(sessionID)
         // A write of this session may be under way: let it finish, then remove what it wrote.
         yield* writer.drain

@@ -10,6 +10,7 @@ import {
 import { diagnosticsAt } from "../engine/diagnostics.ts"
 import { changesFile } from "../engine/strategies/supersedeWrites.ts"
 import { LruMap } from "../data/LruMap.ts"
+import { safeJson } from "../data/boundedJson.ts"
 import { decodeToolPart, isTypedByUser, messageIdOf } from "../host/messages.ts"
 import type { ToolPart, ToolStatus } from "../host/schema.ts"
 import { Paths } from "./Paths.ts"
@@ -277,4 +278,4 @@ const exitCodeOf = (metadata: unknown): number | undefined =>
     : undefined
 
 const errorText = (error: unknown): string =>
-  typeof error === "string" ? error : error === undefined ? "" : JSON.stringify(error)
+  typeof error === "string" ? error : error === undefined ? "" : safeJson(error)

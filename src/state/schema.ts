@@ -161,43 +161,45 @@ export const emptySessionFile = (sessionID: string, now: number): SessionFile =>
   folds: {}
 })
 
-/** Totals across every session on this machine, kept in one file so reading them never means reading all sessions. */
-export const LifetimeFile = Schema.Struct({
-  version: Schema.Literal(1),
-  updatedAt: Schema.Number,
+/** Calls and tokens pruned in one session, in all and by reason: its part of the lifetime totals. */
+export const SessionTotals = Schema.Struct({
+  calls: Count,
+  tokens: Count,
+  byReason: withDefault(Schema.Record(Schema.String, Tally), () => ({}))
+})
+export type SessionTotals = typeof SessionTotals.Type
+
+/** Totals across every session on this machine. */
+export const LifetimeTotals = Schema.Struct({
   /** Sessions in which anything was pruned. */
   sessions: Count,
   calls: Count,
   tokens: Count,
   byReason: withDefault(Schema.Record(Schema.String, Tally), () => ({}))
 })
-export type LifetimeFile = typeof LifetimeFile.Type
-
-/** An increment to lifetime totals, added under a cross-process lock so no update is lost. */
-export interface LifetimeDelta {
-  /** Sessions that pruned something for the first time. */
-  readonly sessions: number
-  readonly calls: number
-  readonly tokens: number
-  readonly byReason: Readonly<Record<string, Tally>>
-}
-
-/** What a valid session ID is, in words: shown to whoever passed an invalid one. */
-export const sessionIdRule = `1 to 128 ASCII letters, digits, "_" or "-", not starting with "-"`
-
-const sessionIdShape = /^[A-Za-z0-9_][A-Za-z0-9_-]{0,127}$/
-/** Device names Windows resolves in any directory, whatever the extension (`CON.json` is the console). */
-const windowsDeviceName = /^(con|prn|aux|nul|com[0-9]|lpt[0-9])$/i
+export type LifetimeTotals = typeof LifetimeTotals.Type
 
 /**
- * Why a string cannot be a session ID, or undefined when it can. Session IDs become file names, so this is the
- * only gate between a host-supplied string and the file system: OpenCode's IDs look like `ses_4f1c2b3a9ffeXYZabc123`.
+ * The lifetime file of version 1: one running sum, to which every process added what it pruned. Two processes working
+ * in one session each added the prunes both made, so it counted them twice; it is read only to be migrated.
  */
-export const sessionIdProblem = (id: string): string | undefined => {
-  if (id.length === 0) return "it is empty"
-  if (id.length > 128) return `it is ${id.length} characters long`
-  if (id.startsWith("-")) return `it starts with "-"`
-  if (!sessionIdShape.test(id)) return 'it contains a character other than an ASCII letter, digit, "_" or "-"'
-  if (windowsDeviceName.test(id)) return "it is a reserved device name on Windows"
-  return undefined
-}
+export const LifetimeFileV1 = Schema.Struct({
+  version: Schema.Literal(1),
+  updatedAt: Schema.Number,
+  ...LifetimeTotals.fields
+})
+export type LifetimeFileV1 = typeof LifetimeFileV1.Type
+
+/**
+ * Totals across every session on this machine, kept in one file so reading them never means reading all sessions: each
+ * session's own totals (what its state file's statistics say), so that a session worked on by two OpenCode processes
+ * at once is counted once, and a write repeated after a failure changes nothing. Sessions deleted in OpenCode, and what
+ * version 1 had counted that no session file explains, are summed in `retired`.
+ */
+export const LifetimeFile = Schema.Struct({
+  version: Schema.Literal(2),
+  updatedAt: Schema.Number,
+  retired: LifetimeTotals,
+  sessions: Schema.Record(Schema.String, SessionTotals)
+})
+export type LifetimeFile = typeof LifetimeFile.Type

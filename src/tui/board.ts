@@ -2,7 +2,7 @@ import { type FSWatcher, watch } from "node:fs"
 import { mkdir, readFile } from "node:fs/promises"
 import { homedir } from "node:os"
 import { join } from "node:path"
-import { sessionIdProblem } from "../state/schema.ts"
+import { sessionIdProblem } from "../host/sessionId.ts"
 import { type ReadStatus, readStatus, stateDirInDataHome, statusDirName, statusFileName } from "../state/status.ts"
 
 /**

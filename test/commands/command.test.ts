@@ -3,7 +3,7 @@ import { Effect, FileSystem, Ref } from "effect"
 import { dcp } from "../../src/hooks/command.ts"
 import { layoutNote } from "../../src/engine/notes.ts"
 import { formatTokens } from "../../src/engine/placeholders.ts"
-import { transform } from "../../src/hooks/transform.ts"
+import { transformOf } from "../support/request.ts"
 import { HostRecorder, type HostFixture } from "../../src/services/Host.ts"
 import { SessionStore } from "../../src/services/SessionStore.ts"
 import { assistant, fresh, lines, type Msg, sessionID, tool, toolPart, user } from "../support/history.ts"
@@ -49,7 +49,7 @@ const scenario = <A, E, R>(
     const messages = history(root)
     const host = options.host?.(root) ?? { messages: { [sessionID]: messages } }
     return yield* Effect.gen(function*() {
-      yield* transform(fresh(messages))
+      yield* transformOf(fresh(messages))
       return yield* body(root, messages)
     }).pipe(Effect.provide(pluginUnder(root, { host })))
   })
@@ -57,7 +57,7 @@ const scenario = <A, E, R>(
 const outputOf = (messages: Array<Msg>, callID: string) =>
   Effect.gen(function*() {
     const sent = fresh(messages)
-    yield* transform(sent)
+    yield* transformOf(sent)
     return String(toolPart(sent, callID).state.output)
   })
 
@@ -189,7 +189,7 @@ describe("/dcp commands", () => {
       const latest = messages[messages.length - 1]!.info as Record<string, unknown>
       latest.tokens = { input: 9_000, output: 10, reasoning: 0, cache: { read: 3_000, write: 0 } }
       const host = { messages: { [sessionID]: messages } }
-      yield* transform(fresh(messages)).pipe(Effect.provide(pluginUnder(root, { host })))
+      yield* transformOf(fresh(messages)).pipe(Effect.provide(pluginUnder(root, { host })))
       const note = yield* Effect.gen(function*() {
         yield* dcp(sessionID, "context")
         return yield* lastNote
@@ -218,7 +218,7 @@ describe("/dcp commands", () => {
     scenario((_root, messages) =>
       Effect.gen(function*() {
         yield* dcp(sessionID, "sweep")
-        yield* transform(fresh(messages))
+        yield* transformOf(fresh(messages))
         yield* dcp(sessionID, "stats")
         const note = yield* lastNote
         assert.include(note, "This session: 1 call pruned")

@@ -1,7 +1,7 @@
 import { assert, describe, it } from "vitest"
 import { formatContext, formatHelp, formatStats } from "../../src/commands/format.ts"
 import { type Reason, reasonName } from "../../src/engine/reasons.ts"
-import { emptyStats, type LifetimeFile } from "../../src/state/schema.ts"
+import { emptyStats, type LifetimeTotals } from "../../src/state/schema.ts"
 
 const names = (reason: string) => reasonName(reason as Reason)
 
@@ -24,7 +24,7 @@ const context = {
 /** Three automatic prunes waiting for a warm cache: they would pay back after 11.2 requests, the cache serves 7.4. */
 const waiting = { calls: 3, tokens: 6200, why: { reason: "warm-cache", paysBackAfter: 11.2, horizon: 7.4 } } as const
 
-const noLifetime: LifetimeFile = { version: 1, updatedAt: 0, sessions: 0, calls: 0, tokens: 0, byReason: {} }
+const noLifetime: LifetimeTotals = { sessions: 0, calls: 0, tokens: 0, byReason: {} }
 
 describe("/dcp output", () => {
   it("help lists one line per subcommand", () => {
@@ -157,8 +157,6 @@ describe("/dcp output", () => {
           lastPrune: { at: now - 5 * 60_000, reason: "discard", calls: 2, tokens: 3400 }
         },
         lifetime: {
-          version: 1,
-          updatedAt: now,
           sessions: 7,
           calls: 120,
           tokens: 310_000,

@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process"
 import { NodeFileSystem, NodePath } from "@effect/platform-node"
 import { assert, describe, it, layer } from "@effect/vitest"
 import { Effect, FileSystem, Layer, Path } from "effect"
@@ -8,11 +9,18 @@ import { Paths } from "../../src/services/Paths.ts"
 
 type Where = "global" | "env" | "project"
 
+/** What to make at a config file's place other than a file with content. */
+type Special = { readonly symlink: string } | { readonly fifo: true } | { readonly bytes: number }
+
 /**
  * Builds the Config layer over a fresh temp tree. `files` maps `global/dcp.jsonc`, `env/dcp.json`,
- * `project/dcp.jsonc`... to contents; a value of `null` makes a directory of that name.
+ * `project/dcp.jsonc`... to contents; a value of `null` makes a directory of that name, `{ symlink }` a symbolic
+ * link to that target (relative to the link), `{ fifo: true }` a named pipe, `{ bytes }` a valid file of that size.
  */
-const build = (files: Partial<Record<`${Where}/${string}`, string | null>>, options: { env?: boolean } = {}) =>
+const build = (
+  files: Partial<Record<`${Where}/${string}`, string | null | Special>>,
+  options: { env?: boolean } = {}
+) =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
     const path = yield* Path.Path
@@ -29,8 +37,12 @@ const build = (files: Partial<Record<`${Where}/${string}`, string | null>>, opti
     for (const [key, content] of Object.entries(files)) {
       const file = at(key)
       yield* fs.makeDirectory(path.dirname(file), { recursive: true })
+      if (content === undefined) continue
       if (content === null) yield* fs.makeDirectory(file)
-      else yield* fs.writeFileString(file, content!)
+      else if (typeof content === "string") yield* fs.writeFileString(file, content)
+      else if ("symlink" in content) yield* fs.symlink(content.symlink, file)
+      else if ("fifo" in content) execFileSync("mkfifo", [file])
+      else yield* fs.writeFileString(file, `{ "debug": true, "padding": "${"x".repeat(content.bytes - 32)}" }`)
     }
     const paths = Paths.layerUnder(root, options.env ? { envConfigDir: dirs.env } : {})
     const config = yield* Effect.provide(Config, Config.layer.pipe(Layer.provide(paths)))
@@ -193,8 +205,8 @@ layer(Layer.mergeAll(NodeFileSystem.layer, NodePath.layer))("Config.layer", (it)
           problems: [{
             path: "",
             expected: "a readable file",
-            found: "something that is not a file (a directory?)",
-            message: "Could not read the file: something that is not a file (a directory?)."
+            found: "a directory",
+            message: "Could not read the file: a directory."
           }]
         }])
       }))
@@ -248,11 +260,83 @@ layer(Layer.mergeAll(NodeFileSystem.layer, NodePath.layer))("Config.layer", (it)
   })
 })
 
+/**
+ * Files that are not config files at a config file's place: each is reported with its name, the other files apply,
+ * and nothing blocks or grows. Each test's time limit is a guard against hanging, not a measure of speed.
+ */
+layer(Layer.mergeAll(NodeFileSystem.layer, NodePath.layer))("Config.layer: what is not a config file", (it) => {
+  const reported = (
+    files: Parameters<typeof build>[0],
+    found: string
+  ) =>
+    Effect.gen(function*() {
+      const { config, at } = yield* build({ "global/dcp.jsonc": `{ "pruneNotification": "minimal" }`, ...files })
+      assert.deepStrictEqual(config.current, { ...defaultConfig, pruneNotification: "minimal" })
+      assert.deepStrictEqual(config.files, [at("global/dcp.jsonc")])
+      const reports = yield* config.takeReports
+      assert.deepStrictEqual(reports.map((r) => [r.file, r.ignored, r.problems.map((p) => p.found)]), [
+        [at("project/dcp.jsonc"), true, [found]]
+      ])
+      return formatReport(reports[0]!).message
+    })
+
+  it.effect("a named pipe is reported without being opened", () =>
+    Effect.gen(function*() {
+      const message = yield* reported({ "project/dcp.jsonc": { fifo: true } }, "a named pipe (FIFO)")
+      assert.include(message, "Could not read the file: a named pipe (FIFO).")
+    }), 10_000)
+
+  it.effect(
+    "a symlink to /dev/zero is reported as a device, and nothing is read from it",
+    () =>
+      Effect.gen(function*() {
+        yield* reported({ "project/dcp.jsonc": { symlink: "/dev/zero" } }, "a device")
+      }),
+    10_000
+  )
+
+  it.effect("a symlink loop is reported as a loop", () =>
+    Effect.gen(function*() {
+      yield* reported(
+        { "project/dcp.jsonc": { symlink: "dcp.jsonc" } },
+        "a symbolic link that leads back to itself (a loop)"
+      )
+    }), 10_000)
+
+  it.effect(
+    "a file over 1 MB is reported with its size, and the next candidate name is not read instead",
+    () =>
+      Effect.gen(function*() {
+        yield* reported(
+          { "project/dcp.jsonc": { bytes: 1024 * 1024 + 1 }, "project/dcp.json": `{ "debug": true }` },
+          "a file of 1,048,577 bytes, over the 1 MB a config file may have"
+        )
+      }),
+    10_000
+  )
+
+  it.effect("a file of exactly 1 MB is read", () =>
+    Effect.gen(function*() {
+      const { config } = yield* build({ "project/dcp.jsonc": { bytes: 1024 * 1024 } })
+      assert.isTrue(config.current.debug)
+    }), 10_000)
+
+  it.effect("a symlink to a regular file is read", () =>
+    Effect.gen(function*() {
+      const { config } = yield* build({
+        "project/real.jsonc": `{ "debug": true }`,
+        "project/dcp.jsonc": { symlink: "real.jsonc" }
+      })
+      assert.isTrue(config.current.debug)
+    }), 10_000)
+})
+
 describe("Config.layer never fails", () => {
   it.effect("a file system that dies yields defaults and a report", () =>
     Effect.gen(function*() {
       const broken = FileSystem.layerNoop({
         exists: () => Effect.die(new Error("disk on fire")),
+        stat: () => Effect.die(new Error("disk on fire")),
         readFileString: () => Effect.die(new Error("disk on fire"))
       })
       const config = yield* Effect.provide(

@@ -2,6 +2,7 @@ import { assert, describe as effectDescribe, it as effectIt } from "@effect/vite
 import { Effect } from "effect"
 import { describe, it } from "vitest"
 import { findingsForSummary } from "../../src/engine/prompts.ts"
+import { SessionId } from "../../src/host/sessionId.ts"
 import { compacting, event } from "../../src/hooks/session.ts"
 import { extract } from "../../src/hooks/tools.ts"
 import { Persistence } from "../../src/services/Persistence.ts"
@@ -44,7 +45,7 @@ const extracted = Effect.gen(function*() {
   yield* extract(sessionID, ["1", "2"], findings)
 })
 
-const compact = (id: string = sessionID) =>
+const compact = (id: SessionId = sessionID) =>
   Effect.gen(function*() {
     const context: Array<string> = []
     yield* compacting(id, context)
@@ -52,10 +53,10 @@ const compact = (id: string = sessionID) =>
   })
 
 /** OpenCode's report that the compaction finished: the summary is stored. */
-const compacted = (id: string = sessionID) => event({ type: "session.compacted", properties: { sessionID: id } })
+const compacted = (id: SessionId = sessionID) => event({ type: "session.compacted", properties: { sessionID: id } })
 
 /** A compaction that OpenCode completes: the compacting hook, then `session.compacted`. */
-const compactFully = (id: string = sessionID) => Effect.tap(compact(id), () => compacted(id))
+const compactFully = (id: SessionId = sessionID) => Effect.tap(compact(id), () => compacted(id))
 
 effectDescribe("compaction hands extracted findings to the summariser", () => {
   effectIt.effect("pushes the findings into the compacting hook's context", () =>
@@ -108,7 +109,7 @@ effectDescribe("compaction hands extracted findings to the summariser", () => {
   effectIt.effect("session.compacted of another session leaves this one's findings", () =>
     Effect.gen(function*() {
       const state = yield* pipelineTest(extracted.pipe(
-        Effect.andThen(compacted("ses_other000000000000000001")),
+        Effect.andThen(compacted(SessionId.make("ses_other000000000000000001"))),
         Effect.andThen(stateOf(sessionID))
       ))
       assert.strictEqual(state.findings.length, 2)
@@ -155,7 +156,7 @@ effectDescribe("compaction hands extracted findings to the summariser", () => {
     "a sub-agent session pushes nothing, even with findings in its state file",
     () =>
       Effect.gen(function*() {
-        const sub = "ses_subagent0000000000000001"
+        const sub = SessionId.make("ses_subagent0000000000000001")
         const context = yield* pipelineTest(
           Effect.gen(function*() {
             const persistence = yield* Persistence

@@ -577,7 +577,7 @@ describe("Ledger.lifetime", () => {
       })
     ))
 
-  it.effect("includes deltas that could not be written yet", () =>
+  it.effect("includes totals that could not be written yet", () =>
     Effect.gen(function*() {
       const lifetimeUnwritable = Layer.effect(
         Persistence,
@@ -585,7 +585,7 @@ describe("Ledger.lifetime", () => {
           const inner = yield* Persistence
           return Persistence.of({
             ...inner,
-            addToLifetime: () =>
+            recordLifetime: () =>
               Effect.fail(new PersistenceError({ operation: "lock", path: "lifetime", cause: new Error("busy") }))
           })
         })

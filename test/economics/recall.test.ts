@@ -440,7 +440,7 @@ effectDescribe("the recall tool when the plugin fails inside", () => {
         assert.instanceOf(error, Error)
         assert.strictEqual(
           (error as Error).message,
-          "recall could not run because of an internal error; nothing was recalled."
+          "Nothing was recalled.\nOpenCode did not answer the context pruning plugin (session.get)."
         )
       })
   )

@@ -11,7 +11,7 @@ import { compose } from "../../src/layers/main.ts"
 import { Host, HostError, HostRecorder } from "../../src/services/Host.ts"
 import { Paths } from "../../src/services/Paths.ts"
 import { Tokenizer } from "../../src/services/Tokenizer.ts"
-import { emptyStats, type LifetimeFile, type SessionStats } from "../../src/state/schema.ts"
+import { emptyStats, type LifetimeTotals, type SessionStats } from "../../src/state/schema.ts"
 import { assistant, fresh, type Msg, sessionID, user } from "../support/history.ts"
 import { tempDir } from "../support/layers.ts"
 import { send } from "../pipeline/helpers.ts"
@@ -25,7 +25,7 @@ const someStats: SessionStats = {
   byReason: { deduplication: { calls: 2, tokens: 5000 } },
   byTool: { read: { calls: 2, tokens: 5000 } }
 }
-const lifetime: LifetimeFile = { version: 1, updatedAt: 0, sessions: 0, calls: 0, tokens: 0, byReason: {} }
+const lifetime: LifetimeTotals = { sessions: 0, calls: 0, tokens: 0, byReason: {} }
 
 const stats = (session: SessionStats, cache?: Parameters<typeof formatStats>[0]["cache"]) =>
   formatStats({ session, lifetime, now: 0, reasonName: (reason) => reasonName(reason as Reason), cache }).split("\n")

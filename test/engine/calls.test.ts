@@ -138,4 +138,36 @@ describe("signatureOf", () => {
       signatureOf("read", { filePath: "a", offset: 2 })
     )
   })
+
+  it("writes plain input as JSON.stringify writes it with sorted keys", () => {
+    assert.strictEqual(
+      signatureOf("edit", { b: [1, "two", { d: true, c: null }], a: 'x"y' }),
+      `edit\u0000${JSON.stringify({ a: 'x"y', b: [1, "two", { d: true }] })}`
+    )
+  })
+
+  const cyclic = () => {
+    const input: Record<string, unknown> = { filePath: "a" }
+    input.self = input
+    return input
+  }
+  let deep: unknown = "leaf"
+  for (let i = 0; i < 20_000; i++) deep = { a: deep }
+  const unserialisable: ReadonlyArray<readonly [string, () => unknown]> = [
+    ["a cycle", cyclic],
+    ["a BigInt", () => ({ filePath: "a", size: 10n })],
+    ["nesting 20,000 deep", () => ({ filePath: "a", deep })]
+  ]
+  for (const [what, input] of unserialisable) {
+    it(`an input holding ${what} matches no other call, not even one with the same input`, () => {
+      const first = signatureOf("read", input())
+      assert.notStrictEqual(first, signatureOf("read", input()))
+      assert.notStrictEqual(first, signatureOf("read", { filePath: "a" }))
+    })
+  }
+
+  it("a value reached twice without a cycle is written both times", () => {
+    const shared = { x: 1 }
+    assert.strictEqual(signatureOf("t", { a: shared, b: shared }), `t\u0000{"a":{"x":1},"b":{"x":1}}`)
+  })
 })

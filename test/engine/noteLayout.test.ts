@@ -52,8 +52,6 @@ const notes: ReadonlyArray<readonly [string, string]> = [
         lastPrune: { at: now - 5 * 60_000, reason: "staleOutputs", calls: 6, tokens: 8400 }
       },
       lifetime: {
-        version: 1,
-        updatedAt: now,
         sessions: 70,
         calls: 1200,
         tokens: 3_100_000,

@@ -1,7 +1,7 @@
 import { Result } from "effect"
 import { assert, describe, it } from "vitest"
 import type { ToolCall } from "../../src/engine/calls.ts"
-import { validateDiscard, validateExtract, type ValidationContext } from "../../src/engine/validate.ts"
+import { validateDiscard, validateExtract, validateRecall, type ValidationContext } from "../../src/engine/validate.ts"
 import { call, protect, worktree } from "./support.ts"
 
 const at = (path: string) => ({ filePath: `${worktree}/${path}` })
@@ -160,6 +160,48 @@ describe("validateDiscard", () => {
   })
 })
 
+describe("tool answers name values as the model wrote them, and stay short", () => {
+  it("an object, a list, null or a fraction among the ids is shown as written", () => {
+    const message = failure(validateDiscard(["noise", { id: 10 }, [11], null, 10.5, true], context))
+    assert.deepStrictEqual(message.split("\n").map((line) => line.split(" is not")[0]), [
+      "Nothing was pruned.",
+      '{"id":10}',
+      "[11]",
+      "null",
+      "10.5",
+      "true"
+    ])
+  })
+
+  it("a reason that is not text is shown as written", () => {
+    assert.match(
+      failure(validateDiscard([{ reason: "noise" }, "10"], context)),
+      /^Unknown reason \{"reason":"noise"\}\. /
+    )
+  })
+
+  it("a huge value is shown cut short", () => {
+    const line = failure(validateDiscard(["noise", "x".repeat(100_000)], context)).split("\n")[1]!
+    assert.isBelow(line.length, 200)
+  })
+
+  it("500 bad ids get an answer of at most 2,000 characters that says how much it left out", () => {
+    const ids = Array.from({ length: 500 }, (_, i) => `x${i}`)
+    for (
+      const message of [
+        failure(validateDiscard(["noise", ...ids], context)),
+        failure(validateExtract(ids, ids, context)),
+        failure(validateRecall(ids, { callOf: () => undefined, pruned: new Map(), folded: new Map() }))
+      ]
+    ) {
+      assert.isAtMost(message.length, 2_000)
+      assert.match(message, /\n…and \d+ more lines not shown\.$/)
+      const shown = message.split("\n").length - 2
+      assert.strictEqual(Number(/and (\d+) more/.exec(message)![1]), 500 - shown)
+    }
+  })
+})
+
 describe("validateExtract", () => {
   it("selects the calls and keeps one trimmed finding per id", () => {
     const result = validateExtract(["10", 11], ["  a.ts exports App  ", "tests pass"], context)
@@ -184,7 +226,10 @@ describe("validateExtract", () => {
       failure(validateExtract(["10", "11"], ["kept", "   "], context)),
       "The distillation for id 11 is empty"
     )
-    assert.include(failure(validateExtract(["10"], [42], context)), "The distillation for id 10 is empty")
+    assert.strictEqual(
+      failure(validateExtract(["10", "11"], ["kept", { text: "x" }], context)),
+      'Nothing was pruned.\nEvery distillation entry must be text; entry 2 ({"text":"x"}) is not.'
+    )
   })
 
   it("applies the same id rules as discard, all or nothing", () => {

@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, FileSystem } from "effect"
-import { transform } from "../../src/hooks/transform.ts"
+import { transformOf } from "../support/request.ts"
 import { Persistence } from "../../src/services/Persistence.ts"
 import { SessionStore } from "../../src/services/SessionStore.ts"
 import { Tokenizer } from "../../src/services/Tokenizer.ts"
@@ -9,7 +9,7 @@ import { pluginUnder, platform, tempDir } from "../support/layers.ts"
 
 /** Indexes a history and reads back the stable IDs the session got: the same program for every graph. */
 const program = Effect.gen(function*() {
-  yield* transform([
+  yield* transformOf([
     user("go"),
     assistant([
       tool({ tool: "read", callID: "c1", input: { filePath: "a" }, output: "alpha" }),

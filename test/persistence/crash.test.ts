@@ -1,6 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, FileSystem, Layer } from "effect"
 import { lifetimeFileName, Persistence } from "../../src/services/Persistence.ts"
+import { totalsOf } from "../../src/state/lifetime.ts"
 import { currentOwner, ownerTag } from "../../src/state/owner.ts"
 import { listTree, persistenceUnder, platform, tempRoot, withCapturedLogs } from "./support.ts"
 import { spawnStalledWorker } from "./workers.ts"
@@ -22,7 +23,7 @@ const temporariesOf = (stateDir: string, pid: number) =>
     (files) => files.filter((f) => f.endsWith(".tmp") && new RegExp(`[.-]${pid}[.-]`).test(f))
   )
 
-const delta = { sessions: 0, calls: 2, tokens: 300, byReason: { deduplication: { calls: 2, tokens: 300 } } }
+const record = new Map([["ses_a", { calls: 2, tokens: 300, byReason: { deduplication: { calls: 2, tokens: 300 } } }]])
 
 /** The real file system, counting attempts to create `lockFile` (each waiter's poll is one), by link or by write. */
 const countingLockAttempts = (lockFile: string) =>
@@ -147,10 +148,10 @@ describe("Persistence.layer: the lifetime lock of a crashed process", () => {
 
       const counting = yield* countingLockAttempts(lockFile)
       const { result, logs } = yield* withCapturedLogs(
-        Persistence.use((p) => p.addToLifetime(delta)).pipe(Effect.provide(persistenceUnder(root, counting.layer)))
+        Persistence.use((p) => p.recordLifetime(record)).pipe(Effect.provide(persistenceUnder(root, counting.layer)))
       )
 
-      assert.strictEqual(result.calls, 2)
+      assert.strictEqual(totalsOf(result).calls, 2)
       // The start-up clean-up or the update itself breaks it; either way no waiter polls it until it is stale.
       assert.isAtMost(counting.attempts(), 2)
       assert.isTrue(
@@ -177,7 +178,7 @@ describe("Persistence.layer: the lifetime lock of a crashed process", () => {
         yield* fs.utimes(lockFile, aMinuteAgo, aMinuteAgo)
 
         const update = yield* Effect.result(
-          Persistence.use((p) => p.addToLifetime(delta)).pipe(Effect.provide(persistenceUnder(root)))
+          Persistence.use((p) => p.recordLifetime(record)).pipe(Effect.provide(persistenceUnder(root)))
         )
 
         assert.isTrue(yield* holder.running)

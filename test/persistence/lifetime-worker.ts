@@ -1,7 +1,9 @@
 /**
- * One of two OpenCode processes sharing a state directory: `node lifetime-worker.ts <root> <count>`. Builds the live
- * Persistence layer, prints "ready", waits for a line on stdin (so both processes start updating at the same moment),
- * adds one call and 10 tokens to the lifetime totals <count> times, then prints its start and end time as JSON.
+ * One of two OpenCode processes sharing a state directory: `node lifetime-worker.ts <root> <count> <session>`. Builds
+ * the live Persistence layer, prints "ready", waits for a line on stdin (so both processes start updating at the same
+ * moment), then records a session's growing totals <count> times (1 call and 10 tokens, then 2 and 20, ...): the session
+ * `<session>` each time when it is given, else a session of its own (named after its PID) each time. Prints its start
+ * and end time as JSON.
  */
 import { NodeFileSystem, NodePath } from "@effect/platform-node"
 import { Effect, Layer } from "effect"
@@ -9,8 +11,8 @@ import { createInterface } from "node:readline"
 import { Persistence } from "../../src/services/Persistence.ts"
 import { Paths } from "../../src/services/Paths.ts"
 
-const [root, count] = process.argv.slice(2)
-if (root === undefined || count === undefined) throw new Error("usage: lifetime-worker.ts <root> <count>")
+const [root, count, session] = process.argv.slice(2)
+if (root === undefined || count === undefined) throw new Error("usage: lifetime-worker.ts <root> <count> [session]")
 
 const live = Persistence.layer.pipe(
   Layer.provide(Paths.layerUnder(root)),
@@ -30,13 +32,12 @@ const program = Effect.gen(function*() {
   process.stdout.write("ready\n")
   yield* go
   const start = Date.now()
-  for (let i = 0; i < Number(count); i++) {
-    yield* persistence.addToLifetime({
-      sessions: 0,
-      calls: 1,
-      tokens: 10,
-      byReason: { worker: { calls: 1, tokens: 10 } }
-    })
+  for (let i = 1; i <= Number(count); i++) {
+    const sessionID = session ?? `ses_${process.pid}_${i}`
+    const calls = session === undefined ? 1 : i
+    yield* persistence.recordLifetime(
+      new Map([[sessionID, { calls, tokens: 10 * calls, byReason: { worker: { calls, tokens: 10 * calls } } }]])
+    )
   }
   process.stdout.write(`${JSON.stringify({ start, end: Date.now() })}\n`)
 })

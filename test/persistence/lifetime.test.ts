@@ -1,21 +1,22 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Deferred, Effect, Fiber, FileSystem, Layer } from "effect"
 import { NodeFileSystem } from "@effect/platform-node"
+import { sessionIdProblem } from "../../src/host/sessionId.ts"
 import { emptyLifetime, lifetimeFileName, Persistence } from "../../src/services/Persistence.ts"
-import { type LifetimeDelta, sessionIdProblem } from "../../src/state/schema.ts"
+import { totalsOf } from "../../src/state/lifetime.ts"
+import type { SessionTotals } from "../../src/state/schema.ts"
 import { listTree, onDisk, persistenceUnder, platform, sampleSession, tempRoot, withCapturedLogs } from "./support.ts"
-import { spawnLifetimeWorker } from "./workers.ts"
+import { spawnLifetimeWorker, spawnSessionWorker } from "./workers.ts"
 
-const delta = (overrides: Partial<LifetimeDelta> = {}): LifetimeDelta => ({
-  sessions: 0,
-  calls: 2,
-  tokens: 300,
-  byReason: { deduplication: { calls: 2, tokens: 300 } },
-  ...overrides
+const totals = (calls: number, tokens = 100 * calls, reason = "deduplication"): SessionTotals => ({
+  calls,
+  tokens,
+  byReason: { [reason]: { calls, tokens } }
 })
+const records = (entries: Record<string, SessionTotals>) => new Map(Object.entries(entries))
 
 describe("Persistence.layer: lifetime statistics", () => {
-  it.effect("lifetime is zero before anything was recorded, and reading it creates no file", () =>
+  it.effect("lifetime is empty before anything was recorded, and reading it creates no file", () =>
     onDisk(({ root }) =>
       Effect.gen(function*() {
         const persistence = yield* Persistence
@@ -24,53 +25,78 @@ describe("Persistence.layer: lifetime statistics", () => {
       })
     ))
 
-  it.effect("addToLifetime adds calls, tokens and each reason's tally, and returns the new totals", () =>
+  it.effect("each session's own totals are kept, and the lifetime totals are their sum", () =>
     onDisk(() =>
       Effect.gen(function*() {
         const persistence = yield* Persistence
-        yield* persistence.addToLifetime(delta())
-        const totals = yield* persistence.addToLifetime(delta({
-          calls: 3,
-          tokens: 50,
-          byReason: { deduplication: { calls: 1, tokens: 20 }, discard: { calls: 2, tokens: 30 } }
-        }))
-        assert.strictEqual(totals.calls, 5)
-        assert.strictEqual(totals.tokens, 350)
-        assert.deepStrictEqual(totals.byReason, {
-          deduplication: { calls: 3, tokens: 320 },
-          discard: { calls: 2, tokens: 30 }
+        yield* persistence.recordLifetime(records({ ses_a: totals(2), ses_b: totals(3, 50, "discard") }))
+        const file = yield* persistence.lifetime
+        assert.deepStrictEqual(file.sessions, { ses_a: totals(2), ses_b: totals(3, 50, "discard") })
+        assert.deepStrictEqual(totalsOf(file), {
+          sessions: 2,
+          calls: 5,
+          tokens: 250,
+          byReason: { deduplication: { calls: 2, tokens: 200 }, discard: { calls: 3, tokens: 50 } }
         })
-        assert.deepStrictEqual(yield* persistence.lifetime, totals)
       })
     ))
 
-  it.effect("sessions are counted from the deltas that add them", () =>
+  it.effect("a session's newer totals replace its record: the same prunes recorded again count once", () =>
     onDisk(() =>
       Effect.gen(function*() {
         const persistence = yield* Persistence
-        yield* persistence.addToLifetime(delta({ sessions: 1 }))
-        yield* persistence.addToLifetime(delta())
-        yield* persistence.addToLifetime(delta({ sessions: 1 }))
-        assert.strictEqual((yield* persistence.lifetime).sessions, 2)
+        yield* persistence.recordLifetime(records({ ses_a: totals(2) }))
+        yield* persistence.recordLifetime(records({ ses_a: totals(2) }))
+        yield* persistence.recordLifetime(records({ ses_a: totals(3) }))
+        assert.deepStrictEqual(totalsOf(yield* persistence.lifetime), { sessions: 1, ...totals(3) })
+      })
+    ))
+
+  it.effect("of two processes' totals for one session, the larger stays: totals never go back", () =>
+    onDisk(() =>
+      Effect.gen(function*() {
+        const persistence = yield* Persistence
+        yield* persistence.recordLifetime(records({ ses_a: totals(5) }))
+        yield* persistence.recordLifetime(records({ ses_a: totals(3) }))
+        yield* persistence.recordLifetime(records({ ses_a: totals(5, 400) }))
+        assert.deepStrictEqual((yield* persistence.lifetime).sessions, { ses_a: totals(5, 500) })
+      })
+    ))
+
+  it.effect("a deleted session's totals are kept, retired from the per-session records", () =>
+    onDisk(() =>
+      Effect.gen(function*() {
+        const persistence = yield* Persistence
+        yield* persistence.save(sampleSession("ses_a"))
+        yield* persistence.recordLifetime(records({ ses_a: totals(2), ses_b: totals(1) }))
+        yield* persistence.remove("ses_a")
+        const file = yield* persistence.lifetime
+        assert.deepStrictEqual(file.sessions, { ses_b: totals(1) })
+        assert.deepStrictEqual(file.retired, { sessions: 1, ...totals(2) })
+        assert.deepStrictEqual(totalsOf(file), { sessions: 2, ...totals(3) })
       })
     ))
 
   it.effect("totals survive a restart (a new layer over the same directory)", () =>
     Effect.gen(function*() {
       const { root } = yield* tempRoot
-      yield* Persistence.use((p) => p.addToLifetime(delta())).pipe(Effect.provide(persistenceUnder(root)))
-      const totals = yield* Persistence.use((p) => p.lifetime).pipe(Effect.provide(persistenceUnder(root)))
-      assert.strictEqual(totals.tokens, 300)
+      yield* Persistence.use((p) => p.recordLifetime(records({ ses_a: totals(3) }))).pipe(
+        Effect.provide(persistenceUnder(root))
+      )
+      const file = yield* Persistence.use((p) => p.lifetime).pipe(Effect.provide(persistenceUnder(root)))
+      assert.strictEqual(totalsOf(file).tokens, 300)
     }).pipe(Effect.provide(platform)))
 
   it.effect("estimated token figures are rounded and negative ones ignored, so the file stays valid", () =>
     onDisk(() =>
       Effect.gen(function*() {
         const persistence = yield* Persistence
-        yield* persistence.addToLifetime(delta({ calls: 1, tokens: 10.6, byReason: { x: { calls: -1, tokens: 2.2 } } }))
-        const totals = yield* persistence.lifetime
-        assert.strictEqual(totals.tokens, 11)
-        assert.deepStrictEqual(totals.byReason, { x: { calls: 0, tokens: 2 } })
+        yield* persistence.recordLifetime(
+          records({ ses_a: { calls: 1, tokens: 10.6, byReason: { x: { calls: -1, tokens: 2.2 } } } })
+        )
+        const file = yield* persistence.lifetime
+        assert.strictEqual(totalsOf(file).tokens, 11)
+        assert.deepStrictEqual(totalsOf(file).byReason, { x: { calls: 0, tokens: 2 } })
       })
     ))
 
@@ -82,9 +108,9 @@ describe("Persistence.layer: lifetime statistics", () => {
         const error = yield* Effect.flip(persistence.load(lifetimeFileName.replace(/\.json$/, "")))
         assert.strictEqual(error._tag, "InvalidSessionId")
 
-        yield* persistence.addToLifetime(delta())
+        yield* persistence.recordLifetime(records({ ses_a: totals(3) }))
         for (const id of ["lifetime", "lifetime_stats", "lifetime-stats"]) yield* persistence.save(sampleSession(id))
-        assert.strictEqual((yield* persistence.lifetime).tokens, 300)
+        assert.strictEqual(totalsOf(yield* persistence.lifetime).tokens, 300)
         assert.deepStrictEqual(yield* listTree(stateDir), [
           "lifetime-stats.json",
           "lifetime.json",
@@ -114,7 +140,7 @@ describe("Persistence.layer: lifetime statistics", () => {
       })
     ))
 
-  it.effect("addToLifetime over a corrupt lifetime file starts again from the delta", () =>
+  it.effect("recording over a corrupt lifetime file starts again from the records", () =>
     onDisk(({ stateDir }) =>
       Effect.gen(function*() {
         const persistence = yield* Persistence
@@ -122,25 +148,76 @@ describe("Persistence.layer: lifetime statistics", () => {
         yield* fs.makeDirectory(stateDir, { recursive: true })
         yield* fs.writeFileString(`${stateDir}/${lifetimeFileName}`, JSON.stringify({ version: 7 }))
 
-        const { result } = yield* withCapturedLogs(persistence.addToLifetime(delta()))
+        const { result } = yield* withCapturedLogs(persistence.recordLifetime(records({ ses_a: totals(2) })))
 
-        assert.strictEqual(result.calls, 2)
+        assert.strictEqual(totalsOf(result).calls, 2)
         assert.deepStrictEqual(yield* persistence.lifetime, result)
       })
     ))
 
-  it.effect("concurrent updates within one process are all counted", () =>
+  it.effect("concurrent updates within one process are all kept", () =>
     onDisk(() =>
       Effect.gen(function*() {
         const persistence = yield* Persistence
         yield* Effect.forEach(
-          Array.from({ length: 50 }, () => delta({ calls: 1, tokens: 10 })),
-          persistence.addToLifetime,
+          Array.from({ length: 50 }, (_, i) => records({ [`ses_${i}`]: totals(1, 10) })),
+          persistence.recordLifetime,
           { concurrency: "unbounded" }
         )
-        const totals = yield* persistence.lifetime
-        assert.strictEqual(totals.calls, 50)
-        assert.strictEqual(totals.tokens, 500)
+        const sum = totalsOf(yield* persistence.lifetime)
+        assert.strictEqual(sum.calls, 50)
+        assert.strictEqual(sum.tokens, 500)
+      })
+    ))
+})
+
+describe("Persistence.layer: lifetime files of version 1", () => {
+  /** A version 1 file: one running sum, here 10 calls in 3 sessions. */
+  const version1 = {
+    version: 1,
+    updatedAt: 1,
+    sessions: 3,
+    calls: 10,
+    tokens: 5_000,
+    byReason: { deduplication: { calls: 8, tokens: 4_000 }, discard: { calls: 2, tokens: 1_000 } }
+  }
+  const withVersion1 = (stateDir: string) =>
+    Effect.gen(function*() {
+      const fs = yield* FileSystem.FileSystem
+      const persistence = yield* Persistence
+      // One session of the three still has its state file: 2 prunes (1,200 and 80 tokens).
+      yield* persistence.save(sampleSession("ses_kept"))
+      yield* fs.writeFileString(`${stateDir}/${lifetimeFileName}`, JSON.stringify(version1))
+    })
+
+  it.effect("is migrated: the sessions on disk get records, the rest of the sum is retired, the totals stay", () =>
+    onDisk(({ stateDir }) =>
+      Effect.gen(function*() {
+        yield* withVersion1(stateDir)
+        const { result: file } = yield* withCapturedLogs(Persistence.use((p) => p.lifetime))
+        assert.strictEqual(file.version, 2)
+        assert.deepStrictEqual(file.sessions, {
+          ses_kept: {
+            calls: 2,
+            tokens: 1_280,
+            byReason: { deduplication: { calls: 1, tokens: 1_200 }, discard: { calls: 1, tokens: 80 } }
+          }
+        })
+        const { version: _, updatedAt: _at, ...sum } = version1
+        assert.deepStrictEqual(totalsOf(file), sum)
+      })
+    ))
+
+  it.effect("a session that goes on after the migration is not counted twice", () =>
+    onDisk(({ stateDir }) =>
+      Effect.gen(function*() {
+        yield* withVersion1(stateDir)
+        const persistence = yield* Persistence
+        const { result: file } = yield* withCapturedLogs(
+          persistence.recordLifetime(records({ ses_kept: { calls: 3, tokens: 1_380, byReason: {} } }))
+        )
+        assert.strictEqual(totalsOf(file).calls, 11)
+        assert.strictEqual(totalsOf(file).tokens, 5_100)
       })
     ))
 })
@@ -150,7 +227,7 @@ describe("Persistence.layer: the lifetime lock", () => {
     onDisk(({ stateDir }) =>
       Effect.gen(function*() {
         const persistence = yield* Persistence
-        yield* persistence.addToLifetime(delta())
+        yield* persistence.recordLifetime(records({ ses_a: totals(2) }))
         assert.deepStrictEqual(yield* listTree(stateDir), [lifetimeFileName])
       })
     ))
@@ -173,7 +250,7 @@ describe("Persistence.layer: the lifetime lock", () => {
             return fs.link(from, to)
           })
       })
-      const update = yield* Persistence.use((p) => p.addToLifetime(delta())).pipe(
+      const update = yield* Persistence.use((p) => p.recordLifetime(records({ ses_a: totals(2) }))).pipe(
         Effect.provide(persistenceUnder(root, countingLockAttempts)),
         Effect.forkChild
       )
@@ -182,8 +259,8 @@ describe("Persistence.layer: the lifetime lock", () => {
       assert.isFalse(yield* fs.exists(`${stateDir}/${lifetimeFileName}`))
 
       yield* fs.remove(lockFile)
-      const totals = yield* Fiber.join(update)
-      assert.strictEqual(totals.calls, 2)
+      const file = yield* Fiber.join(update)
+      assert.strictEqual(totalsOf(file).calls, 2)
     }).pipe(Effect.provide(platform)))
 
   it.live("a lock left behind by a dead process is broken once stale, with a warning", () =>
@@ -197,19 +274,22 @@ describe("Persistence.layer: the lifetime lock", () => {
         const aMinuteAgo = new Date(Date.now() - 60_000)
         yield* fs.utimes(lockFile, aMinuteAgo, aMinuteAgo)
 
-        const { result, logs } = yield* withCapturedLogs(persistence.addToLifetime(delta()))
+        const { result, logs } = yield* withCapturedLogs(persistence.recordLifetime(records({ ses_a: totals(2) })))
 
-        assert.strictEqual(result.calls, 2)
+        assert.strictEqual(totalsOf(result).calls, 2)
         assert.deepStrictEqual(yield* listTree(stateDir), [lifetimeFileName])
         assert.isTrue(logs.some((line) => line.level === "Warn" && line.message.includes("Broke lock")))
       })
     ))
 
-  it.live("two processes updating at the same time lose no update", () =>
+  /** Two worker processes started together; the totals they left. */
+  const twoWorkers = (perWorker: number, session?: string) =>
     Effect.gen(function*() {
       const { root } = yield* tempRoot
-      const perWorker = 100
-      const workers = [yield* spawnLifetimeWorker(root, perWorker), yield* spawnLifetimeWorker(root, perWorker)]
+      const workers = [
+        yield* spawnLifetimeWorker(root, perWorker, session),
+        yield* spawnLifetimeWorker(root, perWorker, session)
+      ]
       yield* Effect.forEach(workers, (worker) => worker.ready, { concurrency: "unbounded" })
       yield* Effect.forEach(workers, (worker) => worker.go)
       const exits = yield* Effect.forEach(workers, (worker) => worker.exit, { concurrency: "unbounded" })
@@ -220,11 +300,57 @@ describe("Persistence.layer: the lifetime lock", () => {
         Math.max(...spans.map((s) => s.start)) < Math.min(...spans.map((s) => s.end)),
         "the two workers' updates overlapped in time"
       )
-      const totals = yield* Persistence.use((p) => p.lifetime).pipe(
+      const file = yield* Persistence.use((p) => p.lifetime).pipe(
         Effect.provide(persistenceUnder(root, NodeFileSystem.layer))
       )
-      assert.strictEqual(totals.calls, 2 * perWorker)
-      assert.strictEqual(totals.tokens, 20 * perWorker)
-      assert.deepStrictEqual(totals.byReason, { worker: { calls: 2 * perWorker, tokens: 20 * perWorker } })
+      return totalsOf(file)
+    })
+
+  it.live("two processes updating at the same time lose no update", () =>
+    Effect.gen(function*() {
+      const perWorker = 100
+      const sum = yield* twoWorkers(perWorker)
+      assert.strictEqual(sum.sessions, 2 * perWorker)
+      assert.strictEqual(sum.calls, 2 * perWorker)
+      assert.strictEqual(sum.tokens, 20 * perWorker)
+      assert.deepStrictEqual(sum.byReason, { worker: { calls: 2 * perWorker, tokens: 20 * perWorker } })
     }).pipe(Effect.provide(platform)), 60_000)
+
+  it.live(
+    "two processes recording the same session at the same time count its prunes once",
+    () =>
+      Effect.gen(function*() {
+        const perWorker = 100
+        const sum = yield* twoWorkers(perWorker, "ses_shared")
+        assert.deepStrictEqual(sum, {
+          sessions: 1,
+          calls: perWorker,
+          tokens: 10 * perWorker,
+          byReason: { worker: { calls: perWorker, tokens: 10 * perWorker } }
+        })
+      }).pipe(Effect.provide(platform)),
+    60_000
+  )
+})
+
+describe("lifetime totals of two OpenCode processes working in one session", () => {
+  it.live("each prune is counted once: the totals are what the session's file says", () =>
+    Effect.gen(function*() {
+      const { root, stateDir } = yield* tempRoot
+      const requests = 30
+      const workers = [yield* spawnSessionWorker(root, requests), yield* spawnSessionWorker(root, requests)]
+      yield* Effect.forEach(workers, (worker) => worker.ready, { concurrency: "unbounded" })
+      yield* Effect.forEach(workers, (worker) => worker.go)
+      const exits = yield* Effect.forEach(workers, (worker) => worker.exit, { concurrency: "unbounded" })
+      for (const exit of exits) assert.strictEqual(exit.code, 0, exit.stderr)
+
+      const fs = yield* FileSystem.FileSystem
+      const session = JSON.parse(yield* fs.readFileString(`${stateDir}/ses_shared00000000000000001.json`))
+      const file = yield* Persistence.use((p) => p.lifetime).pipe(Effect.provide(persistenceUnder(root)))
+      assert.strictEqual(session.stats.calls, requests)
+      assert.deepStrictEqual(
+        { sessions: totalsOf(file).sessions, calls: totalsOf(file).calls, tokens: totalsOf(file).tokens },
+        { sessions: 1, calls: session.stats.calls, tokens: session.stats.tokens }
+      )
+    }).pipe(Effect.provide(platform)), 120_000)
 })

@@ -1,6 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Option } from "effect"
 import { emptyLifetime, Persistence } from "../../src/services/Persistence.ts"
+import { totalsOf } from "../../src/state/lifetime.ts"
 import { hostileSessionIds, sampleSession, validSessionIds } from "./support.ts"
 
 const sessionID = "ses_4f1c2b3a9ffeXYZabc123"
@@ -64,24 +65,20 @@ describe("Persistence.layerMemory", () => {
       }
     }).pipe(Effect.provide(Persistence.layerMemory)))
 
-  it.effect("lifetime starts at zero and adds deltas", () =>
+  it.effect("lifetime starts empty, keeps each session's own totals, and retires a removed session's", () =>
     Effect.gen(function*() {
       const persistence = yield* Persistence
       assert.deepStrictEqual(yield* persistence.lifetime, emptyLifetime)
-      yield* persistence.addToLifetime({
-        sessions: 1,
-        calls: 1,
-        tokens: 10,
-        byReason: { noise: { calls: 1, tokens: 10 } }
+      const noise = (calls: number) => ({
+        calls,
+        tokens: 10 * calls,
+        byReason: { noise: { calls, tokens: 10 * calls } }
       })
-      const totals = yield* persistence.addToLifetime({ sessions: 0, calls: 2, tokens: 5, byReason: {} })
-      assert.deepStrictEqual({ ...totals, updatedAt: 0 }, {
-        ...emptyLifetime,
-        sessions: 1,
-        calls: 3,
-        tokens: 15,
-        byReason: { noise: { calls: 1, tokens: 10 } }
-      })
-      assert.deepStrictEqual(yield* persistence.lifetime, totals)
+      yield* persistence.recordLifetime(new Map([["ses_a", noise(2)], ["ses_b", noise(1)]]))
+      yield* persistence.recordLifetime(new Map([["ses_a", noise(3)], ["ses_b", noise(1)]]))
+      yield* persistence.remove("ses_b")
+      const file = yield* persistence.lifetime
+      assert.deepStrictEqual(file.sessions, { ses_a: noise(3) })
+      assert.deepStrictEqual(totalsOf(file), { sessions: 2, ...noise(4) })
     }).pipe(Effect.provide(Persistence.layerMemory)))
 })

@@ -32,7 +32,7 @@ const program = Effect.gen(function*() {
   const write = Persistence.use((persistence) =>
     what === "session"
       ? persistence.save(sampleSession("ses_stalled"))
-      : persistence.addToLifetime({ sessions: 1, calls: 1, tokens: 10, byReason: {} })
+      : persistence.recordLifetime(new Map([["ses_stalled", { calls: 1, tokens: 10, byReason: {} }]]))
   ).pipe(Effect.provide(live))
   yield* Effect.forkChild(write)
   yield* Deferred.await(reached)

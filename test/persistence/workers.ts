@@ -4,6 +4,7 @@ import { Effect } from "effect"
 
 const lifetimeWorker = fileURLToPath(new URL("./lifetime-worker.ts", import.meta.url))
 const stalledWorker = fileURLToPath(new URL("./stalled-worker.ts", import.meta.url))
+const sessionWorker = fileURLToPath(new URL("./session-worker.ts", import.meta.url))
 
 interface WorkerExit {
   readonly code: number | null
@@ -52,8 +53,9 @@ const spawnWorker = (script: string, args: ReadonlyArray<string>) =>
     }))
   )
 
-/** An OpenCode process adding to the lifetime totals `count` times: see `lifetime-worker.ts`. */
-export const spawnLifetimeWorker = (root: string, count: number) => spawnWorker(lifetimeWorker, [root, String(count)])
+/** An OpenCode process recording lifetime totals `count` times, of `session` or of its own: see `lifetime-worker.ts`. */
+export const spawnLifetimeWorker = (root: string, count: number, session?: string) =>
+  spawnWorker(lifetimeWorker, [root, String(count), ...(session === undefined ? [] : [session])])
 
 /**
  * An OpenCode process stopped in the middle of an atomic write, its temporary written and flushed but not yet renamed:
@@ -61,3 +63,7 @@ export const spawnLifetimeWorker = (root: string, count: number) => spawnWorker(
  */
 export const spawnStalledWorker = (root: string, what: "session" | "lifetime") =>
   spawnWorker(stalledWorker, [root, what])
+
+/** An OpenCode process making `requests` requests, each with a discard, in one session: see `session-worker.ts`. */
+export const spawnSessionWorker = (root: string, requests: number) =>
+  spawnWorker(sessionWorker, [root, String(requests)])

@@ -143,12 +143,12 @@ describe("pruning tools through the plugin factory", () => {
     await hooks.dispose()
   })
 
-  it("when the host fails, execute rejects with the internal-error message and nothing is pruned", async () => {
+  it("when the host fails, execute rejects saying OpenCode did not answer, and nothing is pruned", async () => {
     const hooks = await load(fakeClient({ mode: "rejects" }))
     await transform(hooks, fresh(history()))
-    assert.include(
+    assert.strictEqual(
       (await rejectionOf(hooks.tool.discard!.execute({ ids: ["noise", "1"] }, context()))).message,
-      "discard could not run because of an internal error; nothing was pruned."
+      "Nothing was pruned.\nOpenCode did not answer the context pruning plugin (session.get)."
     )
     await hooks.dispose()
   })

@@ -6,7 +6,7 @@ import type { Hooks } from "@opencode-ai/plugin"
 import { Effect, Layer, ManagedRuntime, Ref } from "effect"
 import { syntheticId } from "../../src/engine/inject.ts"
 import { makeHooks } from "../../src/hooks/index.ts"
-import { transform } from "../../src/hooks/transform.ts"
+import { transformOf } from "../support/request.ts"
 import { Config } from "../../src/services/Config.ts"
 import { type HostFixture, HostRecorder, type Note } from "../../src/services/Host.ts"
 import { SessionStore } from "../../src/services/SessionStore.ts"
@@ -54,7 +54,7 @@ export const pipelineTest = <A, E, R>(
 ) => pluginTest(body, { ...options, config: withImmediate(config) })
 
 /** One request through the transform program: mutates `messages` in place, as OpenCode expects, and returns it. */
-export const send = <T extends Array<unknown>>(messages: T) => Effect.as(transform(messages), messages)
+export const send = <T extends Array<unknown>>(messages: T) => Effect.as(transformOf(messages), messages)
 
 /** A copy of the session's state as it would be written to disk. */
 export const stateOf = (sessionID: string) =>

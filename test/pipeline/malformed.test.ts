@@ -148,6 +148,44 @@ describe("malformed host input through the messages hook", () => {
       assert.deepStrictEqual(messages, [])
     }))
 
+  const cyclic = () => {
+    const input: Record<string, unknown> = { filePath: "src/b.ts" }
+    input.self = input
+    return input
+  }
+  let deep: unknown = "leaf"
+  for (let i = 0; i < 20_000; i++) deep = { a: deep }
+  const unserialisableInputs: ReadonlyArray<readonly [string, () => Record<string, unknown>]> = [
+    ["a cycle", cyclic],
+    ["a BigInt", () => ({ filePath: "src/b.ts", size: 10n })],
+    ["nesting 20,000 deep", () => ({ filePath: "src/b.ts", deep })]
+  ]
+  for (const [what, input] of unserialisableInputs) {
+    it.effect(`tool inputs holding ${what} are left as they are, and the rest of the request is still pruned`, () =>
+      Effect.gen(function*() {
+        const outputOf = (name: string) => `${name} output\n`.repeat(300)
+        const odd = [
+          tool({ tool: "read", callID: "odd0", input: input(), output: outputOf("read") }),
+          tool({ tool: "question", callID: "odd1", input: { questions: [input()] }, output: outputOf("question") }),
+          tool({ tool: "bash", callID: "odd2", input: input(), output: outputOf("bash") }),
+          tool({ tool: "edit", callID: "odd3", input: { ...input(), oldString: "x" }, error: "no match" }),
+          tool({ tool: "multiedit", callID: "odd4", input: { filePath: "src/c.ts", edits: [input()] }, output: "ok" }),
+          tool({ tool: "read", callID: "odd5", input: { filePath: "src/c.ts" }, output: outputOf("c") }),
+          tool({ tool: "bash", callID: "odd7", input: { command: "make" }, error: "failed" })
+        ]
+        const message = assistant(odd)
+        // An error that is an object holding what JSON cannot write.
+        toolPart([message], "odd7").state.error = { exitCode: 2n, detail: input() }
+        const messages = requestWith({ message })
+        const { result } = yield* transformThroughHook(messages)
+        assert.isUndefined(result)
+        assert.match(firstReadPruned(messages).output, /^\[pruned duplicate; /)
+        for (const name of ["odd0", "odd2"]) {
+          assert.match(toolPart(messages as Array<Msg>, name).state.output, /^\[id \d+\]\n/)
+        }
+      }))
+  }
+
   it.effect("a history without any session ID goes out unmodified", () =>
     Effect.gen(function*() {
       const history = requestWith({}).map((message) => {

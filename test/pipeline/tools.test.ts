@@ -1,6 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, FileSystem, Option } from "effect"
 import { event } from "../../src/hooks/session.ts"
+import { SessionId } from "../../src/host/sessionId.ts"
 import { discard, extract } from "../../src/hooks/tools.ts"
 import { Persistence } from "../../src/services/Persistence.ts"
 import { SessionStore } from "../../src/services/SessionStore.ts"
@@ -268,7 +269,7 @@ describe("validation failures are rejections that prune nothing", () => {
 
   it.effect("pruning before any request of the session is rejected", () =>
     Effect.gen(function*() {
-      const message = yield* pipelineTest(rejection(discard("ses_unseen", ["noise", "1"])))
+      const message = yield* pipelineTest(rejection(discard(SessionId.make("ses_unseen"), ["noise", "1"])))
       assert.strictEqual(message, "No tool calls are known in this conversation yet: there is nothing to prune.")
     }))
 })

@@ -2,7 +2,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect, Ref } from "effect"
 import { event, hostConfig } from "../../src/hooks/session.ts"
 import { system } from "../../src/hooks/system.ts"
-import { transform } from "../../src/hooks/transform.ts"
+import { transformOf } from "../support/request.ts"
 import { type HostFixture, HostRecorder } from "../../src/services/Host.ts"
 import { assistant, fresh, lines, sessionID, tool, user } from "../support/history.ts"
 import { pluginTest } from "../support/pluginTest.ts"
@@ -21,7 +21,7 @@ const model = { providerID: "anthropic", id: "claude-sonnet-4-5", limit: { conte
 const requestThenIdle = (history: ReadonlyArray<unknown>) =>
   Effect.gen(function*() {
     yield* system(sessionID, ["You are a coding agent."], model)
-    yield* transform(fresh([...history]))
+    yield* transformOf(fresh([...history]))
     yield* event({ type: "session.idle", properties: { sessionID } })
   })
 

@@ -3,7 +3,7 @@ import { Effect, FileSystem } from "effect"
 import { dcp } from "../../src/hooks/command.ts"
 import { event } from "../../src/hooks/session.ts"
 import { system } from "../../src/hooks/system.ts"
-import { transform } from "../../src/hooks/transform.ts"
+import { transformOf } from "../support/request.ts"
 import { Status } from "../../src/services/Status.ts"
 import { loadStatus } from "../../src/tui/board.ts"
 import { assistant, fresh, lines, type Msg, sessionID, tool, user } from "../support/history.ts"
@@ -48,7 +48,7 @@ describe("the status the terminal UI reads", () => {
     scenario((root, messages) =>
       Effect.gen(function*() {
         yield* system(sessionID, ["You are a coding agent."], { providerID: "fake", limit: { context: 200_000 } })
-        yield* transform(fresh(messages))
+        yield* transformOf(fresh(messages))
         const loaded = yield* readByTui(root)
         assert.strictEqual(loaded._tag, "ok")
         if (loaded._tag !== "ok") return
@@ -71,7 +71,7 @@ describe("the status the terminal UI reads", () => {
   it.effect("a prune that waits for the prompt cache is pending, with why", () =>
     scenario((root, messages) =>
       Effect.gen(function*() {
-        yield* transform(fresh(messages))
+        yield* transformOf(fresh(messages))
         const loaded = yield* readByTui(root)
         assert.deepStrictEqual(
           loaded._tag === "ok" ? [loaded.status.pruned.calls, loaded.status.pending?.calls] : loaded,
@@ -83,7 +83,7 @@ describe("the status the terminal UI reads", () => {
   it.effect("a prune that pays back but is gathered into a batch says in how many requests it applies", () =>
     scenario((root, messages) =>
       Effect.gen(function*() {
-        yield* transform(fresh(messages))
+        yield* transformOf(fresh(messages))
         const loaded = yield* readByTui(root)
         assert.match(
           loaded._tag === "ok" ? loaded.status.pending?.reason ?? "" : "",
@@ -94,7 +94,7 @@ describe("the status the terminal UI reads", () => {
   it.effect("a /dcp restore shows at once, before the next request", () =>
     scenario((root, messages) =>
       Effect.gen(function*() {
-        yield* transform(fresh(messages))
+        yield* transformOf(fresh(messages))
         yield* dcp(sessionID, "restore all")
         const loaded = yield* readByTui(root)
         assert.deepStrictEqual(loaded._tag === "ok" ? [loaded.status.pruned, loaded.status.recent] : loaded, [
@@ -107,7 +107,7 @@ describe("the status the terminal UI reads", () => {
   it.effect("a deleted session takes its status file with it", () =>
     scenario((root, messages) =>
       Effect.gen(function*() {
-        yield* transform(fresh(messages))
+        yield* transformOf(fresh(messages))
         assert.strictEqual((yield* readByTui(root))._tag, "ok")
         yield* event({ type: "session.deleted", properties: { info: { id: sessionID } } })
         assert.deepStrictEqual(yield* readByTui(root), { _tag: "missing" })

@@ -1,4 +1,5 @@
 import type { Msg } from "../../src/host/schema.ts"
+import { SessionId } from "../../src/host/sessionId.ts"
 
 /**
  * Builds OpenCode-shaped histories (what `experimental.chat.messages.transform` receives) for tests. Every
@@ -7,7 +8,7 @@ import type { Msg } from "../../src/host/schema.ts"
 
 export type { Msg }
 
-export const sessionID = "ses_test0000000000000000001"
+export const sessionID = SessionId.make("ses_test0000000000000000001")
 
 let counter = 0
 const nextId = (prefix: string) => `${prefix}_${String(++counter).padStart(6, "0")}`

@@ -1,4 +1,4 @@
-import { normalise, type ToolCall } from "../calls.ts"
+import { canonicalJson, type ToolCall } from "../calls.ts"
 import { addedContents } from "../patch.ts"
 import { changesFile } from "./supersedeWrites.ts"
 
@@ -151,7 +151,8 @@ const readsBackInput = (call: ToolCall, outputOf: RepeatOptions["outputOf"]): bo
   const input = readBack(call.input)
   if (output === undefined || input === undefined) return false
   const parsed = parseJson(output)
-  return parsed !== undefined && JSON.stringify(normalise(parsed)) === JSON.stringify(normalise(input))
+  const expected = canonicalJson(input)
+  return parsed !== undefined && expected !== undefined && canonicalJson(parsed) === expected
 }
 
 const parseJson = (text: string): unknown => {

@@ -1,6 +1,7 @@
 import type { ToolCall } from "../calls.ts"
 import type { Protection } from "../protection.ts"
 import { insertSorted } from "./candidate.ts"
+import { safeJson } from "../../data/boundedJson.ts"
 
 /**
  * Supersede-writes: a write or edit whose file is read again later. The read shows the file as it is now, so the
@@ -34,7 +35,7 @@ export const contentTokens = (call: ToolCall): number => {
   let tokens = 0
   for (const key of contentInputs[call.tool] ?? []) {
     const value = call.input[key]
-    tokens += call.inputTokens[key] ?? (Array.isArray(value) ? Math.ceil(JSON.stringify(value).length / 4) : 0)
+    tokens += call.inputTokens[key] ?? (Array.isArray(value) ? Math.ceil(safeJson(value).length / 4) : 0)
   }
   return tokens
 }
