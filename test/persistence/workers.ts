@@ -57,7 +57,8 @@ export const spawnLifetimeWorker = (root: string, count: number) => spawnWorker(
 
 /**
  * An OpenCode process stopped in the middle of an atomic write, its temporary written and flushed but not yet renamed:
- * see `stalled-worker.ts`. `what` is "session" (a session file) or "lifetime" (lifetime totals, lock held).
+ * see `stalled-worker.ts`. `what` is "session" (a session file), "status" (a status file for the terminal UI) or
+ * "lifetime" (lifetime totals, lock held).
  */
-export const spawnStalledWorker = (root: string, what: "session" | "lifetime") =>
+export const spawnStalledWorker = (root: string, what: "session" | "status" | "lifetime") =>
   spawnWorker(stalledWorker, [root, what])
