@@ -3,7 +3,7 @@ import { Cause, Effect, type ManagedRuntime } from "effect"
 import type { PluginConfig } from "../config/schema.ts"
 import { discardDescription, extractDescription, recallDescription } from "../engine/prompts.ts"
 import type { Services } from "../layers/main.ts"
-import { handledResponse } from "../host/commandResponse.ts"
+import { handledResponse, refusedResponse } from "../host/commandResponse.ts"
 import { hostArgumentsSchema } from "../host/toolSchema.ts"
 import { dcp } from "./command.ts"
 import { compacting, event, hostConfig, reportConfigProblems, userMessage } from "./session.ts"
@@ -13,7 +13,11 @@ import { transform } from "./transform.ts"
 
 type Runtime = ManagedRuntime.ManagedRuntime<Services, never>
 
-const commandDescription = "Context pruning: help, context, stats, sweep [n], restore <id|all>"
+/**
+ * Shown beside `/dcp` in the terminal UI's autocomplete, where it is the plugin's one entry (see src/tui.ts): short
+ * enough to stay whole in an 80-column terminal.
+ */
+const commandDescription = "Context pruning: context, stats, sweep, restore, help"
 /** Only reaches the model if the plugin failed to intercept the command: then it asks for a short, harmless reply. */
 const commandTemplate =
   "The /dcp $ARGUMENTS command of the context pruning plugin could not be handled. Reply in one sentence that it is unavailable right now."
@@ -108,8 +112,10 @@ export const makeHooks = (runtime: Runtime, config: PluginConfig): Hooks => {
           // Throwing is the only way to stop the model turn that follows a command in OpenCode 1.18.
           throw await runtime.runPromise(
             dcp(input.sessionID, input.arguments).pipe(
-              Effect.catchCause((cause) => Effect.logError("/dcp failed", cause).pipe(Effect.as(undefined))),
-              Effect.map(handledResponse)
+              Effect.map(({ refused, reply, stored }) => (refused ? refusedResponse(reply) : handledResponse(stored))),
+              Effect.catchCause((cause) =>
+                Effect.logError("/dcp failed", cause).pipe(Effect.as(handledResponse(undefined)))
+              )
             )
           ).catch(() => handledResponse(undefined))
         }

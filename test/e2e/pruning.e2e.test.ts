@@ -252,11 +252,14 @@ describe("/dcp commands and recall", () => {
     assert.isAbove(figure(note, /^ {2}Tools \(3\) .* (~[\d.]+k?)$/m), 0)
     assert.match(note, /^Pruned: +1 call, ~[\d.]+k? tokens \(estimated\)$/m)
     const pruned = figure(note, /^Pruned: +1 call, (\S+) tokens \(estimated\)$/m)
-    // The provider's figure for the latest request is the current context.
-    const latest = reportedPromptTokens(s.requests().at(-1)!)
+    // The current context is OpenCode's figure: what the provider reported for the latest request and its reply
+    // (the scripted model reports 10 completion tokens a reply).
+    const latest = reportedPromptTokens(s.requests().at(-1)!) + 10
     assert.include(
       flat(note),
-      ` Current context: ${latest.toLocaleString("en-US")} tokens (reported by the provider for the latest request) `
+      ` Current context: ${
+        latest.toLocaleString("en-US")
+      } tokens (as OpenCode shows it: the latest request and reply, reported by the provider) `
     )
     const current = figure(note, /^Current context: +(\S+) tokens/m)
     const without = figure(note, /^Without pruning: +(\S+) tokens \(estimated\)$/m)
