@@ -1,7 +1,8 @@
 import type { TuiPlugin, TuiPluginModule } from "@opencode-ai/plugin/tui"
 import { createSignal } from "solid-js"
+import { openDialogOnBareCommand } from "./tui/bare.ts"
 import { createBoard, statusDirectory } from "./tui/board.ts"
-import { openDialog, registerPanel } from "./tui/view.ts"
+import { onResize, openDialog, registerPanel } from "./tui/view.ts"
 
 /**
  * The terminal UI part: a sidebar panel for the session shown and a `/dcp` dialog, both fed by the status files the
@@ -14,6 +15,8 @@ const tui: TuiPlugin = async (api) => {
     api.lifecycle.onDispose(() => board.close())
     const [version, setVersion] = createSignal(0)
     api.lifecycle.onDispose(board.subscribe(() => setVersion((value) => value + 1)))
+    // The dialog's lines are laid out for the terminal's width.
+    api.lifecycle.onDispose(onResize(api, () => setVersion((value) => value + 1)))
     // Watching the directory is the way updates arrive; the end of a run is a second chance where it reports nothing.
     api.lifecycle.onDispose(api.event.on("session.idle", (event) => void board.refresh(event.properties.sessionID)))
     registerPanel(api, board, version)
@@ -23,7 +26,7 @@ const tui: TuiPlugin = async (api) => {
         ? route.params.sessionID
         : undefined
     }
-    const open = () => openDialog(api, board, version, currentSession())
+    // In the command palette; `/dcp` in the prompt opens it too (./tui/bare.ts), through the server's command.
     api.lifecycle.onDispose(api.keymap.registerLayer({
       commands: [{
         name: "dcp.dialog",
@@ -31,13 +34,12 @@ const tui: TuiPlugin = async (api) => {
         desc: "context breakdown, sweep and restore",
         category: "Session",
         namespace: "palette",
-        // The server part's `/dcp` command is listed too, with the same name. The autocomplete sorts its entries
-        // by what they show and, on a tie, puts the later one first; the trailing space (invisible) sorts this one
-        // after the server's and so makes it the one `/dcp` + Enter picks. `/dcp <subcommand>` still goes to the server.
-        slashName: "dcp ",
-        run: open
+        run: () => openDialog(api, board, version, currentSession())
       }]
     }))
+    api.lifecycle.onDispose(
+      openDialogOnBareCommand(api, (sessionID) => openDialog(api, board, version, sessionID))
+    )
   } catch (error) {
     try {
       api.ui.toast({

@@ -1,4 +1,5 @@
 import { Effect, FileSystem, Option, Path, Predicate, Schema } from "effect"
+import { parseConfig } from "../config/load.ts"
 import { type PricingProfile, profileFor, profiles } from "../pricing/profiles.ts"
 import { configFileNames } from "../services/Config.ts"
 import { Paths } from "../services/Paths.ts"
@@ -34,7 +35,7 @@ export interface ReplayOptions {
   readonly onProgress?: ((run: RunName, done: number, total: number) => void) | undefined
 }
 
-/** A `--config` file that cannot be read, and other input problems found while setting up. */
+/** A `--config` file that cannot be read or used, and other input problems found while setting up. */
 class BadConfig extends Schema.TaggedError<BadConfig>()("BadConfig", { message: Schema.String }) {}
 
 /** A hook or the plugin's runtime failed outside the plugin's own fail-open handling: a bug, reported in one line. */
@@ -62,6 +63,13 @@ const userConfig = Effect.fnUntraced(function*(options: ReplayOptions) {
         })
       )
     )
+    // A file the plugin would ignore whole leaves nothing of what was asked for: a failure, as a missing file is.
+    const loaded = parseConfig(text)
+    if (loaded.ignored) {
+      return yield* new BadConfig({
+        message: `the --config file ${options.configFile} is not usable: ${loaded.problems[0]?.message ?? "unknown"}`
+      })
+    }
     return { global: Option.some({ text, origin: file }), envConfigDir: undefined }
   }
   // Found the way the plugin finds them, from the user's environment.

@@ -77,7 +77,7 @@ export interface Analysis {
     readonly files: ReadonlyArray<string>
     /** `--config` replaced the user's config files. */
     readonly explicit: boolean
-    /** Problems the plugin found in them (it shows these as toasts), one line each. */
+    /** Problems the plugin found in them (it shows these as toasts), one line each: the file, the key, what is valid. */
     readonly problems: ReadonlyArray<string>
     readonly enabled: boolean
     readonly cacheMode: PluginConfig["cache"]["mode"]
@@ -315,8 +315,9 @@ export const analysisOf = (r: Replayed): Analysis => {
     config: {
       files,
       explicit: r.explicitConfig,
-      problems: recorded.toasts.map((toast) =>
-        rename(`${toast.title ?? ""}: ${toast.message}`).replace(/\s*\n\s*/g, " ")
+      // One line per problem, from the config itself: the plugin's toasts group a file's problems and tell more.
+      problems: config.reports.flatMap((report) =>
+        report.problems.map((problem) => rename(`${report.file}: ${problem.message}`))
       ),
       enabled: current.enabled,
       cacheMode: current.cache.mode,
@@ -456,7 +457,11 @@ export const formatReport = (a: Analysis, options: ReportOptions = {}): string =
         }`
     )
   )
-  for (const problem of a.config.problems) out.push(...wrap(`Config problem: ${problem}`))
+  for (const problem of a.config.problems) {
+    // One problem an entry: what a wrapped problem continues on is indented, so the next one stands apart.
+    const [first = "", ...rest] = wrap(`Config problem: ${problem}`)
+    out.push(first, ...wrap(rest.join(" "), "  "))
+  }
   if (a.skippedParts.total > 0) {
     const types = Object.entries(a.skippedParts.byType).map(([type, count]) => `${type} ${n(count)}`).join(", ")
     out.push(...wrap(`Skipped ${plural(a.skippedParts.total, "part")} of unknown types (${types}).`))

@@ -4,10 +4,10 @@ import type { LifetimeTotals, SessionStats, Tally } from "../state/schema.ts"
 import type { CacheUsage } from "./breakdown.ts"
 import { subcommands } from "./parse.ts"
 
-export const formatHelp = (problem?: string): string => {
+export const formatHelp = (): string => {
   const width = Math.max(...subcommands.map((entry) => entry.usage.length))
   const lines = subcommands.map((entry) => `  ${entry.usage.padEnd(width)}  ${entry.summary}`)
-  return [...(problem === undefined ? [] : [problem, ""]), "Context pruning commands:", ...lines].join("\n")
+  return ["Context pruning commands:", ...lines].join("\n")
 }
 
 /** Where the tokens of the current context go, by kind of content. */
@@ -23,7 +23,10 @@ export interface Breakdown {
   readonly prunedTokens: number
   /** Old turns folded (src/engine/fold.ts): the turns, the calls their digests stand for, the tokens they take out. */
   readonly folded?: { readonly turns: number; readonly calls: number; readonly tokens: number } | undefined
-  /** Input tokens the provider reported for the latest request, when it reported any and nothing changed since. */
+  /**
+   * The context's size as OpenCode shows it, from what the provider reported for the latest request and its reply
+   * (`contextOfUsage`), when it reported any and nothing changed since.
+   */
   readonly reported: number | undefined
   /** Prunes made since the latest request (by the model or the user): the next request carries them. */
   readonly pending: Tally
@@ -104,7 +107,7 @@ export const formatContext = (b: Breakdown): string => {
   }
   const currentText = b.reported === undefined
     ? `${formatTokens(counted)} tokens (estimated)`
-    : `${thousands(b.reported)} tokens (reported by the provider for the latest request)`
+    : `${thousands(b.reported)} tokens (as OpenCode shows it: the latest request and reply, reported by the provider)`
   lines.push("", `Pruned:           ${callCount(b.prunedCalls)}, ${formatTokens(b.prunedTokens)} tokens (estimated)`)
   const folded = b.folded ?? { turns: 0, calls: 0, tokens: 0 }
   if (folded.turns > 0) {

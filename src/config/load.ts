@@ -237,9 +237,8 @@ export const describeExpected = (ast: SchemaAST.AST): string => {
     case "Literal":
       return JSON.stringify(type.literal)
     case "Union":
-      return type.types.every(SchemaAST.isLiteral)
-        ? orList(type.types.map((member) => JSON.stringify(member.literal)))
-        : "a valid value"
+      // `"auto" or an integer >= 0`: each member as it would be described alone.
+      return orList(type.types.map(describeExpected))
     case "Arrays": {
       const item = type.rest[0]
       return type.elements.length === 0 && item !== undefined ? `a list of ${plural(describeExpected(item))}` : "a list"

@@ -26,7 +26,9 @@ const entries = (ast: SchemaAST.AST, values: Record<string, unknown>, depth: num
     const value = values[key]
     const comma = index < fields.length - 1 ? "," : ""
     const description = SchemaAST.resolveDescription(SchemaAST.toType(field.type))
-    const constraint = typeof value === "number" ? ` Must be ${describeExpected(field.type)}.` : ""
+    const expected = describeExpected(field.type)
+    // Ranges and word-or-number forms are not obvious from a default; booleans, words and lists are.
+    const constraint = /\bnumber\b|\binteger\b/.test(expected) ? ` Must be ${expected}.` : ""
     const comment = description === undefined ? [] : [`${indent}// ${description}${constraint}`]
     if (isSection(field.type)) {
       return [

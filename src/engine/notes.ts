@@ -33,12 +33,21 @@ export const formatNote = (
     `${formatTokens(options.sessionTokens)} saved in this session.`
   if (options.mode === "minimal") return head
   const lines = [head]
+  const id = idColumn(calls.map((call) => call.id))
   for (const call of calls) {
     const what = call.keyParameter === "" ? call.tool : `${call.tool} ${call.keyParameter}`
-    lines.push(`  ${call.id}  ${what}  ${reasonName(call.reason)}, ${formatTokens(call.tokens)}`)
-    if (options.showDistillation && call.distillation !== undefined) lines.push(`      ↳ ${call.distillation}`)
+    lines.push(`  ${id(call.id)}  ${what}  ${reasonName(call.reason)}, ${formatTokens(call.tokens)}`)
+    if (options.showDistillation && call.distillation !== undefined) {
+      lines.push(`${" ".repeat(id(call.id).length + 5)}↳ ${call.distillation}`)
+    }
   }
   return lines.join("\n")
+}
+
+/** IDs right-aligned to the widest of `ids`, so that what follows them starts in one column (`  9` over ` 10`). */
+export const idColumn = (ids: ReadonlyArray<number>): (id: number) => string => {
+  const width = Math.max(0, ...ids.map((id) => String(id).length))
+  return (id) => String(id).padStart(width)
 }
 
 /** Starts every note, so a note cannot be taken for a message the user typed (the terminal UI shows both alike). */
@@ -52,17 +61,15 @@ export const notePrefix = "DCP · "
  */
 export const noteWidth = 72
 
-/** Indentation beyond this is not kept in a wrapped line: half a line is always left for the text. */
-const maxIndent = noteWidth / 2
-
 /** A word no line can hold (a long path) starts on the line before when at least this much of it fits there. */
 const minimumPiece = 12
 
 /**
  * Where a wrapped line's continuation starts: under the value of an indented `label: value` or of a column layout
  * (`label  value`), else two columns in from the line's own indentation; prose at the left edge stays there.
+ * Indentation beyond `maxIndent` is not kept: half a line is always left for the text.
  */
-const hangingIndent = (line: string): number => {
+const hangingIndent = (line: string, maxIndent: number): number => {
   const indent = line.length - line.trimStart().length
   const column = /^\s*\S(?:.*?\S)?\s{2,}(?=\S)/.exec(line)?.[0].length
   const label = /^\s+[^\s:][^:]{0,24}:\s+(?=\S)/.exec(line)?.[0].length
@@ -70,21 +77,22 @@ const hangingIndent = (line: string): number => {
   return Math.min(hang, maxIndent)
 }
 
-/** Word-wraps one line to `noteWidth`; a word longer than a whole line (a path) is cut where the line ends. */
-const wrapLine = (line: string): Array<string> => {
-  if ([...line].length <= noteWidth) return [line]
-  const hang = " ".repeat(hangingIndent(line))
+/** Word-wraps one line to `width` columns; a word longer than a whole line (a path) is cut where the line ends. */
+const wrapLine = (line: string, width: number): Array<string> => {
+  if ([...line].length <= width) return [line]
+  const maxIndent = Math.floor(width / 2)
+  const hang = " ".repeat(hangingIndent(line, maxIndent))
   const body = line.trimStart()
   // Words with the spaces before each, so that column gaps inside a line survive.
   const words = [...body.matchAll(/(\s*)(\S+)/g)].map((match) => ({ gap: match[1]!, word: [...match[2]!] }))
   const out: Array<string> = []
   let current = line.slice(0, Math.min(line.length - body.length, maxIndent))
-  const room = () => noteWidth - [...current].length
+  const room = () => width - [...current].length
   for (const [i, { gap, word }] of words.entries()) {
     let rest = word
     if (i > 0) {
       const here = gap.length + rest.length <= room() ||
-        (rest.length > noteWidth - hang.length && room() - gap.length >= minimumPiece)
+        (rest.length > width - hang.length && room() - gap.length >= minimumPiece)
       if (here) {
         current += gap
       } else {
@@ -105,8 +113,15 @@ const wrapLine = (line: string): Array<string> => {
   return out
 }
 
+/**
+ * Every line of `text` kept within `width` columns, a wrapped line continuing under its value or column (see
+ * `hangingIndent`): for notes, and for the terminal UI's panel and dialog, whose own wrapping loses indentation.
+ */
+export const wrapText = (text: string, width: number): string =>
+  text.split("\n").flatMap((line) => wrapLine(line, width)).join("\n")
+
 /** Every line of `text` kept within `noteWidth` columns. */
-export const wrapNote = (text: string): string => text.split("\n").flatMap(wrapLine).join("\n")
+export const wrapNote = (text: string): string => wrapText(text, noteWidth)
 
 /** A note as it is sent: the plugin's prefix, then every line kept within `noteWidth` columns. */
 export const layoutNote = (text: string): string => wrapNote(`${notePrefix}${text}`)

@@ -4,6 +4,7 @@ import { formatContext, formatHelp, formatStats } from "../commands/format.ts"
 import { type DcpCommand, parseCommand } from "../commands/parse.ts"
 import { sweepSelection } from "../commands/select.ts"
 import { reasonName } from "../engine/reasons.ts"
+import { idColumn } from "../engine/notes.ts"
 import { formatTokens } from "../engine/placeholders.ts"
 import { partsOf, roleOf } from "../host/messages.ts"
 import type { SessionId } from "../host/sessionId.ts"
@@ -26,9 +27,18 @@ import { publishStatus } from "./status.ts"
 const subAgentReply =
   "This is a sub-agent session: context pruning leaves it untouched, so there is nothing to show or change here."
 
+/** What a subcommand answers; `refused`: its arguments were wrong, so it did nothing (a failed command for clients). */
+interface Reply {
+  readonly text: string
+  readonly refused?: boolean
+}
+
+const done = (text: string): Reply => ({ text })
+const refused = (text: string): Reply => ({ text, refused: true })
+
 /**
  * `/dcp <subcommand>`: computes the reply, then delivers it as a note the model never sees. Returns the stored
- * note (when it could be stored now) for the command's HTTP response.
+ * note (when it could be stored now) for the command's HTTP response, and whether the command was refused.
  */
 export const dcp = Effect.fn("hooks.dcp")(function*(sessionID: SessionId, args: string) {
   const store = yield* SessionStore
@@ -41,11 +51,11 @@ export const dcp = Effect.fn("hooks.dcp")(function*(sessionID: SessionId, args: 
     sessionID,
     (state) =>
       state.isSubAgent && command._tag !== "help" && command._tag !== "invalid"
-        ? Effect.succeed(subAgentReply)
+        ? Effect.succeed(done(subAgentReply))
         : Effect.tap(run(command, state), () => publishStatus(state))
   )
   const origin = yield* store.use(sessionID, (state) => Effect.succeed(state.origin))
-  const text = [...problems.map(reportNote), reply].join("\n\n")
+  const text = [...problems.map(reportNote), reply.text].join("\n\n")
   const stored = yield* notifier.post(sessionID, text, origin)
   if (!(yield* host.busy(sessionID))) {
     yield* host.announceIdle(sessionID)
@@ -56,7 +66,7 @@ export const dcp = Effect.fn("hooks.dcp")(function*(sessionID: SessionId, args: 
       )
     )
   }
-  return stored
+  return { stored, refused: reply.refused === true, reply: reply.text }
 })
 
 const isNote = (message: unknown): boolean =>
@@ -77,19 +87,48 @@ const removeIfThrowaway = Effect.fnUntraced(function*(sessionID: SessionId) {
 const run = Effect.fnUntraced(function*(command: DcpCommand, state: SessionState) {
   switch (command._tag) {
     case "help":
-      return formatHelp()
+      return done(formatHelp())
     case "invalid":
-      return formatHelp(command.problem)
+      // What was wrong and what is valid, in a line or two: the whole help is one `/dcp help` away.
+      return refused(
+        command.restore === true
+          ? `${command.problem} ${restorable(state) ?? "No call is pruned now."}`
+          : command.problem
+      )
     case "stats":
-      return yield* stats(state)
+      return done(yield* stats(state))
     case "context":
-      return yield* context(state)
+      return done(yield* context(state))
     case "sweep":
-      return yield* sweep(state, command.count)
+      return done(yield* sweep(state, command.count))
     case "restore":
       return yield* restore(state, command.target)
   }
 })
+
+/** The IDs of the calls pruned now, in order; a folded call is restored with its turn, pruned of its own or not. */
+const prunedIds = (state: SessionState): ReadonlyArray<readonly [number, string]> =>
+  [...new Set([...state.pruned.keys(), ...state.folded.keys()])].flatMap((callID) => {
+    const id = state.ids.get(callID)
+    return id === undefined ? [] : [[id, callID] as const]
+  }).sort((a, b) => a[0] - b[0])
+
+/**
+ * Which IDs `/dcp restore` takes now, as ranges (`1-12, 15`), and where the user sees them; undefined when none is
+ * pruned.
+ */
+const restorable = (state: SessionState): string | undefined => {
+  const ids = prunedIds(state).map(([id]) => id)
+  if (ids.length === 0) return undefined
+  const ranges: Array<string> = []
+  for (let i = 0; i < ids.length; i++) {
+    let j = i
+    while (j + 1 < ids.length && ids[j + 1] === ids[j]! + 1) j++
+    ranges.push(j === i ? `${ids[i]}` : j === i + 1 ? `${ids[i]}, ${ids[j]}` : `${ids[i]}-${ids[j]}`)
+    i = j
+  }
+  return `Pruned now: ${ranges.join(", ")} (the number before each call in the pruning notes).`
+}
 
 const stats = Effect.fnUntraced(function*(state: SessionState) {
   const ledger = yield* Ledger
@@ -199,7 +238,8 @@ const sweep = Effect.fnUntraced(function*(state: SessionState, count: number | u
       : `Nothing to sweep ${scope}: no tool was called there.`
   }
   const tokens = recorded.reduce((total, entry) => total + entry.tokens, 0)
-  const lines = recorded.map((entry) => `  ${entry.id}  ${entry.tool} ${entry.keyParameter}`.trimEnd())
+  const id = idColumn(recorded.map((entry) => entry.id))
+  const lines = recorded.map((entry) => `  ${id(entry.id)}  ${entry.tool} ${entry.keyParameter}`.trimEnd())
   return [
     `Swept ${recorded.length} call${recorded.length === 1 ? "" : "s"} ${scope}: ${
       formatTokens(tokens)
@@ -210,18 +250,16 @@ const sweep = Effect.fnUntraced(function*(state: SessionState, count: number | u
 
 const restore = Effect.fnUntraced(function*(state: SessionState, target: "all" | number) {
   const pruner = yield* Pruner
-  // A folded call is restored with its turn, whether or not a prune of its own took its content.
-  const prunedIds = [...new Set([...state.pruned.keys(), ...state.folded.keys()])].flatMap((callID) => {
-    const id = state.ids.get(callID)
-    return id === undefined ? [] : [[id, callID] as const]
-  }).sort((a, b) => a[0] - b[0])
-  if (prunedIds.length === 0) return "Nothing to restore: no call is pruned in this session."
-  const chosen = target === "all" ? prunedIds : prunedIds.filter(([id]) => id === target)
+  const pruned = prunedIds(state)
+  if (pruned.length === 0) return done("Nothing to restore: no call is pruned in this session.")
+  const chosen = target === "all" ? pruned : pruned.filter(([id]) => id === target)
   if (chosen.length === 0) {
     const known = [...state.ids.values()].includes(target as number)
-    return `${
-      known ? `id ${target} is not pruned` : `There is no call with id ${target} in this session`
-    }. Pruned ids: ${prunedIds.map(([id]) => id).join(", ")}.`
+    return refused(
+      `${known ? `id ${target} is not pruned` : `There is no call with id ${target} in this session`}. ${
+        restorable(state)
+      }`
+    )
   }
   const tokens = pruner.restore(state, chosen.map(([, callID]) => callID))
   const what = target !== "all"
@@ -229,7 +267,7 @@ const restore = Effect.fnUntraced(function*(state: SessionState, target: "all" |
     : chosen.length === 1
     ? "the 1 pruned call"
     : `all ${chosen.length} pruned calls`
-  return `Restored ${what}: ${formatTokens(tokens)} tokens are sent to the model again from the next request on.`
+  return done(`Restored ${what}: ${formatTokens(tokens)} tokens are sent to the model again from the next request on.`)
 })
 
 /** Prunes recorded but not yet sent to the model: the next request carries them. */

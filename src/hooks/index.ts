@@ -5,7 +5,7 @@ import { whyUnreadable } from "../data/platformError.ts"
 import { discardDescription, extractDescription, recallDescription } from "../engine/prompts.ts"
 import { capAnswer } from "../engine/validate.ts"
 import type { Services } from "../layers/main.ts"
-import { handledResponse } from "../host/commandResponse.ts"
+import { handledResponse, refusedResponse } from "../host/commandResponse.ts"
 import { findSessionId } from "../host/messages.ts"
 import { decodeSessionId } from "../host/sessionId.ts"
 import { hostArgumentsSchema } from "../host/toolSchema.ts"
@@ -36,7 +36,11 @@ import { transform } from "./transform.ts"
 
 type Runtime = ManagedRuntime.ManagedRuntime<Services, never>
 
-const commandDescription = "Context pruning: help, context, stats, sweep [n], restore <id|all>"
+/**
+ * Shown beside `/dcp` in the terminal UI's autocomplete, where it is the plugin's one entry (see src/tui.ts): short
+ * enough to stay whole in an 80-column terminal.
+ */
+const commandDescription = "Context pruning: context, stats, sweep, restore, help"
 /** Only reaches the model if the plugin failed to intercept the command: then it asks for a short, harmless reply. */
 const commandTemplate =
   "The /dcp $ARGUMENTS command of the context pruning plugin could not be handled. Reply in one sentence that it is unavailable right now."
@@ -253,8 +257,8 @@ export const makeHooks = (runtime: Runtime, config: PluginConfig): Hooks => {
         )
       }
       return dcp(decodedInput.success.sessionID, decodedInput.success.arguments ?? "").pipe(
-        Effect.catchCause((cause) => Effect.logError("/dcp failed", cause).pipe(Effect.as(undefined))),
-        Effect.map(handledResponse)
+        Effect.map(({ refused, reply, stored }) => (refused ? refusedResponse(reply) : handledResponse(stored))),
+        Effect.catchCause((cause) => Effect.logError("/dcp failed", cause).pipe(Effect.as(handledResponse(undefined))))
       )
     })).catch(() => isDcp(input) ? handledResponse(undefined) : undefined)
 

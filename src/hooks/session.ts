@@ -110,12 +110,14 @@ const idle = Effect.fnUntraced(function*(sessionID: SessionId) {
 
 /**
  * Problems found in config files are shown once per file, on the first interaction (a model request or a `/dcp`
- * command) rather than at start-up, when the terminal UI may not be listening yet. Returns the reports shown, for
- * a command to repeat in its note: a toast never reaches `opencode run`.
+ * command) rather than at start-up, when the terminal UI may not be listening yet. A config file changed since it was
+ * read is read again first, so an edit applies from this request on, and what the reload found is shown the same way.
+ * Returns the reports shown, for a command to repeat in its note: a toast never reaches `opencode run`.
  */
 export const reportConfigProblems = Effect.gen(function*() {
   const config = yield* Config
   const host = yield* Host
+  yield* config.refresh
   const reports = yield* config.takeReports
   for (const report of reports) {
     const { message, title } = formatReport(report)

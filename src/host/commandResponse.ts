@@ -9,12 +9,21 @@
  */
 const responseKey = "~effect/http/HttpServerResponse"
 
-export const handledResponse = (body: unknown): object => {
-  const bytes = new TextEncoder().encode(JSON.stringify(body ?? {}))
+export const handledResponse = (body: unknown): object => response(200, "OK", body ?? {})
+
+/**
+ * "Refused, no model turn": the command's arguments were wrong and it did nothing. A 400 response whose body is the
+ * message as a JSON string: `opencode run --command` exits with 1 and prints it as `Error: <message>` (an object
+ * body it would print as JSON), and the SDK hands clients the string as the error.
+ */
+export const refusedResponse = (message: string): object => response(400, "Bad Request", message)
+
+const response = (status: number, statusText: string, body: unknown): object => {
+  const bytes = new TextEncoder().encode(JSON.stringify(body))
   return {
     [responseKey]: responseKey,
-    status: 200,
-    statusText: "OK",
+    status,
+    statusText,
     headers: { "content-type": "application/json" },
     cookies: { cookies: {} },
     body: { _tag: "Uint8Array", body: bytes, contentType: "application/json", contentLength: bytes.length }

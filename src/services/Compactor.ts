@@ -26,7 +26,7 @@ export class Compactor extends Context.Service<Compactor, {
       const store = yield* SessionStore
       const host = yield* Host
       const scheduler = yield* Scheduler
-      const { current } = yield* Config
+      const config = yield* Config
       const hostAuto = yield* Ref.make<boolean | undefined>(undefined)
       const ask = Effect.fnUntraced(function*(sessionID: string) {
         const auto = yield* Ref.get(hostAuto)
@@ -35,6 +35,7 @@ export class Compactor extends Context.Service<Compactor, {
           tokens: 0,
           threshold: 0
         }
+        const { current } = config
         yield* store.ifLoaded(sessionID, (state) => {
           turn.threshold = thresholdFor(current.compaction.atTokens, state.model)
           turn.verdict = compactionAtTurnEnd({

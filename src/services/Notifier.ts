@@ -34,11 +34,9 @@ export class Notifier extends Context.Service<Notifier, {
     Notifier,
     Effect.gen(function*() {
       const host = yield* Host
-      const { current } = yield* Config
+      const config = yield* Config
       const pending = new Map<string, Pending>()
       const held = new Map<string, Array<{ readonly text: string; readonly origin: NoteOrigin }>>()
-      const mode = current.pruneNotification
-      const showDistillation = current.tools.extract.showDistillation
 
       const send = (sessionID: string, text: string, origin: NoteOrigin) =>
         host.notify({ sessionID, text: layoutNote(text), ...origin })
@@ -46,7 +44,7 @@ export class Notifier extends Context.Service<Notifier, {
       return Notifier.of({
         record: (sessionID, calls, context) =>
           Effect.sync(() => {
-            if (mode === "off" || calls.length === 0) return
+            if (config.current.pruneNotification === "off" || calls.length === 0) return
             const entry = pending.get(sessionID) ?? { calls: [], origin: context.origin, sessionTokens: 0 }
             entry.calls.push(...calls)
             entry.origin = context.origin
@@ -59,7 +57,11 @@ export class Notifier extends Context.Service<Notifier, {
             const entry = pending.get(sessionID)
             const text = entry === undefined
               ? undefined
-              : formatNote(entry.calls, { mode, sessionTokens: entry.sessionTokens, showDistillation })
+              : formatNote(entry.calls, {
+                mode: config.current.pruneNotification,
+                sessionTokens: entry.sessionTokens,
+                showDistillation: config.current.tools.extract.showDistillation
+              })
             const all = [
               ...notes,
               ...(text === undefined || entry === undefined ? [] : [{ text, origin: entry.origin }])

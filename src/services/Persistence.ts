@@ -49,7 +49,8 @@ export class Persistence extends Context.Service<Persistence, {
   ) => Effect.Effect<LifetimeFile, PersistenceError>
   /**
    * The clean-up run at start, in the background: temporaries and locks that crashed processes left in the state
-   * directory, removed. Waits for it to finish and returns the names removed.
+   * directory and its status folder, removed. Waits for it to finish and returns the names removed (relative to the
+   * state directory).
    */
   readonly leftoversRemoved: Effect.Effect<ReadonlyArray<string>>
   /** Replaces the session's status for the terminal UI (src/state/status.ts) atomically. */
@@ -70,17 +71,23 @@ export class Persistence extends Context.Service<Persistence, {
       const inProcess = yield* Semaphore.make(1)
       const self = yield* currentOwner
 
+      const statusDir = path.join(paths.stateDir, statusDirName)
+      const cleanUp = (dir: string) =>
+        removeLeftovers(dir, self).pipe(
+          Effect.tap((removed) =>
+            removed.length === 0
+              ? Effect.void
+              : Effect.logInfo(`Removed what crashed processes left in ${dir}: ${removed.join(", ")}`)
+          ),
+          Effect.catch((error) =>
+            Effect.logWarning(`Could not clean up ${dir}: ${error.message}`).pipe(Effect.as<ReadonlyArray<string>>([]))
+          )
+        )
       // Off the start-up path: the state directory may hold thousands of session files. Disposing waits for it
-      // (milliseconds) rather than leaving the clean-up half done.
-      const sweep = yield* removeLeftovers(paths.stateDir, self).pipe(
-        Effect.tap((removed) =>
-          removed.length === 0
-            ? Effect.void
-            : Effect.logInfo(`Removed what crashed processes left in ${paths.stateDir}: ${removed.join(", ")}`)
-        ),
-        Effect.catch((error) =>
-          Effect.logWarning(`Could not clean up ${paths.stateDir}: ${error.message}`).pipe(Effect.as([]))
-        ),
+      // (milliseconds) rather than leaving the clean-up half done. Status files are written the same atomic way, and
+      // more often, so a killed process leaves temporaries there too.
+      const sweep = yield* Effect.all([cleanUp(paths.stateDir), cleanUp(statusDir)]).pipe(
+        Effect.map(([state, status]) => [...state, ...status.map((name) => path.join(statusDirName, name))]),
         Effect.forkScoped
       )
       yield* Effect.addFinalizer(() => Fiber.await(sweep))
@@ -113,7 +120,7 @@ export class Persistence extends Context.Service<Persistence, {
         )
 
       const sessionPath = (sessionID: string) => path.join(paths.stateDir, sessionFileName(sessionID))
-      const statusPath = (sessionID: string) => path.join(paths.stateDir, statusDirName, statusFileName(sessionID))
+      const statusPath = (sessionID: string) => path.join(statusDir, statusFileName(sessionID))
 
       const load = Effect.fn("Persistence.load")(function*(sessionID: string) {
         yield* validate(sessionID)

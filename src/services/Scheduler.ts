@@ -68,21 +68,22 @@ export class Scheduler extends Context.Service<Scheduler, {
   static readonly layer = Layer.effect(
     Scheduler,
     Effect.gen(function*() {
-      const { current } = yield* Config
-      const cache = current.cache
+      // Read at each use: a config file edited while OpenCode runs applies from the next request on.
+      const config = yield* Config
       const toolChanges = yield* Ref.make(0)
       const agentPrompts = yield* Ref.make<ReadonlyMap<string, string>>(new Map())
       // A history stamped ahead of this clock (another machine, a skewed clock) counts as just sent.
       const idleSeconds = (now: number, last: number | undefined) =>
         last === undefined ? undefined : Math.max(0, now - last) / 1000
       const profile = (state: SessionState): PricingProfile => {
+        const cache = config.current.cache
         if (cache.pricing !== "auto") return profiles[cache.pricing]
         const model = state.model
         return model === undefined ? profiles.anthropic : profileFor(model)
       }
       return Scheduler.of({
         profile,
-        horizon: (state) => horizon(state.pace ?? { requests: 1, coldGaps: 0, run: 1 }, cache.horizon),
+        horizon: (state) => horizon(state.pace ?? { requests: 1, coldGaps: 0, run: 1 }, config.current.cache.horizon),
         toolsChanged: Ref.update(toolChanges, (count) => count + 1),
         agentsConfigured: (prompts) => Ref.set(agentPrompts, prompts),
         decide: (state, request) =>
@@ -91,6 +92,7 @@ export class Scheduler extends Context.Service<Scheduler, {
             tools,
             prompts
           ]) => {
+            const cache = config.current.cache
             let last = state.lastRequestAt
             if (state.pace === undefined) {
               const times = request.history()

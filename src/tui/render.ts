@@ -1,7 +1,9 @@
+import { contextOfUsage } from "../commands/breakdown.ts"
 import { bar } from "../commands/format.ts"
+import { idColumn, wrapText } from "../engine/notes.ts"
 import { reasonName } from "../engine/reasons.ts"
 import { formatTokens } from "../engine/placeholders.ts"
-import type { SessionStatus, StatusContext, StatusCost } from "../state/status.ts"
+import type { SessionStatus, StatusContext, StatusCost, StatusPrune } from "../state/status.ts"
 import type { Loaded } from "./board.ts"
 
 /**
@@ -39,17 +41,32 @@ interface AssistantUsage {
 
 /**
  * The context's size from the newest assistant message with usage: its request and its reply, the figure
- * OpenCode's own sidebar shows as "Context", so the two agree on one screen.
+ * OpenCode's own sidebar shows as "Context" and `/dcp context` takes too, so they agree on one screen.
  */
 export const reportedContext = (messages: ReadonlyArray<AssistantUsage>): number | undefined => {
   for (let i = messages.length - 1; i >= 0; i--) {
-    const tokens = messages[i]!.tokens
-    if (messages[i]!.role !== "assistant" || tokens === undefined) continue
-    const total = tokens.input + tokens.output + tokens.reasoning + tokens.cache.read + tokens.cache.write
+    if (messages[i]!.role !== "assistant") continue
+    const total = contextOfUsage(messages[i]!.tokens)
     if (total > 0) return total
   }
   return undefined
 }
+
+/**
+ * Columns of a line in the sidebar panel: OpenCode 1.18's sidebar is 42 columns wide, 5 of them padding. Lines are
+ * wrapped here, where their indentation is known; the host would wrap them at the left edge.
+ */
+const panelWidth = 37
+
+/**
+ * Columns of a line in the `/dcp` dialog for a terminal `terminalColumns` wide: OpenCode 1.18's large dialog is 88
+ * columns wide (2 less than the terminal at most), and its text and its choices are 4 columns in from each side.
+ */
+export const dialogWidth = (terminalColumns: number): number => Math.max(40, Math.min(88, terminalColumns - 2) - 8)
+
+/** `lines` with every one kept within `width` columns, a wrapped one continuing under its value or column. */
+const fitted = (lines: ReadonlyArray<Line>, width: number): Array<Line> =>
+  lines.flatMap((entry) => wrapText(entry.text, width).split("\n").map((text) => ({ text, tone: entry.tone })))
 
 const line = (text: string, tone: Tone = "text"): Line => ({ text, tone })
 
@@ -107,8 +124,14 @@ const contextSummary = (status: SessionStatus, situation: Situation): string => 
     : `${size.text} tokens, ${percent(size.tokens, limit)} of ${windowSize(limit)}`
 }
 
-/** The sidebar panel: short lines (the sidebar is about 40 columns wide). */
-export const panelLines = (loaded: Loaded | undefined, situation: Situation): ReadonlyArray<Line> => {
+/** The sidebar panel: short lines, `width` columns at most. */
+export const panelLines = (
+  loaded: Loaded | undefined,
+  situation: Situation,
+  width = panelWidth
+): ReadonlyArray<Line> => fitted(panelContent(loaded, situation), width)
+
+const panelContent = (loaded: Loaded | undefined, situation: Situation): ReadonlyArray<Line> => {
   const title = line("Context pruning", "title")
   const problem = unavailable(loaded, situation)
   if (problem !== undefined || loaded?._tag !== "ok") return [title, ...(problem ?? [])]
@@ -140,6 +163,8 @@ export interface Action {
   readonly args: string
   readonly title: string
   readonly description: string
+  /** Shown at the row's right end, never cut: the tokens a restore brings back. */
+  readonly footer?: string
   readonly category: string
 }
 
@@ -202,9 +227,19 @@ const breakdown = (context: StatusContext, reported: number | undefined): Readon
 
 /**
  * The `/dcp` dialog: where the context goes (the last request as sent, plus what pruning left out of it, as bars
- * of one whole), what is pruned, what waits, and the sweep and restore choices the server part can carry out.
+ * of one whole), what is pruned, what waits, and the sweep and restore choices the server part can carry out, in
+ * lines of `width` columns at most (`dialogWidth`).
  */
-export const dialogModel = (loaded: Loaded | undefined, situation: Situation): DialogModel => {
+export const dialogModel = (
+  loaded: Loaded | undefined,
+  situation: Situation,
+  width = dialogWidth(160)
+): DialogModel => {
+  const { actions, lines } = dialogContent(loaded, situation, width)
+  return { lines: fitted(lines, width), actions }
+}
+
+const dialogContent = (loaded: Loaded | undefined, situation: Situation, width: number): DialogModel => {
   const problem = unavailable(loaded, situation)
   if (problem !== undefined || loaded?._tag !== "ok") return { lines: problem ?? [], actions: [] }
   const status = loaded.status
@@ -270,19 +305,54 @@ export const dialogModel = (loaded: Loaded | undefined, situation: Situation): D
     actions.push({
       args: "restore all",
       title: "Restore all",
-      description: `${plural(status.pruned.calls, "call")}, ${
-        formatTokens(status.pruned.tokens)
-      } tokens back into context`,
+      description: `${plural(status.pruned.calls, "call")} back into context`,
+      footer: formatTokens(status.pruned.tokens),
       category: "Restore"
     })
   }
-  for (const prune of status.recent) {
-    actions.push({
-      args: `restore ${prune.id}`,
-      title: `${prune.id}  ${prune.tool}${prune.target === "" ? "" : ` ${prune.target}`}`,
-      description: `${formatTokens(prune.tokens)} tokens, ${reasonName(prune.reason)}`,
-      category: "Restore"
-    })
-  }
+  const id = idColumn(status.recent.map((prune) => prune.id))
+  for (const prune of status.recent) actions.push(restoreChoice(prune, id, width))
   return { lines, actions }
+}
+
+/** OpenCode cuts a choice's title at this many columns. */
+const maxTitle = 61
+
+/**
+ * A recent prune as a restore choice that fits its row whole: the ID (right-aligned), the tool and its argument
+ * shortened to what is left, the reason, and the tokens at the right end. OpenCode puts the title, a space and the
+ * description in what the footer and a column of gap leave of the row, and cuts what does not fit.
+ */
+const restoreChoice = (prune: StatusPrune, id: (id: number) => string, width: number): Action => {
+  const footer = formatTokens(prune.tokens)
+  const description = reasonName(prune.reason)
+  const head = `${id(prune.id)}  ${prune.tool}`
+  const room = Math.min(maxTitle, width - footer.length - 1 - description.length - 1) - head.length - 1
+  return {
+    args: `restore ${prune.id}`,
+    title: prune.target === "" ? head : `${head} ${shortened(prune.target, room)}`,
+    description,
+    footer,
+    category: "Restore"
+  }
+}
+
+/**
+ * `text` in at most `room` columns. A path keeps its file's name and as many whole folders around the cut as fit
+ * (`src/…/widgets/Panel.tsx`); anything else (a command, a pattern), and a name too long by itself, keeps its start.
+ */
+const shortened = (text: string, room: number): string => {
+  if ([...text].length <= room) return text
+  if (room <= 1) return "…"
+  const segments = text.split("/")
+  if (!/\s/.test(text) && segments.length > 1) {
+    const width = (parts: ReadonlyArray<string>) => [...parts.join("/")].length
+    let tail = segments.slice(-1)
+    const head = segments.slice(0, 1)
+    for (let i = segments.length - 2; i > 0 && width(["…", ...segments.slice(i)]) <= room; i--) tail = segments.slice(i)
+    const withHead = [...head, "…", ...tail]
+    if (width(withHead) <= room && segments.length > tail.length + 1) return withHead.join("/")
+    if (width(["…", ...tail]) <= room) return ["…", ...tail].join("/")
+  }
+  return `${[...text].slice(0, room - 1).join("")}…`
 }

@@ -6,6 +6,7 @@ import {
   type Action,
   dialogModel,
   type DialogModel,
+  dialogWidth,
   type Line,
   panelLines,
   reportedContext,
@@ -41,6 +42,22 @@ const failure = (error: unknown): Line => ({
   text: `Context pruning: ${error instanceof Error ? error.message : String(error)}`,
   tone: "warning"
 })
+
+/** The terminal's width, which sets the dialog's (OpenTUI's renderer; 160 should a host not say). */
+const terminalColumns = (api: TuiPluginApi): number => {
+  const width = (api.renderer as { readonly width?: unknown } | undefined)?.width
+  return typeof width === "number" && width > 0 ? width : 160
+}
+
+/** Calls `changed` whenever the terminal is resized, so the views fit the new width; returns what stops it. */
+export const onResize = (api: TuiPluginApi, changed: () => void): () => void => {
+  const renderer = api.renderer as
+    | { on?: (event: string, listener: () => void) => unknown; off?: (event: string, listener: () => void) => unknown }
+    | undefined
+  if (typeof renderer?.on !== "function") return () => undefined
+  renderer.on("resize", changed)
+  return () => void renderer.off?.("resize", changed)
+}
 
 const situationOf = (api: TuiPluginApi, sessionID: string): Situation => ({
   subAgent: api.state.session.get(sessionID)?.parentID !== undefined,
@@ -83,6 +100,7 @@ const replyOf = (data: unknown): string | undefined => {
 }
 
 const describeError = (error: unknown): string => {
+  if (typeof error === "string") return error
   if (error instanceof Error) return error.message
   const data = error as { data?: { message?: unknown }; name?: unknown } | undefined
   if (typeof data?.data?.message === "string") return data.data.message
@@ -141,10 +159,13 @@ export const openDialog = (api: TuiPluginApi, board: Board, version: () => numbe
   api.ui.dialog.replace(() => {
     const model = createMemo((): DialogModel => {
       version()
-      return guarded(() => dialogModel(board.get(sessionID), situationOf(api, sessionID)), (error) => ({
-        lines: [failure(error)],
-        actions: []
-      }))
+      return guarded(
+        () => dialogModel(board.get(sessionID), situationOf(api, sessionID), dialogWidth(terminalColumns(api))),
+        (error) => ({
+          lines: [failure(error)],
+          actions: []
+        })
+      )
     })
     // The choices are a component of their own: rebuilt only when they appear or go, so a status update does not
     // reset the user's place in the list.
@@ -180,6 +201,7 @@ export const openDialog = (api: TuiPluginApi, board: Board, version: () => numbe
                   title: action.title,
                   value: action.args,
                   description: action.description,
+                  ...(action.footer === undefined ? {} : { footer: action.footer }),
                   category: action.category
                 }))
               },

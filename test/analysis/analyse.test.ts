@@ -348,6 +348,30 @@ describe("config", () => {
     assert.include(json.config.problems[0], "strategies.purgeErrors.turns")
   })
 
+  it("each problem of a --config file is a line of its own, naming the file, the key and what is valid", async () => {
+    const file = join(work, "two-problems.jsonc")
+    await writeFile(file, `{ "compaction": { "atTokens": 5000.5 }, "cache": { "horizon": "auto2" } }`)
+    const result = await analyse(["--example", "--config", file])
+    assert.strictEqual(result.code, 0, result.stderr)
+    const entries = result.stdout.replace(/\n {2}/g, " ").split("\n").filter((line) =>
+      line.startsWith("Config problem")
+    )
+    assert.deepStrictEqual(entries, [
+      `Config problem: ${file}: compaction.atTokens: expected "auto" or an integer >= 0, found 5000.5`,
+      `Config problem: ${file}: cache.horizon: expected "auto" or an integer >= 0, found the string "auto2"`
+    ])
+  })
+
+  it("a --config file with a syntax error is a one-line error, as a missing one is", async () => {
+    const file = join(work, "broken.jsonc")
+    await writeFile(file, `{ "cache": { "mode": "immediate" }`)
+    expectOneLineError(
+      await analyse(["--example", "--config", file]),
+      1,
+      /the --config file .*broken\.jsonc is not usable: Syntax error at line 1, column 35: close brace expected\.$/
+    )
+  })
+
   it("a --config file that does not exist is a one-line error", async () => {
     expectOneLineError(
       await analyse(["--example", "--config", join(work, "none.jsonc")]),

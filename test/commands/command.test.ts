@@ -62,13 +62,36 @@ const outputOf = (messages: Array<Msg>, callID: string) =>
   })
 
 describe("/dcp commands", () => {
-  it.effect("an unknown subcommand gets what was wrong and the help", () =>
+  it.effect("an unknown subcommand is refused in one line that names the valid ones, not with the whole help", () =>
     scenario(() =>
       Effect.gen(function*() {
-        yield* dcp(sessionID, "frobnicate")
-        const note = yield* lastNote
-        assert.include(note, `Unknown subcommand "frobnicate".`)
-        assert.include(note, "/dcp sweep [n]")
+        const { refused } = yield* dcp(sessionID, "frobnicate")
+        assert.isTrue(refused)
+        assert.strictEqual(
+          yield* lastNote,
+          layoutNote(`Unknown subcommand "frobnicate": /dcp takes context, stats, sweep [n], restore <id|all> or help.`)
+        )
+      })
+    ))
+
+  it.effect("help is not a refusal", () =>
+    scenario(() =>
+      Effect.gen(function*() {
+        assert.isFalse((yield* dcp(sessionID, "")).refused)
+        assert.isFalse((yield* dcp(sessionID, "help")).refused)
+      })
+    ))
+
+  it.effect("a restore argument that is not an id names the ids pruned now, as the notes show them", () =>
+    scenario(() =>
+      Effect.gen(function*() {
+        yield* dcp(sessionID, "sweep 3")
+        const { refused } = yield* dcp(sessionID, "restore abc")
+        assert.isTrue(refused)
+        assert.strictEqual(
+          (yield* lastNote).replace(/\s+/g, " "),
+          `DCP · "abc" is not an id: /dcp restore takes an id or "all". Pruned now: 1-3 (the number before each call in the pruning notes).`
+        )
       })
     ))
 
@@ -157,9 +180,12 @@ describe("/dcp commands", () => {
         assert.include(yield* lastNote, "Nothing to restore: no call is pruned in this session.")
         yield* dcp(sessionID, "sweep 1")
         yield* dcp(sessionID, "restore 99")
-        assert.include(yield* lastNote, "There is no call with id 99 in this session. Pruned ids: 3.")
+        assert.include(
+          (yield* lastNote).replace(/\s+/g, " "),
+          "There is no call with id 99 in this session. Pruned now: 3 (the number before each call in the pruning notes)."
+        )
         yield* dcp(sessionID, "restore 1")
-        assert.include(yield* lastNote, "id 1 is not pruned. Pruned ids: 3.")
+        assert.include((yield* lastNote).replace(/\s+/g, " "), "id 1 is not pruned. Pruned now: 3 (")
       })
     ))
 
@@ -182,7 +208,7 @@ describe("/dcp commands", () => {
       })
     ))
 
-  it.effect("context in a new process takes the provider's count for the latest request when no prune waits", () =>
+  it.effect("context in a new process takes OpenCode's figure for the latest request and reply when no prune waits", () =>
     Effect.gen(function*() {
       const root = yield* tempDir
       const messages = history(root)
@@ -196,7 +222,7 @@ describe("/dcp commands", () => {
       }).pipe(Effect.provide(pluginUnder(root, { host })))
       assert.include(
         note.replace(/\s+/g, " "),
-        "Current context: 12,000 tokens (reported by the provider for the latest request)"
+        "Current context: 12,010 tokens (as OpenCode shows it: the latest request and reply, reported by the provider)"
       )
       assert.include(note.replace(/\s+/g, " "), "(System: not known until this process sends a request;")
     }))

@@ -29,8 +29,16 @@ describe("parsing /dcp arguments", () => {
   })
 
   it("`restore` needs an id or `all`", () => {
-    assert.include(problemOf(parseCommand("restore")), `id or "all"`)
-    assert.include(problemOf(parseCommand("restore x1")), `"x1" is not an id`)
+    assert.deepStrictEqual(parseCommand("restore"), {
+      _tag: "invalid",
+      problem: `Restore what? /dcp restore takes an id or "all".`,
+      restore: true
+    })
+    assert.deepStrictEqual(parseCommand("restore x1"), {
+      _tag: "invalid",
+      problem: `"x1" is not an id: /dcp restore takes an id or "all".`,
+      restore: true
+    })
   })
 
   it("extra arguments are refused with the usage", () => {
@@ -38,10 +46,10 @@ describe("parsing /dcp arguments", () => {
     assert.include(problemOf(parseCommand("stats now")), "the usage is /dcp stats.")
   })
 
-  it("an unknown subcommand is named", () => {
+  it("an unknown subcommand is named, with the valid ones in one line", () => {
     assert.deepStrictEqual(parseCommand("purge everything"), {
       _tag: "invalid",
-      problem: `Unknown subcommand "purge".`
+      problem: `Unknown subcommand "purge": /dcp takes context, stats, sweep [n], restore <id|all> or help.`
     })
   })
 })

@@ -46,7 +46,16 @@ const build = (
     }
     const paths = Paths.layerUnder(root, options.env ? { envConfigDir: dirs.env } : {})
     const config = yield* Effect.provide(Config, Config.layer.pipe(Layer.provide(paths)))
-    return { config, at, read: (key: string) => fs.readFileString(at(key)) }
+    return {
+      config,
+      at,
+      read: (key: string) => fs.readFileString(at(key)),
+      write: (key: string, content: string) =>
+        fs.makeDirectory(path.dirname(at(key)), { recursive: true }).pipe(
+          Effect.andThen(fs.writeFileString(at(key), content))
+        ),
+      remove: (key: string) => fs.remove(at(key))
+    }
   })
 
 layer(Layer.mergeAll(NodeFileSystem.layer, NodePath.layer))("Config.layer", (it) => {
@@ -330,6 +339,102 @@ layer(Layer.mergeAll(NodeFileSystem.layer, NodePath.layer))("Config.layer: what 
       assert.isTrue(config.current.debug)
     }), 10_000)
 })
+
+layer(Layer.mergeAll(NodeFileSystem.layer, NodePath.layer))(
+  "Config.refresh: a file edited while OpenCode runs",
+  (it) => {
+    it.effect("applies from the next refresh, and the reload is reported once", () =>
+      Effect.gen(function*() {
+        const { config, at, write } = yield* build({ "global/dcp.jsonc": `{ "pruneNotification": "minimal" }` })
+        yield* config.takeReports
+        yield* write("global/dcp.jsonc", `{ "pruneNotification": "off", "cache": { "ttlSeconds": 3600 } }`)
+        assert.strictEqual(config.current.pruneNotification, "minimal", "nothing changes before a refresh")
+
+        yield* config.refresh
+
+        assert.strictEqual(config.current.pruneNotification, "off")
+        assert.strictEqual(config.current.cache.ttlSeconds, 3600)
+        assert.deepStrictEqual(yield* config.takeReports, [{
+          file: at("global/dcp.jsonc"),
+          problems: [],
+          ignored: false,
+          reload: { change: "read", restartKeys: [] }
+        }])
+        yield* config.refresh
+        assert.deepStrictEqual(yield* config.takeReports, [])
+      }))
+
+    it.effect("with no file changed, a refresh keeps the very same config object and reports nothing", () =>
+      Effect.gen(function*() {
+        const { config } = yield* build({ "global/dcp.jsonc": `{ "debug": false }` })
+        yield* config.takeReports
+        const before = config.current
+        yield* config.refresh
+        assert.strictEqual(config.current, before)
+        assert.deepStrictEqual(yield* config.takeReports, [])
+      }))
+
+    it.effect("a file created after the start applies; one removed stops applying", () =>
+      Effect.gen(function*() {
+        const { config, at, write, remove } = yield* build({ "global/dcp.jsonc": "{}" })
+        yield* write("project/dcp.jsonc", `{ "strategies": { "purgeErrors": { "turns": 9 } } }`)
+        yield* config.refresh
+        assert.strictEqual(config.current.strategies.purgeErrors.turns, 9)
+        assert.deepStrictEqual(config.files, [at("global/dcp.jsonc"), at("project/dcp.jsonc")])
+
+        yield* remove("project/dcp.jsonc")
+        yield* config.refresh
+        assert.strictEqual(config.current.strategies.purgeErrors.turns, 4)
+        const reports = yield* config.takeReports
+        assert.deepStrictEqual(reports.map((report) => report.reload?.change), ["read", "removed"])
+      }))
+
+    it.effect("settings OpenCode takes at load keep their value until a restart, and the report names them", () =>
+      Effect.gen(function*() {
+        const { config, write } = yield* build({ "global/dcp.jsonc": "{}" })
+        yield* write(
+          "global/dcp.jsonc",
+          `{ "tools": { "recall": { "enabled": false } }, "debug": true, "cache": { "mode": "immediate" } }`
+        )
+        yield* config.refresh
+        assert.strictEqual(config.current.cache.mode, "immediate")
+        assert.strictEqual(config.current.tools.recall.enabled, true)
+        assert.strictEqual(config.current.debug, false)
+        const [report] = yield* config.takeReports
+        assert.deepStrictEqual(report?.reload?.restartKeys, ["debug", "tools.recall.enabled"])
+        assert.include(
+          formatReport(report!).message,
+          "Restart OpenCode for debug and tools.recall.enabled to change: OpenCode takes them from the plugin at start."
+        )
+      }))
+
+    it.effect("a file saved with a syntax error keeps its previous settings, and says so", () =>
+      Effect.gen(function*() {
+        const { config, write } = yield* build({ "global/dcp.jsonc": `{ "pruneNotification": "minimal" }` })
+        yield* write("global/dcp.jsonc", `{ "pruneNotification": "off", `)
+        yield* config.refresh
+        assert.strictEqual(config.current.pruneNotification, "minimal")
+        const [report] = yield* config.takeReports
+        assert.strictEqual(report?.reload?.change, "kept")
+        const toast = formatReport(report!)
+        assert.strictEqual(toast.title, "DCP: config change not applied")
+        assert.match(toast.message, /^• Syntax error at line 1/m)
+        assert.include(toast.message, "Its previous settings stay in effect until it is fixed.")
+      }))
+
+    it.effect("a bad value in the edited file is reported, and the rest of the edit applies", () =>
+      Effect.gen(function*() {
+        const { config, write } = yield* build({ "global/dcp.jsonc": "{}" })
+        yield* write("global/dcp.jsonc", `{ "compaction": { "atTokens": 5000.5 }, "pruneNotification": "off" }`)
+        yield* config.refresh
+        assert.strictEqual(config.current.pruneNotification, "off")
+        assert.strictEqual(config.current.compaction.atTokens, "auto")
+        const toast = formatReport((yield* config.takeReports)[0]!)
+        assert.strictEqual(toast.title, "DCP: config reloaded, 1 config problem")
+        assert.include(toast.message, `• compaction.atTokens: expected "auto" or an integer >= 0, found 5000.5`)
+      }))
+  }
+)
 
 describe("Config.layer never fails", () => {
   it.effect("a file system that dies yields defaults and a report", () =>

@@ -2,7 +2,7 @@ import { NodeFileSystem } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, FileSystem, Result, type SchemaAST } from "effect"
 import { renderJsonSchema, schemaFile } from "../../scripts/config-schema.ts"
-import { fieldsOf, isSection, parseConfig, resolve } from "../../src/config/load.ts"
+import { describeExpected, fieldsOf, isSection, parseConfig, resolve } from "../../src/config/load.ts"
 import { defaultConfig, PluginConfigFile } from "../../src/config/schema.ts"
 import { renderTemplate } from "../../src/config/template.ts"
 
@@ -41,6 +41,27 @@ describe("template", () => {
       return !new RegExp(`// .+\\n\\s*${line.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}`).test(template)
     })
     assert.deepStrictEqual(undocumented, [])
+  })
+})
+
+describe("what a problem says is valid", () => {
+  it("every key has a description of its valid values, read from the schema", () => {
+    const leaves = (ast: SchemaAST.AST, prefix = ""): ReadonlyArray<[string, string]> =>
+      fieldsOf(ast).flatMap((field) => {
+        const path = `${prefix}${String(field.name)}`
+        return isSection(field.type)
+          ? leaves(field.type, `${path}.`)
+          : [[path, describeExpected(field.type)] as [string, string]]
+      })
+    const vague = leaves(PluginConfigFile.ast).filter(([, expected]) => /valid value/.test(expected))
+    assert.deepStrictEqual(vague, [])
+  })
+
+  it("the template states the valid range of every number, and both forms of a word-or-number setting", () => {
+    const template = renderTemplate()
+    assert.include(template, 'Must be an integer >= 1.\n    // "turns": 4')
+    assert.match(template, /Must be "auto" or an integer >= 0\.\n {4}\/\/ "atTokens": "auto"/)
+    assert.match(template, /Must be a number > 0 and <= 1\.\n {4}\/\/ "pressure": 0\.9/)
   })
 })
 

@@ -143,6 +143,30 @@ describe("parseConfig: a bad value falls back, the rest of the file applies", ()
     assert.strictEqual(config.pruneNotification, "detailed")
   })
 
+  // A setting that takes a word or a number names both, whatever is wrong with the value found.
+  for (
+    const [value, found] of [["5000.5", "5000.5"], [`"auto2"`, `the string "auto2"`], ["-5", "-5"], ["true", "true"]]
+  ) {
+    it(`${value} for a setting that takes "auto" or a number`, () => {
+      const { config, loaded } = load(`{ "compaction": { "atTokens": ${value} } }`)
+      assert.deepStrictEqual(onlyProblem(loaded), {
+        path: "compaction.atTokens",
+        expected: `"auto" or an integer >= 0`,
+        found
+      })
+      assert.strictEqual(config.compaction.atTokens, "auto")
+    })
+  }
+
+  it("a share outside (0, 1]", () => {
+    const { loaded } = load(`{ "cache": { "pressure": 90 } }`)
+    assert.deepStrictEqual(onlyProblem(loaded), {
+      path: "cache.pressure",
+      expected: "a number > 0 and <= 1",
+      found: "90"
+    })
+  })
+
   it("a list with a non-string item", () => {
     const { config, loaded } = load(`{ "tools": { "settings": { "protectedTools": ["bash", 42] } } }`)
     assert.deepStrictEqual(onlyProblem(loaded), {

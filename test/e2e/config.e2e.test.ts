@@ -1,4 +1,4 @@
-import { readFile } from "node:fs/promises"
+import { readFile, writeFile } from "node:fs/promises"
 import { join } from "node:path"
 import { type ParseError, parse } from "jsonc-parser"
 import { assert, describe, it } from "vitest"
@@ -111,5 +111,45 @@ describe("a fresh HOME (no global dcp.jsonc)", () => {
       resultOf(requestAfter(s.requests(), "fresh_2"), "fresh_1") ?? "",
       placeholder("[pruned duplicate; id 1]")
     )
+  })
+})
+
+describe("a project config edited while OpenCode runs", () => {
+  const scenario = useScenario({
+    files: {
+      "src/a.ts": sourceFile("alpha"),
+      ".opencode/dcp.jsonc": '{ "strategies": { "deduplication": { "enabled": false } } }\n'
+    }
+  })
+
+  it("applies from the next request on, without a restart, and a toast says so", async () => {
+    const s = scenario()
+    const events = await s.subscribe()
+    try {
+      const session = await s.newSession()
+      s.model.script([read(s, "src/a.ts", "live_1"), read(s, "src/a.ts", "live_2"), done])
+      await s.prompt(session, "read a.ts twice")
+      assert.include(resultOf(s.requests().at(-1)!, "live_1"), "alpha line 59")
+
+      await writeFile(s.path(".opencode/dcp.jsonc"), '{ "strategies": { "deduplication": { "enabled": true } } }\n')
+      s.model.script([done])
+      await s.prompt(session, "go on")
+
+      assert.match(resultOf(s.requests().at(-1)!, "live_1") ?? "", placeholder("[pruned duplicate; id 1]"))
+      const toast = await waitFor(
+        "the reload's toast",
+        20_000,
+        () =>
+          events.events.find((event) =>
+            event.type === "tui.toast.show" && event.properties.title === "DCP: config reloaded"
+          )
+      )
+      assert.include(
+        String(toast.properties.message),
+        ".opencode/dcp.jsonc\nIts settings apply from the next request on."
+      )
+    } finally {
+      events.close()
+    }
   })
 })

@@ -204,28 +204,34 @@ describe("/dcp commands and recall", () => {
     const session = await s.newSession()
     const listed = await s.opencode().api<ReadonlyArray<{ name: string; description?: string }>>("GET", "/command")
     assert.include(listed.data.map((command) => command.name), "dcp")
-    assert.include(listed.data.find((command) => command.name === "dcp")?.description, "sweep [n]")
+    assert.include(
+      listed.data.find((command) => command.name === "dcp")?.description,
+      "Context pruning: context, stats"
+    )
 
     const help = await dcp(s, session, "")
     const lines = help.split("\n")
     assert.strictEqual(lines[0], "DCP · Context pruning commands:")
     const usage = [
-      /^ {2}\/dcp {2,}this help$/,
       /^ {2}\/dcp context {2,}\S/,
       /^ {2}\/dcp stats {2,}\S/,
       /^ {2}\/dcp sweep \[n\] {2,}\S/,
-      /^ {2}\/dcp restore <id\|all> {2,}\S/
+      /^ {2}\/dcp restore <id\|all> {2,}\S/,
+      /^ {2}\/dcp help {2,}this list; \/dcp alone shows it too, except in$/
     ]
     const commands = lines.filter((line) => line.startsWith("  /dcp"))
     assert.lengthOf(commands, usage.length)
     for (const [i, pattern] of usage.entries()) assert.match(commands[i]!, pattern)
     // A summary too long for the line goes on under itself, not at the edge.
-    const column = lines[1]!.indexOf("this help")
+    const column = lines[1]!.indexOf("where the tokens")
     for (const line of lines.slice(1).filter((line) => !line.startsWith("  /dcp"))) {
       assert.match(line, new RegExp(`^ {${column}}\\S`))
     }
-    const unknown = `DCP · Unknown subcommand "frobnicate".\n\n${help.slice("DCP · ".length)}`
-    assert.strictEqual(await dcp(s, session, "frobnicate"), unknown)
+    const unknown = await dcp(s, session, "frobnicate", { refused: true })
+    assert.strictEqual(
+      flat(unknown),
+      `DCP · Unknown subcommand "frobnicate": /dcp takes context, stats, sweep [n], restore <id|all> or help.`
+    )
     assert.deepStrictEqual(await notes(s, session), [help, unknown])
     assert.lengthOf(s.requests(), 0)
   })
@@ -252,11 +258,14 @@ describe("/dcp commands and recall", () => {
     assert.isAbove(figure(note, /^ {2}Tools \(3\) .* (~[\d.]+k?)$/m), 0)
     assert.match(note, /^Pruned: +1 call, ~[\d.]+k? tokens \(estimated\)$/m)
     const pruned = figure(note, /^Pruned: +1 call, (\S+) tokens \(estimated\)$/m)
-    // The provider's figure for the latest request is the current context.
-    const latest = reportedPromptTokens(s.requests().at(-1)!)
+    // The current context is OpenCode's figure: what the provider reported for the latest request and its reply
+    // (the scripted model reports 10 completion tokens a reply).
+    const latest = reportedPromptTokens(s.requests().at(-1)!) + 10
     assert.include(
       flat(note),
-      ` Current context: ${latest.toLocaleString("en-US")} tokens (reported by the provider for the latest request) `
+      ` Current context: ${
+        latest.toLocaleString("en-US")
+      } tokens (as OpenCode shows it: the latest request and reply, reported by the provider) `
     )
     const current = figure(note, /^Current context: +(\S+) tokens/m)
     const without = figure(note, /^Without pruning: +(\S+) tokens \(estimated\)$/m)
@@ -375,10 +384,9 @@ describe("/dcp commands and recall", () => {
     expectSwept(await next("go on again"), ["sw_2", "sw_3", "sw_4"])
 
     for (const bad of ["x", "0", "2 3"]) {
-      const note = await dcp(s, session, `sweep ${bad}`)
-      assert.include(note, "Context pruning commands:")
+      const note = await dcp(s, session, `sweep ${bad}`, { refused: true })
       assert.strictEqual(
-        flat(note.split("\n\n")[0]!),
+        flat(note),
         bad === "2 3"
           ? "DCP · Too many arguments: the usage is /dcp sweep [n]."
           : `DCP · "${bad}" is not a number of calls: /dcp sweep [n] takes a whole number of 1 or more, e.g. /dcp sweep 5.`
@@ -412,12 +420,19 @@ describe("/dcp commands and recall", () => {
       return s.requests()[mark]!
     }
 
-    assert.strictEqual(await dcp(s, session, "restore 2"), "DCP · id 2 is not pruned. Pruned ids: 1, 3, 4.")
+    const where = "(the number before each call in the pruning notes)."
     assert.strictEqual(
-      await dcp(s, session, "restore 9"),
-      "DCP · There is no call with id 9 in this session. Pruned ids: 1, 3, 4."
+      flat(await dcp(s, session, "restore 2", { refused: true })),
+      `DCP · id 2 is not pruned. Pruned now: 1, 3, 4 ${where}`
     )
-    assert.match(await dcp(s, session, "restore x"), /^DCP · "x" is not an id: /)
+    assert.strictEqual(
+      flat(await dcp(s, session, "restore 9", { refused: true })),
+      `DCP · There is no call with id 9 in this session. Pruned now: 1, 3, 4 ${where}`
+    )
+    assert.strictEqual(
+      flat(await dcp(s, session, "restore x", { refused: true })),
+      `DCP · "x" is not an id: /dcp restore takes an id or "all". Pruned now: 1, 3, 4 ${where}`
+    )
     assert.match(
       flat(await dcp(s, session, "restore 1")),
       /^DCP · Restored id 1: ~[\d.]+k? tokens are sent to the model again from the next request on\.$/

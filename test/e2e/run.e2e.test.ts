@@ -68,4 +68,17 @@ describe("/dcp from opencode run", () => {
     const after = (await s.opencode().api<Array<{ id: string }>>("GET", "/session")).data.map((session) => session.id)
     assert.deepStrictEqual(after, before)
   })
+
+  it("an unknown subcommand exits with 1 and prints what is valid, with no model turn", async () => {
+    const s = scenario()
+    const session = await sessionWithReads(s, "bad")
+    const requests = s.requests().length
+    const result = await runOpenCode(s.opencode(), ["--command", "dcp", "nonsense", "--session", session])
+    assert.strictEqual(result.code, 1, result.stdout)
+    const message = `Unknown subcommand "nonsense": /dcp takes context, stats, sweep [n], restore <id|all> or help.`
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: the colour codes OpenCode prints around "Error:"
+    assert.include(result.stderr.replace(/\u001b\[[\d;]*m/g, ""), `Error: ${message}`)
+    assert.strictEqual(result.stdout.replace(/\s+/g, " ").trim(), `DCP · ${message}`)
+    assert.strictEqual(s.requests().length, requests)
+  })
 })

@@ -68,12 +68,16 @@ describe("the terminal UI", () => {
       const requests = model.main().length
       assert.strictEqual(requests, 3)
 
-      // `/dcp` alone picks the TUI part's entry of the autocomplete, listed first.
+      // `/dcp` has one entry in the autocomplete, the server part's command: Enter completes it, Enter again sends
+      // it, and the TUI part opens the dialog in place of the server's help.
       await ui.type("/dcp")
-      await ui.waitForScreen(
-        "the autocomplete to list the dialog",
-        (screen) => screen.includes("context breakdown, sweep and restore")
+      const autocomplete = await ui.waitForScreen(
+        "the autocomplete to list /dcp",
+        (screen) => screen.includes("Context pruning: context, stats")
       )
+      assert.lengthOf(autocomplete.split("\n").filter((line) => /┃ \/dcp {2,}/.test(line)), 1)
+      await ui.press("Enter")
+      await ui.waitForScreen("/dcp completed in the prompt", (screen) => !screen.includes("Context pruning: context"))
       await ui.press("Enter")
       const dialog = await ui.waitForScreen(
         "the /dcp dialog",
@@ -82,7 +86,8 @@ describe("the terminal UI", () => {
       await ui.save("tui-dialog")
       assert.match(dialog, /Context: [\d,]+ tokens, \d+% of a 200k window/)
       assert.match(dialog, /Pruned +█*░+ +\d+% +~\d+/)
-      assert.match(dialog, /\d+ {2}read src\/a\.ts ~\d+ tokens, (duplicate|repeat)/)
+      assert.match(dialog, /\d+ {2}read src\/a\.ts (duplicate|repeat) +~\d+/)
+      assert.notInclude(dialog, "Context pruning commands:")
 
       // The second choice is "Restore all": it runs the server part's /dcp restore, whose note ends in the conversation.
       await ui.press("Down", "Enter")

@@ -26,7 +26,7 @@ const longPath = "src/components/dashboard/widgets/charts/time-series/interactiv
 /** Notes as the user gets them, with the longest lines each kind of note can have. */
 const notes: ReadonlyArray<readonly [string, string]> = [
   ["/dcp (help)", formatHelp()],
-  ["an unknown subcommand", formatHelp((parseCommand("frobnicate") as { problem: string }).problem)],
+  ["an unknown subcommand", (parseCommand("frobnicate") as { problem: string }).problem],
   ["a bad sweep count", (parseCommand("sweep 2.5") as { problem: string }).problem],
   ["a restore without an id", (parseCommand("restore") as { problem: string }).problem],
   [

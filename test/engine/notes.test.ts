@@ -64,6 +64,27 @@ describe("formatNote", () => {
     ])
   })
 
+  it("right-aligns the IDs, so what follows them starts in one column", () => {
+    const calls = [9, 10, 112].map((id) => ({ ...pruned[1]!, id }))
+    assert.deepStrictEqual(note(calls, "detailed", true)!.split("\n").slice(1), [
+      "    9  read src/app.ts  duplicate, ~1.3k",
+      "   10  read src/app.ts  duplicate, ~1.3k",
+      "  112  read src/app.ts  duplicate, ~1.3k"
+    ])
+  })
+
+  it("puts the distilled text under the tool, after IDs of any width", () => {
+    assert.deepStrictEqual(
+      note([{ ...extracted[0]!, id: 12 }, { ...extracted[0]!, id: 4 }], "detailed", true)!.split("\n").slice(1),
+      [
+        "  12  bash npm test  extracted, ~900",
+        "       ↳ 3 tests fail in auth.test.ts",
+        "   4  bash npm test  extracted, ~900",
+        "       ↳ 3 tests fail in auth.test.ts"
+      ]
+    )
+  })
+
   it("leaves the distilled text out unless asked to", () => {
     assert.notInclude(note(extracted, "detailed", false), "3 tests fail")
   })

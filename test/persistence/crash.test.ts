@@ -135,6 +135,43 @@ describe("Persistence.layer: temporaries of interrupted writes", () => {
     }).pipe(Effect.provide(platform)))
 })
 
+describe("Persistence.layer: status files of a crashed process", () => {
+  it.live(
+    "a status writer killed mid-write leaves a temporary in status/, and the next start removes it",
+    () =>
+      Effect.gen(function*() {
+        const { root, stateDir } = yield* tempRoot
+        const writer = yield* spawnStalledWorker(root, "status")
+        yield* writer.ready
+        const left = yield* temporariesOf(stateDir, writer.pid)
+        assert.lengthOf(left, 1)
+        assert.match(left[0]!, /^status\/ses_stalled\.json\./)
+        yield* writer.kill
+
+        const { result: removed } = yield* withCapturedLogs(
+          Persistence.use((p) => p.leftoversRemoved).pipe(Effect.provide(persistenceUnder(root)))
+        )
+
+        assert.deepStrictEqual(removed, left)
+        assert.deepStrictEqual(yield* listTree(stateDir), ["status"])
+      }).pipe(Effect.provide(platform)),
+    30_000
+  )
+
+  it.live("the next start keeps the status temporary of a writer still running", () =>
+    Effect.gen(function*() {
+      const { root, stateDir } = yield* tempRoot
+      const running = yield* spawnStalledWorker(root, "status")
+      yield* running.ready
+      const temporary = yield* temporariesOf(stateDir, running.pid)
+
+      yield* startAndStop(root)
+
+      assert.deepStrictEqual(yield* listTree(stateDir), ["status", ...temporary])
+      assert.isTrue(yield* running.running)
+    }).pipe(Effect.provide(platform)), 30_000)
+})
+
 describe("Persistence.layer: the lifetime lock of a crashed process", () => {
   it.live("a lock whose holder was killed is broken at once, not when it turns stale", () =>
     Effect.gen(function*() {

@@ -1,7 +1,8 @@
 /**
- * An OpenCode process caught in the middle of an atomic write: `node stalled-worker.ts <root> session|lifetime`.
+ * An OpenCode process caught in the middle of an atomic write: `node stalled-worker.ts <root> session|status|lifetime`.
  * Builds the live Persistence layer over a file system whose `rename` never completes, starts saving a session
- * ("session") or adding to the lifetime totals ("lifetime", which takes the lifetime lock first), and prints "ready"
+ * ("session"), a status for the terminal UI ("status") or adding to the lifetime totals ("lifetime", which takes the
+ * lifetime lock first), and prints "ready"
  * once the write has reached the rename: its temporary is written and flushed, and (for "lifetime") the lock is held.
  * It then waits for ever, for the test to kill it (a crash at the worst moment) or to leave it running.
  */
@@ -9,11 +10,11 @@ import { NodeFileSystem, NodePath } from "@effect/platform-node"
 import { Deferred, Effect, FileSystem, Layer } from "effect"
 import { Persistence } from "../../src/services/Persistence.ts"
 import { Paths } from "../../src/services/Paths.ts"
-import { sampleSession } from "./support.ts"
+import { sampleSession, sampleStatus } from "./support.ts"
 
 const [root, what] = process.argv.slice(2)
-if (root === undefined || (what !== "session" && what !== "lifetime")) {
-  throw new Error("usage: stalled-worker.ts <root> session|lifetime")
+if (root === undefined || (what !== "session" && what !== "status" && what !== "lifetime")) {
+  throw new Error("usage: stalled-worker.ts <root> session|status|lifetime")
 }
 
 const program = Effect.gen(function*() {
@@ -32,6 +33,8 @@ const program = Effect.gen(function*() {
   const write = Persistence.use((persistence) =>
     what === "session"
       ? persistence.save(sampleSession("ses_stalled"))
+      : what === "status"
+      ? persistence.saveStatus(sampleStatus("ses_stalled"))
       : persistence.recordLifetime(new Map([["ses_stalled", { calls: 1, tokens: 10, byReason: {} }]]))
   ).pipe(Effect.provide(live))
   yield* Effect.forkChild(write)

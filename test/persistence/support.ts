@@ -4,6 +4,7 @@ import { systemError } from "effect/PlatformError"
 import { Persistence } from "../../src/services/Persistence.ts"
 import { Paths } from "../../src/services/Paths.ts"
 import type { SessionFile } from "../../src/state/schema.ts"
+import { type SessionStatus, statusVersion } from "../../src/state/status.ts"
 
 export const platform = Layer.mergeAll(NodeFileSystem.layer, NodePath.layer)
 
@@ -145,3 +146,14 @@ export const validSessionIds: ReadonlyArray<string> = [
   "lifetime-stats",
   "console"
 ]
+
+/** A status file for the terminal UI as the server part writes it. */
+export const sampleStatus = (sessionID: string): SessionStatus => ({
+  version: statusVersion,
+  sessionID,
+  updatedAt: 1_700_000_000_000,
+  pruned: { calls: 1, tokens: 1200 },
+  session: { calls: 1, tokens: 1200, byReason: { deduplication: { calls: 1, tokens: 1200 } } },
+  recent: [{ id: 1, tool: "read", target: "src/a.ts", tokens: 1200, reason: "deduplication" }],
+  commands: true
+})

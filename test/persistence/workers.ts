@@ -59,9 +59,10 @@ export const spawnLifetimeWorker = (root: string, count: number, session?: strin
 
 /**
  * An OpenCode process stopped in the middle of an atomic write, its temporary written and flushed but not yet renamed:
- * see `stalled-worker.ts`. `what` is "session" (a session file) or "lifetime" (lifetime totals, lock held).
+ * see `stalled-worker.ts`. `what` is "session" (a session file), "status" (a status file for the terminal UI) or
+ * "lifetime" (lifetime totals, lock held).
  */
-export const spawnStalledWorker = (root: string, what: "session" | "lifetime") =>
+export const spawnStalledWorker = (root: string, what: "session" | "status" | "lifetime") =>
   spawnWorker(stalledWorker, [root, what])
 
 /** An OpenCode process making `requests` requests, each with a discard, in one session: see `session-worker.ts`. */

@@ -1,6 +1,8 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect } from "effect"
-import { pluginHooks } from "./helpers.ts"
+import { Effect, Ref } from "effect"
+import { HostRecorder } from "../../src/services/Host.ts"
+import { assistant, fresh, type Msg, sessionID, tool, user } from "../support/history.ts"
+import { pluginHooks, stateOf } from "./helpers.ts"
 
 /** OpenCode's config after the real `config` hook ran, with the plugin config `config`. */
 const opencodeConfigAfter = (opencode: Record<string, any>, config: object = {}) =>
@@ -68,5 +70,42 @@ describe("config hook", () => {
       const { hooks } = yield* pluginHooks({ config: tools(false, true) })
       assert.include(Object.keys(hooks.tool ?? {}), "extract")
       assert.notInclude(Object.keys(hooks.tool ?? {}), "discard")
+    }))
+})
+
+describe("a config file edited while OpenCode runs", () => {
+  const big = (label: string) => Array.from({ length: 150 }, (_, i) => `${label} ${i}: some content here`).join("\n")
+  const read = (callID: string) => tool({ tool: "read", callID, input: { filePath: "src/a.ts" }, output: big("a") })
+  const history: Array<Msg> = [user("read it twice"), assistant([read("c1")]), assistant([read("c2")])]
+
+  it.effect("applies from the next request on, with a toast that says so", () =>
+    Effect.gen(function*() {
+      const { call, editConfig, hooks, run } = yield* pluginHooks({
+        config: { strategies: { deduplication: { enabled: false } } }
+      })
+      const request = () =>
+        call(() => hooks["experimental.chat.messages.transform"]!({} as never, { messages: fresh(history) as never }))
+      yield* request()
+      assert.strictEqual((yield* run(stateOf(sessionID))).pruned.c1, undefined)
+
+      yield* editConfig({ strategies: { deduplication: { enabled: true } } })
+      yield* request()
+
+      assert.strictEqual((yield* run(stateOf(sessionID))).pruned.c1?.reason, "deduplication")
+      const toasts = yield* run(HostRecorder.use((recorder) => Ref.get(recorder.toasts)))
+      assert.deepStrictEqual(toasts.map((toast) => toast.title), ["DCP: config reloaded"])
+      assert.match(toasts[0]!.message, /dcp\.jsonc\nIts settings apply from the next request on\.$/)
+    }))
+
+  it.effect("a tool switched off in the file stays offered until OpenCode restarts, and the toast says so", () =>
+    Effect.gen(function*() {
+      const { call, editConfig, hooks, run } = yield* pluginHooks()
+      yield* editConfig({ tools: { discard: { enabled: false } } })
+      yield* call(() =>
+        hooks["experimental.chat.messages.transform"]!({} as never, { messages: fresh(history) as never })
+      )
+      const toasts = yield* run(HostRecorder.use((recorder) => Ref.get(recorder.toasts)))
+      assert.include(toasts[0]!.message, "Restart OpenCode for tools.discard.enabled to change")
+      assert.include(Object.keys(hooks.tool ?? {}), "discard")
     }))
 })

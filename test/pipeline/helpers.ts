@@ -132,7 +132,9 @@ export const pluginHooks = (options: PluginUnderOptions = {}) =>
     const config = yield* run(Config.use((config) => Effect.succeed(config.current)))
     const hooks: Hooks = makeHooks(runtime as never, config)
     const call = <A>(f: () => Promise<A>) => Effect.promise(f)
-    return { hooks, run, call, config }
+    /** Rewrites the project's config file while the plugin runs, as a user editing it would. */
+    const editConfig = (next: object) => projectConfig(root, withImmediate(next))
+    return { hooks, run, call, config, editConfig }
   })
 
 /**

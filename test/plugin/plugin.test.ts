@@ -129,8 +129,25 @@ describe("plugin factory", () => {
     assert.strictEqual(body.noReply, true)
     assert.lengthOf(body.parts, 1)
     assert.strictEqual(body.parts[0].ignored, true)
-    assert.include(body.parts[0].text, "/dcp sweep")
+    assert.include(body.parts[0].text, "/dcp sweep [n]")
     assert.include(client.calls.map((call) => call.method), "session.abort")
+    await hooks.dispose?.()
+  })
+
+  it("/dcp with an unknown subcommand is refused by a thrown HTTP 400 with the message, after storing its note", async () => {
+    const client = fakeClient()
+    const hooks = await load(client)
+    const thrown = await hooks["command.execute.before"]!({ command: "dcp", sessionID, arguments: "nonsense" }, {
+      parts: []
+    }).then(
+      () => undefined,
+      (value: unknown) => value
+    ) as Record<string, any>
+    assert.deepInclude(thrown, { "~effect/http/HttpServerResponse": "~effect/http/HttpServerResponse", status: 400 })
+    const message = `Unknown subcommand "nonsense": /dcp takes context, stats, sweep [n], restore <id|all> or help.`
+    assert.strictEqual(JSON.parse(new TextDecoder().decode(thrown.body.body)), message)
+    const note = client.calls.find((call) => call.method === "session.prompt")!
+    assert.include((note.body as Record<string, any>).body.parts[0].text.replace(/\s+/g, " "), message)
     await hooks.dispose?.()
   })
 

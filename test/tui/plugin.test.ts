@@ -63,7 +63,7 @@ const theme = { text: "text", textMuted: "muted", warning: "warning" }
 /** A stand-in for the host's plugin API that records what the plugin registers and asks for. */
 const fakeApi = (options: { readonly broken?: boolean } = {}) => {
   const slots: Array<{ slots: Record<string, (...args: Array<unknown>) => unknown> }> = []
-  const layers: Array<{ commands: Array<{ name: string; slashName: string; run: () => void }> }> = []
+  const layers: Array<{ commands: Array<{ name: string; slashName?: string; run: () => void }> }> = []
   const toasts: Array<{ variant?: string; message: string }> = []
   const commands: Array<unknown> = []
   const disposers: Array<() => unknown> = []
@@ -143,11 +143,11 @@ afterEach(async () => {
 })
 
 describe("the TUI part in the host", () => {
-  it("registers a sidebar panel and the /dcp command, and the panel shows the session's status file", async () => {
+  it("registers a sidebar panel and a palette entry, and the panel shows the session's status file", async () => {
     await writeStatus()
     const host = running = await start(fakeApi())
-    assert.deepStrictEqual(host.layers.flatMap((layer) => layer.commands.map((command) => command.slashName.trim())), [
-      "dcp"
+    assert.deepStrictEqual(host.layers.flatMap((layer) => layer.commands.map((command) => command.name)), [
+      "dcp.dialog"
     ])
     const panel = host.slots[0]!.slots.sidebar_content!({ theme: { current: theme } }, { session_id: sessionID })
     await vi.waitFor(() => assert.include(textOf(panel), "Pruned: 1 call, ~800 tokens"))
@@ -169,6 +169,45 @@ describe("the TUI part in the host", () => {
     assert.deepStrictEqual(host.commands, [
       { sessionID, command: "dcp", arguments: "restore all", agent: "build", model: "fake/fake-model" }
     ])
+  })
+
+  it("registers no slash command: the server's /dcp is the one entry of the prompt's autocomplete", async () => {
+    const host = running = await start(fakeApi())
+    assert.deepStrictEqual(
+      host.layers.flatMap((layer) => layer.commands.map((command) => command.slashName)),
+      [undefined]
+    )
+  })
+
+  it("/dcp alone, as the prompt sends it, opens the dialog and never reaches the server", async () => {
+    await writeStatus()
+    const host = running = await start(fakeApi())
+    const result = await host.api.client.session.command({ sessionID, command: "dcp", arguments: "" } as never)
+    assert.deepStrictEqual(result, { data: undefined, error: undefined } as never)
+    await vi.waitFor(() =>
+      assert.include(textOf(host.dialog()!()), "In effect     1 call, ~800 tokens out of every request")
+    )
+    assert.deepStrictEqual(host.commands, [])
+  })
+
+  it("/dcp with a subcommand, and any other command, still go to the server", async () => {
+    const host = running = await start(fakeApi())
+    await host.api.client.session.command({ sessionID, command: "dcp", arguments: "stats" } as never)
+    await host.api.client.session.command({ sessionID, command: "review", arguments: "" } as never)
+    assert.deepStrictEqual(host.commands, [
+      { sessionID, command: "dcp", arguments: "stats" },
+      { sessionID, command: "review", arguments: "" }
+    ])
+    assert.isUndefined(host.dialog())
+  })
+
+  it("unloading the TUI part gives the prompt its client back as it was", async () => {
+    const host = await start(fakeApi())
+    const replaced = host.api.client.session.command
+    for (const dispose of host.disposers) await dispose()
+    assert.notStrictEqual(host.api.client.session.command, replaced)
+    await host.api.client.session.command({ sessionID, command: "dcp", arguments: "" } as never)
+    assert.deepStrictEqual(host.commands, [{ sessionID, command: "dcp", arguments: "" }])
   })
 
   it("with no status file (no server part, or no request yet), offers nothing to run", async () => {

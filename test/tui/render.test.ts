@@ -1,7 +1,7 @@
 import { assert, describe, it } from "vitest"
 import type { SessionStatus } from "../../src/state/status.ts"
 import type { Loaded } from "../../src/tui/board.ts"
-import { dialogModel, type Line, panelLines, reportedContext } from "../../src/tui/render.ts"
+import { type Action, dialogModel, dialogWidth, type Line, panelLines, reportedContext } from "../../src/tui/render.ts"
 
 const main = { subAgent: false }
 
@@ -184,7 +184,8 @@ describe("the /dcp dialog", () => {
     )
     assert.deepStrictEqual(texts(lines).slice(10), [
       "Pending       2 calls, ~1.5k tokens, waiting: warm cache",
-      "Cost          ~800 more in input tokens: pruned tokens ~1k, cache rebuilds ~1.8k (anthropic pricing, estimated)"
+      "Cost          ~800 more in input tokens: pruned tokens ~1k, cache rebuilds ~1.8k",
+      "              (anthropic pricing, estimated)"
     ])
   })
 
@@ -193,10 +194,10 @@ describe("the /dcp dialog", () => {
       status({ cost: { profile: "anthropic", saved: 4_000, rebuilt: 1_000, reRead: 500 } }),
       main
     )
-    assert.strictEqual(
-      texts(lines).at(-1),
-      "Cost          ~2.5k saved in input tokens: pruned tokens ~4k, cache rebuilds ~1k, masked files read again ~500 (anthropic pricing, estimated)"
-    )
+    assert.deepStrictEqual(texts(lines).slice(-2), [
+      "Cost          ~2.5k saved in input tokens: pruned tokens ~4k, cache rebuilds",
+      "              ~1k, masked files read again ~500 (anthropic pricing, estimated)"
+    ])
   })
 
   it("offers sweep, restore all, and each recent prune to restore", () => {
@@ -210,11 +211,18 @@ describe("the /dcp dialog", () => {
       {
         args: "restore all",
         title: "Restore all",
-        description: "3 calls, ~3.1k tokens back into context",
+        description: "3 calls back into context",
+        footer: "~3.1k",
         category: "Restore"
       },
-      { args: "restore 7", title: "7  read src/app.ts", description: "~1.2k tokens, duplicate", category: "Restore" },
-      { args: "restore 4", title: "4  bash npm test", description: "~800 tokens, swept", category: "Restore" }
+      {
+        args: "restore 7",
+        title: "7  read src/app.ts",
+        description: "duplicate",
+        footer: "~1.2k",
+        category: "Restore"
+      },
+      { args: "restore 4", title: "4  bash npm test", description: "swept", footer: "~800", category: "Restore" }
     ])
   })
 
@@ -240,5 +248,68 @@ describe("the /dcp dialog", () => {
       ],
       actions: []
     })
+  })
+})
+
+describe("the layout at 80, 120 and 160 columns", () => {
+  /** A session with long paths and commands, IDs of one and two digits, and long waiting and cost lines. */
+  const busy = status({
+    pruned: { calls: 12, tokens: 15_100 },
+    recent: [12, 11, 10, 9, 8].map((id) => ({
+      id,
+      tool: id === 12 ? "bash" : "read",
+      target: id === 12
+        ? "ls -la src/components/dashboard/widgets && echo finished listing the widgets directory"
+        : `src/components/dashboard/widgets/ContextPruningPanel${id - 1}.tsx`,
+      tokens: 300 * id,
+      reason: id > 9 ? "sweep" : "staleOutputs"
+    })),
+    pending: { calls: 4, tokens: 17_000, reason: "warm cache, pays back after ~12 requests" },
+    cost: { profile: "anthropic", saved: 4_000, rebuilt: 1_000, reRead: 500 }
+  })
+  const columns = (text: string) => [...text].length
+  /** What OpenCode's dialog shows of a choice: the title (cut at 61), a space, the description, the footer apart. */
+  const rowWidth = (action: Action) =>
+    Math.min(61, columns(action.title)) + 1 + columns(action.description) + 1 + columns(action.footer ?? "")
+
+  for (const terminal of [80, 120, 160]) {
+    const width = dialogWidth(terminal)
+
+    it(`${terminal} columns: every dialog line fits, and a wrapped one continues under its value`, () => {
+      const lines = texts(dialogModel(busy, main, width).lines)
+      assert.deepStrictEqual(lines.filter((line) => columns(line) > width), [])
+      const pending = lines.findIndex((line) => line.startsWith("Pending"))
+      assert.match(lines[pending + 1]!, /^ {14}\S/)
+    })
+
+    it(`${terminal} columns: every restore choice fits its row whole, the IDs right-aligned`, () => {
+      const restores = dialogModel(busy, main, width).actions.filter((action) => /^restore \d/.test(action.args))
+      assert.deepStrictEqual(restores.filter((action) => columns(action.title) > 61 || rowWidth(action) > width), [])
+      assert.deepStrictEqual(restores.map((action) => action.title.slice(0, 8)), [
+        "12  bash",
+        "11  read",
+        "10  read",
+        " 9  read",
+        " 8  read"
+      ])
+    })
+  }
+
+  it("a long path keeps its file's name and whole folders; a long command keeps its start", () => {
+    const [bash, read] = dialogModel(busy, main, dialogWidth(80)).actions.filter((action) =>
+      /^restore \d/.test(action.args)
+    )
+    assert.strictEqual(read!.title, "11  read src/…/dashboard/widgets/ContextPruningPanel10.tsx")
+    assert.match(bash!.title, /^12 {2}bash ls -la src\/components\/dashboard\/widgets && echo …$/)
+  })
+
+  it("the panel keeps to the sidebar's 37 columns, a wrapped line under its value", () => {
+    const lines = texts(panelLines(busy, main))
+    assert.deepStrictEqual(lines.filter((line) => columns(line) > 37), [])
+    assert.deepStrictEqual(lines.slice(4, 6), ["  waiting: warm cache, pays back", "           after ~12 requests"])
+  })
+
+  it("the dialog is 88 columns wide, or the terminal less 2, with 4 columns of padding each side", () => {
+    assert.deepStrictEqual([80, 120, 160].map(dialogWidth), [70, 80, 80])
   })
 })

@@ -12,16 +12,26 @@ export const notes = async (s: Scenario, sessionID: string): Promise<Array<strin
 const template = "could not be handled"
 
 /**
- * Runs `/dcp <args>` and checks what every subcommand owes: HTTP 200 with the stored note as the answer, exactly one
- * new ignored note, and no model request (counted once the note is stored and the session is idle again: a model
- * turn would have been requested by then, as the command call itself runs that turn before answering). Returns
- * the note. Wait for the note of an earlier run first, so it cannot be taken for this command's.
+ * Runs `/dcp <args>` and checks what every subcommand owes: HTTP 200 with the stored note as the answer (or, for a
+ * command refused for its arguments, `refused`, HTTP 400 with the note's message), exactly one new ignored note, and
+ * no model request (counted once the note is stored and the session is idle again: a model turn would have been
+ * requested by then, as the command call itself runs that turn before answering). Returns the note. Wait for the
+ * note of an earlier run first, so it cannot be taken for this command's.
  */
-export const dcp = async (s: Scenario, sessionID: string, args: string): Promise<string> => {
+export const dcp = async (
+  s: Scenario,
+  sessionID: string,
+  args: string,
+  options: { readonly refused?: boolean } = {}
+): Promise<string> => {
   const requestsBefore = s.requests().length
   const notesBefore = (await notes(s, sessionID)).length
   const response = await s.command(sessionID, "dcp", args)
-  assert.strictEqual(response.status, 200, `/dcp ${args} answered ${JSON.stringify(response.data).slice(0, 1000)}`)
+  assert.strictEqual(
+    response.status,
+    options.refused === true ? 400 : 200,
+    `/dcp ${args} answered ${JSON.stringify(response.data).slice(0, 1000)}`
+  )
   const added = await waitFor(`the note of /dcp ${args}`, 20_000, async () => {
     const all = await notes(s, sessionID)
     return all.length > notesBefore ? all.slice(notesBefore) : undefined
@@ -30,6 +40,10 @@ export const dcp = async (s: Scenario, sessionID: string, args: string): Promise
   assert.strictEqual(s.requests().length, requestsBefore, `model requests after /dcp ${args}`)
   assert.lengthOf(added, 1)
   const note = added[0]!
+  if (options.refused === true) {
+    assert.strictEqual(flat(note), `DCP · ${flat(String(response.data))}`)
+    return note
+  }
   const answered = (response.data as { parts?: ReadonlyArray<{ text?: string; ignored?: boolean }> }).parts ?? []
   assert.deepStrictEqual(answered.map(({ ignored, text }) => ({ text, ignored })), [{ text: note, ignored: true }])
   const stored = JSON.stringify(await s.messages(sessionID))

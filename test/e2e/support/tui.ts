@@ -44,7 +44,7 @@ export const sidebarOf = (screen: string): string =>
   screen.split("\n").map((line) => line.slice(116).trim()).filter((line) => line !== "").join("\n")
 
 /**
- * Starts `opencode` (the terminal UI) in `project` with exactly `env` (plus a terminal type), 160x48, and waits for
+ * Starts `opencode` (the terminal UI) in `project` with exactly `env` (plus a terminal type), 160x48 unless told, and waits for
  * its prompt. stderr goes to a file beside the world, shown when a wait times out.
  */
 export const startTui = async (options: {
@@ -52,6 +52,8 @@ export const startTui = async (options: {
   readonly env: Readonly<Record<string, string>>
   readonly project: string
   readonly args?: ReadonlyArray<string>
+  /** Terminal columns (default 160, where OpenCode shows its sidebar). */
+  readonly width?: number
 }): Promise<Tui> => {
   const session = `${options.name}-${process.pid}-${sessions.size}`
   const stderr = join(options.env.TMPDIR ?? options.project, `${session}.stderr`)
@@ -63,7 +65,7 @@ export const startTui = async (options: {
     "-s",
     session,
     "-x",
-    "160",
+    String(options.width ?? 160),
     "-y",
     "48",
     "-c",
