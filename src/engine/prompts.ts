@@ -7,19 +7,32 @@ export interface EnabledTools {
   readonly discard: boolean
   readonly extract: boolean
   readonly recall: boolean
+  /** Old turns are folded (src/engine/fold.ts). */
+  readonly fold: boolean
 }
 
 export const systemSection = (tools: EnabledTools): string | undefined => {
-  if (!tools.discard && !tools.extract) return undefined
+  const prunes = tools.discard || tools.extract
+  if (!prunes && !tools.fold) return undefined
   const verbs = [tools.discard ? "`discard`" : undefined, tools.extract ? "`extract`" : undefined].filter((verb) =>
     verb !== undefined
   )
   return [
     "## Context pruning",
-    "Prunable tool outputs start with [id N]. Old ones may become placeholders like [pruned; " +
-    (tools.recall ? "recall 17]: `recall` gets them back." : "id 17]: read the file again if you need it."),
-    `With ${verbs.join(" or ")} you can drop large outputs you will not need again. Each prune makes the provider ` +
-    "re-read the conversation: prune rarely, in batches."
+    ...(prunes
+      ? [
+        "Prunable tool outputs start with [id N]. Old ones may become placeholders like [pruned; " +
+        (tools.recall ? "recall 17]: `recall` gets them back." : "id 17]: read the file again if you need it."),
+        `With ${verbs.join(" or ")} you can drop large outputs you will not need again. Each prune makes the ` +
+        "provider re-read the conversation: prune rarely, in batches."
+      ]
+      : []),
+    ...(tools.fold
+      ? [
+        "The tool calls of old turns may be folded into lines like `#17 read src/app.ts` (a failure ends in " +
+        "`-> error: ...` or `-> exit N`)" + (tools.recall ? "; `recall` gets their outputs back." : ".")
+      ]
+      : [])
   ].join("\n")
 }
 
@@ -27,7 +40,7 @@ export const discardDescription =
   'Drop tool outputs you no longer need. ids: "completion" (their task is done) or "noise" (irrelevant), then [id N] numbers.'
 
 export const recallDescription =
-  'Get the original content of pruned tool calls back. ids: the numbers from "recall N" in placeholders.'
+  'Get the original content of pruned or folded tool calls back. ids: the numbers from "recall N" in placeholders, or "#N" in folded tool calls.'
 
 export const extractDescription =
   "Replace tool outputs with short findings you keep (paths, symbols, lines, errors, decisions). ids: [id N] numbers; distillation: one finding per id."

@@ -23,7 +23,8 @@ export const system = Effect.fn("hooks.system")(function*(
   const section = systemSection({
     discard: current.tools.discard.enabled,
     extract: current.tools.extract.enabled,
-    recall: current.tools.recall.enabled
+    recall: current.tools.recall.enabled,
+    fold: current.strategies.fold.enabled
   })
   const store = yield* SessionStore
   const tokenizer = yield* Tokenizer

@@ -76,7 +76,7 @@ describe("folding old turns", () => {
 
     const last = s.requests().at(-1)!
     assert.deepStrictEqual(digestsOf(last), [
-      `${digestHeader}\n[id 1] read src/a.ts -> ok\n[id 2] read src/b.ts -> ok`
+      `${digestHeader}\n#1 read src/a.ts\n#2 read src/b.ts`
     ])
     assert.isUndefined(resultOf(last, "fold_1"))
     assert.isUndefined(resultOf(last, "fold_2"))

@@ -4,13 +4,20 @@ import { discardDescription, extractDescription, systemSection } from "../../src
 import { Tokenizer } from "../../src/services/Tokenizer.ts"
 
 describe("systemSection", () => {
-  it("is absent when neither pruning tool is enabled", () => {
-    assert.isUndefined(systemSection({ discard: false, extract: false, recall: true }))
+  it("is absent when neither pruning tool is enabled and nothing is folded", () => {
+    assert.isUndefined(systemSection({ discard: false, extract: false, recall: true, fold: false }))
+  })
+
+  it("says how folded tool calls read, and how to get their outputs back, when old turns are folded", () => {
+    const section = systemSection({ discard: false, extract: false, recall: true, fold: true })!
+    assert.include(section, "`#17 read src/app.ts`")
+    assert.include(section, "`recall` gets their outputs back")
+    assert.notInclude(systemSection({ discard: true, extract: true, recall: true, fold: false }), "folded")
   })
 
   it("describes only the enabled tools", () => {
-    const discardOnly = systemSection({ discard: true, extract: false, recall: false })!
-    const extractOnly = systemSection({ discard: false, extract: true, recall: false })!
+    const discardOnly = systemSection({ discard: true, extract: false, recall: false, fold: true })!
+    const extractOnly = systemSection({ discard: false, extract: true, recall: false, fold: true })!
     assert.include(discardOnly, "`discard`")
     assert.notInclude(discardOnly, "`extract`")
     assert.include(extractOnly, "`extract`")
@@ -18,19 +25,19 @@ describe("systemSection", () => {
   })
 
   it("points to recall only when the recall tool is enabled", () => {
-    assert.include(systemSection({ discard: true, extract: true, recall: true }), "`recall`")
-    assert.notInclude(systemSection({ discard: true, extract: true, recall: false }), "recall")
+    assert.include(systemSection({ discard: true, extract: true, recall: true, fold: true }), "`recall`")
+    assert.notInclude(systemSection({ discard: true, extract: true, recall: false, fold: true }), "recall")
   })
 
   it("is byte-identical for the same tools", () => {
-    const tools = { discard: true, extract: true, recall: true }
+    const tools = { discard: true, extract: true, recall: true, fold: true }
     assert.strictEqual(systemSection({ ...tools }), systemSection(tools))
   })
 
   it.effect("stays under 250 tokens with every tool enabled", () =>
     Effect.gen(function*() {
       const tokenizer = yield* Tokenizer
-      const tokens = yield* tokenizer.count(systemSection({ discard: true, extract: true, recall: true })!)
+      const tokens = yield* tokenizer.count(systemSection({ discard: true, extract: true, recall: true, fold: true })!)
       assert.isBelow(tokens, 250)
     }).pipe(Effect.provide(Tokenizer.layer)))
 })

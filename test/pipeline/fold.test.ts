@@ -86,9 +86,9 @@ describe("folding old turns", () => {
         digestOf(sent),
         [
           digestHeader,
-          "[id 1] read src/a.ts -> ok",
-          "[id 2] bash npm test -> exit 1",
-          "[id 3] edit src/a.ts -> ok"
+          "#1 read src/a.ts",
+          "#2 bash npm test -> exit 1",
+          "#3 edit src/a.ts"
         ].join("\n")
       )
     })))
@@ -122,7 +122,7 @@ describe("folding old turns", () => {
           part.type === "text" && String(part.text).startsWith(digestHeader)
         )
         assert.lengthOf(digests, 2)
-        assert.strictEqual(digests[1]!.text, `${digestHeader}\n[id 4] read src/b.ts -> ok`)
+        assert.strictEqual(digests[1]!.text, `${digestHeader}\n#4 read src/b.ts`)
       }),
       { strategies: { fold: { keepTurns: 1 } } }
     ))
@@ -152,7 +152,7 @@ describe("folding old turns", () => {
         })
       ])
       const sent = withoutTail(yield* send(fresh([...turn, ...laterTurns()])))
-      assert.include(digestOf(sent)!, "[id 3] edit src/a.ts -> error: oldString not found in content")
+      assert.include(digestOf(sent)!, "#3 edit src/a.ts -> error: oldString not found in content")
     })))
 
   it.effect("parallel calls of one step fold into the one digest, in their order", () =>
@@ -168,7 +168,7 @@ describe("folding old turns", () => {
       assert.deepStrictEqual(partsOf(sent[1]!), ["step-start", "text", "step-finish"])
       assert.strictEqual(
         digestOf(sent),
-        `${digestHeader}\n[id 1] grep parse -> ok\n[id 2] glob **/*.ts -> ok`
+        `${digestHeader}\n#1 grep parse\n#2 glob **/*.ts`
       )
     })))
 
@@ -192,7 +192,7 @@ describe("folding old turns", () => {
         // keepFiles 2: src/b.ts and src/a.ts are the working files; a.ts's newest copy is the read in the first turn.
         assert.strictEqual(toolPart(sent, "r1").state.output, `[id 1]\n${lines(200)}`)
         assert.notInclude(digestOf(sent)!, "read src/a.ts")
-        assert.include(digestOf(sent)!, "[id 2] bash npm test -> exit 1")
+        assert.include(digestOf(sent)!, "#2 bash npm test -> exit 1")
       }),
       { strategies: { staleOutputs: { keepFiles: 2 } } }
     ))
@@ -253,7 +253,7 @@ describe("folding old turns", () => {
       yield* pipelineTest(
         Effect.gen(function*() {
           const sent = withoutTail(yield* send(fresh(history)))
-          assert.include(digestOf(sent)!, "[id 3] bash mkdir out -> ok")
+          assert.include(digestOf(sent)!, "#3 bash mkdir out")
           const reply = yield* recall(sessionID, ["3"])
           assert.include(reply, "Original content of id 3 (bash mkdir out)")
         }),
@@ -303,7 +303,7 @@ describe("folding old turns", () => {
       const summarised = yield* send(fresh(history.slice(0, 4)))
       assert.strictEqual(
         digestOf(summarised),
-        `${digestHeader}\nread src/a.ts -> ok\nbash npm test -> exit 1\nedit src/a.ts -> ok`
+        `${digestHeader}\nread src/a.ts\nbash npm test -> exit 1\nedit src/a.ts`
       )
       assert.throws(() => toolPart(summarised, "b1"))
     })))

@@ -138,7 +138,7 @@ const foldsOf = (output: ReadonlyArray<Msg>) => {
     for (const part of message.parts) {
       if (!isDigest(part)) continue
       turns.add(turnOf[m]!)
-      for (const [, id] of String(part.text).matchAll(/^\[id (\d+)\] /gm)) named.add(Number(id))
+      for (const [, id] of String(part.text).matchAll(/^#(\d+) /gm)) named.add(Number(id))
     }
   })
   return { named, turns }
