@@ -1,4 +1,5 @@
 import { formatTokens } from "../engine/placeholders.ts"
+import type { Figures } from "../engine/figures.ts"
 import type { Waiting } from "../engine/schedule.ts"
 import type { LifetimeTotals, SessionStats, Tally } from "../state/schema.ts"
 import type { CacheUsage } from "./breakdown.ts"
@@ -160,26 +161,49 @@ const ago = (at: number, now: number): string => {
 
 export const formatStats = (input: {
   readonly session: SessionStats
+  /** What is in effect now, made since the latest request, and waiting (src/engine/figures.ts). */
+  readonly figures: Pick<Figures, "inEffect" | "folded" | "queued" | "waiting">
   readonly lifetime: LifetimeTotals
   readonly now: number
   readonly reasonName: (reason: string) => string
   /** What the provider reported for this session, when the stored session could be read. */
   readonly cache?: CacheUsage | undefined
-  /** Prunes made since the latest request, which the next one carries. */
-  readonly pending?: Tally | undefined
-  readonly waiting?: WaitingPrunes | undefined
-  readonly ttlSeconds?: number | undefined
-  readonly pressure?: number | undefined
+  readonly ttlSeconds: number
+  readonly pressure: number
   /** The pricing profile the cost figures follow. */
   readonly profile?: string | undefined
 }): string => {
-  const { lifetime, session } = input
+  const { figures, lifetime, session } = input
+  const { folded, inEffect, queued, waiting } = figures
   const lines = [
-    `This session: ${callCount(session.calls)} pruned in what reached the model, ${
-      formatTokens(session.tokens)
-    } tokens taken out of every later request.`
+    `This session: ${callCount(inEffect.calls)} pruned now, ${
+      formatTokens(inEffect.tokens)
+    } tokens out of every request.`
   ]
+  if (folded.turns > 0) {
+    lines.push(
+      `  folded:      ${folded.turns} old turn${folded.turns === 1 ? "" : "s"} (${
+        callCount(folded.calls)
+      } sent as digests), ${formatTokens(folded.tokens)} tokens more.`
+    )
+  }
+  if (queued.calls > 0) {
+    lines.push(
+      `  next request: ${callCount(queued.calls)} of them (${
+        formatTokens(queued.tokens)
+      } tokens) changed since the latest request.`
+    )
+  }
+  if (waiting !== undefined) {
+    const [first, ...rest] = waitingLines(waiting, input.ttlSeconds, input.pressure, "    ")
+    lines.push(`  waiting for the cache: ${first}`, ...rest)
+  }
   if (session.calls > 0) {
+    lines.push(
+      `  since the start: ${session.calls} prune${session.calls === 1 ? "" : "s"} reached the model, ${
+        formatTokens(session.tokens)
+      } tokens (restored and undone ones included)`
+    )
     lines.push(`  by strategy: ${tallies(session.byReason, input.reasonName)}`)
     lines.push(`  by tool:     ${tallies(session.byTool, (tool) => tool)}`)
   }
@@ -190,18 +214,6 @@ export const formatStats = (input: {
         input.reasonName(last.reason)
       }), ${formatTokens(last.tokens)} tokens`
     )
-  }
-  const pending = input.pending
-  if (pending !== undefined && pending.calls > 0) {
-    lines.push(
-      `  next request: ${callCount(pending.calls)} more (${
-        formatTokens(pending.tokens)
-      } tokens), pruned since the latest request.`
-    )
-  }
-  if (input.waiting !== undefined) {
-    const [first, ...rest] = waitingLines(input.waiting, input.ttlSeconds ?? 300, input.pressure ?? 0.8, "    ")
-    lines.push(`  waiting for the cache: ${first}`, ...rest)
   }
   const applied = session.applications
   if (applied.count > 0) {

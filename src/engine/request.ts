@@ -21,7 +21,7 @@ import type { Reason } from "./reasons.ts"
 import { unfounded } from "./revert.ts"
 import { type Estimate, savingOf } from "./savings.ts"
 import { blocksFrom, type ChangeAt, type Decision, paysBackAfter, rebuildTokens } from "./schedule.ts"
-import { changed, type SessionState, setFold, stableId, unfoldCalls } from "./session.ts"
+import { changed, type SessionState, setFold, stableId, unfoldCalls, type WaitingPrune } from "./session.ts"
 import type { Candidate } from "./strategies/candidate.ts"
 import type { CopyOf } from "../state/schema.ts"
 import { applyView, trackView, type ViewState, viewCandidates, viewContext, viewOpenFrom } from "./view.ts"
@@ -387,19 +387,29 @@ export const choose = (request: Request, pending: Pending, decision: Decision, b
       : []
   )
   request.state.waiting = decision.waiting === undefined ? undefined : {
-    calls: waitingCalls(all) - (applied === undefined ? 0 : waitingCalls(applied)),
-    tokens: all.tokens - (applied?.tokens ?? 0),
+    prunes: stillWaiting(request, all, applied),
     why: decision.waiting
   }
   return { applied, heldBack } satisfies Chosen
 }
 
-/** The calls a batch changes: those it prunes, and those its folds fold without a prune of their own. */
-const waitingCalls = (batch: Batch): number => {
-  const pruned = new Set(batch.prunes.map(({ call }) => call.callID))
-  let calls = pruned.size
-  for (const fold of batch.folds) for (const call of fold.calls) if (!pruned.has(call.callID)) calls++
-  return calls
+/** The prunes and folds of `all` that `applied` leaves waiting, with what each would save. */
+const stillWaiting = (request: Request, all: Batch, applied: Batch | undefined): Array<WaitingPrune> => {
+  const prunes = new Set(applied?.prunes)
+  const folds = new Set(applied?.folds)
+  return [
+    ...all.prunes.flatMap((prune) =>
+      prunes.has(prune)
+        ? []
+        : [{
+          callID: prune.call.callID,
+          tokens: savingOf(prune.call, prune.reason, prune.id, request.recallHint, request.estimate)
+        }]
+    ),
+    ...all.folds.flatMap((fold) =>
+      folds.has(fold) ? [] : [{ callID: fold.calls[0]!.callID, tokens: fold.tokens, fold: fold.key }]
+    )
+  ]
 }
 
 /** The request that carries prunes to the model, as far as delivering them goes (`Pruner.deliver`). */

@@ -68,8 +68,11 @@ export interface SessionState {
   instructionStamps: ReadonlyMap<string, Stamp> | undefined
   /** What keeping the waiting prunes in the requests so far cost (their tokens at the read price, summed). */
   waited: number
-  /** Automatic prunes found but waiting for the cache, as of the latest request, and why they wait. */
-  waiting: { readonly calls: number; readonly tokens: number; readonly why: Waiting } | undefined
+  /**
+   * Automatic prunes and folds found but waiting for the cache, as of the latest request, each with the tokens it
+   * would save, and why they wait (src/engine/figures.ts counts those not made since).
+   */
+  waiting: { readonly prunes: ReadonlyArray<WaitingPrune>; readonly why: Waiting } | undefined
   /**
    * Moves whenever prunes, restores or the nudge baseline change (`changed`): the request path's `viewState`, derived
    * from them, is rebuilt when it was made at another revision.
@@ -86,6 +89,13 @@ export interface SessionState {
    * summed: when they reach what moving it at once would cost, it moves (src/hooks/transform.ts).
    */
   anchorLag: number
+}
+
+/** A prune (of the call `callID`) or a fold (of the turn `fold`, its first call `callID`) that waits. */
+export interface WaitingPrune {
+  readonly callID: string
+  readonly tokens: number
+  readonly fold?: string | undefined
 }
 
 export interface SessionModel {

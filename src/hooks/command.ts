@@ -19,6 +19,7 @@ import { Scheduler } from "../services/Scheduler.ts"
 import { SessionStore } from "../services/SessionStore.ts"
 import { Tokenizer } from "../services/Tokenizer.ts"
 import { ToolCache } from "../services/ToolCache.ts"
+import { figuresOf } from "../engine/figures.ts"
 import { type SessionState, stableId } from "../engine/session.ts"
 import { reportConfigProblems } from "./session.ts"
 import { protectionFor, recallHintFor } from "../engine/request.ts"
@@ -130,9 +131,26 @@ const restorable = (state: SessionState): string | undefined => {
   return `Pruned now: ${ranges.join(", ")} (the number before each call in the pruning notes).`
 }
 
+/**
+ * The session's calls as its latest request showed them; in a process that has not sent a request of the session yet
+ * (OpenCode started again), as the stored session shows them, so that every command works as it did before the
+ * restart.
+ */
+const indexOf = Effect.fnUntraced(function*(state: SessionState) {
+  const cache = yield* ToolCache
+  const latest = yield* cache.latest(state.sessionID)
+  if (Option.isSome(latest)) return latest.value
+  const host = yield* Host
+  const stored = visibleHistory(yield* host.messages(state.sessionID))
+  const index = yield* cache.sync(state.sessionID, stored)
+  for (const call of index.calls) call.id ??= stableId(state, call.callID)
+  return index
+})
+
 const stats = Effect.fnUntraced(function*(state: SessionState) {
   const ledger = yield* Ledger
   const host = yield* Host
+  const { current: config } = yield* Config
   const lifetime = yield* ledger.lifetime
   const now = yield* Clock.currentTimeMillis
   // The provider's figures are a bonus: without the stored session, the plugin's own statistics still answer.
@@ -144,14 +162,16 @@ const stats = Effect.fnUntraced(function*(state: SessionState) {
     )
   )
   const scheduler = yield* Scheduler
+  const figures = figuresOf(state, yield* indexOf(state))
   return formatStats({
     session: state.stats,
+    figures,
     lifetime,
     now,
     cache,
     reasonName,
-    pending: pendingOf(state),
-    waiting: state.waiting,
+    ttlSeconds: config.cache.ttlSeconds,
+    pressure: config.cache.pressure,
     profile: scheduler.profile(state).name
   })
 })
@@ -165,24 +185,8 @@ const context = Effect.fnUntraced(function*(state: SessionState) {
   const sum = (texts: ReadonlyArray<string>) =>
     Effect.map(Effect.forEach(texts, tokenizer.count), (counts) => counts.reduce((a, b) => a + b, 0))
   let tools = 0
-  let prunedCalls = 0
-  let prunedTokens = 0
-  for (const call of contents.tools) {
-    tools += yield* sum(call.texts)
-    const record = state.pruned.get(call.callID)
-    if (record !== undefined) {
-      prunedCalls++
-      prunedTokens += record.tokens
-    }
-  }
-  let folded = { turns: 0, calls: 0, tokens: 0 }
-  for (const record of state.folds.values()) {
-    folded = {
-      turns: folded.turns + 1,
-      calls: folded.calls + record.calls.length,
-      tokens: folded.tokens + record.tokens
-    }
-  }
+  for (const call of contents.tools) tools += yield* sum(call.texts)
+  const figures = figuresOf(state, yield* indexOf(state))
   // The system prompt of the latest request, counted exactly when this process saw one.
   const system = state.systemTexts === undefined ? state.systemTokens : yield* sum(state.systemTexts)
   const { current: config } = yield* Config
@@ -190,15 +194,15 @@ const context = Effect.fnUntraced(function*(state: SessionState) {
     system,
     user: yield* sum(contents.user),
     assistant: yield* sum(contents.assistant),
-    tools: Math.max(0, tools - prunedTokens - folded.tokens),
+    tools: Math.max(0, tools - figures.inEffect.tokens - figures.folded.tokens),
     toolCalls: contents.tools.length,
-    prunedCalls,
-    prunedTokens,
-    folded,
+    prunedCalls: figures.inEffect.calls,
+    prunedTokens: figures.inEffect.tokens,
+    folded: figures.folded,
     // The provider's count describes the latest request: not the next one once prunes were made or undone since.
-    reported: state.revision === state.sentRevision ? reportedContext(view) : undefined,
-    pending: pendingOf(state),
-    waiting: state.waiting,
+    reported: figures.changedSinceSent ? undefined : reportedContext(view),
+    pending: figures.queued,
+    waiting: figures.waiting,
     ttlSeconds: config.cache.ttlSeconds,
     pressure: config.cache.pressure
   })
@@ -208,13 +212,11 @@ const nothingYet =
   "Nothing to show yet: no message has been sent to the model in this session. After the first one, /dcp context shows where the tokens of each request go."
 
 const sweep = Effect.fnUntraced(function*(state: SessionState, count: number | undefined) {
-  const cache = yield* ToolCache
   const pruner = yield* Pruner
   const { current: config } = yield* Config
   const paths = yield* Paths
-  const latest = yield* cache.latest(state.sessionID)
-  if (Option.isNone(latest)) return "Nothing to sweep: no tool calls were sent to the model in this session yet."
-  const index = latest.value
+  const index = yield* indexOf(state)
+  if (index.calls.length === 0) return "Nothing to sweep: no tool has been called in this session yet."
   const selected = sweepSelection({
     calls: index.calls,
     lastUserMessage: index.lastUserMessage,
@@ -269,10 +271,3 @@ const restore = Effect.fnUntraced(function*(state: SessionState, target: "all" |
     : `all ${chosen.length} pruned calls`
   return done(`Restored ${what}: ${formatTokens(tokens)} tokens are sent to the model again from the next request on.`)
 })
-
-/** Prunes recorded but not yet sent to the model: the next request carries them. */
-const pendingOf = (state: SessionState): { readonly calls: number; readonly tokens: number } => {
-  let tokens = 0
-  for (const callID of state.undelivered) tokens += state.pruned.get(callID)?.tokens ?? 0
-  return { calls: state.undelivered.size, tokens }
-}

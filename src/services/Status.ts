@@ -1,11 +1,11 @@
 import { Clock, Context, Effect, Layer, Option } from "effect"
 import { writeBehind } from "../data/writeBehind.ts"
 import type { Waiting } from "../engine/schedule.ts"
-import { viewContext } from "../engine/view.ts"
+import { figuresOf } from "../engine/figures.ts"
 import type { Tally } from "../state/schema.ts"
 import type { SessionId } from "../host/sessionId.ts"
 import type { SessionState } from "../engine/session.ts"
-import { type SessionStatus, type StatusContext, type StatusPrune, statusVersion } from "../state/status.ts"
+import { type SessionStatus, type StatusPrune, statusVersion } from "../state/status.ts"
 import { Config } from "./Config.ts"
 import { Persistence } from "./Persistence.ts"
 import type { ToolIndex } from "../engine/calls.ts"
@@ -112,30 +112,40 @@ const summarisePrunes = (state: SessionState, index: ToolIndex | undefined): Pru
   }
 }
 
-/** The status of a session from its state and its latest request's index. */
+/** The status of a session from its state and its latest request's index (src/engine/figures.ts: what it counts). */
 const statusOf = (
   state: SessionState,
   index: ToolIndex | undefined,
   summary: PrunedSummary,
   options: { readonly now: number; readonly commands: boolean }
 ): SessionStatus => {
-  const status: SessionStatus = {
+  const figures = figuresOf(state, index)
+  const { context, folded, queued, waiting } = figures
+  const cost = state.stats.cost
+  const limit = state.model?.contextLimit
+  return {
     version: statusVersion,
     sessionID: state.sessionID,
     updatedAt: options.now,
-    pruned: summary.pruned,
+    pruned: figures.inEffect,
     session: { calls: state.stats.calls, tokens: state.stats.tokens, byReason: state.stats.byReason },
     recent: summary.recent,
-    commands: options.commands
-  }
-  const context = contextOf(state, index, options.now)
-  const folded = foldedOf(state)
-  const waiting = state.waiting
-  const cost = state.stats.cost
-  return {
-    ...status,
-    ...(context === undefined ? {} : { context }),
-    ...(folded === undefined ? {} : { folded }),
+    commands: options.commands,
+    ...(context === undefined ? {} : {
+      context: {
+        tokens: context.tokens,
+        ...(limit === undefined ? {} : { limit }),
+        system: context.system,
+        text: context.text,
+        tools: context.tools,
+        calls: context.calls,
+        pruned: context.left,
+        at: state.lastRequestAt ?? options.now,
+        changed: figures.changedSinceSent
+      }
+    }),
+    ...(folded.turns === 0 ? {} : { folded }),
+    ...(queued.calls === 0 ? {} : { queued }),
     pending: waiting === undefined
       ? { calls: 0, tokens: 0, reason: "" }
       : { calls: waiting.calls, tokens: waiting.tokens, reason: waitingReason(waiting.why) },
@@ -145,18 +155,6 @@ const statusOf = (
   }
 }
 
-/** The folds in effect: turns, the calls their digests stand for, and the tokens they leave out. */
-const foldedOf = (state: SessionState) => {
-  if (state.folds.size === 0) return undefined
-  let calls = 0
-  let tokens = 0
-  for (const record of state.folds.values()) {
-    calls += record.calls.length
-    tokens += record.tokens
-  }
-  return { turns: state.folds.size, calls, tokens }
-}
-
 /** Why automatic prunes wait, in a few words for the sidebar (`/dcp context` says it at length). */
 const waitingReason = (why: Waiting): string =>
   why.reason === "below-minimum"
@@ -164,23 +162,3 @@ const waitingReason = (why: Waiting): string =>
     : why.reason === "gathering"
     ? `gathering a batch, applies in ~${why.appliesAfter ?? 1} requests`
     : `warm cache, pays back after ~${Math.ceil(why.paysBackAfter)} requests`
-
-const contextOf = (state: SessionState, index: ToolIndex | undefined, now: number): StatusContext | undefined => {
-  const viewState = state.viewState
-  if (viewState === undefined || index === undefined) return undefined
-  const system = state.systemTokens ?? 0
-  const tokens = viewContext(viewState, index.textChars, system)
-  const left = viewState.prunedTokens + viewState.foldedTokens
-  const tools = Math.max(0, viewState.tokens - left)
-  const limit = state.model?.contextLimit
-  return {
-    tokens,
-    ...(limit === undefined ? {} : { limit }),
-    system,
-    text: Math.max(0, tokens - system - tools),
-    tools,
-    calls: index.calls.length,
-    pruned: left,
-    at: state.lastRequestAt ?? now
-  }
-}

@@ -23,7 +23,7 @@ export const statusFileName = (sessionID: string) => `${sessionID}.json`
 
 const Count = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
 
-/** The latest request of the session as it was sent, estimated from the request path's counts. */
+/** The session's next request as things stand (the latest one, with the prunes made since), estimated. */
 export const StatusContext = Schema.Struct({
   /** Tokens sent: system prompt, conversation text and what tool calls kept. */
   tokens: Count,
@@ -36,9 +36,14 @@ export const StatusContext = Schema.Struct({
   tools: Count,
   /** Tool calls in the request. */
   calls: Count,
-  /** Tokens the applied prunes and folds left out of it. */
+  /** Tokens the prunes and folds in effect leave out of it. */
   pruned: Count,
-  at: Schema.Number
+  at: Schema.Number,
+  /**
+   * Prunes changed since the latest request (a sweep, a restore): these figures are the next request's, and the
+   * provider's count of the latest one no longer describes it. Absent from status files of earlier builds.
+   */
+  changed: Schema.optional(Schema.Boolean)
 })
 export type StatusContext = typeof StatusContext.Type
 
@@ -84,6 +89,8 @@ export const SessionStatus = Schema.Struct({
   pruned: Tally,
   /** Old turns folded in what is sent (src/engine/fold.ts), the calls their digests stand for, the tokens saved. */
   folded: Schema.optional(Schema.Struct({ turns: Count, calls: Count, tokens: Count })),
+  /** Prunes and folds made since the latest request: the next request carries them (part of the figures above). */
+  queued: Schema.optional(Tally),
   /** Everything pruned in the session so far (restored calls included), by reason. */
   session: Schema.Struct({
     calls: Count,

@@ -108,9 +108,17 @@ const windowSize = (limit: number): string => formatTokens(limit).replace(/^~/, 
 
 const thousands = (n: number) => n.toLocaleString("en-US")
 
+/**
+ * The provider's figure for the latest request, while it still describes the next one: a sweep or a restore since
+ * changed what that one sends (`StatusContext.changed`), and the status's estimate then says it.
+ */
+const reportedNow = (status: SessionStatus, situation: Situation): number | undefined =>
+  status.context?.changed === true ? undefined : situation.reported
+
 /** The context's size: the provider's figure when there is one, else the status's estimate (with its "~"). */
 const contextSize = (status: SessionStatus, situation: Situation): { tokens: number; text: string } | undefined => {
-  if (situation.reported !== undefined) return { tokens: situation.reported, text: thousands(situation.reported) }
+  const reported = reportedNow(status, situation)
+  if (reported !== undefined) return { tokens: reported, text: thousands(reported) }
   const context = status.context
   return context === undefined ? undefined : { tokens: context.tokens, text: formatTokens(context.tokens) }
 }
@@ -248,7 +256,7 @@ const dialogContent = (loaded: Loaded | undefined, situation: Situation, width: 
   if (context === undefined) {
     lines.push(line("No request of this session seen yet: the breakdown comes with the first one.", "muted"))
   } else {
-    lines.push(...breakdown(context, situation.reported))
+    lines.push(...breakdown(context, reportedNow(status, situation)))
   }
   lines.push(line(""))
   lines.push(line(

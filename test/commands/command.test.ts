@@ -254,7 +254,7 @@ describe("/dcp commands", () => {
       })
     ))
 
-  it.effect("stats counts a sweep no request carried yet as going out with the next one, not as pruned", () =>
+  it.effect("stats counts a sweep at once, as pruned now and going out with the next request", () =>
     scenario(() =>
       Effect.gen(function*() {
         yield* dcp(sessionID, "sweep")
@@ -262,10 +262,10 @@ describe("/dcp commands", () => {
           Effect.succeed(state.pruned.get("c3")!.tokens))
         yield* dcp(sessionID, "stats")
         const note = (yield* lastNote).replace(/\s+/g, " ")
-        assert.include(note, "This session: 0 calls pruned")
+        assert.include(note, `This session: 1 call pruned now, ${formatTokens(pruned)} tokens out of every request.`)
         assert.include(
           note,
-          `next request: 1 call more (${formatTokens(pruned)} tokens), pruned since the latest request.`
+          `next request: 1 call of them (${formatTokens(pruned)} tokens) changed since the latest request.`
         )
         assert.include(note, "All sessions: 0 calls pruned")
       })

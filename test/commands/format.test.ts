@@ -24,6 +24,13 @@ const context = {
 /** Three automatic prunes waiting for a warm cache: they would pay back after 11.2 requests, the cache serves 7.4. */
 const waiting = { calls: 3, tokens: 6200, why: { reason: "warm-cache", paysBackAfter: 11.2, horizon: 7.4 } } as const
 
+const nothingNow = {
+  inEffect: { calls: 0, tokens: 0 },
+  folded: { turns: 0, calls: 0, tokens: 0 },
+  queued: { calls: 0, tokens: 0 },
+  waiting: undefined
+}
+
 const noLifetime: LifetimeTotals = { sessions: 0, calls: 0, tokens: 0, byReason: {} }
 
 describe("/dcp output", () => {
@@ -159,10 +166,14 @@ describe("/dcp output", () => {
         },
         now,
         cache: { requests: 40, read: 1_200_000, write: 90_000, uncached: 15_000 },
-        reasonName: names
+        reasonName: names,
+        figures: { ...nothingNow, inEffect: { calls: 4, tokens: 11_000 } },
+        ttlSeconds: 300,
+        pressure: 0.9
       }),
       [
-        "This session: 5 calls pruned in what reached the model, ~12k tokens taken out of every later request.",
+        "This session: 4 calls pruned now, ~11k tokens out of every request.",
+        "  since the start: 5 prunes reached the model, ~12k tokens (restored and undone ones included)",
         "  by strategy: duplicate 3 (~9k) · discarded 2 (~3.4k)",
         "  by tool:     read 4 (~11k) · bash 1 (~1.4k)",
         "  last prune:  5 min ago, 2 calls (discarded), ~3.4k tokens",
@@ -179,12 +190,15 @@ describe("/dcp output", () => {
     assert.strictEqual(
       formatStats({
         session: emptyStats(),
+        figures: nothingNow,
         lifetime: noLifetime,
         now: 0,
-        reasonName: names
+        reasonName: names,
+        ttlSeconds: 300,
+        pressure: 0.9
       }),
       [
-        "This session: 0 calls pruned in what reached the model, ~0 tokens taken out of every later request.",
+        "This session: 0 calls pruned now, ~0 tokens out of every request.",
         "All sessions: 0 calls pruned, ~0 tokens, in 0 sessions."
       ].join("\n")
     )
@@ -193,21 +207,36 @@ describe("/dcp output", () => {
   it("stats counts prunes made since the latest request as going out with the next one", () => {
     const text = formatStats({
       session: emptyStats(),
+      figures: { ...nothingNow, inEffect: { calls: 2, tokens: 3000 }, queued: { calls: 2, tokens: 3000 } },
       lifetime: noLifetime,
       now: 0,
       reasonName: names,
-      pending: { calls: 2, tokens: 3000 }
+      ttlSeconds: 300,
+      pressure: 0.9
     })
-    assert.include(text.split("\n"), "  next request: 2 calls more (~3k tokens), pruned since the latest request.")
+    assert.include(text.split("\n"), "  next request: 2 calls of them (~3k tokens) changed since the latest request.")
+  })
+
+  it("stats counts the folded turns apart from the prunes", () => {
+    const text = formatStats({
+      session: emptyStats(),
+      figures: { ...nothingNow, folded: { turns: 3, calls: 40, tokens: 2_100 } },
+      lifetime: noLifetime,
+      now: 0,
+      reasonName: names,
+      ttlSeconds: 300,
+      pressure: 0.9
+    })
+    assert.include(text.split("\n"), "  folded:      3 old turns (40 calls sent as digests), ~2.1k tokens more.")
   })
 
   it("stats says why automatic prunes wait for the cache, and when they apply", () => {
     const text = formatStats({
       session: emptyStats(),
+      figures: { ...nothingNow, waiting },
       lifetime: noLifetime,
       now: 0,
       reasonName: names,
-      waiting,
       ttlSeconds: 3600,
       pressure: 0.9
     })

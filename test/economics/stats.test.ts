@@ -26,9 +26,24 @@ const someStats: SessionStats = {
   byTool: { read: { calls: 2, tokens: 5000 } }
 }
 const lifetime: LifetimeTotals = { sessions: 0, calls: 0, tokens: 0, byReason: {} }
+const nothingNow = {
+  inEffect: { calls: 0, tokens: 0 },
+  folded: { turns: 0, calls: 0, tokens: 0 },
+  queued: { calls: 0, tokens: 0 },
+  waiting: undefined
+}
 
 const stats = (session: SessionStats, cache?: Parameters<typeof formatStats>[0]["cache"]) =>
-  formatStats({ session, lifetime, now: 0, reasonName: (reason) => reasonName(reason as Reason), cache }).split("\n")
+  formatStats({
+    session,
+    figures: nothingNow,
+    lifetime,
+    now: 0,
+    reasonName: (reason) => reasonName(reason as Reason),
+    cache,
+    ttlSeconds: 300,
+    pressure: 0.9
+  }).split("\n")
 
 const cacheLine = (lines: ReadonlyArray<string>) => lines.find((line) => line.startsWith("  prompt cache:"))
 const providerLine = (lines: ReadonlyArray<string>) => lines.find((line) => line.startsWith("  provider:"))

@@ -63,8 +63,12 @@ const notes: ReadonlyArray<readonly [string, string]> = [
       },
       now,
       cache: { requests: 400, read: 12_000_000, write: 900_000, uncached: 150_000 },
-      pending: { calls: 12, tokens: 31_000 },
-      waiting: { calls: 140, tokens: 412_000, why: { reason: "warm-cache", paysBackAfter: 11.2, horizon: 7.4 } },
+      figures: {
+        inEffect: { calls: 300, tokens: 900_000 },
+        folded: { turns: 12, calls: 400, tokens: 8_000 },
+        queued: { calls: 12, tokens: 31_000 },
+        waiting: { calls: 140, tokens: 412_000, why: { reason: "warm-cache", paysBackAfter: 11.2, horizon: 7.4 } }
+      },
       ttlSeconds: 300,
       pressure: 0.8,
       profile: "anthropic-1h",

@@ -1,6 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { assistant, fresh, type Msg, sessionID, text, tool, user } from "../support/history.ts"
+import { figuresOf } from "../../src/engine/figures.ts"
 import { SessionStore } from "../../src/services/SessionStore.ts"
 import { claude, pluginHooks } from "./helpers.ts"
 
@@ -175,7 +176,9 @@ describe("prunes on both sides of the plugin's cache breakpoint", () => {
         sent.push(messages)
       }
       const waiting = yield* run(
-        SessionStore.use((store) => store.use(sessionID, (state) => Effect.succeed(state.waiting)))
+        SessionStore.use((store) =>
+          store.use(sessionID, (state) => Effect.succeed(figuresOf(state, undefined).waiting))
+        )
       )
       return { sent: sent[1]!, waiting }
     })

@@ -3,6 +3,7 @@ import { Effect } from "effect"
 import { TestClock } from "effect/testing"
 import { discard, recall } from "../../src/hooks/tools.ts"
 import type { HostFixture } from "../../src/services/Host.ts"
+import { figuresOf } from "../../src/engine/figures.ts"
 import { SessionStore } from "../../src/services/SessionStore.ts"
 import { assistant, fresh, type Msg, sessionID, tool, toolPart, user } from "../support/history.ts"
 import { tempDir } from "../support/layers.ts"
@@ -65,7 +66,7 @@ const firstSendOf = (before: Array<Msg>, after: Array<Msg>) => Effect.andThen(se
 /** The automatic prunes waiting for the cache as of the latest request (kept in memory, not in the state file). */
 const waiting = Effect.gen(function*() {
   const store = yield* SessionStore
-  return yield* store.use(sessionID, (state) => Effect.succeed(state.waiting))
+  return yield* store.use(sessionID, (state) => Effect.succeed(figuresOf(state, undefined).waiting))
 })
 
 /** `program` on the plugin under a fresh root, with `config` (by default repeats on) over the pipeline tests' defaults. */

@@ -43,6 +43,14 @@ const readByTui = (root: string) =>
     return yield* Effect.promise(() => loadStatus(statusDir(root), sessionID))
   })
 
+/** The status as the terminal UI reads it, which must be there. */
+const okStatus = (root: string) =>
+  Effect.flatMap(
+    readByTui(root),
+    (loaded) =>
+      loaded._tag === "ok" ? Effect.succeed(loaded.status) : Effect.die(new Error(`no status: ${loaded._tag}`))
+  )
+
 describe("the status the terminal UI reads", () => {
   it.effect("after a request: the context as sent, its window, and the prune in effect with its label", () =>
     scenario((root, messages) =>
@@ -103,6 +111,49 @@ describe("the status the terminal UI reads", () => {
         ])
       })
     ))
+
+  it.effect("after a /dcp restore, the context's figures show the restored tokens sent again, before the next request", () =>
+    scenario((root, messages) =>
+      Effect.gen(function*() {
+        yield* transformOf(fresh(messages))
+        const before = yield* okStatus(root)
+        yield* dcp(sessionID, "restore all")
+        const after = yield* okStatus(root)
+        assert.strictEqual(after.context!.pruned, 0)
+        assert.strictEqual(after.context!.tokens, before.context!.tokens + before.context!.pruned)
+        assert.isTrue(after.context!.changed)
+        assert.isFalse(before.context!.changed)
+      })
+    ))
+
+  it.effect("a sweep takes its calls out of what waits for the cache, and counts them pruned, at once", () =>
+    scenario((root, messages) =>
+      Effect.gen(function*() {
+        yield* transformOf(fresh(messages))
+        assert.strictEqual((yield* okStatus(root)).pending?.calls, 1)
+        yield* dcp(sessionID, "sweep")
+        const status = yield* okStatus(root)
+        assert.strictEqual(status.pending?.calls, 0)
+        assert.strictEqual(status.pruned.calls, 2)
+        assert.deepStrictEqual(status.queued, { calls: 2, tokens: status.pruned.tokens })
+        assert.strictEqual(status.context!.pruned, status.pruned.tokens)
+      }), `{ "cache": { "mode": "auto" } }`))
+
+  it.effect("after OpenCode starts again, a command finds the session's calls in the stored session", () =>
+    Effect.gen(function*() {
+      const root = yield* tempDir
+      const messages = history(root)
+      const plugin = () => pluginUnder(root, { host: { messages: { [sessionID]: messages } } })
+      yield* transformOf(fresh(messages)).pipe(Effect.provide(plugin()))
+      const restarted = yield* Effect.gen(function*() {
+        yield* dcp(sessionID, "sweep")
+        return yield* readByTui(root)
+      }).pipe(Effect.provide(plugin()))
+      assert.strictEqual(restarted._tag, "ok")
+      if (restarted._tag !== "ok") return
+      assert.strictEqual(restarted.status.pruned.calls, 2)
+      assert.strictEqual(restarted.status.context?.calls, 2)
+    }).pipe(Effect.provide(platform)))
 
   it.effect("a deleted session takes its status file with it", () =>
     scenario((root, messages) =>

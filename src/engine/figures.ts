@@ -1,0 +1,113 @@
+import type { Tally } from "../state/schema.ts"
+import type { ToolIndex } from "./calls.ts"
+import { contextTokens, textTokens } from "./context.ts"
+import type { Waiting } from "./schedule.ts"
+import type { SessionState } from "./session.ts"
+
+/**
+ * What every report shows of a session's pruning (the sidebar panel, the `/dcp` dialog, `/dcp context`, `/dcp stats`):
+ * derived from the session's state as it is now, so that what a sweep, a restore, a discard or a fold did shows at
+ * once, not from the next request on, and the same everywhere.
+ */
+export interface Figures {
+  /** Prunes in effect: what the next request leaves out, those made since the latest request included. */
+  readonly inEffect: Tally
+  /** Old turns folded (src/engine/fold.ts): the turns, the calls their digests stand for, the tokens they save. */
+  readonly folded: { readonly turns: number; readonly calls: number; readonly tokens: number }
+  /** Prunes and folds made since the latest request, which the next one carries (part of `inEffect`, `folded`). */
+  readonly queued: Tally
+  /** Automatic prunes found and waiting for the prompt cache, and why (none pruned since). */
+  readonly waiting: (Tally & { readonly why: Waiting }) | undefined
+  /** Calls the user restored: automatic rules leave them alone. */
+  readonly restored: number
+  /**
+   * Prunes changed since the latest request (a sweep, a restore, a discard): the provider's count of that request no
+   * longer describes the next one.
+   */
+  readonly changedSinceSent: boolean
+  /** The next request's size as things stand, estimated; none before this process saw the session's calls. */
+  readonly context: ContextFigures | undefined
+}
+
+export interface ContextFigures {
+  /** System prompt, conversation text and what the tool calls still send. */
+  readonly tokens: number
+  readonly system: number
+  /** User and assistant text, and signed reasoning. */
+  readonly text: number
+  /** What the tool calls still send: inputs, outputs and their framing, less prunes and folds. */
+  readonly tools: number
+  readonly calls: number
+  /** What prunes and folds leave out. */
+  readonly left: number
+}
+
+export const figuresOf = (state: SessionState, index: ToolIndex | undefined): Figures => {
+  const present = index === undefined ? undefined : index.byCallId
+  let calls = 0
+  let tokens = 0
+  let queuedCalls = 0
+  let queuedTokens = 0
+  for (const [callID, record] of state.pruned) {
+    if (present !== undefined && !present.has(callID)) continue
+    calls++
+    tokens += record.tokens
+    if (state.undelivered.has(callID)) {
+      queuedCalls++
+      queuedTokens += record.tokens
+    }
+  }
+  let folded = { turns: 0, calls: 0, tokens: 0 }
+  for (const [key, record] of state.folds) {
+    folded = {
+      turns: folded.turns + 1,
+      calls: folded.calls + record.calls.length,
+      tokens: folded.tokens + record.tokens
+    }
+    if (state.undeliveredFolds.has(key)) {
+      queuedCalls += record.calls.length
+      queuedTokens += record.tokens
+    }
+  }
+  return {
+    inEffect: { calls, tokens },
+    folded,
+    queued: { calls: queuedCalls, tokens: queuedTokens },
+    waiting: waitingNow(state),
+    restored: state.restored.size,
+    changedSinceSent: state.revision !== state.sentRevision,
+    context: index === undefined ? undefined : contextNow(state, index, tokens + folded.tokens)
+  }
+}
+
+/** The automatic prunes still waiting: those the user or the model pruned since no longer count. */
+const waitingNow = (state: SessionState): Figures["waiting"] => {
+  const waiting = state.waiting
+  if (waiting === undefined) return undefined
+  let calls = 0
+  let tokens = 0
+  for (const { callID, fold, tokens: saved } of waiting.prunes) {
+    const made = fold === undefined
+      ? state.pruned.has(callID) || state.restored.has(callID) || state.folded.has(callID)
+      : state.folds.has(fold)
+    if (made) continue
+    calls++
+    tokens += saved
+  }
+  return calls === 0 ? undefined : { calls, tokens, why: waiting.why }
+}
+
+const contextNow = (state: SessionState, index: ToolIndex, left: number): ContextFigures => {
+  let callTokens = 0
+  for (const call of index.calls) callTokens += call.totalTokens + call.frameTokens
+  const system = state.systemTokens ?? 0
+  const tools = Math.max(0, callTokens - left)
+  return {
+    tokens: contextTokens(system, index.textChars, tools),
+    system,
+    text: textTokens(index.textChars),
+    tools,
+    calls: index.calls.length,
+    left
+  }
+}
