@@ -37,7 +37,7 @@ export interface Breakdown {
   readonly pressure: number
 }
 
-export interface WaitingPrunes {
+interface WaitingPrunes {
   readonly calls: number
   readonly tokens: number
   readonly why: Waiting

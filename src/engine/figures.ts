@@ -29,7 +29,7 @@ export interface Figures {
   readonly context: ContextFigures | undefined
 }
 
-export interface ContextFigures {
+interface ContextFigures {
   /** System prompt, conversation text and what the tool calls still send. */
   readonly tokens: number
   readonly system: number
