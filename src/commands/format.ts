@@ -215,6 +215,15 @@ export const formatStats = (input: {
       }), ${formatTokens(last.tokens)} tokens`
     )
   }
+  const compactions = session.compactions
+  if (compactions.last !== undefined) {
+    const { at, threshold, tokens } = compactions.last
+    lines.push(
+      `  compactions: ${compactions.count} asked between turns (compaction.enabled), the latest ${
+        ago(at, input.now)
+      } at ${thousands(tokens)} tokens as OpenCode counts them (compaction.atTokens ${thousands(threshold)})`
+    )
+  }
   const applied = session.applications
   if (applied.count > 0) {
     const warm = applied.count - applied.cold

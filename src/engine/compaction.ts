@@ -66,3 +66,10 @@ export const compactionAtTurnEnd = (turn: TurnEnd): Verdict =>
     turn.lastContext !== undefined && turn.lastContext >= turn.atTokens
     ? { compact: true, model: { providerID: turn.model.providerID, modelID: turn.model.modelID } }
     : { compact: false }
+
+/** Why the plugin compacts a session, as a note and a toast say it: the figure OpenCode shows, and the setting. */
+export const compactionReason = (tokens: number, threshold: number): string =>
+  `its context had reached ${
+    tokens.toLocaleString("en-US")
+  } tokens as OpenCode counts them, over compaction.atTokens ` +
+  `(${threshold.toLocaleString("en-US")}) in dcp.jsonc; compaction.enabled: false turns this off`

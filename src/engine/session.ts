@@ -36,6 +36,11 @@ export interface SessionState {
   origin: NoteOrigin
   /** OpenCode announced a compaction: the next transform is its summariser's and is left alone. */
   compacting: boolean
+  /**
+   * The compaction the plugin asked OpenCode for and OpenCode has not reported done: the context it had reached (as
+   * OpenCode counts it) and the threshold it crossed, for the note that follows it and `/dcp stats`.
+   */
+  compactionAsked: { readonly tokens: number; readonly threshold: number } | undefined
   /** Prunes recorded but not yet sent to the model (the model's and the user's, made between requests). */
   readonly undelivered: Set<string>
   /** Folds recorded but not yet sent to the model, by turn key. */
@@ -131,6 +136,7 @@ export const fromFile = (file: SessionFile, isSubAgent: boolean): SessionState =
     dirty: false,
     origin: {},
     compacting: false,
+    compactionAsked: undefined,
     undelivered,
     undeliveredFolds,
     nudgeAfter: 0,

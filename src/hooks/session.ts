@@ -93,6 +93,7 @@ const compacted = Effect.fnUntraced(function*(sessionID: SessionId) {
       state.findings = []
       state.dirty = true
     }))
+  yield* Compactor.use((compactor) => compactor.compacted(sessionID))
 })
 
 const idle = Effect.fnUntraced(function*(sessionID: SessionId) {

@@ -1,9 +1,15 @@
-import { Context, Effect, Layer, Ref } from "effect"
-import { compactionAtTurnEnd, thresholdFor, type Verdict } from "../engine/compaction.ts"
+import { Clock, Context, Effect, Layer, Ref } from "effect"
+import { reportedContext } from "../commands/breakdown.ts"
+import { compactionAtTurnEnd, compactionReason, thresholdFor } from "../engine/compaction.ts"
+import type { SessionState } from "../engine/session.ts"
 import { Config } from "./Config.ts"
 import { Host } from "./Host.ts"
+import { Notifier } from "./Notifier.ts"
 import { Scheduler } from "./Scheduler.ts"
 import { SessionStore } from "./SessionStore.ts"
+
+/** What the plugin's estimate of a request leaves out at most, as far as reading OpenCode's count is worth it. */
+const estimateMisses = 20_000
 
 /**
  * Compaction between turns (src/engine/compaction.ts): at the end of a turn whose context reached
@@ -19,57 +25,97 @@ export class Compactor extends Context.Service<Compactor, {
    * Never fails: what the host cannot tell leaves the session as it is.
    */
   readonly turnEnded: (sessionID: string) => Effect.Effect<void>
+  /**
+   * OpenCode reports a compaction of the session done. When it is one the plugin asked for, it is counted in the
+   * session's statistics and a note says so, with the figure OpenCode showed: the note comes after the compaction, so
+   * it is not in the history the compaction summarised.
+   */
+  readonly compacted: (sessionID: string) => Effect.Effect<void>
 }>()("opencode-context-pruner/Compactor") {
   static readonly layer = Layer.effect(
     Compactor,
     Effect.gen(function*() {
       const store = yield* SessionStore
       const host = yield* Host
+      const notifier = yield* Notifier
       const scheduler = yield* Scheduler
       const config = yield* Config
       const hostAuto = yield* Ref.make<boolean | undefined>(undefined)
       const ask = Effect.fnUntraced(function*(sessionID: string) {
         const auto = yield* Ref.get(hostAuto)
-        const turn: { verdict: Verdict; tokens: number; threshold: number } = {
-          verdict: { compact: false },
-          tokens: 0,
-          threshold: 0
-        }
         const { current } = config
+        const turn: { state: SessionState | undefined; threshold: number } = { state: undefined, threshold: 0 }
         yield* store.ifLoaded(sessionID, (state) => {
+          turn.state = state
           turn.threshold = thresholdFor(current.compaction.atTokens, state.model)
-          turn.verdict = compactionAtTurnEnd({
-            enabled: current.compaction.enabled,
-            pricing: scheduler.profile(state).kind,
-            atTokens: turn.threshold,
-            hostAuto: auto,
-            isSubAgent: state.isSubAgent,
-            lastContext: state.lastContext,
-            model: state.model
-          })
-          turn.tokens = state.lastContext ?? 0
-          if (turn.verdict.compact) state.lastContext = undefined
         })
-        const { threshold, tokens, verdict } = turn
+        const { state, threshold } = turn
+        if (state === undefined || state.lastContext === undefined || !current.compaction.enabled) return
+        // OpenCode's count exceeds the plugin's estimate by what the estimate leaves out, mostly the tool definitions
+        // (5,000 tokens of OpenCode's own, more with MCP servers): far below the threshold, the stored session is not
+        // worth reading for it.
+        if (state.lastContext + estimateMisses < threshold) return
+        // The threshold is crossed by the context as OpenCode counts and shows it (the provider's figure for the
+        // latest request and its reply, tool definitions included), else by the plugin's own estimate.
+        const tokens = reportedContext(yield* host.messages(sessionID)) ?? state.lastContext
+        const verdict = compactionAtTurnEnd({
+          enabled: current.compaction.enabled,
+          pricing: scheduler.profile(state).kind,
+          atTokens: threshold,
+          hostAuto: auto,
+          isSubAgent: state.isSubAgent,
+          lastContext: tokens,
+          model: state.model
+        })
         if (!verdict.compact) return
         const session = yield* host.session(sessionID)
         if (session.createdByRun === true || session.reverting === true) return
         if (yield* host.busy(sessionID)) return
+        state.lastContext = undefined
+        state.compactionAsked = { tokens, threshold }
         yield* Effect.logInfo(
-          `compacting session ${sessionID} between turns: its context reached ~${tokens} tokens (compaction.atTokens: ${threshold})`
+          `compacting session ${sessionID} between turns: its context reached ${tokens} tokens (compaction.atTokens: ${threshold})`
         )
-        // Told in a toast, not a note: a message stored now would sit in the history the compaction summarises.
+        // A toast now; the note waits until the compaction is done (`compacted`): a message stored now would sit in
+        // the history the compaction summarises.
         yield* host.toast({
           title: "Context pruning",
-          message: `Compacting the session: its context reached ~${
-            Math.round(tokens / 1000)
-          }k tokens (compaction.atTokens in dcp.jsonc; compaction.enabled: false turns this off).`,
+          message: `Compacting the session: ${compactionReason(tokens, threshold)}.`,
           variant: "info"
         }).pipe(Effect.ignore)
         yield* host.compact(sessionID, verdict.model)
       })
+
+      const compacted = Effect.fnUntraced(function*(sessionID: string) {
+        const now = yield* Clock.currentTimeMillis
+        const done: { asked?: { tokens: number; threshold: number }; origin?: SessionState["origin"] } = {}
+        yield* store.ifLoaded(sessionID, (state) => {
+          const asked = state.compactionAsked
+          if (asked === undefined) return
+          state.compactionAsked = undefined
+          state.stats = {
+            ...state.stats,
+            compactions: { count: state.stats.compactions.count + 1, last: { at: now, ...asked } }
+          }
+          state.dirty = true
+          done.asked = asked
+          done.origin = state.origin
+        })
+        if (done.asked === undefined) return
+        yield* notifier.post(
+          sessionID,
+          `Compacted the session between turns: ${compactionReason(done.asked.tokens, done.asked.threshold)}.`,
+          done.origin ?? {}
+        )
+      })
+
       return Compactor.of({
         hostConfigured: (auto) => Ref.set(hostAuto, auto),
+        compacted: Effect.fn("Compactor.compacted")(function*(sessionID: string) {
+          yield* compacted(sessionID).pipe(
+            Effect.catchTag("HostError", (error) => Effect.logWarning("the note of a compaction was not posted", error))
+          )
+        }),
         turnEnded: Effect.fn("Compactor.turnEnded")(function*(sessionID: string) {
           yield* ask(sessionID).pipe(
             Effect.catchTag(

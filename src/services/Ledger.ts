@@ -110,6 +110,7 @@ export class Ledger extends Context.Service<Ledger, {
           sessionByReason[reason] = add(sessionByReason[reason], tally.calls, tally.tokens)
         }
         state.stats = {
+          ...stats,
           calls: stats.calls + count,
           tokens: stats.tokens + tokens,
           applications: application === undefined ? stats.applications : {

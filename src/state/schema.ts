@@ -103,7 +103,18 @@ export const SessionStats = Schema.Struct({
     reason: Schema.String,
     calls: Count,
     tokens: Count
-  }))
+  })),
+  /**
+   * The compactions the plugin asked OpenCode for (compaction between turns, opt-in) and OpenCode made: how many, and
+   * the latest, with the context it had reached, as OpenCode counts it, and the threshold it had crossed.
+   */
+  compactions: withDefault(
+    Schema.Struct({
+      count: Count,
+      last: Schema.optional(Schema.Struct({ at: Schema.Number, tokens: Count, threshold: Count }))
+    }),
+    () => ({ count: 0 })
+  )
 })
 export type SessionStats = typeof SessionStats.Type
 
@@ -144,7 +155,8 @@ export const emptyStats = (): SessionStats => ({
   applications: { count: 0, cold: 0, rebuiltTokens: 0 },
   cost: emptyCostLedger(),
   byReason: {},
-  byTool: {}
+  byTool: {},
+  compactions: { count: 0 }
 })
 
 export const emptySessionFile = (sessionID: string, now: number): SessionFile => ({

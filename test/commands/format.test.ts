@@ -154,6 +154,7 @@ describe("/dcp output", () => {
           tokens: 12_400,
           applications: { count: 2, cold: 1, rebuiltTokens: 20_000 },
           cost: { profile: "anthropic", requests: 40, saved: 36_000, rebuilt: 23_000, reReads: 0, reRead: 0 },
+          compactions: { count: 0 },
           byReason: { deduplication: { calls: 3, tokens: 9000 }, discard: { calls: 2, tokens: 3400 } },
           byTool: { read: { calls: 4, tokens: 11_000 }, bash: { calls: 1, tokens: 1400 } },
           lastPrune: { at: now - 5 * 60_000, reason: "discard", calls: 2, tokens: 3400 }
@@ -215,6 +216,25 @@ describe("/dcp output", () => {
       pressure: 0.9
     })
     assert.include(text.split("\n"), "  next request: 2 calls of them (~3k tokens) changed since the latest request.")
+  })
+
+  it("stats names the compactions the plugin asked for, with the figure OpenCode showed", () => {
+    const text = formatStats({
+      session: {
+        ...emptyStats(),
+        compactions: { count: 2, last: { at: 1_700_000_000_000, tokens: 52_103, threshold: 50_400 } }
+      },
+      figures: nothingNow,
+      lifetime: noLifetime,
+      now: 1_700_000_300_000,
+      reasonName: names,
+      ttlSeconds: 300,
+      pressure: 0.9
+    })
+    assert.include(
+      text.split("\n"),
+      "  compactions: 2 asked between turns (compaction.enabled), the latest 5 min ago at 52,103 tokens as OpenCode counts them (compaction.atTokens 50,400)"
+    )
   })
 
   it("stats counts the folded turns apart from the prunes", () => {

@@ -37,6 +37,7 @@ const notes: ReadonlyArray<readonly [string, string]> = [
         tokens: 123_400,
         applications: { count: 12, cold: 3, rebuiltTokens: 460_000 },
         cost: { profile: "anthropic-1h", requests: 400, saved: 2_400_000, rebuilt: 3_100_000, reReads: 0, reRead: 0 },
+        compactions: { count: 2, last: { at: now - 60 * 60_000, tokens: 52_103, threshold: 50_400 } },
         byReason: {
           deduplication: { calls: 13, tokens: 13_000 },
           staleOutputs: { calls: 18, tokens: 32_000 },

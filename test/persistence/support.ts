@@ -97,6 +97,7 @@ export const sampleSession = (sessionID: string): SessionFile => ({
     tokens: 1280,
     applications: { count: 2, cold: 1, rebuiltTokens: 3000 },
     cost: { profile: "anthropic", requests: 9, saved: 1234.5, rebuilt: 300, reReads: 1, reRead: 250 },
+    compactions: { count: 1, last: { at: 1_700_000_000_400, tokens: 52_103, threshold: 50_400 } },
     byReason: { deduplication: { calls: 1, tokens: 1200 }, discard: { calls: 1, tokens: 80 } },
     byTool: { read: { calls: 2, tokens: 1280 } },
     lastPrune: { at: 1_700_000_000_200, reason: "discard", calls: 1, tokens: 80 }

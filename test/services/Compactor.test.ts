@@ -1,10 +1,11 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Ref } from "effect"
+import { dcp } from "../../src/hooks/command.ts"
 import { event, hostConfig } from "../../src/hooks/session.ts"
 import { system } from "../../src/hooks/system.ts"
 import { transformOf } from "../support/request.ts"
 import { type HostFixture, HostRecorder } from "../../src/services/Host.ts"
-import { assistant, fresh, lines, sessionID, tool, user } from "../support/history.ts"
+import { assistant, fresh, lines, type Msg, sessionID, tool, user } from "../support/history.ts"
 import { pluginTest } from "../support/pluginTest.ts"
 
 /** A turn that read one file of ~`n` lines: about 12 tokens a line once sent. */
@@ -24,6 +25,25 @@ const requestThenIdle = (history: ReadonlyArray<unknown>) =>
     yield* transformOf(fresh([...history]))
     yield* event({ type: "session.idle", properties: { sessionID } })
   })
+
+/** `history` with the provider's usage on its last assistant message: the context OpenCode counts and shows. */
+const withUsage = (history: ReadonlyArray<Msg>, tokens: number): Array<Msg> =>
+  history.map((message, i) =>
+    i === history.length - 1
+      ? {
+        ...message,
+        info: {
+          ...message.info,
+          tokens: { input: tokens - 200, output: 200, reasoning: 0, cache: { read: 0, write: 0 } }
+        }
+      }
+      : message
+  )
+
+const notesText = Effect.gen(function*() {
+  const recorder = yield* HostRecorder
+  return (yield* Ref.get(recorder.notes)).map((note) => note.text)
+})
 
 const asked = Effect.gen(function*() {
   const recorder = yield* HostRecorder
@@ -51,8 +71,37 @@ describe("compaction between turns", () => {
       assert.lengthOf(toasts, 1)
       assert.match(
         toasts[0]!.message,
-        /^Compacting the session: its context reached ~\d+k tokens \(compaction\.atTokens/
+        /^Compacting the session: its context had reached [\d,]+ tokens as OpenCode counts them, over compaction\.atTokens \(3,000\)/
       )
+    })))
+
+  it.effect("the threshold is crossed by the context as OpenCode counts it, where the provider reported one", () =>
+    compactAt(9_000, { messages: { [sessionID]: withUsage(small, 9_250) } })(Effect.gen(function*() {
+      yield* requestThenIdle(small)
+      assert.lengthOf(yield* asked, 1)
+      const toasts = yield* Ref.get((yield* HostRecorder).toasts)
+      assert.include(toasts[0]!.message, "reached 9,250 tokens as OpenCode counts them")
+    })))
+
+  it.effect("once OpenCode reports the compaction done, a note says so with OpenCode's figure, and stats count it", () =>
+    compactAt(3_000, { messages: { [sessionID]: withUsage(large, 8_120) } })(Effect.gen(function*() {
+      yield* requestThenIdle(large)
+      assert.deepStrictEqual(yield* notesText, [])
+      yield* event({ type: "session.compacted", properties: { sessionID } })
+      assert.deepStrictEqual(yield* notesText, [
+        "DCP · Compacted the session between turns: its context had reached 8,120\n" +
+        "tokens as OpenCode counts them, over compaction.atTokens (3,000) in\n" +
+        "dcp.jsonc; compaction.enabled: false turns this off."
+      ])
+      yield* dcp(sessionID, "stats")
+      assert.include((yield* notesText).at(-1), "compactions: 1 asked between turns")
+    })))
+
+  it.effect("a compaction the plugin did not ask for is not counted nor noted", () =>
+    compactAt(3_000)(Effect.gen(function*() {
+      yield* requestThenIdle(small)
+      yield* event({ type: "session.compacted", properties: { sessionID } })
+      assert.deepStrictEqual(yield* notesText, [])
     })))
 
   it.effect("a turn that ends below it does not", () =>
