@@ -1,6 +1,7 @@
 import { NodeFileSystem } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, FileSystem, Result, type SchemaAST } from "effect"
+import { configDocFile, withSettings } from "../../scripts/config-doc.ts"
 import { renderJsonSchema, schemaFile } from "../../scripts/config-schema.ts"
 import { describeExpected, fieldsOf, isSection, parseConfig, resolve } from "../../src/config/load.ts"
 import { defaultConfig, PluginConfigFile } from "../../src/config/schema.ts"
@@ -87,4 +88,13 @@ describe("JSON Schema for editors", () => {
       default: 4
     })
   })
+})
+
+describe("docs/configuration.md", () => {
+  it.effect("its table of settings is the one the schema makes (run `npm run schema`)", () =>
+    Effect.gen(function*() {
+      const fs = yield* FileSystem.FileSystem
+      const committed = yield* fs.readFileString(configDocFile)
+      assert.strictEqual(committed, withSettings(committed))
+    }).pipe(Effect.provide(NodeFileSystem.layer)))
 })
