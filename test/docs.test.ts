@@ -2,9 +2,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from "node:fs"
 import { dirname, join, relative } from "node:path"
 import { fileURLToPath } from "node:url"
 import { assert, describe, it } from "@effect/vitest"
-import type { SchemaAST } from "effect"
-import { fieldsOf, isSection } from "../src/config/load.ts"
-import { defaultConfig, PluginConfigFile } from "../src/config/schema.ts"
+import { defaultOf, settingPaths } from "./support/settings.ts"
 
 const root = fileURLToPath(new URL("..", import.meta.url))
 const read = (path: string) => readFileSync(join(root, path), "utf8")
@@ -42,12 +40,6 @@ const anchorsOf = (text: string): ReadonlySet<string> => {
   return anchors
 }
 
-const leaves = (ast: SchemaAST.AST, prefix = ""): ReadonlyArray<string> =>
-  fieldsOf(ast).flatMap((field) => {
-    const path = `${prefix}${String(field.name)}`
-    return isSection(field.type) ? leaves(field.type, `${path}.`) : [path]
-  })
-
 describe("documentation", () => {
   it("every relative link in README, CHANGELOG, BENCHMARKS and docs/ names a file that exists, and a heading in it", () => {
     const broken = documents.flatMap((document) =>
@@ -65,13 +57,9 @@ describe("documentation", () => {
 
   it("docs/configuration.md documents every config key with its actual default", () => {
     const configuration = read("docs/configuration.md")
-    const missing = leaves(PluginConfigFile.ast).filter((path) => path !== "$schema").filter((path) => {
-      const value = path.split(".").reduce<unknown>(
-        (inner, key) => (inner as Record<string, unknown>)[key],
-        defaultConfig
-      )
-      return !configuration.includes(`| \`${path}\` | \`${JSON.stringify(value)}\` |`)
-    })
+    const missing = settingPaths().filter((path) =>
+      !configuration.includes(`| \`${path}\` | \`${JSON.stringify(defaultOf(path))}\` |`)
+    )
     assert.deepStrictEqual(missing, [])
   })
 

@@ -1,19 +1,8 @@
 import { readFileSync } from "node:fs"
-import type { SchemaAST } from "effect"
 import { assert, describe, it } from "vitest"
-import { fieldsOf, isSection } from "../src/config/load.ts"
-import { defaultConfig, PluginConfigFile } from "../src/config/schema.ts"
+import { defaultOf, settingPaths } from "./support/settings.ts"
 
 const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8")
-
-const leaves = (ast: SchemaAST.AST, prefix = ""): ReadonlyArray<string> =>
-  fieldsOf(ast).flatMap((field) => {
-    const path = `${prefix}${String(field.name)}`
-    return isSection(field.type) ? leaves(field.type, `${path}.`) : [path]
-  })
-
-const defaultOf = (path: string): unknown =>
-  path.split(".").reduce<unknown>((inner, key) => (inner as Record<string, unknown>)[key], defaultConfig)
 
 describe("README", () => {
   it("fits the first screens: at most 150 lines", () => {
@@ -24,7 +13,7 @@ describe("README", () => {
     const section = readme.slice(readme.indexOf("## Settings people change"), readme.indexOf("## Documentation"))
     const rows = [...section.matchAll(/^\| `([^`]+)` \| `([^`]+)` \|/gm)].map(([, key, value]) => ({ key, value }))
     assert.isAtLeast(rows.length, 5)
-    const keys = new Set(leaves(PluginConfigFile.ast))
+    const keys = new Set(settingPaths())
     const wrong = rows.filter(({ key, value }) => !keys.has(key!) || JSON.stringify(defaultOf(key!)) !== value)
     assert.deepStrictEqual(wrong, [])
   })

@@ -6,12 +6,7 @@ import { renderJsonSchema, schemaFile } from "../../scripts/config-schema.ts"
 import { describeExpected, fieldsOf, isSection, parseConfig, resolve } from "../../src/config/load.ts"
 import { defaultConfig, PluginConfigFile } from "../../src/config/schema.ts"
 import { renderTemplate } from "../../src/config/template.ts"
-
-const leafPaths = (ast: SchemaAST.AST, prefix = ""): ReadonlyArray<string> =>
-  fieldsOf(ast).flatMap((field) => {
-    const path = `${prefix}${String(field.name)}`
-    return isSection(field.type) ? leafPaths(field.type, `${path}.`) : [path]
-  })
+import { defaultOf, settingPaths } from "../support/settings.ts"
 
 describe("template", () => {
   it("parses with no problems and decodes to exactly the defaults", () => {
@@ -34,10 +29,9 @@ describe("template", () => {
       template,
       `    // How many of the most recent turns are protected. Must be an integer >= 1.\n    // "turns": 4`
     )
-    const undocumented = leafPaths(PluginConfigFile.ast).filter((path) => {
-      if (path === "$schema") return false
+    const undocumented = settingPaths().filter((path) => {
       const key = path.split(".").at(-1)!
-      const value = path.split(".").reduce<unknown>((v, k) => (v as Record<string, unknown>)[k], defaultConfig)
+      const value = defaultOf(path)
       const line = `// "${key}": ${JSON.stringify(value)}`
       return !new RegExp(`// .+\\n\\s*${line.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}`).test(template)
     })
