@@ -564,9 +564,9 @@ describe("what a new user meets", () => {
     assert.match(lines.slice(lines.lastIndexOf("") + 1).join(" "), /^Next: to try other settings/)
   })
 
-  it("the README's JSON command for a clone prints the JSON alone (npm's banner left out)", async () => {
-    const readme = await readFile(join(repo, "README.md"), "utf8")
-    assert.include(readme, "npm start --silent -- --json")
+  it("docs/analyser.md's JSON command for a clone prints the JSON alone (npm's banner left out)", async () => {
+    const doc = await readFile(join(repo, "docs", "analyser.md"), "utf8")
+    assert.include(doc, "npm start --silent -- --json")
     const result = await runCommand("npm", ["start", "--silent", "--", "--json"], { cwd: repo })
     assert.strictEqual(result.code, 0)
     assert.match((JSON.parse(result.stdout) as Analysis).session.id, /^ses_/)

@@ -1,16 +1,12 @@
 import { NodeFileSystem } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, FileSystem, Result, type SchemaAST } from "effect"
+import { configDocFile, withSettings } from "../../scripts/config-doc.ts"
 import { renderJsonSchema, schemaFile } from "../../scripts/config-schema.ts"
 import { describeExpected, fieldsOf, isSection, parseConfig, resolve } from "../../src/config/load.ts"
 import { defaultConfig, PluginConfigFile } from "../../src/config/schema.ts"
 import { renderTemplate } from "../../src/config/template.ts"
-
-const leafPaths = (ast: SchemaAST.AST, prefix = ""): ReadonlyArray<string> =>
-  fieldsOf(ast).flatMap((field) => {
-    const path = `${prefix}${String(field.name)}`
-    return isSection(field.type) ? leafPaths(field.type, `${path}.`) : [path]
-  })
+import { defaultOf, settingPaths } from "../support/settings.ts"
 
 describe("template", () => {
   it("parses with no problems and decodes to exactly the defaults", () => {
@@ -33,10 +29,9 @@ describe("template", () => {
       template,
       `    // How many of the most recent turns are protected. Must be an integer >= 1.\n    // "turns": 4`
     )
-    const undocumented = leafPaths(PluginConfigFile.ast).filter((path) => {
-      if (path === "$schema") return false
+    const undocumented = settingPaths().filter((path) => {
       const key = path.split(".").at(-1)!
-      const value = path.split(".").reduce<unknown>((v, k) => (v as Record<string, unknown>)[k], defaultConfig)
+      const value = defaultOf(path)
       const line = `// "${key}": ${JSON.stringify(value)}`
       return !new RegExp(`// .+\\n\\s*${line.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}`).test(template)
     })
@@ -87,4 +82,13 @@ describe("JSON Schema for editors", () => {
       default: 4
     })
   })
+})
+
+describe("docs/configuration.md", () => {
+  it.effect("its table of settings is the one the schema makes (run `npm run schema`)", () =>
+    Effect.gen(function*() {
+      const fs = yield* FileSystem.FileSystem
+      const committed = yield* fs.readFileString(configDocFile)
+      assert.strictEqual(committed, withSettings(committed))
+    }).pipe(Effect.provide(NodeFileSystem.layer)))
 })

@@ -14,7 +14,7 @@ const corpus: ReadonlyArray<readonly [string, string]> = [
   ["TypeScript source", file("src/hooks/transform.ts")],
   ["TypeScript source with tables", file("src/data/o200kEstimate.ts")],
   ["JSON schema", file("schema/dcp.schema.json")],
-  ["Markdown", file("BENCHMARKS.md")],
+  ["Markdown", file("docs/benchmarks.md")],
   ["an OpenCode export", file("examples/session.json")],
   [
     "French prose",

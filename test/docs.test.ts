@@ -1,0 +1,73 @@
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs"
+import { dirname, join, relative } from "node:path"
+import { fileURLToPath } from "node:url"
+import { assert, describe, it } from "@effect/vitest"
+import { defaultOf, settingPaths } from "./support/settings.ts"
+
+const root = fileURLToPath(new URL("..", import.meta.url))
+const read = (path: string) => readFileSync(join(root, path), "utf8")
+
+const markdownUnder = (dir: string): ReadonlyArray<string> =>
+  readdirSync(join(root, dir), { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name)
+    if (entry.isDirectory()) return markdownUnder(path)
+    return entry.name.endsWith(".md") ? [path] : []
+  })
+
+/** The project's documentation: what a reader follows links through. */
+const documents = ["README.md", "CHANGELOG.md", "BENCHMARKS.md", "examples/README.md", ...markdownUnder("docs")]
+
+/** Text outside code, where a `[...]` is text and not a link. */
+const prose = (text: string): string => text.replace(/^```[\s\S]*?^```/gm, "").replace(/`[^`\n]*`/g, "")
+
+/** Inline links `[text](target)` and reference definitions `[name]: target`, web addresses left out. */
+const relativeLinks = (text: string): ReadonlyArray<string> =>
+  [
+    ...[...prose(text).matchAll(/\]\(([^)\s]+)\)/g)].map((match) => match[1]!),
+    ...[...prose(text).matchAll(/^\[[^\]]+\]:\s+(\S+)/gm)].map((match) => match[1]!)
+  ].filter((target) => !/^[a-z]+:/i.test(target))
+
+/** The anchors GitHub makes of a file's headings: lower case, punctuation dropped, spaces as hyphens. */
+const anchorsOf = (text: string): ReadonlySet<string> => {
+  const seen = new Map<string, number>()
+  const anchors = new Set<string>()
+  for (const [, heading] of text.replace(/^```[\s\S]*?^```/gm, "").matchAll(/^#{1,6} (.+)$/gm)) {
+    const slug = heading!.toLowerCase().replace(/[^\p{L}\p{N} _-]/gu, "").replace(/ /g, "-")
+    const count = seen.get(slug) ?? 0
+    seen.set(slug, count + 1)
+    anchors.add(count === 0 ? slug : `${slug}-${count}`)
+  }
+  return anchors
+}
+
+describe("documentation", () => {
+  it("every relative link in README, CHANGELOG, BENCHMARKS and docs/ names a file that exists, and a heading in it", () => {
+    const broken = documents.flatMap((document) =>
+      relativeLinks(read(document)).flatMap((link) => {
+        const [path = "", anchor] = link.split("#")
+        const target = path === "" ? join(root, document) : join(root, dirname(document), path)
+        if (!existsSync(target)) return [`${document}: ${link} (no ${relative(root, target)})`]
+        if (anchor === undefined || statSync(target).isDirectory()) return []
+        return anchorsOf(readFileSync(target, "utf8")).has(anchor) ? [] : [`${document}: ${link} (no such heading)`]
+      })
+    )
+    assert.isAbove(documents.length, 10)
+    assert.deepStrictEqual(broken, [])
+  })
+
+  it("docs/configuration.md documents every config key with its actual default", () => {
+    const configuration = read("docs/configuration.md")
+    const missing = settingPaths().filter((path) =>
+      !configuration.includes(`| \`${path}\` | \`${JSON.stringify(defaultOf(path))}\` |`)
+    )
+    assert.deepStrictEqual(missing, [])
+  })
+
+  it("docs/development.md says, where the set-up commands are, what npm install prints on Node 20 and how much disk it takes", () => {
+    const development = read("docs/development.md")
+    const setUp = development.slice(development.indexOf("## Set up"), development.indexOf("## Commands"))
+    assert.include(setUp, "npm install")
+    assert.include(setUp, "EBADENGINE")
+    assert.match(setUp, /node_modules` takes about \d+ MB/)
+  })
+})
