@@ -29,6 +29,11 @@ export interface Breakdown {
    * (`contextOfUsage`), when it reported any and nothing changed since.
    */
   readonly reported: number | undefined
+  /**
+   * `reported` is the provider's count of the latest request less what a sweep or a restore since changed (an
+   * estimate of the next request in the provider's terms), not the count itself.
+   */
+  readonly reportedChanged?: boolean | undefined
   /** Prunes made since the latest request (by the model or the user): the next request carries them. */
   readonly pending: Tally
   /** Automatic prunes waiting for the prompt cache, and why. */
@@ -108,6 +113,10 @@ export const formatContext = (b: Breakdown): string => {
   }
   const currentText = b.reported === undefined
     ? `${formatTokens(counted)} tokens (estimated)`
+    : b.reportedChanged === true
+    ? `${
+      formatTokens(b.reported)
+    } tokens (estimated: what OpenCode shows for the latest request, less what changed since)`
     : `${thousands(b.reported)} tokens (as OpenCode shows it: the latest request and reply, reported by the provider)`
   lines.push("", `Pruned:           ${callCount(b.prunedCalls)}, ${formatTokens(b.prunedTokens)} tokens (estimated)`)
   const folded = b.folded ?? { turns: 0, calls: 0, tokens: 0 }
@@ -128,7 +137,9 @@ export const formatContext = (b: Breakdown): string => {
     lines.push(`Waiting:          ${first}`, ...rest)
   }
   lines.push(
-    `${b.reported === undefined ? "Next request:   " : "Current context:"}  ${currentText}`,
+    `${
+      b.reported === undefined || b.reportedChanged === true ? "Next request:   " : "Current context:"
+    }  ${currentText}`,
     `Without pruning:  ${formatTokens(current + b.prunedTokens + folded.tokens)} tokens (estimated)`
   )
   return lines.join("\n")

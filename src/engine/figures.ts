@@ -40,6 +40,23 @@ interface ContextFigures {
   readonly calls: number
   /** What prunes and folds leave out. */
   readonly left: number
+  /** What they left out of the latest request this process sent, if any (`SessionState.sentLeft`). */
+  readonly leftAtLatest: number | undefined
+}
+
+/**
+ * The next request's size in the provider's terms: its count of the latest request, less what the prunes and folds made
+ * since leave out, plus what the restores since bring back; undefined when there is no such count, or the change since
+ * is not known (OpenCode started again since).
+ */
+export const reportedNext = (
+  reported: number | undefined,
+  context: { readonly left: number; readonly leftAtLatest?: number | undefined } | undefined,
+  changed: boolean
+): number | undefined => {
+  if (reported === undefined || !changed) return reported
+  if (context?.leftAtLatest === undefined) return undefined
+  return Math.max(0, reported - (context.left - context.leftAtLatest))
 }
 
 export const figuresOf = (state: SessionState, index: ToolIndex | undefined): Figures => {
@@ -108,6 +125,7 @@ const contextNow = (state: SessionState, index: ToolIndex, left: number): Contex
     text: textTokens(index.textChars),
     tools,
     calls: index.calls.length,
-    left
+    left,
+    leftAtLatest: state.sentLeft
   }
 }

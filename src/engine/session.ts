@@ -63,6 +63,11 @@ export interface SessionState {
    * until the session's compaction is asked for: what decides it at the end of a turn (src/engine/compaction.ts).
    */
   lastContext: number | undefined
+  /**
+   * Tokens the prunes and folds in effect left out of the latest request: against what they leave out now, how much
+   * a sweep or a restore since changed the next request from what the provider counted for that one.
+   */
+  sentLeft: number | undefined
   /** When this process last saw a request for the session: an idle gap beyond the cache TTL means a cold cache. */
   lastRequestAt: number | undefined
   /** The session's pace (requests, pauses longer than the TTL), from its history and then this process's requests. */
@@ -145,6 +150,7 @@ export const fromFile = (file: SessionFile, isSubAgent: boolean): SessionState =
     systemParts: undefined,
     model: undefined,
     lastContext: undefined,
+    sentLeft: undefined,
     lastRequestAt: undefined,
     pace: undefined,
     toolsSeen: undefined,

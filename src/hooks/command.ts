@@ -19,7 +19,7 @@ import { Scheduler } from "../services/Scheduler.ts"
 import { SessionStore } from "../services/SessionStore.ts"
 import { Tokenizer } from "../services/Tokenizer.ts"
 import { ToolCache } from "../services/ToolCache.ts"
-import { figuresOf } from "../engine/figures.ts"
+import { figuresOf, reportedNext } from "../engine/figures.ts"
 import { type SessionState, stableId } from "../engine/session.ts"
 import { reportConfigProblems } from "./session.ts"
 import { protectionFor, recallHintFor } from "../engine/request.ts"
@@ -199,8 +199,9 @@ const context = Effect.fnUntraced(function*(state: SessionState) {
     prunedCalls: figures.inEffect.calls,
     prunedTokens: figures.inEffect.tokens,
     folded: figures.folded,
-    // The provider's count describes the latest request: not the next one once prunes were made or undone since.
-    reported: figures.changedSinceSent ? undefined : reportedContext(view),
+    // The provider's count describes the latest request: for the next one, less what was pruned or restored since.
+    reported: reportedNext(reportedContext(view), figures.context, figures.changedSinceSent),
+    reportedChanged: figures.changedSinceSent,
     pending: figures.queued,
     waiting: figures.waiting,
     ttlSeconds: config.cache.ttlSeconds,

@@ -114,6 +114,7 @@ const transformSession = Effect.fnUntraced(function*(
   render(request, anchor, note)
   state.sentRevision = state.revision
   state.lastContext = contextTokens
+  state.sentLeft = request.view.prunedTokens + request.view.foldedTokens
   yield* publishStatus(state)
   if (logger.debug) yield* logger.snapshot(sessionID, messages)
 })

@@ -141,7 +141,8 @@ const statusOf = (
         calls: context.calls,
         pruned: context.left,
         at: state.lastRequestAt ?? options.now,
-        changed: figures.changedSinceSent
+        changed: figures.changedSinceSent,
+        ...(context.leftAtLatest === undefined ? {} : { leftAtLatest: context.leftAtLatest })
       }
     }),
     ...(folded.turns === 0 ? {} : { folded }),

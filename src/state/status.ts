@@ -43,7 +43,9 @@ export const StatusContext = Schema.Struct({
    * Prunes changed since the latest request (a sweep, a restore): these figures are the next request's, and the
    * provider's count of the latest one no longer describes it. Absent from status files of earlier builds.
    */
-  changed: Schema.optional(Schema.Boolean)
+  changed: Schema.optional(Schema.Boolean),
+  /** What the prunes and folds in effect left out of the latest request this process sent (with `changed`). */
+  leftAtLatest: Schema.optional(Count)
 })
 export type StatusContext = typeof StatusContext.Type
 

@@ -1,4 +1,5 @@
 import { contextOfUsage } from "../commands/breakdown.ts"
+import { reportedNext } from "../engine/figures.ts"
 import { bar } from "../commands/format.ts"
 import { idColumn, wrapText } from "../engine/notes.ts"
 import { reasonName } from "../engine/reasons.ts"
@@ -109,16 +110,27 @@ const windowSize = (limit: number): string => formatTokens(limit).replace(/^~/, 
 const thousands = (n: number) => n.toLocaleString("en-US")
 
 /**
- * The provider's figure for the latest request, while it still describes the next one: a sweep or a restore since
- * changed what that one sends (`StatusContext.changed`), and the status's estimate then says it.
+ * The provider's figure for the next request: its count of the latest one, less what a sweep or a restore since
+ * changed (`reportedNext`); none when that is not known.
  */
-const reportedNow = (status: SessionStatus, situation: Situation): number | undefined =>
-  status.context?.changed === true ? undefined : situation.reported
+const reportedNow = (status: SessionStatus, situation: Situation): number | undefined => {
+  const context = status.context
+  return reportedNext(
+    situation.reported,
+    context === undefined ? undefined : { left: context.pruned, leftAtLatest: context.leftAtLatest },
+    context?.changed === true
+  )
+}
 
-/** The context's size: the provider's figure when there is one, else the status's estimate (with its "~"). */
+/**
+ * The context's size: the provider's figure when there is one (estimated, "~", once a sweep or a restore changed it),
+ * else the status's estimate.
+ */
 const contextSize = (status: SessionStatus, situation: Situation): { tokens: number; text: string } | undefined => {
   const reported = reportedNow(status, situation)
-  if (reported !== undefined) return { tokens: reported, text: thousands(reported) }
+  if (reported !== undefined) {
+    return { tokens: reported, text: status.context?.changed === true ? formatTokens(reported) : thousands(reported) }
+  }
   const context = status.context
   return context === undefined ? undefined : { tokens: context.tokens, text: formatTokens(context.tokens) }
 }
@@ -202,6 +214,7 @@ const byReason = (status: SessionStatus): string => {
  * `/dcp context` does.
  */
 const breakdown = (context: StatusContext, reported: number | undefined): ReadonlyArray<Line> => {
+  const changed = context.changed === true
   const counted = context.system + context.text + context.tools
   const sent = reported ?? counted
   const other = Math.max(0, sent - counted)
@@ -212,6 +225,8 @@ const breakdown = (context: StatusContext, reported: number | undefined): Readon
     : `, ${percent(sent, context.limit)} of a ${windowSize(context.limit)} window`
   const size = reported === undefined
     ? `${formatTokens(sent)} tokens${window} (estimated from the last request)`
+    : changed
+    ? `${formatTokens(reported)} tokens${window} (the provider's count of the last request, less what changed since)`
     : `${thousands(reported)} tokens${window} (reported by the provider)`
   return [
     line(`Context: ${size}.`),
