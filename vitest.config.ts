@@ -2,6 +2,8 @@ import { configDefaults, defineConfig } from "vitest/config"
 
 export default defineConfig({
   test: {
+    // Runs once per run, whatever the projects: builds dist/.
+    globalSetup: ["test/support/build.ts"],
     projects: [
       {
         extends: true,
