@@ -11,6 +11,9 @@ export default defineConfig({
           name: "unit",
           include: ["test/**/*.test.ts"],
           exclude: [...configDefaults.exclude, "test/e2e/**"],
+          // The files share one module graph per worker: imported afresh for each file, Effect and the plugin cost
+          // most of the tier's time. A test that changes process-wide state (process.env) restores it.
+          isolate: false,
           testTimeout: 30_000,
           hookTimeout: 60_000
         }
