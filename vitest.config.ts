@@ -1,5 +1,7 @@
 import { configDefaults, defineConfig } from "vitest/config"
 
+// Time limits here are guards against a hang, never a measure of speed: a test waits for events, and these machines
+// may run the suite on 2 busy cores.
 export default defineConfig({
   test: {
     // Runs once per run, whatever the projects: builds dist/.
@@ -14,8 +16,8 @@ export default defineConfig({
           // The files share one module graph per worker: imported afresh for each file, Effect and the plugin cost
           // most of the tier's time. A test that changes process-wide state (process.env) restores it.
           isolate: false,
-          testTimeout: 30_000,
-          hookTimeout: 60_000
+          testTimeout: 120_000,
+          hookTimeout: 120_000
         }
       },
       {
@@ -29,8 +31,8 @@ export default defineConfig({
           globalSetup: ["test/e2e/support/global-setup.ts"],
           // Each file runs its own `opencode serve` processes; these machines have 2 cores.
           maxWorkers: 2,
-          testTimeout: 120_000,
-          hookTimeout: 120_000
+          testTimeout: 300_000,
+          hookTimeout: 300_000
         }
       }
     ]

@@ -66,7 +66,6 @@ describe("an invalid project config", () => {
 
       const toast = await waitFor(
         "a toast naming strategies.purgeErrors.turns",
-        20_000,
         () =>
           events.events.find((event) =>
             event.type === "tui.toast.show" && String(event.properties.message).includes("strategies.purgeErrors.turns")
@@ -99,7 +98,7 @@ describe("a fresh HOME (no global dcp.jsonc)", () => {
     await s.prompt(session, "read a.ts twice")
 
     const file = join(s.root, "home", ".config", "opencode", "dcp.jsonc")
-    const text = await waitFor("the default global config", 10_000, () => readFile(file, "utf8").catch(() => undefined))
+    const text = await waitFor("the default global config", () => readFile(file, "utf8").catch(() => undefined))
     // Every default is there as a commented-out line to edit, so the file changes nothing until the user edits it.
     assert.include(text, '// "enabled": true,')
     assert.include(text, '// "minPruneTokens": 2000,')

@@ -57,7 +57,6 @@ describe('commands.enabled: false and cache.mode "auto" (the default) in the pro
       assert.strictEqual(response.status, 500)
       const error = await waitFor(
         "a session.error naming the command",
-        20_000,
         () =>
           events.events.find((event) =>
             event.type === "session.error" && JSON.stringify(event.properties).includes("Command not found")

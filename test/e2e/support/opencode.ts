@@ -1,6 +1,7 @@
 import { type ChildProcess, execFileSync, spawn } from "node:child_process"
 import { access, cp, mkdir, symlink, writeFile } from "node:fs/promises"
 import { join } from "node:path"
+import { guardMs } from "./wait.ts"
 
 export const opencodeBinary = new URL("../../../node_modules/opencode-ai/bin/opencode.exe", import.meta.url).pathname
 
@@ -220,7 +221,10 @@ export const startOpenCode = async (options: OpenCodeOptions): Promise<OpenCode>
     clearTimeout(timeout)
   }
   const listening = new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`opencode did not start:\n${output.slice(-3000)}`)), 60_000)
+    const timer = setTimeout(
+      () => reject(new Error(`opencode did not start in ${guardMs} ms:\n${output.slice(-3000)}`)),
+      guardMs
+    )
     const check = () => {
       const match = /opencode server listening on (http:\/\/\S+)/.exec(output)
       if (match) {
@@ -275,7 +279,7 @@ export interface RunResult {
  * `opencode run --model fake/fake-model <args>` in an OpenCode's project, with its HOME and config: a second OpenCode
  * process, with its own in-process server, beside the running `opencode serve`. Standard input is empty.
  */
-export const runOpenCode = (opencode: OpenCode, args: ReadonlyArray<string>, timeoutMs = 60_000): Promise<RunResult> =>
+export const runOpenCode = (opencode: OpenCode, args: ReadonlyArray<string>): Promise<RunResult> =>
   new Promise((resolve, reject) => {
     const child: ChildProcess = spawn(opencodeBinary, ["run", "--model", "fake/fake-model", ...args], {
       cwd: opencode.project,
@@ -294,8 +298,8 @@ export const runOpenCode = (opencode: OpenCode, args: ReadonlyArray<string>, tim
       } catch {
         // already gone
       }
-      reject(new Error(`opencode run ${args.join(" ")} did not finish in ${timeoutMs} ms:\n${stderr.slice(-3000)}`))
-    }, timeoutMs)
+      reject(new Error(`opencode run ${args.join(" ")} did not finish in ${guardMs} ms:\n${stderr.slice(-3000)}`))
+    }, guardMs)
     child.on("error", reject)
     child.on("close", (code) => {
       clearTimeout(timer)

@@ -201,7 +201,7 @@ const startScenario = async (options: ScenarioOptions = {}): Promise<Scenario> =
         model: `fake/${options.mainModel ?? "fake-model"}`
       }),
     waitIdle: async (sessionID) => {
-      await waitFor(`session ${sessionID} to be idle`, 20_000, async () => {
+      await waitFor(`session ${sessionID} to be idle`, async () => {
         const statuses = await call<Record<string, { type?: string } | undefined>>("GET", "/session/status")
         const status = statuses[sessionID]
         return status === undefined || status.type === "idle"
@@ -209,7 +209,7 @@ const startScenario = async (options: ScenarioOptions = {}): Promise<Scenario> =
     },
     messages,
     waitForNote: (sessionID, includes) =>
-      waitFor(`an ignored note containing ${JSON.stringify(includes)}`, 20_000, async () => {
+      waitFor(`an ignored note containing ${JSON.stringify(includes)}`, async () => {
         const parts = (await messages(sessionID)).flatMap((message) => message.parts)
         return parts.find((part) => part.ignored === true && part.text?.includes(includes) === true)?.text
       }, 200),
