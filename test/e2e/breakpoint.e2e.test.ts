@@ -1,3 +1,4 @@
+import { dirname } from "node:path"
 import { assert, describe, it } from "vitest"
 import type { RequestCost } from "../../src/analysis/cost.ts"
 import { profiles } from "../../src/pricing/profiles.ts"
@@ -47,9 +48,13 @@ const runSession = async (s: Scenario): Promise<Run> => {
   await s.prompt(session, prompt)
   const recorded = s.anthropicRequests()
   const times = recorded.map((body) => s.model.anthropic.times[s.model.anthropic.requests.indexOf(body)]!)
-  // Each run has its own temporary directories (the project, the home); named alike, both runs send the same bytes.
+  // Each run has its own temporary directories (the project, and the server's home); named alike, both runs send the
+  // same bytes.
+  const server = dirname(s.opencode().env.HOME!)
   const bodies = recorded.map((body) =>
-    JSON.parse(JSON.stringify(body).replaceAll(s.root, "/tmp/run")) as AnthropicRequest
+    JSON.parse(
+      JSON.stringify(body).replaceAll(s.root, "/tmp/run").replaceAll(server, "/tmp/server")
+    ) as AnthropicRequest
   )
   return { bodies, costs: priceAnthropicBodies(profiles.anthropic, bodies, times) }
 }

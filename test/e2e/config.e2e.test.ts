@@ -97,7 +97,7 @@ describe("a fresh HOME (no global dcp.jsonc)", () => {
     s.model.script([read(s, "src/a.ts", "fresh_1"), read(s, "src/a.ts", "fresh_2"), done])
     await s.prompt(session, "read a.ts twice")
 
-    const file = join(s.root, "home", ".config", "opencode", "dcp.jsonc")
+    const file = join(s.opencode().env.XDG_CONFIG_HOME!, "opencode", "dcp.jsonc")
     const text = await waitFor("the default global config", () => readFile(file, "utf8").catch(() => undefined))
     // Every default is there as a commented-out line to edit, so the file changes nothing until the user edits it.
     assert.include(text, '// "enabled": true,')

@@ -140,17 +140,14 @@ process.once("exit", () => {
 })
 
 /**
- * Lays out an isolated world under `options.root`: HOME and XDG directories, the global config (from the template),
- * and the project with its `opencode.json` and files. Returns the environment OpenCode runs with and the project.
+ * HOME, the XDG directories and TMPDIR under `root`, with the global config directory seeded from the template and
+ * `globalFiles` written into it. Returns the environment OpenCode runs with.
  */
-export const prepareWorld = async (
-  options: OpenCodeOptions
-): Promise<{ env: Record<string, string>; project: string }> => {
-  const env = isolatedEnv(options.root)
-  const repository = join(options.root, "project")
-  const project = options.inGitSubdirectory === true ? join(repository, "pkg") : repository
-  await mkdir(project, { recursive: true })
-  if (options.inGitSubdirectory === true) execFileSync("git", ["init", "-q"], { cwd: repository, stdio: "ignore" })
+export const prepareHome = async (
+  root: string,
+  options: Pick<OpenCodeOptions, "configTemplate" | "globalFiles"> = {}
+): Promise<Record<string, string>> => {
+  const env = isolatedEnv(root)
   await mkdir(env.TMPDIR!, { recursive: true })
   const globalConfig = join(env.XDG_CONFIG_HOME!, "opencode")
   if (options.configTemplate !== undefined) await seedConfigDir(options.configTemplate, globalConfig)
@@ -158,6 +155,18 @@ export const prepareWorld = async (
     await mkdir(join(globalConfig, file, ".."), { recursive: true })
     await writeFile(join(globalConfig, file), content)
   }
+  return env
+}
+
+/** The project `<root>/project` (or its `pkg`, see `inGitSubdirectory`) with its `opencode.json` and files. */
+export const prepareProject = async (
+  root: string,
+  options: Omit<OpenCodeOptions, "root" | "globalFiles">
+): Promise<string> => {
+  const repository = join(root, "project")
+  const project = options.inGitSubdirectory === true ? join(repository, "pkg") : repository
+  await mkdir(project, { recursive: true })
+  if (options.inGitSubdirectory === true) execFileSync("git", ["init", "-q"], { cwd: repository, stdio: "ignore" })
   await writeFile(
     join(project, "opencode.json"),
     JSON.stringify(
@@ -181,17 +190,44 @@ export const prepareWorld = async (
   if (options.configTemplate !== undefined && (await exists(join(project, ".opencode")))) {
     await seedConfigDir(options.configTemplate, join(project, ".opencode"))
   }
-  return { env, project }
+  return project
 }
 
-/** Starts `opencode serve` for an isolated project; resolves once it listens. */
-export const startOpenCode = async (options: OpenCodeOptions): Promise<OpenCode> => {
-  const { env, project } = await prepareWorld(options)
+/**
+ * Lays out an isolated world under `options.root`: HOME and XDG directories, the global config (from the template),
+ * and the project with its `opencode.json` and files. Returns the environment OpenCode runs with and the project.
+ */
+export const prepareWorld = async (
+  options: OpenCodeOptions
+): Promise<{ env: Record<string, string>; project: string }> => ({
+  env: await prepareHome(options.root, options),
+  project: await prepareProject(options.root, options)
+})
+
+/**
+ * A running `opencode serve`. One process serves any number of projects: each request names its project directory
+ * (`x-opencode-directory`), and OpenCode keeps an instance, with its own config and plugins, per directory.
+ */
+export interface OpenCodeServer {
+  readonly url: string
+  readonly env: Readonly<Record<string, string>>
+  readonly logs: () => string
+  readonly api: <T = unknown>(
+    project: string,
+    method: string,
+    path: string,
+    body?: unknown
+  ) => Promise<{ status: number; data: T }>
+  readonly stop: () => Promise<void>
+}
+
+/** Starts `opencode serve` in `env` (see `prepareHome`); resolves once it listens. */
+export const startServer = async (env: Readonly<Record<string, string>>, cwd: string): Promise<OpenCodeServer> => {
   const child: ChildProcess = spawn(
     opencodeBinary,
     ["serve", "--port", "0", "--hostname", "127.0.0.1", "--print-logs"],
     {
-      cwd: project,
+      cwd,
       env,
       stdio: ["ignore", "pipe", "pipe"],
       detached: true
@@ -243,19 +279,19 @@ export const startOpenCode = async (options: OpenCodeOptions): Promise<OpenCode>
     await stop()
     throw error
   })
-  const send = (method: string, path: string, body: unknown) =>
+  const send = (project: string, method: string, path: string, body: unknown) =>
     fetch(`${url}${path}`, {
       method,
       headers: { "content-type": "application/json", "x-opencode-directory": project },
       ...(body === undefined ? {} : { body: JSON.stringify(body) })
     })
-  const api = async <T>(method: string, path: string, body?: unknown) => {
-    const response = await send(method, path, body).catch((error: unknown) => {
+  const api = async <T>(project: string, method: string, path: string, body?: unknown) => {
+    const response = await send(project, method, path, body).catch((error: unknown) => {
       // Every server of a test file listens on 4096 when it is free, and fetch keeps connections alive per origin: the
       // first request to a new server can go out on a pooled connection to the one stopped before it, which the
       // kernel resets before anything is sent. A reset on connect is safe to send again.
       if ((error as { cause?: { code?: string } }).cause?.code !== "ECONNRESET") throw error
-      return send(method, path, body)
+      return send(project, method, path, body)
     })
     const text = await response.text()
     let data: unknown = text
@@ -266,7 +302,23 @@ export const startOpenCode = async (options: OpenCodeOptions): Promise<OpenCode>
     }
     return { status: response.status, data: data as T }
   }
-  return { url, project, env, logs: () => output, api, stop }
+  return { url, env, logs: () => output, api, stop }
+}
+
+/** One project of a running server, as its clients see it. */
+export const projectOn = (server: OpenCodeServer, project: string): OpenCode => ({
+  url: server.url,
+  project,
+  env: server.env,
+  logs: server.logs,
+  api: <T>(method: string, path: string, body?: unknown) => server.api<T>(project, method, path, body),
+  stop: server.stop
+})
+
+/** Starts `opencode serve` for an isolated project; resolves once it listens. */
+export const startOpenCode = async (options: OpenCodeOptions): Promise<OpenCode> => {
+  const { env, project } = await prepareWorld(options)
+  return projectOn(await startServer(env, project), project)
 }
 
 export interface RunResult {
