@@ -20,10 +20,13 @@ const files = Object.fromEntries(
   Array.from({ length: 12 }, (_, i) => [`src/f${i}.ts`, sourceFile(`f${i}`, 150)] as const)
 )
 
-const configWith = (breakpoint: boolean) => ({
-  cache: { mode: "immediate", breakpoint },
+/** The global config of every scenario here, which share one OpenCode; each project's config sets the breakpoint. */
+const globalConfig = {
+  cache: { mode: "immediate" },
   strategies: { repeats: { enabled: false }, staleOutputs: { trigger: 2000, keepRecent: 3, clearAtLeast: 500 } }
-})
+}
+
+const breakpointConfig = (breakpoint: boolean) => `${JSON.stringify({ cache: { breakpoint } })}\n`
 
 /** Each step says what it does, then reads a file: the text is where the breakpoint can go. */
 const script = (s: Scenario): ReadonlyArray<Reply> => [
@@ -95,7 +98,12 @@ let withoutMark: Run | undefined
 
 /** The session's scenario through `@ai-sdk/anthropic`, with the plugin's breakpoint on or off. */
 const anthropicScenario = (breakpoint: boolean) =>
-  useScenario({ files, mainModel: "claude-fake", protocol: "anthropic", globalConfig: configWith(breakpoint) })
+  useScenario({
+    files: { ...files, ".opencode/dcp.jsonc": breakpointConfig(breakpoint) },
+    mainModel: "claude-fake",
+    protocol: "anthropic",
+    globalConfig
+  })
 
 describe("without the breakpoint", () => {
   const scenario = anthropicScenario(false)
@@ -171,10 +179,10 @@ describe("with another plugin that adds a system text of its own", () => {
 })
 `
   const scenario = useScenario({
-    files: { ...files, ".opencode/plugin/other.js": other },
+    files: { ...files, ".opencode/plugin/other.js": other, ".opencode/dcp.jsonc": breakpointConfig(true) },
     mainModel: "claude-fake",
     protocol: "anthropic",
-    globalConfig: configWith(true)
+    globalConfig
   })
 
   it("the plugin keeps no breakpoint of its own, and OpenCode's marker on the newest message stays", async () => {
