@@ -6,6 +6,9 @@ export default defineConfig({
   test: {
     // Runs once per run, whatever the projects: builds dist/.
     globalSetup: ["test/support/build.ts"],
+    // Both projects in one pool (vitest groups projects of equal maxWorkers; the default would be the cores less
+    // one): these machines have 2 cores, and each end-to-end file runs its own `opencode serve`.
+    maxWorkers: 2,
     projects: [
       {
         extends: true,
@@ -29,8 +32,6 @@ export default defineConfig({
           name: "e2e",
           include: ["test/e2e/**/*.e2e.test.ts"],
           globalSetup: ["test/e2e/support/global-setup.ts"],
-          // Each file runs its own `opencode serve` processes; these machines have 2 cores.
-          maxWorkers: 2,
           testTimeout: 300_000,
           hookTimeout: 300_000
         }

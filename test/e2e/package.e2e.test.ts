@@ -99,7 +99,7 @@ describe("the package as users install it", () => {
   beforeAll(async () => {
     root = await mkdtemp(join(tmpdir(), "dcp-e2e-package-"))
     await mkdir(join(root, "pack"))
-    // dist/ was built by the tier's global setup: packing must not build again.
+    // dist/ was built by the run's global setup (test/support/build.ts): packing must not build again.
     const { stdout } = await run("npm", [
       "pack",
       "--ignore-scripts",
