@@ -32,6 +32,8 @@ export default defineConfig({
           name: "e2e",
           include: ["test/e2e/**/*.e2e.test.ts"],
           globalSetup: ["test/e2e/support/global-setup.ts"],
+          // A worker's files share one process, and with it the OpenCode servers they can share (support/scenario.ts).
+          isolate: false,
           testTimeout: 300_000,
           hookTimeout: 300_000
         }

@@ -126,8 +126,8 @@ const seedConfigDir = async (template: string, dir: string) => {
   await symlink(join(template, "node_modules"), join(dir, "node_modules"))
 }
 
-// Servers still running when the test process exits (a crashed worker, an interrupted run) are killed by their
-// process group, so no `opencode serve` outlives the run.
+// Servers still running when the test process exits (servers shared by the files of a worker, a crashed worker, an
+// interrupted run) are killed by their process group, so no `opencode serve` outlives the run.
 const running = new Set<ChildProcess>()
 process.once("exit", () => {
   for (const child of running) {
@@ -138,6 +138,8 @@ process.once("exit", () => {
     }
   }
 })
+// vitest stops a worker with SIGTERM, which would end the process without running the "exit" handlers.
+process.once("SIGTERM", () => process.exit(143))
 
 /**
  * HOME, the XDG directories and TMPDIR under `root`, with the global config directory seeded from the template and

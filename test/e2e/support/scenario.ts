@@ -1,3 +1,4 @@
+import { rmSync } from "node:fs"
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -140,8 +141,8 @@ export interface Scenario {
 }
 
 /**
- * An `opencode serve` shared by the scenarios of a test file that set up HOME the same way: starting OpenCode and its
- * first prompt are most of a scenario's cost, and a second project on a running server costs a fraction of that.
+ * An `opencode serve` shared by the scenarios that set up HOME the same way: starting OpenCode and its first prompt
+ * are most of a scenario's cost, and a second project on a running server costs a fraction of that.
  */
 interface SharedServer {
   readonly root: string
@@ -159,20 +160,32 @@ const globalFilesOf = (options: ScenarioOptions): Record<string, string> =>
     : { ...options.globalFiles, "dcp.jsonc": `${JSON.stringify(options.globalConfig ?? globalConfig, null, 2)}\n` }
 
 /**
- * The shared servers of this test file, by the global files they were set up with. Each counts the scenarios that
- * will use it, from their declaration (before any of them starts) until each ends, and stops with the last.
+ * The shared servers of this process, by the global files they were set up with. The tier's files share a process per
+ * worker (`isolate: false` in vitest.config.ts), one after the other, so a server started for one file serves the
+ * later ones; the servers stop, and their directories go, when the process exits.
  */
-const servers = new Map<string, { users: number; started?: Promise<SharedServer> }>()
+const servers = new Map<string, Promise<SharedServer>>()
+const roots = new Set<string>()
+process.once("exit", () => {
+  for (const root of roots) rmSync(root, { recursive: true, force: true, maxRetries: 5 })
+})
 
 const startShared = async (globalFiles: Record<string, string>): Promise<SharedServer> => {
   const root = await mkdtemp(join(tmpdir(), "dcp-e2e-"))
-  try {
-    const env = await prepareHome(root, { configTemplate: inject("opencodeConfigTemplate"), globalFiles })
-    return { root, current: await startServer(env, root), earlierLogs: "", projects: 0 }
-  } catch (error) {
-    await rm(root, { recursive: true, force: true })
-    throw error
-  }
+  roots.add(root)
+  const env = await prepareHome(root, { configTemplate: inject("opencodeConfigTemplate"), globalFiles })
+  return { root, current: await startServer(env, root), earlierLogs: "", projects: 0 }
+}
+
+const sharedServer = (globalFiles: Record<string, string>): Promise<SharedServer> => {
+  const key = JSON.stringify(globalFiles)
+  const found = servers.get(key)
+  if (found !== undefined) return found
+  const started = startShared(globalFiles)
+  servers.set(key, started)
+  // A later file tries again.
+  started.catch(() => servers.delete(key))
+  return started
 }
 
 const startScenario = async (shared: SharedServer, options: ScenarioOptions): Promise<Scenario> => {
@@ -312,6 +325,8 @@ const startScenario = async (shared: SharedServer, options: ScenarioOptions): Pr
     },
     dispose: async () => {
       for (const controller of streams) controller.abort()
+      // The project's OpenCode instance (its watchers, language servers) goes; the server stays for other projects.
+      await opencode().api("POST", "/instance/dispose").catch(() => undefined)
       await model.close()
     }
   }
@@ -335,19 +350,18 @@ const describeAnthropicRequests = (requests: ReadonlyArray<AnthropicRequest>, fi
  * One scenario shared by the tests of the enclosing `describe` (or file), which run one after the other, each in
  * its own session. A failing test prints what the model received during that test and the OpenCode log tail.
  *
- * Scenarios of a file whose HOME is set up alike (`freshHome`, `globalConfig`, `globalFiles`) run on one
- * `opencode serve`, each in a project of its own. What a test changes in HOME (a global file) or does to the server
- * (`restart`) is seen by the file's later scenarios on that server.
+ * Scenarios whose HOME is set up alike (`globalConfig`, `globalFiles`) run on one `opencode serve`, each in a project
+ * of its own, also across the test files a worker runs. What a test leaves in HOME (a global file) or does to the
+ * server (`restart`) is seen by the later scenarios on that server: a test that writes a global file removes it. A
+ * `freshHome` scenario gets a server of its own, since the plugin writes its global config there.
  */
 export const useScenario = (options: ScenarioOptions = {}): () => Scenario => {
-  const globalFiles = globalFilesOf(options)
-  const key = JSON.stringify(globalFiles)
-  const server = servers.get(key) ?? { users: 0 }
-  servers.set(key, server)
-  server.users++
   let scenario: Scenario | undefined
+  let own: SharedServer | undefined
   beforeAll(async () => {
-    scenario = await startScenario(await (server.started ??= startShared(globalFiles)), options)
+    const globalFiles = globalFilesOf(options)
+    const server = options.freshHome === true ? (own = await startShared(globalFiles)) : await sharedServer(globalFiles)
+    scenario = await startScenario(server, options)
   })
   beforeEach((context) => {
     scenario?.beginTest()
@@ -358,11 +372,10 @@ export const useScenario = (options: ScenarioOptions = {}): () => Scenario => {
   })
   afterAll(async () => {
     await scenario?.dispose()
-    if (--server.users > 0 || server.started === undefined) return
-    servers.delete(key)
-    const shared = await server.started.catch(() => undefined)
-    await shared?.current.stop()
-    if (shared !== undefined) await rm(shared.root, { recursive: true, force: true })
+    if (own === undefined) return
+    await own.current.stop()
+    await rm(own.root, { recursive: true, force: true })
+    roots.delete(own.root)
   })
   return () => {
     if (scenario === undefined) throw new Error("the scenario did not start")
