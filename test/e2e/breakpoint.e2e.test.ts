@@ -20,13 +20,17 @@ const files = Object.fromEntries(
   Array.from({ length: 12 }, (_, i) => [`src/f${i}.ts`, sourceFile(`f${i}`, 150)] as const)
 )
 
-/** The global config of every scenario here, which share one OpenCode; each project's config sets the breakpoint. */
-const globalConfig = {
-  cache: { mode: "immediate" },
-  strategies: { repeats: { enabled: false }, staleOutputs: { trigger: 2000, keepRecent: 3, clearAtLeast: 500 } }
-}
-
-const breakpointConfig = (breakpoint: boolean) => `${JSON.stringify({ cache: { breakpoint } })}\n`
+/**
+ * The project's config, over the tier's global one (prunes applied at once, repeats off: see scenario.ts), which the
+ * scenarios here share with the other files' on one OpenCode.
+ */
+const projectConfig = (breakpoint: boolean) =>
+  `${
+    JSON.stringify({
+      cache: { breakpoint },
+      strategies: { staleOutputs: { trigger: 2000, keepRecent: 3, clearAtLeast: 500 } }
+    })
+  }\n`
 
 /** Each step says what it does, then reads a file: the text is where the breakpoint can go. */
 const script = (s: Scenario): ReadonlyArray<Reply> => [
@@ -99,10 +103,9 @@ let withoutMark: Run | undefined
 /** The session's scenario through `@ai-sdk/anthropic`, with the plugin's breakpoint on or off. */
 const anthropicScenario = (breakpoint: boolean) =>
   useScenario({
-    files: { ...files, ".opencode/dcp.jsonc": breakpointConfig(breakpoint) },
+    files: { ...files, ".opencode/dcp.jsonc": projectConfig(breakpoint) },
     mainModel: "claude-fake",
-    protocol: "anthropic",
-    globalConfig
+    protocol: "anthropic"
   })
 
 describe("without the breakpoint", () => {
@@ -179,10 +182,9 @@ describe("with another plugin that adds a system text of its own", () => {
 })
 `
   const scenario = useScenario({
-    files: { ...files, ".opencode/plugin/other.js": other, ".opencode/dcp.jsonc": breakpointConfig(true) },
+    files: { ...files, ".opencode/plugin/other.js": other, ".opencode/dcp.jsonc": projectConfig(true) },
     mainModel: "claude-fake",
-    protocol: "anthropic",
-    globalConfig
+    protocol: "anthropic"
   })
 
   it("the plugin keeps no breakpoint of its own, and OpenCode's marker on the newest message stays", async () => {
