@@ -137,7 +137,6 @@ describe("a project config edited while OpenCode runs", () => {
       assert.match(resultOf(s.requests().at(-1)!, "live_1") ?? "", placeholder("[pruned duplicate; id 1]"))
       const toast = await waitFor(
         "the reload's toast",
-        20_000,
         () =>
           events.events.find((event) =>
             event.type === "tui.toast.show" && event.properties.title === "DCP: config reloaded"

@@ -101,7 +101,6 @@ describe("the terminal UI", () => {
       await ui.press("Escape")
       await ui.waitForScreen("the dialog to close", (screen) => !screen.includes("Sweep and restore"))
       assert.strictEqual(model.main().length, requests)
-    },
-    240_000
+    }
   )
 })

@@ -154,8 +154,7 @@ describe("Persistence.layer: status files of a crashed process", () => {
 
         assert.deepStrictEqual(removed, left)
         assert.deepStrictEqual(yield* listTree(stateDir), ["status"])
-      }).pipe(Effect.provide(platform)),
-    30_000
+      }).pipe(Effect.provide(platform))
   )
 
   it.live("the next start keeps the status temporary of a writer still running", () =>

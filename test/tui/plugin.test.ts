@@ -190,7 +190,7 @@ describe("the TUI part in the host", () => {
     const host = running = await start(fakeApi())
     const result = await host.api.client.session.command({ sessionID, command: "dcp", arguments: "" } as never)
     assert.deepStrictEqual(result, { data: undefined, error: undefined } as never)
-    await vi.waitFor(() =>
+    await eventually(() =>
       assert.include(textOf(host.dialog()!()), "In effect     1 call, ~800 tokens out of every request")
     )
     assert.deepStrictEqual(host.commands, [])
