@@ -1,7 +1,14 @@
 import { configDefaults, defineConfig } from "vitest/config"
 
+// Time limits here are guards against a hang, never a measure of speed: a test waits for events, and these machines
+// may run the suite on 2 busy cores.
 export default defineConfig({
   test: {
+    // Runs once per run, whatever the projects: builds dist/.
+    globalSetup: ["test/support/build.ts"],
+    // Both projects in one pool (vitest groups projects of equal maxWorkers; the default would be the cores less
+    // one): these machines have 2 cores, and each end-to-end file runs its own `opencode serve`.
+    maxWorkers: 2,
     projects: [
       {
         extends: true,
@@ -9,8 +16,11 @@ export default defineConfig({
           name: "unit",
           include: ["test/**/*.test.ts"],
           exclude: [...configDefaults.exclude, "test/e2e/**"],
-          testTimeout: 30_000,
-          hookTimeout: 60_000
+          // The files share one module graph per worker: imported afresh for each file, Effect and the plugin cost
+          // most of the tier's time. A test that changes process-wide state (process.env) restores it.
+          isolate: false,
+          testTimeout: 120_000,
+          hookTimeout: 120_000
         }
       },
       {
@@ -22,10 +32,10 @@ export default defineConfig({
           name: "e2e",
           include: ["test/e2e/**/*.e2e.test.ts"],
           globalSetup: ["test/e2e/support/global-setup.ts"],
-          // Each file runs its own `opencode serve` processes; these machines have 2 cores.
-          maxWorkers: 2,
-          testTimeout: 120_000,
-          hookTimeout: 120_000
+          // A worker's files share one process, and with it the OpenCode servers they can share (support/scenario.ts).
+          isolate: false,
+          testTimeout: 300_000,
+          hookTimeout: 300_000
         }
       }
     ]

@@ -63,10 +63,10 @@ describe("documentation", () => {
     assert.deepStrictEqual(missing, [])
   })
 
-  it("docs/development.md says, where the set-up commands are, what npm install prints on Node 20 and how much disk it takes", () => {
+  it("docs/development.md says, where the set-up commands are, what npm ci prints on Node 20 and how much disk it takes", () => {
     const development = read("docs/development.md")
     const setUp = development.slice(development.indexOf("## Set up"), development.indexOf("## Commands"))
-    assert.include(setUp, "npm install")
+    assert.include(setUp, "npm ci")
     assert.include(setUp, "EBADENGINE")
     assert.match(setUp, /node_modules` takes about \d+ MB/)
   })

@@ -20,9 +20,9 @@ describe("README", () => {
 
   it("names exactly the two set-up commands CI runs", () => {
     const ci = readFileSync(new URL("../.ci/run", import.meta.url), "utf8")
-    assert.include(readme, "npm install")
+    assert.include(readme, "npm ci")
     assert.include(readme, "npm test")
-    assert.include(ci, "npm install")
+    assert.include(ci, "npm ci")
     assert.include(ci, "npm test")
   })
 })

@@ -7,12 +7,14 @@ import type { Analysis } from "../../src/analysis/report.ts"
 import { profiles } from "../../src/pricing/profiles.ts"
 
 /**
- * The analyser as a user runs it: `node src/analyse.ts` (what `npm start` and the `dcp-analyse` bin run), in a
- * child process with its own HOME, so the developer's own config files never change the figures.
+ * The analyser as a user runs it: the `dcp-analyse` bin (`dist/analyse.js`, built for the run by
+ * test/support/build.ts), in a child process with its own HOME, so the developer's own config files never change the
+ * figures. `npm start` runs the source (src/analyse.ts): the last test runs it that way, and the end-to-end tier checks
+ * that both give the same analysis.
  */
 
 const repo = new URL("../../", import.meta.url).pathname
-const cli = join(repo, "src", "analyse.ts")
+const cli = join(repo, "dist", "analyse.js")
 
 let home: string
 let work: string
@@ -52,6 +54,16 @@ const analyse = (
   args: ReadonlyArray<string>,
   options: { readonly input?: string; readonly env?: Record<string, string> } = {}
 ) => runCommand(process.execPath, [cli, ...args], options)
+
+/** Runs `args` once for the tests that look at the same run. */
+const shared = (args: ReadonlyArray<string>) => {
+  let run: Promise<Finished> | undefined
+  return () => (run ??= analyse(args))
+}
+
+// Each replay of the example costs seconds of CPU: the tests that read the same output share one.
+const exampleReport = shared(["--example"])
+const exampleJson = shared(["--example", "--json"])
 
 /** A short session: a file read twice, then an answer. */
 const smallExport = (extraParts: Array<unknown> = []) => {
@@ -123,7 +135,7 @@ describe("the bundled example (npm start)", () => {
   }
 
   it("prints the report: final request chart, prunes by strategy, tokens and cost with and without the plugin", async () => {
-    const result = await analyse(["--example"])
+    const result = await exampleReport()
     assert.strictEqual(result.stderr, "")
     assert.strictEqual(result.code, 0)
     const report = result.stdout
@@ -171,7 +183,7 @@ describe("the bundled example (npm start)", () => {
   })
 
   it("--json prints the same analysis as JSON", async () => {
-    const result = await analyse(["--example", "--json"])
+    const result = await exampleJson()
     assert.strictEqual(result.code, 0)
     const json = JSON.parse(result.stdout) as Analysis & { costModel: Record<string, unknown> }
     assert.deepStrictEqual(Object.keys(json), [
@@ -381,7 +393,7 @@ describe("config", () => {
   })
 })
 
-describe.concurrent("input", () => {
+describe("input", () => {
   it("reads an export from standard input", async () => {
     const result = await analyse(["--json"], { input: smallExport() })
     assert.strictEqual(result.code, 0)
@@ -485,10 +497,8 @@ const exampleOnWindows = async (): Promise<string> => {
 describe("an export made on Windows", () => {
   // Deduplication compares inputs as written, so one read written with the other separators is pruned by another rule.
   it("is read by Windows' path rules: as many calls pruned and the same edits masked as with the example's paths", async () => {
-    const [posix, windows] = await Promise.all([
-      analyse(["--example", "--json"]),
-      exampleOnWindows().then((file) => analyse([file, "--json"]))
-    ])
+    const posix = await exampleJson()
+    const windows = await analyse([await exampleOnWindows(), "--json"])
     const figures = (stdout: string) => {
       const json = JSON.parse(stdout) as Analysis
       return { directory: json.session.directory, calls: json.prunedTotal.calls, edits: json.sent.withPlugin.edits }
@@ -553,7 +563,7 @@ describe("what a new user meets", () => {
   })
 
   it("the report on the example ends with how to run it on one's own session", async () => {
-    const lines = (await analyse(["--example"])).stdout.trimEnd().split("\n")
+    const lines = (await exampleReport()).stdout.trimEnd().split("\n")
     const next = lines.slice(lines.lastIndexOf("") + 1).join(" ")
     assert.match(next, /^Next: the same for one of your own sessions\./)
     assert.include(next, "opencode export <ID> > session.json, then run dcp-analyse session.json.")

@@ -18,7 +18,6 @@ const firstPrompt = async (s: Scenario) => {
   await s.prompt(session, "hello")
   const title = await waitFor(
     "the title request",
-    20_000,
     () => s.model.requests.slice(before).find((request) => request.model === "fake-small")
   )
   return { main: s.requests()[0]!, title }

@@ -54,7 +54,7 @@ it("the analyser replays a fresh export of the real OpenCode as the plugin ran i
   await s.waitIdle(session)
 
   const stateFile = join(opencode.env.XDG_DATA_HOME!, "opencode", "storage", "plugin", "dcp", `${session}.json`)
-  const state = await waitFor("the plugin's state file", 20_000, async () => {
+  const state = await waitFor("the plugin's state file", async () => {
     const text = await readFile(stateFile, "utf8").catch(() => undefined)
     const parsed = text === undefined
       ? undefined

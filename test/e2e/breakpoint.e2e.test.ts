@@ -1,3 +1,4 @@
+import { dirname } from "node:path"
 import { assert, describe, it } from "vitest"
 import type { RequestCost } from "../../src/analysis/cost.ts"
 import { profiles } from "../../src/pricing/profiles.ts"
@@ -19,10 +20,17 @@ const files = Object.fromEntries(
   Array.from({ length: 12 }, (_, i) => [`src/f${i}.ts`, sourceFile(`f${i}`, 150)] as const)
 )
 
-const configWith = (breakpoint: boolean) => ({
-  cache: { mode: "immediate", breakpoint },
-  strategies: { repeats: { enabled: false }, staleOutputs: { trigger: 2000, keepRecent: 3, clearAtLeast: 500 } }
-})
+/**
+ * The project's config, over the tier's global one (prunes applied at once, repeats off: see scenario.ts), which the
+ * scenarios here share with the other files' on one OpenCode.
+ */
+const projectConfig = (breakpoint: boolean) =>
+  `${
+    JSON.stringify({
+      cache: { breakpoint },
+      strategies: { staleOutputs: { trigger: 2000, keepRecent: 3, clearAtLeast: 500 } }
+    })
+  }\n`
 
 /** Each step says what it does, then reads a file: the text is where the breakpoint can go. */
 const script = (s: Scenario): ReadonlyArray<Reply> => [
@@ -47,9 +55,13 @@ const runSession = async (s: Scenario): Promise<Run> => {
   await s.prompt(session, prompt)
   const recorded = s.anthropicRequests()
   const times = recorded.map((body) => s.model.anthropic.times[s.model.anthropic.requests.indexOf(body)]!)
-  // Each run has its own temporary directories (the project, the home); named alike, both runs send the same bytes.
+  // Each run has its own temporary directories (the project, and the server's home); named alike, both runs send the
+  // same bytes.
+  const server = dirname(s.opencode().env.HOME!)
   const bodies = recorded.map((body) =>
-    JSON.parse(JSON.stringify(body).replaceAll(s.root, "/tmp/run")) as AnthropicRequest
+    JSON.parse(
+      JSON.stringify(body).replaceAll(s.root, "/tmp/run").replaceAll(server, "/tmp/server")
+    ) as AnthropicRequest
   )
   return { bodies, costs: priceAnthropicBodies(profiles.anthropic, bodies, times) }
 }
@@ -90,7 +102,11 @@ let withoutMark: Run | undefined
 
 /** The session's scenario through `@ai-sdk/anthropic`, with the plugin's breakpoint on or off. */
 const anthropicScenario = (breakpoint: boolean) =>
-  useScenario({ files, mainModel: "claude-fake", protocol: "anthropic", globalConfig: configWith(breakpoint) })
+  useScenario({
+    files: { ...files, ".opencode/dcp.jsonc": projectConfig(breakpoint) },
+    mainModel: "claude-fake",
+    protocol: "anthropic"
+  })
 
 describe("without the breakpoint", () => {
   const scenario = anthropicScenario(false)
@@ -166,10 +182,9 @@ describe("with another plugin that adds a system text of its own", () => {
 })
 `
   const scenario = useScenario({
-    files: { ...files, ".opencode/plugin/other.js": other },
+    files: { ...files, ".opencode/plugin/other.js": other, ".opencode/dcp.jsonc": projectConfig(true) },
     mainModel: "claude-fake",
-    protocol: "anthropic",
-    globalConfig: configWith(true)
+    protocol: "anthropic"
   })
 
   it("the plugin keeps no breakpoint of its own, and OpenCode's marker on the newest message stays", async () => {

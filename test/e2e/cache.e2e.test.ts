@@ -17,10 +17,16 @@ import { breakpointShape, priceBodies, wireOfBody } from "./support/wire.ts"
  * 26-request coding session runs without the plugin and with it (default settings), and the bodies are priced by
  * Anthropic's rules with OpenCode's own markers. Time is scaled down: the cache lives `ttl` seconds, and the session
  * pauses longer than that before its third prompt.
+ *
+ * The bodies are priced at the session's pace as scripted, whatever the machine's: a request a second, and the pause.
+ * The plugin reads the clock, so its run pauses for real; `ttl` is long enough that no gap between the requests of a
+ * prompt reaches it on a busy machine.
  */
 
-const ttl = 12
+const ttl = 30
 const pricing = { ...profiles.anthropic, ttlSeconds: ttl }
+/** The global config of both runs: the defaults, with the scaled-down TTL. */
+const withTtl = { cache: { ttlSeconds: ttl } }
 const files = {
   "src/app.ts": sourceFile("app", 400),
   "src/util.ts": sourceFile("util", 300),
@@ -89,22 +95,25 @@ const prompts = (s: Scenario): ReadonlyArray<ReadonlyArray<Reply>> => [
   ]
 ]
 
-/** Runs the scripted session in a new session of `s`, pausing longer than the cache TTL before the last prompt. */
-const runSession = async (s: Scenario): Promise<Run> => {
+/**
+ * Runs the scripted session in a new session of `s`. With `pause`, waits before the last prompt until the cache TTL
+ * (and 2 s) has passed since the latest request.
+ */
+const runSession = async (s: Scenario, pause: boolean): Promise<Run> => {
   const session = await s.newSession()
   const script = prompts(s)
   let beforePause = 0
   for (const [i, replies] of script.entries()) {
     if (i === script.length - 1) {
       beforePause = s.requests().length
-      await sleep((ttl + 2) * 1000)
+      if (pause) await sleep(Math.max(0, s.model.times.at(-1)! + (ttl + 2) * 1000 - Date.now()))
     }
     s.model.script(replies)
     await s.prompt(session, `step ${i + 1}`)
   }
   const main = s.model.main()
   const bodies = s.requests()
-  const times = bodies.map((body) => s.model.times[s.model.requests.indexOf(body)]!)
+  const times = bodies.map((_, k) => (k + (k >= beforePause ? ttl + 2 : 0)) * 1000)
   assert.strictEqual(bodies.length, main.length)
   return { bodies, times, beforePause, messages: (await s.messages(session)) as unknown as ReadonlyArray<Msg> }
 }
@@ -122,10 +131,16 @@ let without: Run | undefined
 let withPlugin: Run | undefined
 
 describe("without the plugin", () => {
-  const scenario = useScenario({ files, mainModel: "claude-fake", globalConfig: { enabled: false } })
+  // Switched off in the project's config, so that both runs share one OpenCode (the same global config).
+  const scenario = useScenario({
+    files: { ...files, ".opencode/dcp.jsonc": `${JSON.stringify({ enabled: false })}\n` },
+    mainModel: "claude-fake",
+    globalConfig: withTtl
+  })
 
   it("runs the scripted session; OpenCode marks its cache breakpoints in every body", async () => {
-    without = await runSession(scenario())
+    // With the plugin off, a pause changes nothing OpenCode sends: it is only priced.
+    without = await runSession(scenario(), false)
     assert.lengthOf(without.bodies, 26)
     for (const body of without.bodies) assert.include(JSON.stringify(body.messages), '"cache_control"')
   })
@@ -165,10 +180,10 @@ const withoutTextOnlyAssistantMarks = (blocks: Blocks, wire: Wire): Wire => ({
 })
 
 describe("with the plugin", () => {
-  const scenario = useScenario({ files, mainModel: "claude-fake", globalConfig: { cache: { ttlSeconds: ttl } } })
+  const scenario = useScenario({ files, mainModel: "claude-fake", globalConfig: withTtl })
 
   it("runs the scripted session with its tools and system section", async () => {
-    withPlugin = await runSession(scenario())
+    withPlugin = await runSession(scenario(), true)
     assert.lengthOf(withPlugin.bodies, 26)
     const first = withPlugin.bodies[0]!
     assert.includeMembers(first.tools?.map((tool) => tool.function.name) ?? [], ["discard", "extract", "recall"])

@@ -28,7 +28,7 @@ describe("compaction between turns", () => {
     const before = reportedPromptTokens(s.requests().at(-1)!)
     assert.isAbove(before, 8_000)
 
-    const summary = await waitFor("the plugin's compaction to end", 20_000, async () => {
+    const summary = await waitFor("the plugin's compaction to end", async () => {
       const newest = (await s.messages(session)).findLast((message) => message.info.summary === true)
       return newest !== undefined && "finish" in newest.info ? newest : undefined
     })

@@ -44,7 +44,7 @@ const readEverything = async (s: ReturnType<typeof scenario>, session: string) =
 
 /** The session's newest summary, once OpenCode has stored how it ended. */
 const summaryOf = (s: ReturnType<typeof scenario>, session: string) =>
-  waitFor("the summary to end", 10_000, async () => {
+  waitFor("the summary to end", async () => {
     const newest = (await s.messages(session)).findLast((message) => message.info.summary === true)
     return newest !== undefined && "finish" in newest.info ? newest : undefined
   })

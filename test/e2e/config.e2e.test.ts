@@ -66,7 +66,6 @@ describe("an invalid project config", () => {
 
       const toast = await waitFor(
         "a toast naming strategies.purgeErrors.turns",
-        20_000,
         () =>
           events.events.find((event) =>
             event.type === "tui.toast.show" && String(event.properties.message).includes("strategies.purgeErrors.turns")
@@ -98,8 +97,8 @@ describe("a fresh HOME (no global dcp.jsonc)", () => {
     s.model.script([read(s, "src/a.ts", "fresh_1"), read(s, "src/a.ts", "fresh_2"), done])
     await s.prompt(session, "read a.ts twice")
 
-    const file = join(s.root, "home", ".config", "opencode", "dcp.jsonc")
-    const text = await waitFor("the default global config", 10_000, () => readFile(file, "utf8").catch(() => undefined))
+    const file = join(s.opencode().env.XDG_CONFIG_HOME!, "opencode", "dcp.jsonc")
+    const text = await waitFor("the default global config", () => readFile(file, "utf8").catch(() => undefined))
     // Every default is there as a commented-out line to edit, so the file changes nothing until the user edits it.
     assert.include(text, '// "enabled": true,')
     assert.include(text, '// "minPruneTokens": 2000,')
@@ -138,7 +137,6 @@ describe("a project config edited while OpenCode runs", () => {
       assert.match(resultOf(s.requests().at(-1)!, "live_1") ?? "", placeholder("[pruned duplicate; id 1]"))
       const toast = await waitFor(
         "the reload's toast",
-        20_000,
         () =>
           events.events.find((event) =>
             event.type === "tui.toast.show" && event.properties.title === "DCP: config reloaded"

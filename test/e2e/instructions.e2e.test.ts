@@ -1,4 +1,4 @@
-import { utimesSync, writeFileSync } from "node:fs"
+import { rmSync, utimesSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { assert, describe, it } from "vitest"
 import { call, done, holdsPlaceholder, read, sourceFile } from "./support/fixtures.ts"
@@ -133,12 +133,17 @@ describe("the user edits the project's AGENTS.md outside OpenCode, between two p
 
   it("a global AGENTS.md created: the next prompt's request carries it, and the duplicate with it", async () => {
     const s = scenario()
-    const global = join(s.root, "home", ".config", "opencode", "AGENTS.md")
-    const { waiting, next } = await run(s, () => writeFileSync(global, "Answer in French.\n"), "w")
-    assert.notInclude(systemText(waiting), "Answer in French.")
-    assert.include(systemText(next), `Instructions from: ${global}\nAnswer in French.`)
-    assert.isFalse(holdsPlaceholder(duplicateOf(waiting, "w")))
-    assert.isTrue(holdsPlaceholder(duplicateOf(next, "w")))
+    const global = join(s.opencode().env.XDG_CONFIG_HOME!, "opencode", "AGENTS.md")
+    // Every project of the server reads the global file: it goes when the test ends.
+    try {
+      const { waiting, next } = await run(s, () => writeFileSync(global, "Answer in French.\n"), "w")
+      assert.notInclude(systemText(waiting), "Answer in French.")
+      assert.include(systemText(next), `Instructions from: ${global}\nAnswer in French.`)
+      assert.isFalse(holdsPlaceholder(duplicateOf(waiting, "w")))
+      assert.isTrue(holdsPlaceholder(duplicateOf(next, "w")))
+    } finally {
+      rmSync(global, { force: true })
+    }
   })
 
   describe("with an empty AGENTS.md beside a CONTEXT.md", () => {

@@ -99,7 +99,7 @@ describe("the package as users install it", () => {
   beforeAll(async () => {
     root = await mkdtemp(join(tmpdir(), "dcp-e2e-package-"))
     await mkdir(join(root, "pack"))
-    // dist/ was built by the tier's global setup: packing must not build again.
+    // dist/ was built by the run's global setup (test/support/build.ts): packing must not build again.
     const { stdout } = await run("npm", [
       "pack",
       "--ignore-scripts",
@@ -186,13 +186,12 @@ describe("the package as users install it", () => {
     // A fresh OpenCode takes its time over a first prompt (20-30 s seen on 2 busy cores).
     const screen = await tui.waitForScreen(
       "the panel to show the prune",
-      (text) => /Pruned: 1 call/.test(sidebarOf(text)) && !text.includes("esc interrupt"),
-      120_000
+      (text) => /Pruned: 1 call/.test(sidebarOf(text)) && !text.includes("esc interrupt")
     )
     assert.match(sidebarOf(screen), /^Context pruning\n[\d,]+ tokens, \d+% of 200k\nPruned: 1 call, ~\d+ tokens$/m)
     assert.includeMembers(model.main()[0]?.tools?.map((tool) => tool.function.name) ?? [], ["discard", "extract"])
     // OpenCode 1.18.33's terminal UI installs the package again, under its bare name beside `<name>@latest`: a copy
     // of the package alone, like the first.
     assert.deepStrictEqual(await installed(), [{ beside: [], small: true }, { beside: [], small: true }])
-  }, 300_000)
+  })
 })

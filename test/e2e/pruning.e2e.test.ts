@@ -166,7 +166,7 @@ describe("the plugin in a main session", () => {
     const stateFile = join(s.opencode().env.XDG_DATA_HOME!, "opencode", "storage", "plugin", "dcp", `${session}.json`)
     const findings = async () =>
       (JSON.parse(await readFile(stateFile, "utf8")) as { findings: Array<unknown> }).findings
-    await waitFor("the finding in the state file", 10_000, async () => (await findings().catch(() => [])).length === 1)
+    await waitFor("the finding in the state file", async () => (await findings().catch(() => [])).length === 1)
 
     const before = s.requests().length
     s.model.script([{ text: "Summary: c.ts was read." }])
@@ -177,7 +177,7 @@ describe("the plugin in a main session", () => {
     assert.strictEqual(compacted.status, 200)
     const summariser = s.requests().slice(before)
     assert.strictEqual(summariser.some((request) => requestText(request).includes(`(read 1) ${finding}`)), true)
-    await waitFor("the findings dropped after session.compacted", 10_000, async () => (await findings()).length === 0)
+    await waitFor("the findings dropped after session.compacted", async () => (await findings()).length === 0)
   })
 })
 

@@ -1,5 +1,8 @@
-import { readFile } from "node:fs/promises"
-import { assert, describe, it } from "vitest"
+import { randomUUID } from "node:crypto"
+import { readFile, rm } from "node:fs/promises"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { afterAll, assert, describe, it } from "vitest"
 import { dcp, flat, notes } from "./support/commands.ts"
 import { call, done, placeholder, read, sourceFile } from "./support/fixtures.ts"
 import { argumentsOf, requestAfter, resultOf, toolNames } from "./support/requests.ts"
@@ -57,7 +60,6 @@ describe('commands.enabled: false and cache.mode "auto" (the default) in the pro
       assert.strictEqual(response.status, 500)
       const error = await waitFor(
         "a session.error naming the command",
-        20_000,
         () =>
           events.events.find((event) =>
             event.type === "session.error" && JSON.stringify(event.properties).includes("Command not found")
@@ -159,15 +161,19 @@ describe("cache.ttlSeconds: 0 in auto mode", () => {
 })
 
 describe("strategies.staleOutputs with a low trigger, keeping the 2 most recent calls", () => {
+  const languageServerLog = join(tmpdir(), `dcp-e2e-lsp-${randomUUID()}.log`)
   const scenario = useScenario({
     files: {
       ...files({ strategies: { staleOutputs: { trigger: 1000, keepRecent: 2, clearAtLeast: 0 } } }),
       // A language server reporting every line that says BROKEN (OpenCode appends its errors to an edit's result).
       ".opencode/opencode.json": `${
-        JSON.stringify({ lsp: { fake: { command: [process.execPath, fakeLanguageServer], extensions: [".ts"] } } })
+        JSON.stringify({
+          lsp: { fake: { command: [process.execPath, fakeLanguageServer, languageServerLog], extensions: [".ts"] } }
+        })
       }\n`
     }
   })
+  afterAll(() => rm(languageServerLog, { force: true }))
 
   it("an old edit reaches the model with its strings as placeholders, its path and result kept, the file edited", async () => {
     const s = scenario()
@@ -225,8 +231,15 @@ describe("strategies.staleOutputs with a low trigger, keeping the 2 most recent 
   it("an old edit's language server errors reach the model as a placeholder with its content, its confirmation kept", async () => {
     const s = scenario()
     const session = await s.newSession()
+    // OpenCode starts the language server and opens the file in the background of a read, and gives an edit's
+    // diagnostics 5 s: on busy cores that background work can outlast them, so the edit waits until it is done.
+    s.model.script([read(s, "src/big.ts", "lsp_1"), done])
+    await s.prompt(session, "read big.ts")
+    await waitFor(
+      "the language server to have big.ts open",
+      async () => (await readFile(languageServerLog, "utf8").catch(() => "")).includes(`${s.path("src/big.ts")}\n`)
+    )
     s.model.script([
-      read(s, "src/big.ts", "lsp_1"),
       call("edit", {
         filePath: s.path("src/big.ts"),
         oldString: 'export const big3 = "big line 3"\n',
@@ -236,7 +249,7 @@ describe("strategies.staleOutputs with a low trigger, keeping the 2 most recent 
       read(s, "src/c.ts", "lsp_4"),
       done
     ])
-    await s.prompt(session, "read big.ts, break it, then read b.ts and c.ts")
+    await s.prompt(session, "break big.ts, then read b.ts and c.ts")
 
     const recent = resultOf(requestAfter(s.requests(), "lsp_2"), "lsp_2")
     assert.match(

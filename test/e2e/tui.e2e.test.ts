@@ -36,7 +36,7 @@ describe("the terminal UI", () => {
     })
     file = join(world.project, "src/a.ts")
     tui = await startTui({ name: "tui", env: world.env, project: world.project })
-  }, 180_000)
+  })
 
   afterAll(async () => {
     await tui?.stop()
@@ -59,8 +59,7 @@ describe("the terminal UI", () => {
           // "esc interrupt" is shown while the agent loop runs, which a fresh OpenCode takes its time to start (20-30 s
           // seen on 2 busy cores).
           (screen) =>
-            /Pruned: 1 call/.test(sidebarOf(screen)) && screen.includes("Done.") && !screen.includes("esc interrupt"),
-          120_000
+            /Pruned: 1 call/.test(sidebarOf(screen)) && screen.includes("Done.") && !screen.includes("esc interrupt")
         )
       )
       await ui.save("tui-panel")
@@ -102,7 +101,6 @@ describe("the terminal UI", () => {
       await ui.press("Escape")
       await ui.waitForScreen("the dialog to close", (screen) => !screen.includes("Sweep and restore"))
       assert.strictEqual(model.main().length, requests)
-    },
-    240_000
+    }
   )
 })

@@ -60,7 +60,7 @@ describe("Persistence.layer: temporaries of interrupted writes", () => {
 
       yield* startAndStop(root)
       assert.deepStrictEqual(yield* listTree(stateDir), [])
-    }).pipe(Effect.provide(platform)), 30_000)
+    }).pipe(Effect.provide(platform)))
 
   it.live("the next start removes a killed writer's temporary, never a running writer's", () =>
     Effect.gen(function*() {
@@ -76,7 +76,7 @@ describe("Persistence.layer: temporaries of interrupted writes", () => {
 
       assert.deepStrictEqual(yield* listTree(stateDir), runningTemporary)
       assert.isTrue(yield* running.running)
-    }).pipe(Effect.provide(platform)), 30_000)
+    }).pipe(Effect.provide(platform)))
 
   it.live("the start-up clean-up reports what it removed", () =>
     Effect.gen(function*() {
@@ -94,7 +94,7 @@ describe("Persistence.layer: temporaries of interrupted writes", () => {
       assert.include(left, `${lifetimeFileName}.lock`)
       assert.deepStrictEqual([...removed].sort(), left)
       assert.deepStrictEqual(yield* listTree(stateDir), [])
-    }).pipe(Effect.provide(platform)), 30_000)
+    }).pipe(Effect.provide(platform)))
 
   it.live("a PID now used by a newer process does not keep a dead writer's temporary", () =>
     Effect.gen(function*() {
@@ -113,7 +113,7 @@ describe("Persistence.layer: temporaries of interrupted writes", () => {
       // Only Linux says when a process started; elsewhere a running PID keeps its temporaries.
       const kept = process.platform === "linux" ? ownTemporary : [earlier, ...ownTemporary].sort()
       assert.deepStrictEqual(yield* listTree(stateDir), kept)
-    }).pipe(Effect.provide(platform)), 30_000)
+    }).pipe(Effect.provide(platform)))
 
   it.live("a temporary whose writer cannot be checked is removed only once it is an hour old", () =>
     Effect.gen(function*() {
@@ -154,8 +154,7 @@ describe("Persistence.layer: status files of a crashed process", () => {
 
         assert.deepStrictEqual(removed, left)
         assert.deepStrictEqual(yield* listTree(stateDir), ["status"])
-      }).pipe(Effect.provide(platform)),
-    30_000
+      }).pipe(Effect.provide(platform))
   )
 
   it.live("the next start keeps the status temporary of a writer still running", () =>
@@ -198,7 +197,7 @@ describe("Persistence.layer: the lifetime lock of a crashed process", () => {
         JSON.stringify(logs)
       )
       assert.deepStrictEqual(yield* listTree(stateDir), [lifetimeFileName])
-    }).pipe(Effect.provide(platform)), 30_000)
+    }).pipe(Effect.provide(platform)))
 
   it.live(
     "a lock held by a running process is not broken, however old: the update gives up, the holder keeps it",
@@ -227,7 +226,6 @@ describe("Persistence.layer: the lifetime lock of a crashed process", () => {
           // process that reused the PID, and is broken by its age.
           assert.strictEqual(update._tag, "Success")
         }
-      }).pipe(Effect.provide(platform)),
-    30_000
+      }).pipe(Effect.provide(platform))
   )
 })

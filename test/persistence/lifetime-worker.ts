@@ -3,10 +3,11 @@
  * the live Persistence layer, prints "ready", waits for a line on stdin (so both processes start updating at the same
  * moment), then records a session's growing totals <count> times (1 call and 10 tokens, then 2 and 20, ...): the session
  * `<session>` each time when it is given, else a session of its own (named after its PID) each time. Prints its start
- * and end time as JSON.
+ * and end time as JSON. After its first update it leaves a mark under `<root>/started/`, and it ends only once the
+ * other process has left one: the two processes' updates overlap however the machine schedules them.
  */
 import { NodeFileSystem, NodePath } from "@effect/platform-node"
-import { Effect, Layer } from "effect"
+import { Effect, FileSystem, Layer, Schedule } from "effect"
 import { createInterface } from "node:readline"
 import { Persistence } from "../../src/services/Persistence.ts"
 import { Paths } from "../../src/services/Paths.ts"
@@ -16,8 +17,9 @@ if (root === undefined || count === undefined) throw new Error("usage: lifetime-
 
 const live = Persistence.layer.pipe(
   Layer.provide(Paths.layerUnder(root)),
-  Layer.provide(Layer.mergeAll(NodeFileSystem.layer, NodePath.layer))
+  Layer.provideMerge(Layer.mergeAll(NodeFileSystem.layer, NodePath.layer))
 )
+const marks = `${root}/started`
 
 const go = Effect.callback<void>((resume) => {
   const lines = createInterface({ input: process.stdin })
@@ -29,6 +31,7 @@ const go = Effect.callback<void>((resume) => {
 
 const program = Effect.gen(function*() {
   const persistence = yield* Persistence
+  const fs = yield* FileSystem.FileSystem
   process.stdout.write("ready\n")
   yield* go
   const start = Date.now()
@@ -38,7 +41,17 @@ const program = Effect.gen(function*() {
     yield* persistence.recordLifetime(
       new Map([[sessionID, { calls, tokens: 10 * calls, byReason: { worker: { calls, tokens: 10 * calls } } }]])
     )
+    if (i === 1) {
+      yield* fs.makeDirectory(marks, { recursive: true })
+      yield* fs.writeFileString(`${marks}/${process.pid}`, "")
+    }
   }
+  yield* fs.readDirectory(marks).pipe(
+    Effect.repeat({
+      until: (names) => names.some((name) => name !== String(process.pid)),
+      schedule: Schedule.spaced("5 millis")
+    })
+  )
   process.stdout.write(`${JSON.stringify({ start, end: Date.now() })}\n`)
 })
 

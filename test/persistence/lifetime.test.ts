@@ -314,7 +314,7 @@ describe("Persistence.layer: the lifetime lock", () => {
       assert.strictEqual(sum.calls, 2 * perWorker)
       assert.strictEqual(sum.tokens, 20 * perWorker)
       assert.deepStrictEqual(sum.byReason, { worker: { calls: 2 * perWorker, tokens: 20 * perWorker } })
-    }).pipe(Effect.provide(platform)), 60_000)
+    }).pipe(Effect.provide(platform)))
 
   it.live(
     "two processes recording the same session at the same time count its prunes once",
@@ -328,8 +328,7 @@ describe("Persistence.layer: the lifetime lock", () => {
           tokens: 10 * perWorker,
           byReason: { worker: { calls: perWorker, tokens: 10 * perWorker } }
         })
-      }).pipe(Effect.provide(platform)),
-    60_000
+      }).pipe(Effect.provide(platform))
   )
 })
 
@@ -352,5 +351,5 @@ describe("lifetime totals of two OpenCode processes working in one session", () 
         { sessions: totalsOf(file).sessions, calls: totalsOf(file).calls, tokens: totalsOf(file).tokens },
         { sessions: 1, calls: session.stats.calls, tokens: session.stats.tokens }
       )
-    }).pipe(Effect.provide(platform)), 120_000)
+    }).pipe(Effect.provide(platform)))
 })

@@ -329,8 +329,7 @@ const assertProviderShape = (messages: ReadonlyArray<ModelMessage>) => {
   })
 }
 
-// 60 generated cases, each with its own temp root and plugin: ~2 s alone, far more on 2 busy cores (30 s seen once).
-describe("transform properties over generated histories", { timeout: 120_000 }, () => {
+describe("transform properties over generated histories", () => {
   it.effect("never changes message counts, IDs, roles, tool names or callIDs; only content, and folded calls into a digest", () =>
     property(cases, ([spec, config]) =>
       Effect.gen(function*() {

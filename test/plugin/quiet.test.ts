@@ -43,5 +43,5 @@ describe("the plugin and the terminal", () => {
       { body: { message: string } }
     >
     assert.isTrue(logged.some((line) => line.body.message.includes("could not write the default config")))
-  }, 60_000)
+  })
 })

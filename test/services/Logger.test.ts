@@ -89,8 +89,7 @@ describe("Logger", () => {
         const parsed = JSON.parse(text)
         assert.strictEqual(parsed[0].parts[0].state.input.filePath, "a.ts")
         assert.include(text, '"[nested deeper]"')
-      }).pipe(Effect.provide(platform)),
-    60_000
+      }).pipe(Effect.provide(platform))
   )
 
   it.effect("with debug on, a snapshot holding a cycle and a BigInt is written with markers in their place", () =>

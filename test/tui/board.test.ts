@@ -59,7 +59,7 @@ describe("reading a status file", () => {
 })
 
 describe("the board", () => {
-  it("follows a file replaced while the session's first read is still under way", { timeout: 10_000 }, async () => {
+  it("follows a file replaced while the session's first read is still under way", async () => {
     const board = createBoard(dir)
     const file = join(dir, "ses_a.json")
     // The file the first read opens is a pipe, so that read cannot end before the file is replaced; a second name

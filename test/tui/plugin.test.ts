@@ -58,6 +58,12 @@ const findComponent = (node: unknown, component: unknown): Element | undefined =
   return element.type === component ? element : findComponent(element.props.children, component)
 }
 
+/**
+ * Retries `check` until it passes: a view shows what the plugin read from the status file, which it reads in the
+ * background. The time limit only guards against a hang (vi.waitFor's default, one second, is not enough on busy cores).
+ */
+const eventually = (check: () => void) => vi.waitFor(check, { timeout: 60_000, interval: 20 })
+
 const theme = { text: "text", textMuted: "muted", warning: "warning" }
 
 /** A stand-in for the host's plugin API that records what the plugin registers and asks for. */
@@ -150,7 +156,7 @@ describe("the TUI part in the host", () => {
       "dcp.dialog"
     ])
     const panel = host.slots[0]!.slots.sidebar_content!({ theme: { current: theme } }, { session_id: sessionID })
-    await vi.waitFor(() => assert.include(textOf(panel), "Pruned: 1 call, ~800 tokens"))
+    await eventually(() => assert.include(textOf(panel), "Pruned: 1 call, ~800 tokens"))
   })
 
   it("/dcp opens the dialog without asking the server for anything, and a choice runs the server's /dcp", async () => {
@@ -158,12 +164,12 @@ describe("the TUI part in the host", () => {
     const host = running = await start(fakeApi())
     host.layers[0]!.commands[0]!.run()
     const view = host.dialog()!()
-    await vi.waitFor(() => assert.include(textOf(view), "In effect     1 call, ~800 tokens out of every request"))
+    await eventually(() => assert.include(textOf(view), "In effect     1 call, ~800 tokens out of every request"))
     assert.deepStrictEqual(host.commands, [])
     const choices = findComponent(view, host.DialogSelect)!
     assert.strictEqual(textOf(choices), "Sweep\nRestore all\n1  read src/a.ts")
     ;(choices.props.onSelect as (option: { value: string }) => void)({ value: "restore all" })
-    await vi.waitFor(() =>
+    await eventually(() =>
       assert.deepStrictEqual(host.toasts.map((toast) => toast.message), ["Restored the 1 pruned call."])
     )
     assert.deepStrictEqual(host.commands, [
@@ -184,7 +190,7 @@ describe("the TUI part in the host", () => {
     const host = running = await start(fakeApi())
     const result = await host.api.client.session.command({ sessionID, command: "dcp", arguments: "" } as never)
     assert.deepStrictEqual(result, { data: undefined, error: undefined } as never)
-    await vi.waitFor(() =>
+    await eventually(() =>
       assert.include(textOf(host.dialog()!()), "In effect     1 call, ~800 tokens out of every request")
     )
     assert.deepStrictEqual(host.commands, [])
@@ -214,7 +220,7 @@ describe("the TUI part in the host", () => {
     const host = running = await start(fakeApi())
     host.layers[0]!.commands[0]!.run()
     const view = host.dialog()!()
-    await vi.waitFor(() => assert.include(textOf(view), "No data yet"))
+    await eventually(() => assert.include(textOf(view), "No data yet"))
     assert.isUndefined(findComponent(view, host.DialogSelect))
   })
 

@@ -32,7 +32,7 @@ export const dcp = async (
     options.refused === true ? 400 : 200,
     `/dcp ${args} answered ${JSON.stringify(response.data).slice(0, 1000)}`
   )
-  const added = await waitFor(`the note of /dcp ${args}`, 20_000, async () => {
+  const added = await waitFor(`the note of /dcp ${args}`, async () => {
     const all = await notes(s, sessionID)
     return all.length > notesBefore ? all.slice(notesBefore) : undefined
   })

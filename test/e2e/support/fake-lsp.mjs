@@ -1,8 +1,12 @@
 /**
  * A language server for the end-to-end tier, spoken to over stdio by OpenCode (`lsp` in its config): it reports one
  * error for every line of an opened or changed document that says BROKEN, and nothing else. OpenCode appends such
- * errors to the result of the file change that caused them.
+ * errors to the result of the file change that caused them. `node fake-lsp.mjs <log>` also appends the URI of every
+ * document it reported on to <log>, one a line, so a test can wait until OpenCode has a document open.
  */
+import { appendFileSync } from "node:fs"
+
+const log = process.argv[2]
 let buffer = Buffer.alloc(0)
 
 const send = (message) => {
@@ -24,6 +28,7 @@ const publish = (uri, version, text) => {
     }
   })
   send({ jsonrpc: "2.0", method: "textDocument/publishDiagnostics", params: { uri, version, diagnostics } })
+  if (log !== undefined) appendFileSync(log, `${uri}\n`)
 }
 
 const handle = (message) => {

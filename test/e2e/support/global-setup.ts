@@ -1,4 +1,3 @@
-import { execFileSync } from "node:child_process"
 import { access, cp, mkdir, mkdtemp, readFile, rename, rm } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -17,11 +16,6 @@ const repo = new URL("../../../", import.meta.url).pathname
 const cacheDir = join(repo, ".e2e-cache")
 
 const exists = (path: string) => access(path).then(() => true, () => false)
-
-/** OpenCode loads the plugin from the package's `exports["./server"]`, i.e. dist/: build it once per run. */
-const buildPlugin = () => {
-  execFileSync(join(repo, "node_modules", ".bin", "bun"), ["scripts/build.ts"], { cwd: repo, stdio: "pipe" })
-}
 
 /**
  * On a fresh HOME, OpenCode `npm install`s `@opencode-ai/plugin` into `~/.config/opencode` when the first request
@@ -42,10 +36,9 @@ const prepareConfigTemplate = async (): Promise<string> => {
     try {
       await opencode.api("GET", "/config")
       // package.json and package-lock.json are written when the install has finished.
-      await waitFor("OpenCode's first-start install", 120_000, () => exists(join(config, "package-lock.json")))
+      await waitFor("OpenCode's first-start install", () => exists(join(config, "package-lock.json")))
       await waitFor(
         "OpenCode's first-start install",
-        10_000,
         () => exists(join(config, "node_modules", "@opencode-ai", "plugin", "package.json"))
       )
     } catch (error) {
@@ -67,6 +60,5 @@ const prepareConfigTemplate = async (): Promise<string> => {
 export default async function setup(project: TestProject) {
   // Failure reports (request bodies, logs) of the previous run.
   await rm(join(cacheDir, "failures"), { recursive: true, force: true })
-  buildPlugin()
   project.provide("opencodeConfigTemplate", await prepareConfigTemplate())
 }

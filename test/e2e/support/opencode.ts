@@ -1,6 +1,7 @@
 import { type ChildProcess, execFileSync, spawn } from "node:child_process"
 import { access, cp, mkdir, symlink, writeFile } from "node:fs/promises"
 import { join } from "node:path"
+import { guardMs } from "./wait.ts"
 
 export const opencodeBinary = new URL("../../../node_modules/opencode-ai/bin/opencode.exe", import.meta.url).pathname
 
@@ -125,8 +126,8 @@ const seedConfigDir = async (template: string, dir: string) => {
   await symlink(join(template, "node_modules"), join(dir, "node_modules"))
 }
 
-// Servers still running when the test process exits (a crashed worker, an interrupted run) are killed by their
-// process group, so no `opencode serve` outlives the run.
+// Servers still running when the test process exits (servers shared by the files of a worker, a crashed worker, an
+// interrupted run) are killed by their process group, so no `opencode serve` outlives the run.
 const running = new Set<ChildProcess>()
 process.once("exit", () => {
   for (const child of running) {
@@ -137,19 +138,18 @@ process.once("exit", () => {
     }
   }
 })
+// vitest stops a worker with SIGTERM, which would end the process without running the "exit" handlers.
+process.once("SIGTERM", () => process.exit(143))
 
 /**
- * Lays out an isolated world under `options.root`: HOME and XDG directories, the global config (from the template),
- * and the project with its `opencode.json` and files. Returns the environment OpenCode runs with and the project.
+ * HOME, the XDG directories and TMPDIR under `root`, with the global config directory seeded from the template and
+ * `globalFiles` written into it. Returns the environment OpenCode runs with.
  */
-export const prepareWorld = async (
-  options: OpenCodeOptions
-): Promise<{ env: Record<string, string>; project: string }> => {
-  const env = isolatedEnv(options.root)
-  const repository = join(options.root, "project")
-  const project = options.inGitSubdirectory === true ? join(repository, "pkg") : repository
-  await mkdir(project, { recursive: true })
-  if (options.inGitSubdirectory === true) execFileSync("git", ["init", "-q"], { cwd: repository, stdio: "ignore" })
+export const prepareHome = async (
+  root: string,
+  options: Pick<OpenCodeOptions, "configTemplate" | "globalFiles"> = {}
+): Promise<Record<string, string>> => {
+  const env = isolatedEnv(root)
   await mkdir(env.TMPDIR!, { recursive: true })
   const globalConfig = join(env.XDG_CONFIG_HOME!, "opencode")
   if (options.configTemplate !== undefined) await seedConfigDir(options.configTemplate, globalConfig)
@@ -157,6 +157,18 @@ export const prepareWorld = async (
     await mkdir(join(globalConfig, file, ".."), { recursive: true })
     await writeFile(join(globalConfig, file), content)
   }
+  return env
+}
+
+/** The project `<root>/project` (or its `pkg`, see `inGitSubdirectory`) with its `opencode.json` and files. */
+export const prepareProject = async (
+  root: string,
+  options: Omit<OpenCodeOptions, "root" | "globalFiles">
+): Promise<string> => {
+  const repository = join(root, "project")
+  const project = options.inGitSubdirectory === true ? join(repository, "pkg") : repository
+  await mkdir(project, { recursive: true })
+  if (options.inGitSubdirectory === true) execFileSync("git", ["init", "-q"], { cwd: repository, stdio: "ignore" })
   await writeFile(
     join(project, "opencode.json"),
     JSON.stringify(
@@ -180,17 +192,44 @@ export const prepareWorld = async (
   if (options.configTemplate !== undefined && (await exists(join(project, ".opencode")))) {
     await seedConfigDir(options.configTemplate, join(project, ".opencode"))
   }
-  return { env, project }
+  return project
 }
 
-/** Starts `opencode serve` for an isolated project; resolves once it listens. */
-export const startOpenCode = async (options: OpenCodeOptions): Promise<OpenCode> => {
-  const { env, project } = await prepareWorld(options)
+/**
+ * Lays out an isolated world under `options.root`: HOME and XDG directories, the global config (from the template),
+ * and the project with its `opencode.json` and files. Returns the environment OpenCode runs with and the project.
+ */
+export const prepareWorld = async (
+  options: OpenCodeOptions
+): Promise<{ env: Record<string, string>; project: string }> => ({
+  env: await prepareHome(options.root, options),
+  project: await prepareProject(options.root, options)
+})
+
+/**
+ * A running `opencode serve`. One process serves any number of projects: each request names its project directory
+ * (`x-opencode-directory`), and OpenCode keeps an instance, with its own config and plugins, per directory.
+ */
+export interface OpenCodeServer {
+  readonly url: string
+  readonly env: Readonly<Record<string, string>>
+  readonly logs: () => string
+  readonly api: <T = unknown>(
+    project: string,
+    method: string,
+    path: string,
+    body?: unknown
+  ) => Promise<{ status: number; data: T }>
+  readonly stop: () => Promise<void>
+}
+
+/** Starts `opencode serve` in `env` (see `prepareHome`); resolves once it listens. */
+export const startServer = async (env: Readonly<Record<string, string>>, cwd: string): Promise<OpenCodeServer> => {
   const child: ChildProcess = spawn(
     opencodeBinary,
     ["serve", "--port", "0", "--hostname", "127.0.0.1", "--print-logs"],
     {
-      cwd: project,
+      cwd,
       env,
       stdio: ["ignore", "pipe", "pipe"],
       detached: true
@@ -220,7 +259,10 @@ export const startOpenCode = async (options: OpenCodeOptions): Promise<OpenCode>
     clearTimeout(timeout)
   }
   const listening = new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`opencode did not start:\n${output.slice(-3000)}`)), 60_000)
+    const timer = setTimeout(
+      () => reject(new Error(`opencode did not start in ${guardMs} ms:\n${output.slice(-3000)}`)),
+      guardMs
+    )
     const check = () => {
       const match = /opencode server listening on (http:\/\/\S+)/.exec(output)
       if (match) {
@@ -239,19 +281,19 @@ export const startOpenCode = async (options: OpenCodeOptions): Promise<OpenCode>
     await stop()
     throw error
   })
-  const send = (method: string, path: string, body: unknown) =>
+  const send = (project: string, method: string, path: string, body: unknown) =>
     fetch(`${url}${path}`, {
       method,
       headers: { "content-type": "application/json", "x-opencode-directory": project },
       ...(body === undefined ? {} : { body: JSON.stringify(body) })
     })
-  const api = async <T>(method: string, path: string, body?: unknown) => {
-    const response = await send(method, path, body).catch((error: unknown) => {
+  const api = async <T>(project: string, method: string, path: string, body?: unknown) => {
+    const response = await send(project, method, path, body).catch((error: unknown) => {
       // Every server of a test file listens on 4096 when it is free, and fetch keeps connections alive per origin: the
       // first request to a new server can go out on a pooled connection to the one stopped before it, which the
       // kernel resets before anything is sent. A reset on connect is safe to send again.
       if ((error as { cause?: { code?: string } }).cause?.code !== "ECONNRESET") throw error
-      return send(method, path, body)
+      return send(project, method, path, body)
     })
     const text = await response.text()
     let data: unknown = text
@@ -262,7 +304,23 @@ export const startOpenCode = async (options: OpenCodeOptions): Promise<OpenCode>
     }
     return { status: response.status, data: data as T }
   }
-  return { url, project, env, logs: () => output, api, stop }
+  return { url, env, logs: () => output, api, stop }
+}
+
+/** One project of a running server, as its clients see it. */
+export const projectOn = (server: OpenCodeServer, project: string): OpenCode => ({
+  url: server.url,
+  project,
+  env: server.env,
+  logs: server.logs,
+  api: <T>(method: string, path: string, body?: unknown) => server.api<T>(project, method, path, body),
+  stop: server.stop
+})
+
+/** Starts `opencode serve` for an isolated project; resolves once it listens. */
+export const startOpenCode = async (options: OpenCodeOptions): Promise<OpenCode> => {
+  const { env, project } = await prepareWorld(options)
+  return projectOn(await startServer(env, project), project)
 }
 
 export interface RunResult {
@@ -275,7 +333,7 @@ export interface RunResult {
  * `opencode run --model fake/fake-model <args>` in an OpenCode's project, with its HOME and config: a second OpenCode
  * process, with its own in-process server, beside the running `opencode serve`. Standard input is empty.
  */
-export const runOpenCode = (opencode: OpenCode, args: ReadonlyArray<string>, timeoutMs = 60_000): Promise<RunResult> =>
+export const runOpenCode = (opencode: OpenCode, args: ReadonlyArray<string>): Promise<RunResult> =>
   new Promise((resolve, reject) => {
     const child: ChildProcess = spawn(opencodeBinary, ["run", "--model", "fake/fake-model", ...args], {
       cwd: opencode.project,
@@ -294,8 +352,8 @@ export const runOpenCode = (opencode: OpenCode, args: ReadonlyArray<string>, tim
       } catch {
         // already gone
       }
-      reject(new Error(`opencode run ${args.join(" ")} did not finish in ${timeoutMs} ms:\n${stderr.slice(-3000)}`))
-    }, timeoutMs)
+      reject(new Error(`opencode run ${args.join(" ")} did not finish in ${guardMs} ms:\n${stderr.slice(-3000)}`))
+    }, guardMs)
     child.on("error", reject)
     child.on("close", (code) => {
       clearTimeout(timer)

@@ -1,9 +1,18 @@
+import { rmSync } from "node:fs"
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, beforeEach, inject } from "vitest"
 import { type AnthropicRequest, type ModelServer, type RecordedRequest, startModelServer } from "./model-server.ts"
-import { type OpenCode, type Protocol, startOpenCode } from "./opencode.ts"
+import {
+  type OpenCode,
+  type OpenCodeServer,
+  prepareHome,
+  prepareProject,
+  projectOn,
+  type Protocol,
+  startServer
+} from "./opencode.ts"
 import { describeRequests } from "./requests.ts"
 import { waitFor } from "./wait.ts"
 
@@ -87,10 +96,15 @@ interface EventStream {
   readonly close: () => void
 }
 
-/** One isolated world: a temp root (HOME, XDG dirs, project), a scripted model and a running `opencode serve`. */
+/**
+ * One isolated project: its own directory (`root`, holding `project/`), its own scripted model, on an `opencode serve`
+ * it shares with the other scenarios of the test file that set up HOME the same way (see `useScenario`).
+ */
 export interface Scenario {
+  /** The directory holding the project, and nothing of another scenario's. */
   readonly root: string
   readonly model: ModelServer
+  /** The project on the running server; HOME and the XDG directories are in its `env`. */
   readonly opencode: () => OpenCode
   /** Absolute path of a project file. */
   readonly path: (file: string) => string
@@ -116,7 +130,7 @@ export interface Scenario {
   /** Waits for an ignored (never sent to the model) text part containing `includes`; returns its text. */
   readonly waitForNote: (sessionID: string, includes: string) => Promise<string>
   readonly subscribe: () => Promise<EventStream>
-  /** Stops `opencode serve` and starts it again on the same HOME and project. */
+  /** Stops `opencode serve` and starts it again on the same HOME (the file's other scenarios' projects too). */
   readonly restart: () => Promise<void>
   readonly beginTest: () => void
   /** Prints what the model received during the current test and the OpenCode log tail. */
@@ -126,22 +140,64 @@ export interface Scenario {
   readonly dispose: () => Promise<void>
 }
 
-const startScenario = async (options: ScenarioOptions = {}): Promise<Scenario> => {
+/**
+ * An `opencode serve` shared by the scenarios that set up HOME the same way: starting OpenCode and its first prompt
+ * are most of a scenario's cost, and a second project on a running server costs a fraction of that.
+ */
+interface SharedServer {
+  readonly root: string
+  /** The running process (a new one after a restart), and the logs of the processes before it. */
+  current: OpenCodeServer
+  earlierLogs: string
+  /** Numbers the projects, each in a directory of its own. */
+  projects: number
+}
+
+/** What a scenario's HOME holds: the files of the global config directory. */
+const globalFilesOf = (options: ScenarioOptions): Record<string, string> =>
+  options.freshHome === true
+    ? {}
+    : { ...options.globalFiles, "dcp.jsonc": `${JSON.stringify(options.globalConfig ?? globalConfig, null, 2)}\n` }
+
+/**
+ * The shared servers of this process, by the global files they were set up with. The tier's files share a process per
+ * worker (`isolate: false` in vitest.config.ts), one after the other, so a server started for one file serves the
+ * later ones; the servers stop, and their directories go, when the process exits.
+ */
+const servers = new Map<string, Promise<SharedServer>>()
+const roots = new Set<string>()
+process.once("exit", () => {
+  for (const root of roots) rmSync(root, { recursive: true, force: true, maxRetries: 5 })
+})
+
+const startShared = async (globalFiles: Record<string, string>): Promise<SharedServer> => {
   const root = await mkdtemp(join(tmpdir(), "dcp-e2e-"))
+  roots.add(root)
+  const env = await prepareHome(root, { configTemplate: inject("opencodeConfigTemplate"), globalFiles })
+  return { root, current: await startServer(env, root), earlierLogs: "", projects: 0 }
+}
+
+const sharedServer = (globalFiles: Record<string, string>): Promise<SharedServer> => {
+  const key = JSON.stringify(globalFiles)
+  const found = servers.get(key)
+  if (found !== undefined) return found
+  const started = startShared(globalFiles)
+  servers.set(key, started)
+  // A later file tries again.
+  started.catch(() => servers.delete(key))
+  return started
+}
+
+const startScenario = async (shared: SharedServer, options: ScenarioOptions): Promise<Scenario> => {
+  const root = join(shared.root, `scenario-${++shared.projects}`)
   const model = await startModelServer(undefined, undefined, options.contextLimit)
-  const start = () =>
-    startOpenCode({
-      root,
+  let project: string
+  try {
+    project = await prepareProject(root, {
       plugin,
       modelUrl: model.url,
       configTemplate: inject("opencodeConfigTemplate"),
       projectFiles: options.files ?? {},
-      globalFiles: options.freshHome === true
-        ? {}
-        : {
-          ...options.globalFiles,
-          "dcp.jsonc": `${JSON.stringify(options.globalConfig ?? globalConfig, null, 2)}\n`
-        },
       mainModel: options.mainModel,
       otherModels: options.otherModels,
       contextLimit: options.contextLimit,
@@ -149,35 +205,31 @@ const startScenario = async (options: ScenarioOptions = {}): Promise<Scenario> =
       protocol: options.protocol,
       inGitSubdirectory: options.inGitSubdirectory
     })
-  let opencode: OpenCode
-  try {
-    opencode = await start()
   } catch (error) {
     await model.close()
-    await rm(root, { recursive: true, force: true })
     throw error
   }
-  let earlierLogs = ""
+  const opencode = () => projectOn(shared.current, project)
   let mark = 0
   let anthropicMark = 0
   let sessions: Array<string> = []
   const streams = new Set<AbortController>()
 
   const call = async <T>(method: string, path: string, body?: unknown): Promise<T> => {
-    const response = await opencode.api<T>(method, path, body)
+    const response = await opencode().api<T>(method, path, body)
     if (response.status !== 200) {
       throw new Error(`${method} ${path} answered ${response.status}: ${JSON.stringify(response.data).slice(0, 2000)}`)
     }
     return response.data
   }
   const messages = (sessionID: string) => call<ReadonlyArray<StoredMessage>>("GET", `/session/${sessionID}/message`)
-  const logs = () => earlierLogs + opencode.logs()
+  const logs = () => shared.earlierLogs + shared.current.logs()
 
   return {
     root,
     model,
-    opencode: () => opencode,
-    path: (file) => join(opencode.project, file),
+    opencode,
+    path: (file) => join(project, file),
     requests: () => model.requests.slice(mark).filter((request) => model.main().includes(request)),
     anthropicRequests: () =>
       model.anthropic.requests.slice(anthropicMark).filter((request) => model.anthropic.main().includes(request)),
@@ -195,13 +247,13 @@ const startScenario = async (options: ScenarioOptions = {}): Promise<Scenario> =
       })
     },
     command: (sessionID, command, args) =>
-      opencode.api("POST", `/session/${sessionID}/command`, {
+      opencode().api("POST", `/session/${sessionID}/command`, {
         command,
         arguments: args,
         model: `fake/${options.mainModel ?? "fake-model"}`
       }),
     waitIdle: async (sessionID) => {
-      await waitFor(`session ${sessionID} to be idle`, 20_000, async () => {
+      await waitFor(`session ${sessionID} to be idle`, async () => {
         const statuses = await call<Record<string, { type?: string } | undefined>>("GET", "/session/status")
         const status = statuses[sessionID]
         return status === undefined || status.type === "idle"
@@ -209,15 +261,15 @@ const startScenario = async (options: ScenarioOptions = {}): Promise<Scenario> =
     },
     messages,
     waitForNote: (sessionID, includes) =>
-      waitFor(`an ignored note containing ${JSON.stringify(includes)}`, 20_000, async () => {
+      waitFor(`an ignored note containing ${JSON.stringify(includes)}`, async () => {
         const parts = (await messages(sessionID)).flatMap((message) => message.parts)
         return parts.find((part) => part.ignored === true && part.text?.includes(includes) === true)?.text
       }, 200),
     subscribe: async () => {
       const controller = new AbortController()
       streams.add(controller)
-      const response = await fetch(`${opencode.url}/event`, {
-        headers: { accept: "text/event-stream", "x-opencode-directory": opencode.project },
+      const response = await fetch(`${shared.current.url}/event`, {
+        headers: { accept: "text/event-stream", "x-opencode-directory": project },
         signal: controller.signal
       })
       const events: Array<ServerEvent> = []
@@ -242,9 +294,9 @@ const startScenario = async (options: ScenarioOptions = {}): Promise<Scenario> =
       }
     },
     restart: async () => {
-      await opencode.stop()
-      earlierLogs += `${opencode.logs()}\n--- restarted ---\n`
-      opencode = await start()
+      await shared.current.stop()
+      shared.earlierLogs += `${shared.current.logs()}\n--- restarted ---\n`
+      shared.current = await startServer(shared.current.env, shared.root)
     },
     beginTest: () => {
       mark = model.requests.length
@@ -268,13 +320,14 @@ const startScenario = async (options: ScenarioOptions = {}): Promise<Scenario> =
       ].join("\n"))
     },
     abortSessions: async () => {
-      for (const sessionID of sessions) await opencode.api("POST", `/session/${sessionID}/abort`).catch(() => undefined)
+      for (const sessionID of sessions)
+        await opencode().api("POST", `/session/${sessionID}/abort`).catch(() => undefined)
     },
     dispose: async () => {
       for (const controller of streams) controller.abort()
-      await opencode.stop()
+      // The project's OpenCode instance (its watchers, language servers) goes; the server stays for other projects.
+      await opencode().api("POST", "/instance/dispose").catch(() => undefined)
       await model.close()
-      await rm(root, { recursive: true, force: true })
     }
   }
 }
@@ -296,11 +349,19 @@ const describeAnthropicRequests = (requests: ReadonlyArray<AnthropicRequest>, fi
 /**
  * One scenario shared by the tests of the enclosing `describe` (or file), which run one after the other, each in
  * its own session. A failing test prints what the model received during that test and the OpenCode log tail.
+ *
+ * Scenarios whose HOME is set up alike (`globalConfig`, `globalFiles`) run on one `opencode serve`, each in a project
+ * of its own, also across the test files a worker runs. What a test leaves in HOME (a global file) or does to the
+ * server (`restart`) is seen by the later scenarios on that server: a test that writes a global file removes it. A
+ * `freshHome` scenario gets a server of its own, since the plugin writes its global config there.
  */
 export const useScenario = (options: ScenarioOptions = {}): () => Scenario => {
   let scenario: Scenario | undefined
+  let own: SharedServer | undefined
   beforeAll(async () => {
-    scenario = await startScenario(options)
+    const globalFiles = globalFilesOf(options)
+    const server = options.freshHome === true ? (own = await startShared(globalFiles)) : await sharedServer(globalFiles)
+    scenario = await startScenario(server, options)
   })
   beforeEach((context) => {
     scenario?.beginTest()
@@ -311,6 +372,10 @@ export const useScenario = (options: ScenarioOptions = {}): () => Scenario => {
   })
   afterAll(async () => {
     await scenario?.dispose()
+    if (own === undefined) return
+    await own.current.stop()
+    await rm(own.root, { recursive: true, force: true })
+    roots.delete(own.root)
   })
   return () => {
     if (scenario === undefined) throw new Error("the scenario did not start")

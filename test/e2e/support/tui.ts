@@ -14,8 +14,8 @@ export interface Tui {
   readonly type: (text: string) => Promise<void>
   /** Presses named keys (`Enter`, `Escape`, `Down`). */
   readonly press: (...keys: ReadonlyArray<string>) => Promise<void>
-  /** Waits until the screen passes `test`; returns that screen. A timeout reports the last screen and stderr. */
-  readonly waitForScreen: (what: string, test: (screen: string) => boolean, timeoutMs?: number) => Promise<string>
+  /** Waits until the screen passes `test`; returns that screen. Giving up reports the last screen and stderr. */
+  readonly waitForScreen: (what: string, test: (screen: string) => boolean) => Promise<string>
   /** Saves the current screen under .e2e-cache/screens/ (for the record, and to look at a failure). */
   readonly save: (name: string) => Promise<string>
   readonly stop: () => Promise<void>
@@ -89,10 +89,10 @@ export const startTui = async (options: {
     sessions.delete(session)
     await tmux("kill-session", "-t", session).catch(() => undefined)
   }
-  const waitForScreen = async (what: string, test: (screen: string) => boolean, timeoutMs = 30_000) => {
+  const waitForScreen = async (what: string, test: (screen: string) => boolean) => {
     let last = ""
     try {
-      return await waitFor(what, timeoutMs, async () => {
+      return await waitFor(what, async () => {
         last = await screen()
         return test(last) ? last : undefined
       }, 200)
@@ -122,7 +122,7 @@ export const startTui = async (options: {
     stop
   }
   // Keys typed before the prompt is drawn are lost. It takes 10-30 s; far longer on a machine busy with other work.
-  await waitForScreen("the prompt of the terminal UI", (text) => text.includes("Ask anything"), 120_000).catch(
+  await waitForScreen("the prompt of the terminal UI", (text) => text.includes("Ask anything")).catch(
     async (error: unknown) => {
       await stop()
       throw error
