@@ -3,6 +3,6 @@
  * module loading and memory look like production; imported from source for profiles, so frames name src/ files.
  */
 export { Effect } from "effect"
-export { replayedPlugin } from "../src/analysis/plugin.ts"
+export { replayedPlugin } from "../src/simulator/plugin.ts"
 export { SessionStore } from "../src/services/SessionStore.ts"
 export { Tokenizer } from "../src/services/Tokenizer.ts"

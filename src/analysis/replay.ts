@@ -4,15 +4,15 @@ import { type PricingProfile, profileFor, profiles } from "../pricing/profiles.t
 import { configFileNames } from "../services/Config.ts"
 import { Paths } from "../services/Paths.ts"
 import { SessionStore } from "../services/SessionStore.ts"
-import { drive, type DrivenPlugin, type DriveModel, noPlugin, o200kCount } from "./drive.ts"
-import { replayedPlugin } from "./plugin.ts"
-import { hostToolDefinitions, standInSystemPrompt } from "./prompt.ts"
+import { drive, type DrivenPlugin, type DriveModel, noPlugin, o200kCount } from "../simulator/drive.ts"
+import { replayedPlugin } from "../simulator/plugin.ts"
+import { hostToolDefinitions, standInSystemPrompt } from "../simulator/prompt.ts"
 import { analysisOf, type RunName } from "./report.ts"
 import type { Session } from "./session.ts"
 
 /**
  * Replays an exported session request by request through the plugin's production graph and hooks (built as in
- * ./plugin.ts, driven by ./drive.ts), the way OpenCode would have called them, and measures what each request would
+ * ../simulator/plugin.ts, driven by ../simulator/drive.ts), the way OpenCode would have called them, and measures what each request would
  * have sent with and without the plugin; ./report.ts makes the analysis of it.
  *
  * Isolation: config, state and logs live under a temporary root removed at the end, so the user's real state

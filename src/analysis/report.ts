@@ -5,12 +5,12 @@ import { isReason, reasonEnabled, reasonName, reasons } from "../engine/reasons.
 import { type PricingName, type PricingProfile, profiles } from "../pricing/profiles.ts"
 import type { Config } from "../services/Config.ts"
 import type { Msg } from "../host/schema.ts"
-import type { Priced } from "./cost.ts"
-import { addedTokens, type Driven, type Edits, isPrompt } from "./drive.ts"
-import type { Recorded } from "./plugin.ts"
-import { hostToolDefinitions } from "./prompt.ts"
+import type { Priced } from "../simulator/cost.ts"
+import { addedTokens, type Driven, type Edits, isPrompt } from "../simulator/drive.ts"
+import type { Recorded } from "../simulator/plugin.ts"
+import { hostToolDefinitions } from "../simulator/prompt.ts"
 import type { Session } from "./session.ts"
-import { type Blocks, splitSystem } from "./wire.ts"
+import { type Blocks, splitSystem } from "../simulator/wire.ts"
 
 /**
  * The analyser's report: the figures of a replayed session (`Analysis`, printed by `--json`), made from what the

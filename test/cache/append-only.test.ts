@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Clock, Effect, Layer, type Scope } from "effect"
-import { replayedClock } from "../../src/analysis/clock.ts"
+import { replayedClock } from "../../src/simulator/clock.ts"
 import fc from "fast-check"
 import { syntheticId } from "../../src/engine/inject.ts"
 import { build, type HistorySpec, historySpec } from "../support/generate.ts"

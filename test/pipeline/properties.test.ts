@@ -264,7 +264,7 @@ const assertProtectedUntouched = (
   }
 }
 
-/** A message as a provider receives it, after OpenCode's conversion (src/analysis/wire.ts says how it converts). */
+/** A message as a provider receives it, after OpenCode's conversion (src/simulator/wire.ts says how it converts). */
 interface ModelMessage {
   readonly role: "user" | "assistant" | "tool"
   readonly calls: ReadonlyArray<string>

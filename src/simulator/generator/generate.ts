@@ -14,7 +14,7 @@
  * Same seed and size, same session, byte for byte.
  */
 import { buildLog, diffLog, edited, markdownPage, sourceFile, testLog, Vocabulary } from "./content.ts"
-import type { Msg } from "../src/host/schema.ts"
+import type { Msg } from "../../host/schema.ts"
 import { Random } from "./random.ts"
 
 export interface Request {

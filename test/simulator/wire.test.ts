@@ -1,8 +1,8 @@
 import { assert, describe, it } from "vitest"
-import { generate } from "../../bench/generate.ts"
+import { generate } from "../../src/simulator/generator/generate.ts"
 import type { Msg } from "../../src/host/schema.ts"
-import { freezeShared, freshCopy } from "../../src/analysis/copy.ts"
-import { clearedResult, compactionPrompt, interruptedResult, WireBuilder } from "../../src/analysis/wire.ts"
+import { freezeShared, freshCopy } from "../../src/simulator/copy.ts"
+import { clearedResult, compactionPrompt, interruptedResult, WireBuilder } from "../../src/simulator/wire.ts"
 
 const session = generate({ seed: 9, toolCalls: 20 })
 freezeShared(session.messages)

@@ -1,6 +1,6 @@
 import { assert, describe, it } from "vitest"
-import { freezeShared, freshCopy } from "../../src/analysis/copy.ts"
-import { generate } from "../../bench/generate.ts"
+import { freezeShared, freshCopy } from "../../src/simulator/copy.ts"
+import { generate } from "../../src/simulator/generator/generate.ts"
 
 describe("generate", () => {
   const session = generate({ seed: 3, toolCalls: 200 })

@@ -1,6 +1,6 @@
 import { assert, describe, it } from "vitest"
-import { commonPrefix, CostMeter, costWithoutRebuilds } from "../../src/analysis/cost.ts"
-import { Blocks, blockTokens, type Wire } from "../../src/analysis/wire.ts"
+import { commonPrefix, CostMeter, costWithoutRebuilds } from "../../src/simulator/cost.ts"
+import { Blocks, blockTokens, type Wire } from "../../src/simulator/wire.ts"
 import { profiles } from "../../src/pricing/profiles.ts"
 
 /** One token per word, and no framing: every figure below is counted by hand. */
