@@ -11,7 +11,7 @@ import { basename, join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { parseArgs } from "node:util"
 import type { Priced } from "../src/simulator/cost.ts"
-import type { Edits } from "../src/simulator/drive.ts"
+import type { Edits } from "../src/simulator/edits.ts"
 import { root, run } from "./process.ts"
 
 export const defaultCorpus = join(root, "..", "shared", "corpus", "openhands-sonnet35-swebv")

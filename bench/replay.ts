@@ -15,17 +15,10 @@ import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { setImmediate as tick } from "node:timers/promises"
 import { freezeShared } from "../src/simulator/copy.ts"
-import { costWithoutRebuilds, type Priced } from "../src/simulator/cost.ts"
-import {
-  addedTokens,
-  drive,
-  type DrivenPlugin,
-  type Edits,
-  type DriveModel,
-  noPlugin,
-  o200kCount,
-  usableWindow
-} from "../src/simulator/drive.ts"
+import { costWithoutRebuilds, o200kCount, type Priced } from "../src/simulator/cost.ts"
+import { addedTokens, drive, type DrivenPlugin, noPlugin } from "../src/simulator/drive.ts"
+import type { Edits } from "../src/simulator/edits.ts"
+import { type DriveModel, usableWindow } from "../src/simulator/opencode.ts"
 import { hostToolDefinitions } from "../src/simulator/prompt.ts"
 import { profiles } from "../src/pricing/profiles.ts"
 import { generate, projectDir, sessionID } from "../src/simulator/generator/generate.ts"
@@ -171,11 +164,7 @@ const realPlugin = async (
     setTime: plugin.setTime,
     compactionsAsked: plugin.compactionsAsked,
     inspect: async () => {
-      const reasons = await plugin.run(
-        h.SessionStore.use((store) =>
-          store.use(sessionID, (state) => h.Effect.sync(() => [...state.pruned.values()].map((r) => String(r.reason))))
-        )
-      ).catch(() => undefined)
+      const reasons = await plugin.outcome(sessionID).then((outcome) => [...outcome.pruned.values()], () => undefined)
       const prunedBy: Record<string, number> = {}
       for (const reason of reasons ?? []) prunedBy[reason] = (prunedBy[reason] ?? 0) + 1
       const { notes, toasts } = plugin.recorded()

@@ -3,8 +3,9 @@ import { parseConfig } from "../config/load.ts"
 import { type PricingProfile, profileFor, profiles } from "../pricing/profiles.ts"
 import { configFileNames } from "../services/Config.ts"
 import { Paths } from "../services/Paths.ts"
-import { SessionStore } from "../services/SessionStore.ts"
-import { drive, type DrivenPlugin, type DriveModel, noPlugin, o200kCount } from "../simulator/drive.ts"
+import { o200kCount } from "../simulator/cost.ts"
+import { drive, type DrivenPlugin, noPlugin } from "../simulator/drive.ts"
+import type { DriveModel } from "../simulator/opencode.ts"
 import { replayedPlugin } from "../simulator/plugin.ts"
 import { hostToolDefinitions, standInSystemPrompt } from "../simulator/prompt.ts"
 import { analysisOf, type RunName } from "./report.ts"
@@ -178,17 +179,7 @@ export const replay = Effect.fn("analysis.replay")(function*(session: Session, o
   const withPlugin = yield* driveWith("withPlugin", plugin, false)
 
   const state = yield* Effect.tryPromise({
-    try: () =>
-      plugin.run(SessionStore.use((store) =>
-        store.use(sessionID, (state) =>
-          Effect.succeed({
-            subAgent: state.isSubAgent,
-            byReason: state.stats.byReason,
-            calls: state.stats.calls,
-            tokens: state.stats.tokens,
-            pruned: new Set(state.pruned.keys())
-          }))
-      )),
+    try: () => plugin.outcome(sessionID),
     catch: failed("reading the session state")
   })
   // Disposing ends the plugin's background work and flushes its batched log lines to the recording host.

@@ -6,8 +6,10 @@ import { type PricingName, type PricingProfile, profiles } from "../pricing/prof
 import type { Config } from "../services/Config.ts"
 import type { Msg } from "../host/schema.ts"
 import type { Priced } from "../simulator/cost.ts"
-import { addedTokens, type Driven, type Edits, isPrompt } from "../simulator/drive.ts"
-import type { Recorded } from "../simulator/plugin.ts"
+import { addedTokens, type Driven } from "../simulator/drive.ts"
+import type { Edits } from "../simulator/edits.ts"
+import { isPrompt } from "../simulator/opencode.ts"
+import type { Recorded, SessionOutcome } from "../simulator/plugin.ts"
 import { hostToolDefinitions } from "../simulator/prompt.ts"
 import type { Session } from "./session.ts"
 import { type Blocks, splitSystem } from "../simulator/wire.ts"
@@ -157,13 +159,7 @@ export interface Replayed {
   readonly system: ReadonlyArray<string>
   readonly count: (text: string) => number
   /** The plugin's state of the session at the end. */
-  readonly state: {
-    readonly subAgent: boolean
-    readonly byReason: Readonly<Record<string, Tally>>
-    readonly calls: number
-    readonly tokens: number
-    readonly pruned: ReadonlySet<string>
-  }
+  readonly state: SessionOutcome
   readonly recorded: Recorded
   /** The plugin run's last request (the compaction summariser's excepted). */
   readonly last: NonNullable<Driven["last"]>

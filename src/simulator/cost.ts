@@ -217,3 +217,10 @@ export const costWithoutRebuilds = (profile: PricingProfile, requestTokens: Read
   }
   return cost
 }
+
+/** Exact o200k token counts, for priced figures. */
+export const o200kCount = async (): Promise<(text: string) => number> => {
+  const { countTokens } = await import("gpt-tokenizer/encoding/o200k_base")
+  const plain = { disallowedSpecial: new Set<string>() }
+  return (text) => countTokens(text, plain)
+}
