@@ -4,7 +4,7 @@
  * session prints nothing however slow the machine, since scripts read standard error for errors.
  */
 
-import type { RunName } from "./report.ts"
+import type { RunName } from "./analysis.ts"
 
 export interface ProgressOptions {
   /** The analyser's name, at the head of every line. */

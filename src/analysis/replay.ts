@@ -8,7 +8,7 @@ import { drive, type DrivenPlugin, noPlugin } from "../simulator/drive.ts"
 import type { DriveModel } from "../simulator/opencode.ts"
 import { replayedPlugin } from "../simulator/plugin.ts"
 import { hostToolDefinitions, standInSystemPrompt } from "../simulator/prompt.ts"
-import { analysisOf, type RunName } from "./report.ts"
+import { analysisOf, type RunName } from "./analysis.ts"
 import type { Session } from "./session.ts"
 
 /**

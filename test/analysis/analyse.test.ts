@@ -3,7 +3,7 @@ import { mkdir, mkdtemp, readdir, readFile, rm, truncate, writeFile } from "node
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
-import type { Analysis } from "../../src/analysis/report.ts"
+import type { Analysis } from "../../src/analysis/analysis.ts"
 import { profiles } from "../../src/pricing/profiles.ts"
 
 /**
