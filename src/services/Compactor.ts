@@ -20,7 +20,7 @@ export class Compactor extends Context.Service<Compactor, {
    */
   readonly turnEnded: (sessionID: string) => Effect.Effect<void>
 }>()("opencode-context-pruner/Compactor") {
-  static readonly layer = Layer.effect(
+  static readonly layer: Layer.Layer<Compactor, never, Config | Host | Scheduler | SessionStore> = Layer.effect(
     Compactor,
     Effect.gen(function*() {
       const store = yield* SessionStore

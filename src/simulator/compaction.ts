@@ -6,6 +6,7 @@
  */
 import type { Msg } from "../host/schema.ts"
 import { estimate } from "./opencode.ts"
+import { clearedResult } from "./wire.ts"
 
 export const summarySystem =
   "You are a helpful assistant tasked with summarizing conversations for continuing them later."
@@ -60,7 +61,7 @@ const summaryLines = (message: Msg): string => {
       )
       const output = [part.state.output, ...attached].join("\n")
       const result = part.state.time?.compacted !== undefined
-        ? "[Old tool result content cleared]"
+        ? clearedResult
         : output.length <= summaryResultChars
         ? output
         : `${output.slice(0, summaryResultChars)}\n[truncated]`

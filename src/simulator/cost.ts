@@ -52,7 +52,7 @@ export interface RequestCost {
 const openAiStep = 128
 
 /** Length of the longest common prefix. */
-export const commonPrefix = (
+const commonPrefix = (
   a: ArrayLike<number>,
   b: ArrayLike<number>,
   length = Math.min(a.length, b.length)

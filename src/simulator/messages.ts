@@ -27,8 +27,6 @@ export interface Tokens {
   readonly cache: { readonly read: number; readonly write: number }
 }
 
-export const noTokens = (): Tokens => ({ input: 0, output: 0, reasoning: 0, cache: { read: 0, write: 0 } })
-
 interface Span {
   readonly start: number
   readonly end: number

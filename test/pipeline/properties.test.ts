@@ -2,7 +2,6 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect, type Scope } from "effect"
 import fc from "fast-check"
 import { digestHeader } from "../../src/engine/fold.ts"
-import { syntheticId } from "../../src/engine/inject.ts"
 import { contentInputs } from "../../src/engine/strategies/supersedeWrites.ts"
 import {
   build,
@@ -14,7 +13,7 @@ import {
   type MessageSpec,
   type ToolCallSpec
 } from "../support/generate.ts"
-import { type Msg, user } from "../support/history.ts"
+import { type Msg, syntheticId, user } from "../support/history.ts"
 import { pluginUnder, tempDir } from "../support/layers.ts"
 import { projectConfig } from "../support/pluginTest.ts"
 import { send, stateOf, withoutTail } from "./helpers.ts"

@@ -10,7 +10,6 @@
 import fc from "fast-check"
 import {
   assistantInfo,
-  noTokens,
   reasoningPart,
   stepFinish,
   stepStart,
@@ -19,7 +18,7 @@ import {
   toolState,
   userMessage
 } from "../../src/simulator/messages.ts"
-import type { Msg } from "./history.ts"
+import { type Msg, noTokens } from "./history.ts"
 
 type Status = "completed" | "error" | "pending" | "running"
 

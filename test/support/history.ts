@@ -2,12 +2,12 @@ import type { Msg } from "../../src/host/schema.ts"
 import { SessionId } from "../../src/host/sessionId.ts"
 import {
   assistantInfo,
-  noTokens,
   reasoningPart,
   stepFinish,
   stepStart,
   textPart,
   toolPart as callPart,
+  type Tokens,
   toolState,
   userMessage
 } from "../../src/simulator/messages.ts"
@@ -22,10 +22,16 @@ export type { Msg }
 
 export const sessionID = SessionId.make("ses_test0000000000000000001")
 
+/** The ID of the one message the plugin appends to a request (src/engine/inject.ts): a request sent twice has one. */
+export const syntheticId = "dcp-note"
+
 let counter = 0
 const nextId = (prefix: string) => `${prefix}_${String(++counter).padStart(6, "0")}`
 
 const model = { providerID: "fake", modelID: "fake-model" }
+
+/** A step's usage when the provider reports none. */
+export const noTokens = (): Tokens => ({ input: 0, output: 0, reasoning: 0, cache: { read: 0, write: 0 } })
 
 export const user = (text: string, options: { session?: string; id?: string } = {}): Msg => {
   const id = options.id ?? nextId("msg_u")
