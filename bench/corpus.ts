@@ -10,8 +10,8 @@ import { existsSync, readdirSync } from "node:fs"
 import { basename, join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { parseArgs } from "node:util"
-import type { Priced } from "../src/analysis/cost.ts"
-import type { Edits } from "../src/analysis/drive.ts"
+import type { Priced } from "../src/simulator/cost.ts"
+import type { Edits } from "../src/simulator/edits.ts"
 import { root, run } from "./process.ts"
 
 export const defaultCorpus = join(root, "..", "shared", "corpus", "openhands-sonnet35-swebv")

@@ -1,7 +1,7 @@
 /**
  * Reads a V8 `.cpuprofile` of a replay (plugin imported from source) and says where the plugin's time goes. A
  * sample is the plugin's when its stack holds a frame of src/ or of Effect (the runtime the hooks run on); the
- * replay's own work (copying histories, counting what was sent: src/analysis/, which the analyser shares) has
+ * replay's own work (copying histories, counting what was sent: src/simulator/, which the analyser shares) has
  * neither. Self time is per function; inclusive time per src/ function
  * shows the pipeline's sections (index sync, strategies, ledger, listing, applying).
  */
@@ -50,14 +50,14 @@ const label = (node: Node): string => {
   return `${functionName || "(anonymous)"} ${short(url)}:${lineNumber + 1}:${columnNumber + 1}`
 }
 
-/** The plugin's own source: src/, less src/analysis/ (the replay's copies and accounting). */
-const isSource = (url: string) => url.includes("/src/") && !url.includes("/src/analysis/")
+/** The plugin's own source: src/, less src/simulator/ (the replay's copies and accounting). */
+const isSource = (url: string) => url.includes("/src/") && !url.includes("/src/simulator/")
 
 const isPluginFrame = (url: string) =>
   isSource(url) || url.includes("/node_modules/effect/") || url.includes("/@effect/")
 
 const area = (url: string): string => {
-  if (url.includes("/src/analysis/")) return "replay harness (src/analysis/)"
+  if (url.includes("/src/simulator/")) return "replay harness (src/simulator/)"
   if (url.includes("/src/")) return short(url)
   if (url.includes("/node_modules/effect/")) return "effect (runtime, Schema, data types)"
   if (url.includes("gpt-tokenizer")) return "gpt-tokenizer"

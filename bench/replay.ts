@@ -1,9 +1,9 @@
 /**
  * One replay of a generated session, in its own process (so its peak RSS is its own), through the shared driver
- * (src/analysis/drive.ts): every model request the session made, in order, the way OpenCode calls the plugin, with
+ * (src/simulator/drive.ts): every model request the session made, in order, the way OpenCode calls the plugin, with
  * OpenCode's compaction at overflow, priced under Anthropic's and OpenAI's prompt-cache rules.
  *
- * `plugin: "real"` drives the real hooks, built as the offline analyser builds them (src/analysis/plugin.ts: the
+ * `plugin: "real"` drives the real hooks, built as the offline analyser builds them (src/simulator/plugin.ts: the
  * production graph with a recording test host, here with the production tokenizer unless told otherwise); `"none"` is OpenCode without a plugin, `"prune"` OpenCode with its own
  * `compaction.prune: true`: the baselines a user really has.
  *
@@ -14,22 +14,15 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { setImmediate as tick } from "node:timers/promises"
-import { freezeShared } from "../src/analysis/copy.ts"
-import { costWithoutRebuilds, type Priced } from "../src/analysis/cost.ts"
-import {
-  addedTokens,
-  drive,
-  type DrivenPlugin,
-  type Edits,
-  type DriveModel,
-  noPlugin,
-  o200kCount,
-  usableWindow
-} from "../src/analysis/drive.ts"
-import { hostToolDefinitions } from "../src/analysis/prompt.ts"
+import { freezeShared } from "../src/simulator/copy.ts"
+import { costWithoutRebuilds, o200kCount, type Priced } from "../src/simulator/cost.ts"
+import { addedTokens, drive, type DrivenPlugin, noPlugin } from "../src/simulator/drive.ts"
+import type { Edits } from "../src/simulator/edits.ts"
+import { type DriveModel, usableWindow } from "../src/simulator/opencode.ts"
+import { hostToolDefinitions } from "../src/simulator/prompt.ts"
 import { profiles } from "../src/pricing/profiles.ts"
-import { generate, projectDir, sessionID } from "./generate.ts"
-import { systemPrompt } from "./prompt.ts"
+import { generate, projectDir, sessionID } from "../src/simulator/generator/generate.ts"
+import { systemPrompt } from "../src/simulator/generator/project.ts"
 
 export type Baseline = "none" | "prune"
 
@@ -146,7 +139,7 @@ const withoutPlugin = (): Plugin => ({
   dispose: async () => {}
 })
 
-/** The real plugin as the analyser replays it (src/analysis/plugin.ts), loaded from the harness module. */
+/** The real plugin as the analyser replays it (src/simulator/plugin.ts), loaded from the harness module. */
 const realPlugin = async (
   harness: string,
   config: Record<string, unknown>,
@@ -171,11 +164,7 @@ const realPlugin = async (
     setTime: plugin.setTime,
     compactionsAsked: plugin.compactionsAsked,
     inspect: async () => {
-      const reasons = await plugin.run(
-        h.SessionStore.use((store) =>
-          store.use(sessionID, (state) => h.Effect.sync(() => [...state.pruned.values()].map((r) => String(r.reason))))
-        )
-      ).catch(() => undefined)
+      const reasons = await plugin.outcome(sessionID).then((outcome) => [...outcome.pruned.values()], () => undefined)
       const prunedBy: Record<string, number> = {}
       for (const reason of reasons ?? []) prunedBy[reason] = (prunedBy[reason] ?? 0) + 1
       const { notes, toasts } = plugin.recorded()

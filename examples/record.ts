@@ -13,7 +13,7 @@ import { access, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promi
 import { tmpdir } from "node:os"
 import { dirname, join, relative } from "node:path"
 import { fileURLToPath } from "node:url"
-import { Random } from "../bench/random.ts"
+import { Random } from "../src/simulator/generator/random.ts"
 import { type Reply, startModelServer } from "../test/e2e/support/model-server.ts"
 import { opencodeBinary, startOpenCode } from "../test/e2e/support/opencode.ts"
 

@@ -4,7 +4,7 @@
  * session prints nothing however slow the machine, since scripts read standard error for errors.
  */
 
-import type { RunName } from "./report.ts"
+import type { RunName } from "./analysis.ts"
 
 export interface ProgressOptions {
   /** The analyser's name, at the head of every line. */
@@ -27,9 +27,9 @@ export interface Progress {
 const terminalDelayMs = 500
 const terminalEveryMs = 100
 /** Elsewhere, for a replay of at least so many requests: the first line after this long, then one per interval. */
-export const plainMinimumRequests = 500
-export const plainDelayMs = 3_000
-export const plainEveryMs = 10_000
+const plainMinimumRequests = 500
+const plainDelayMs = 3_000
+const plainEveryMs = 10_000
 
 const runs: Readonly<Record<RunName, string>> = {
   withoutPlugin: "without the plugin",

@@ -3,16 +3,17 @@ import { parseConfig } from "../config/load.ts"
 import { type PricingProfile, profileFor, profiles } from "../pricing/profiles.ts"
 import { configFileNames } from "../services/Config.ts"
 import { Paths } from "../services/Paths.ts"
-import { SessionStore } from "../services/SessionStore.ts"
-import { drive, type DrivenPlugin, type DriveModel, noPlugin, o200kCount } from "./drive.ts"
-import { replayedPlugin } from "./plugin.ts"
-import { hostToolDefinitions, standInSystemPrompt } from "./prompt.ts"
-import { analysisOf, type RunName } from "./report.ts"
+import { o200kCount } from "../simulator/cost.ts"
+import { drive, type DrivenPlugin, noPlugin } from "../simulator/drive.ts"
+import type { DriveModel } from "../simulator/opencode.ts"
+import { replayedPlugin } from "../simulator/plugin.ts"
+import { hostToolDefinitions, standInSystemPrompt } from "../simulator/prompt.ts"
+import { analysisOf, type RunName } from "./analysis.ts"
 import type { Session } from "./session.ts"
 
 /**
  * Replays an exported session request by request through the plugin's production graph and hooks (built as in
- * ./plugin.ts, driven by ./drive.ts), the way OpenCode would have called them, and measures what each request would
+ * ../simulator/plugin.ts, driven by ../simulator/drive.ts), the way OpenCode would have called them, and measures what each request would
  * have sent with and without the plugin; ./report.ts makes the analysis of it.
  *
  * Isolation: config, state and logs live under a temporary root removed at the end, so the user's real state
@@ -178,17 +179,7 @@ export const replay = Effect.fn("analysis.replay")(function*(session: Session, o
   const withPlugin = yield* driveWith("withPlugin", plugin, false)
 
   const state = yield* Effect.tryPromise({
-    try: () =>
-      plugin.run(SessionStore.use((store) =>
-        store.use(sessionID, (state) =>
-          Effect.succeed({
-            subAgent: state.isSubAgent,
-            byReason: state.stats.byReason,
-            calls: state.stats.calls,
-            tokens: state.stats.tokens,
-            pruned: new Set(state.pruned.keys())
-          }))
-      )),
+    try: () => plugin.outcome(sessionID),
     catch: failed("reading the session state")
   })
   // Disposing ends the plugin's background work and flushes its batched log lines to the recording host.

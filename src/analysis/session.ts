@@ -48,7 +48,7 @@ export interface Session {
 }
 
 /** Input the analyser cannot use, with the one line that says why. */
-export class BadExport extends Schema.TaggedError<BadExport>()("BadExport", {
+class BadExport extends Schema.TaggedError<BadExport>()("BadExport", {
   message: Schema.String
 }) {}
 

@@ -122,7 +122,7 @@ export const parseConfig = (text: string): Loaded => {
 }
 
 /** Validates an already parsed value against the schema, key by key. */
-export const validateConfig = (input: unknown): Loaded => {
+const validateConfig = (input: unknown): Loaded => {
   if (!isRecord(input)) return ignoredFile(problem([], "a JSON object at the top level", describeValue(input)))
   return { ...walk(PluginConfigFile.ast, input, []), ignored: false }
 }
@@ -318,7 +318,7 @@ const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === "object" && value !== null && !Array.isArray(value)
 
 /** Key by key at every depth; a later value replaces an earlier one, lists included (never concatenated). */
-export const merge = (base: PartialConfig, override: PartialConfig): PartialConfig => {
+const merge = (base: PartialConfig, override: PartialConfig): PartialConfig => {
   const out: Record<string, unknown> = { ...base }
   for (const [key, value] of Object.entries(override)) {
     const previous = out[key]

@@ -164,7 +164,7 @@ const shorten = (text: string): string => {
   return oneLine.length <= maxLength ? oneLine : `${oneLine.slice(0, maxLength - 1)}…`
 }
 
-export const filePathOf = (tool: string, input: Readonly<Record<string, unknown>>): string | undefined => {
+const filePathOf = (tool: string, input: Readonly<Record<string, unknown>>): string | undefined => {
   const key = fileArguments[tool]
   const value = key === undefined ? undefined : input[key]
   return typeof value === "string" && value.length > 0 ? value : undefined
@@ -216,7 +216,7 @@ export const fileFieldsOf = (
 }
 
 /** Paths inside the project are shown relative to it: shorter for the model, clearer for people. */
-export const relativePath = (filePath: string, worktree: string): string => {
+const relativePath = (filePath: string, worktree: string): string => {
   const rules = pathRulesOf(worktree)
   if (rules === posix) {
     const root = worktree.endsWith("/") ? worktree : `${worktree}/`

@@ -2,7 +2,7 @@ import { Option, Predicate } from "effect"
 import { infoOf } from "../host/messages.ts"
 
 /** Stable identity of what we append, so a request transformed twice still ends with exactly one such message. */
-export const syntheticId = "dcp-note"
+const syntheticId = "dcp-note"
 
 /**
  * Appends `text` as one synthetic user message after the last message: the only place per-request text goes. The

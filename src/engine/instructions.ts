@@ -88,6 +88,8 @@ export const instructionCandidates = (scope: InstructionScope): InstructionCandi
  * chooses them: the project's files of the first name present in any of its folders, the first present of the global
  * `AGENTS.md` and `~/.claude/CLAUDE.md`, and the other files carried. An empty file is chosen like any other, and
  * then sends nothing: an empty `AGENTS.md` keeps OpenCode from reading the `CLAUDE.md` beside it.
+ *
+ * @internal Exported for its own tests, a table of OpenCode's rules; the plugin uses it through `instructionsChanged`.
  */
 export const readInstructions = (
   candidates: InstructionCandidates,

@@ -51,7 +51,7 @@ export const idColumn = (ids: ReadonlyArray<number>): (id: number) => string => 
 }
 
 /** Starts every note, so a note cannot be taken for a message the user typed (the terminal UI shows both alike). */
-export const notePrefix = "DCP · "
+const notePrefix = "DCP · "
 
 /**
  * Columns a note line may take. OpenCode's terminal UI shows a note as a user message, as plain text (no Markdown),
@@ -59,7 +59,7 @@ export const notePrefix = "DCP · "
  * of a message is 73 columns wide in an 80-column terminal, 113 in a 120-column one, and 72 at 121 columns, where
  * the sidebar opens.
  */
-export const noteWidth = 72
+const noteWidth = 72
 
 /** A word no line can hold (a long path) starts on the line before when at least this much of it fits there. */
 const minimumPiece = 12
@@ -121,7 +121,7 @@ export const wrapText = (text: string, width: number): string =>
   text.split("\n").flatMap((line) => wrapLine(line, width)).join("\n")
 
 /** Every line of `text` kept within `noteWidth` columns. */
-export const wrapNote = (text: string): string => wrapText(text, noteWidth)
+const wrapNote = (text: string): string => wrapText(text, noteWidth)
 
 /** A note as it is sent: the plugin's prefix, then every line kept within `noteWidth` columns. */
 export const layoutNote = (text: string): string => wrapNote(`${notePrefix}${text}`)

@@ -11,7 +11,7 @@ import { pathRulesOf, withSlashes } from "./pathRules.ts"
  * output of `todowrite`, its input's list read back, is sent as a pointer to that input (strategies/repeats.ts).
  * `recall` is not protected: what it brought back can be pruned again like any output.
  */
-export const alwaysProtectedTools: ReadonlySet<string> = new Set([
+const alwaysProtectedTools: ReadonlySet<string> = new Set([
   "task",
   "todowrite",
   "todoread",

@@ -32,99 +32,103 @@ export class Compactor extends Context.Service<Compactor, {
    */
   readonly compacted: (sessionID: string) => Effect.Effect<void>
 }>()("opencode-context-pruner/Compactor") {
-  static readonly layer = Layer.effect(
-    Compactor,
-    Effect.gen(function*() {
-      const store = yield* SessionStore
-      const host = yield* Host
-      const notifier = yield* Notifier
-      const scheduler = yield* Scheduler
-      const config = yield* Config
-      const hostAuto = yield* Ref.make<boolean | undefined>(undefined)
-      const ask = Effect.fnUntraced(function*(sessionID: string) {
-        const auto = yield* Ref.get(hostAuto)
-        const { current } = config
-        const turn: { state: SessionState | undefined; threshold: number } = { state: undefined, threshold: 0 }
-        yield* store.ifLoaded(sessionID, (state) => {
-          turn.state = state
-          turn.threshold = thresholdFor(current.compaction.atTokens, state.model)
-        })
-        const { state, threshold } = turn
-        if (state === undefined || state.lastContext === undefined || !current.compaction.enabled) return
-        // OpenCode's count exceeds the plugin's estimate by what the estimate leaves out, mostly the tool definitions
-        // (5,000 tokens of OpenCode's own, more with MCP servers): far below the threshold, the stored session is not
-        // worth reading for it.
-        if (state.lastContext + estimateMisses < threshold) return
-        // The threshold is crossed by the context as OpenCode counts and shows it (the provider's figure for the
-        // latest request and its reply, tool definitions included), else by the plugin's own estimate.
-        const tokens = reportedContext(yield* host.messages(sessionID)) ?? state.lastContext
-        const verdict = compactionAtTurnEnd({
-          enabled: current.compaction.enabled,
-          pricing: scheduler.profile(state).kind,
-          atTokens: threshold,
-          hostAuto: auto,
-          isSubAgent: state.isSubAgent,
-          lastContext: tokens,
-          model: state.model
-        })
-        if (!verdict.compact) return
-        const session = yield* host.session(sessionID)
-        if (session.createdByRun === true || session.reverting === true) return
-        if (yield* host.busy(sessionID)) return
-        state.lastContext = undefined
-        state.compactionAsked = { tokens, threshold }
-        yield* Effect.logInfo(
-          `compacting session ${sessionID} between turns: its context reached ${tokens} tokens (compaction.atTokens: ${threshold})`
-        )
-        // A toast now; the note waits until the compaction is done (`compacted`): a message stored now would sit in
-        // the history the compaction summarises.
-        yield* host.toast({
-          title: "Context pruning",
-          message: `Compacting the session: ${compactionReason(tokens, threshold)}.`,
-          variant: "info"
-        }).pipe(Effect.ignore)
-        yield* host.compact(sessionID, verdict.model)
-      })
-
-      const compacted = Effect.fnUntraced(function*(sessionID: string) {
-        const now = yield* Clock.currentTimeMillis
-        const done: { asked?: { tokens: number; threshold: number }; origin?: SessionState["origin"] } = {}
-        yield* store.ifLoaded(sessionID, (state) => {
-          const asked = state.compactionAsked
-          if (asked === undefined) return
-          state.compactionAsked = undefined
-          state.stats = {
-            ...state.stats,
-            compactions: { count: state.stats.compactions.count + 1, last: { at: now, ...asked } }
-          }
-          state.dirty = true
-          done.asked = asked
-          done.origin = state.origin
-        })
-        if (done.asked === undefined) return
-        yield* notifier.post(
-          sessionID,
-          `Compacted the session between turns: ${compactionReason(done.asked.tokens, done.asked.threshold)}.`,
-          done.origin ?? {}
-        )
-      })
-
-      return Compactor.of({
-        hostConfigured: (auto) => Ref.set(hostAuto, auto),
-        compacted: Effect.fn("Compactor.compacted")(function*(sessionID: string) {
-          yield* compacted(sessionID).pipe(
-            Effect.catchTag("HostError", (error) => Effect.logWarning("the note of a compaction was not posted", error))
+  static readonly layer: Layer.Layer<Compactor, never, Config | Host | Notifier | Scheduler | SessionStore> = Layer
+    .effect(
+      Compactor,
+      Effect.gen(function*() {
+        const store = yield* SessionStore
+        const host = yield* Host
+        const notifier = yield* Notifier
+        const scheduler = yield* Scheduler
+        const config = yield* Config
+        const hostAuto = yield* Ref.make<boolean | undefined>(undefined)
+        const ask = Effect.fnUntraced(function*(sessionID: string) {
+          const auto = yield* Ref.get(hostAuto)
+          const { current } = config
+          const turn: { state: SessionState | undefined; threshold: number } = { state: undefined, threshold: 0 }
+          yield* store.ifLoaded(sessionID, (state) => {
+            turn.state = state
+            turn.threshold = thresholdFor(current.compaction.atTokens, state.model)
+          })
+          const { state, threshold } = turn
+          if (state === undefined || state.lastContext === undefined || !current.compaction.enabled) return
+          // OpenCode's count exceeds the plugin's estimate by what the estimate leaves out, mostly the tool definitions
+          // (5,000 tokens of OpenCode's own, more with MCP servers): far below the threshold, the stored session is not
+          // worth reading for it.
+          if (state.lastContext + estimateMisses < threshold) return
+          // The threshold is crossed by the context as OpenCode counts and shows it (the provider's figure for the
+          // latest request and its reply, tool definitions included), else by the plugin's own estimate.
+          const tokens = reportedContext(yield* host.messages(sessionID)) ?? state.lastContext
+          const verdict = compactionAtTurnEnd({
+            enabled: current.compaction.enabled,
+            pricing: scheduler.profile(state).kind,
+            atTokens: threshold,
+            hostAuto: auto,
+            isSubAgent: state.isSubAgent,
+            lastContext: tokens,
+            model: state.model
+          })
+          if (!verdict.compact) return
+          const session = yield* host.session(sessionID)
+          if (session.createdByRun === true || session.reverting === true) return
+          if (yield* host.busy(sessionID)) return
+          state.lastContext = undefined
+          state.compactionAsked = { tokens, threshold }
+          yield* Effect.logInfo(
+            `compacting session ${sessionID} between turns: its context reached ${tokens} tokens (compaction.atTokens: ${threshold})`
           )
-        }),
-        turnEnded: Effect.fn("Compactor.turnEnded")(function*(sessionID: string) {
-          yield* ask(sessionID).pipe(
-            Effect.catchTag(
-              "HostError",
-              (error) => Effect.logWarning(`session ${sessionID} not compacted: the host did not answer`, error)
+          // A toast now; the note waits until the compaction is done (`compacted`): a message stored now would sit in
+          // the history the compaction summarises.
+          yield* host.toast({
+            title: "Context pruning",
+            message: `Compacting the session: ${compactionReason(tokens, threshold)}.`,
+            variant: "info"
+          }).pipe(Effect.ignore)
+          yield* host.compact(sessionID, verdict.model)
+        })
+
+        const compacted = Effect.fnUntraced(function*(sessionID: string) {
+          const now = yield* Clock.currentTimeMillis
+          const done: { asked?: { tokens: number; threshold: number }; origin?: SessionState["origin"] } = {}
+          yield* store.ifLoaded(sessionID, (state) => {
+            const asked = state.compactionAsked
+            if (asked === undefined) return
+            state.compactionAsked = undefined
+            state.stats = {
+              ...state.stats,
+              compactions: { count: state.stats.compactions.count + 1, last: { at: now, ...asked } }
+            }
+            state.dirty = true
+            done.asked = asked
+            done.origin = state.origin
+          })
+          if (done.asked === undefined) return
+          yield* notifier.post(
+            sessionID,
+            `Compacted the session between turns: ${compactionReason(done.asked.tokens, done.asked.threshold)}.`,
+            done.origin ?? {}
+          )
+        })
+
+        return Compactor.of({
+          hostConfigured: (auto) => Ref.set(hostAuto, auto),
+          compacted: Effect.fn("Compactor.compacted")(function*(sessionID: string) {
+            yield* compacted(sessionID).pipe(
+              Effect.catchTag(
+                "HostError",
+                (error) => Effect.logWarning("the note of a compaction was not posted", error)
+              )
             )
-          )
+          }),
+          turnEnded: Effect.fn("Compactor.turnEnded")(function*(sessionID: string) {
+            yield* ask(sessionID).pipe(
+              Effect.catchTag(
+                "HostError",
+                (error) => Effect.logWarning(`session ${sessionID} not compacted: the host did not answer`, error)
+              )
+            )
+          })
         })
       })
-    })
-  )
+    )
 }

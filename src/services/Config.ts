@@ -1,5 +1,5 @@
 import { Cause, Context, Effect, FileSystem, Layer, Option, Path, Ref, Result, Semaphore } from "effect"
-import { type Loaded, parseConfig, type Problem, readConfigFile, resolve, validateConfig } from "../config/load.ts"
+import { type Loaded, parseConfig, type Problem, readConfigFile, resolve } from "../config/load.ts"
 import { defaultConfig, type PluginConfig } from "../config/schema.ts"
 import { renderTemplate } from "../config/template.ts"
 import { Paths } from "./Paths.ts"
@@ -68,7 +68,7 @@ export class Config extends Context.Service<Config, {
    */
   readonly refresh: Effect.Effect<void>
 }>()("opencode-context-pruner/Config") {
-  static readonly layer = Layer.effect(
+  static readonly layer: Layer.Layer<Config, never, FileSystem.FileSystem | Path.Path | Paths> = Layer.effect(
     Config,
     Effect.gen(function*() {
       const path = yield* Path.Path
@@ -92,10 +92,6 @@ export class Config extends Context.Service<Config, {
       })
     )
   )
-
-  /** The same validation applied to an in-memory value, for tests of other services. No files are touched. */
-  static readonly layerFrom = (input: unknown) =>
-    Layer.effect(Config, make([{ file: "(inline config)", loaded: validateConfig(input) }]))
 }
 
 /** The configuration the sources resolve to, and what is wrong with them. */

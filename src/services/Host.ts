@@ -127,7 +127,7 @@ export class Host extends Context.Service<Host, {
   /** A line in OpenCode's own log. Never fails: logging must not become a new failure. */
   readonly log: (level: LogBody["level"], message: string, extra?: Record<string, unknown>) => Effect.Effect<void>
 }>()("opencode-context-pruner/Host") {
-  static readonly layer = (client: HostClient) =>
+  static readonly layer = (client: HostClient): Layer.Layer<Host> =>
     Layer.succeed(
       Host,
       Host.of({
@@ -196,7 +196,7 @@ export class Host extends Context.Service<Host, {
     )
 
   /** A scripted host: sessions it knows, and a record of every note, toast and log line sent to it. */
-  static readonly layerTest = (fixture: HostFixture = {}) =>
+  static readonly layerTest = (fixture: HostFixture = {}): Layer.Layer<Host | HostRecorder> =>
     Layer.effect(
       Host,
       Effect.gen(function*() {
@@ -265,7 +265,7 @@ export class HostRecorder extends Context.Service<HostRecorder, {
   /** Compactions asked for, in order. */
   readonly compactions: Ref.Ref<ReadonlyArray<CompactionAsked>>
 }>()("opencode-context-pruner/HostRecorder") {
-  static readonly layer = Layer.effect(
+  static readonly layer: Layer.Layer<HostRecorder> = Layer.effect(
     HostRecorder,
     Effect.gen(function*() {
       return HostRecorder.of({

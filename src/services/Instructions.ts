@@ -25,7 +25,7 @@ export class Instructions extends Context.Service<Instructions, {
    */
   readonly changed: (state: SessionState) => Effect.Effect<boolean>
 }>()("opencode-context-pruner/Instructions") {
-  static readonly layer = Layer.effect(
+  static readonly layer: Layer.Layer<Instructions, never, Paths> = Layer.effect(
     Instructions,
     Effect.gen(function*() {
       const paths = yield* Paths

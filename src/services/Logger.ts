@@ -29,22 +29,23 @@ export class Logger extends Context.Service<Logger, {
   /** Records what the model is about to receive for a session. Does nothing unless `debug` is on. */
   readonly snapshot: (sessionID: SessionId, messages: unknown) => Effect.Effect<void>
 }>()("opencode-context-pruner/Logger") {
-  static readonly layer = Layer.unwrap(Effect.gen(function*() {
-    const { current } = yield* Config
-    const debug = current.debug
-    const budget = makeBudget(yield* FileSystem.FileSystem, yield* Path.Path)
-    const service = Layer.effect(Logger, make(debug, budget))
-    const sink = EffectLogger.layer([sinkLogger(debug, budget)])
-    const level = Layer.succeed(References.MinimumLogLevel, debug ? "Debug" : "Warn")
-    return Layer.mergeAll(service, sink, level)
-  }))
+  static readonly layer: Layer.Layer<Logger, never, Config | FileSystem.FileSystem | Host | Path.Path | Paths> = Layer
+    .unwrap(Effect.gen(function*() {
+      const { current } = yield* Config
+      const debug = current.debug
+      const budget = makeBudget(yield* FileSystem.FileSystem, yield* Path.Path)
+      const service = Layer.effect(Logger, make(debug, budget))
+      const sink = EffectLogger.layer([sinkLogger(debug, budget)])
+      const level = Layer.succeed(References.MinimumLogLevel, debug ? "Debug" : "Warn")
+      return Layer.mergeAll(service, sink, level)
+    }))
 
   /**
    * Where lines go while the layers before this one are built (the config is read before `debug` is known): warnings
    * and errors to OpenCode's log. Without it they would go to Effect's default logger, the console, which OpenCode's
    * terminal UI draws over.
    */
-  static readonly boot = Layer.unwrap(Effect.gen(function*() {
+  static readonly boot: Layer.Layer<never, never, Host> = Layer.unwrap(Effect.gen(function*() {
     const host = yield* Host
     const logger = yield* EffectLogger.make<unknown, Line>(({ cause, date, logLevel, message }) => ({
       level: logLevel,
@@ -192,7 +193,11 @@ const makeBudget = (fs: FileSystem.FileSystem, path: Path.Path): Budget => {
   }
 }
 
-/** Deletes the oldest files under `dir` until their total size is at most `maxBytes`. */
+/**
+ * Deletes the oldest files under `dir` until their total size is at most `maxBytes`.
+ *
+ * @internal Exported for its test, which sets a budget small enough to reach; the logger's is `budgetBytes`.
+ */
 export const enforceBudget = (fs: FileSystem.FileSystem, path: Path.Path, dir: string, maxBytes: number) =>
   Effect.gen(function*() {
     const names = yield* fs.readDirectory(dir, { recursive: true })

@@ -30,7 +30,7 @@ export class Notifier extends Context.Service<Notifier, {
    */
   readonly post: (sessionID: string, text: string, origin: NoteOrigin) => Effect.Effect<unknown, HostError>
 }>()("opencode-context-pruner/Notifier") {
-  static readonly layer = Layer.effect(
+  static readonly layer: Layer.Layer<Notifier, never, Config | Host> = Layer.effect(
     Notifier,
     Effect.gen(function*() {
       const host = yield* Host

@@ -33,7 +33,7 @@ export class Paths extends Context.Service<Paths, {
   static readonly layer = (
     project: { readonly directory: string; readonly worktree?: string | undefined },
     env: Readonly<Record<string, string | undefined>> = process.env
-  ) =>
+  ): Layer.Layer<Paths, never, Path.Path> =>
     Layer.effect(
       Paths,
       Effect.gen(function*() {
@@ -60,25 +60,6 @@ export class Paths extends Context.Service<Paths, {
         // The default provider snapshots the environment once per process; the plugin reads it when it loads.
         Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromEnv({ env: definedOnly(env) }))
       )
-    )
-
-  /** Everything under one root directory: what tests use so nothing touches the real home directory. */
-  static readonly layerUnder = (root: string, options: { readonly envConfigDir?: string } = {}) =>
-    Layer.effect(
-      Paths,
-      Effect.gen(function*() {
-        const path = yield* Path.Path
-        const projectDir = path.join(root, "project")
-        return Paths.of(resolve(path, {
-          home: path.join(root, "home"),
-          configHome: path.join(root, "config"),
-          dataHome: path.join(root, "data"),
-          envConfigDir: Option.fromNullishOr(options.envConfigDir),
-          projectDir,
-          worktree: projectDir,
-          instructionsStop: projectDir
-        }))
-      })
     )
 }
 

@@ -1,4 +1,4 @@
-import { Clock, Context, Effect, Fiber, FileSystem, Layer, Option, Path, Ref, Result, Schema, Semaphore } from "effect"
+import { Clock, Context, Effect, Fiber, FileSystem, Layer, Option, Path, Result, Schema, Semaphore } from "effect"
 import { acquireFileLock, quarantine, readFileIfExists, removeLeftovers, writeFileAtomic } from "../state/disk.ts"
 import { currentOwner } from "../state/owner.ts"
 import { InvalidSessionId, sessionIdProblem } from "../host/sessionId.ts"
@@ -22,10 +22,8 @@ export class PersistenceError extends Schema.TaggedError<PersistenceError>()("Pe
  * Lifetime totals live beside the session files under a name no session file can have: a session file is
  * `<sessionID>.json` and a session ID never contains ".".
  */
-export const lifetimeFileName = "lifetime.stats.json"
+const lifetimeFileName = "lifetime.stats.json"
 const sessionFileName = (sessionID: string) => `${sessionID}.json`
-
-export { emptyLifetime }
 
 /** Durable per-session state and lifetime statistics, and the status files the terminal UI reads. */
 export class Persistence extends Context.Service<Persistence, {
@@ -58,7 +56,7 @@ export class Persistence extends Context.Service<Persistence, {
   /** Deletes the session's status; nothing to delete is fine. */
   readonly removeStatus: (sessionID: string) => Effect.Effect<void, InvalidSessionId | PersistenceError>
 }>()("opencode-context-pruner/Persistence") {
-  static readonly layer = Layer.effect(
+  static readonly layer: Layer.Layer<Persistence, never, FileSystem.FileSystem | Path.Path | Paths> = Layer.effect(
     Persistence,
     Effect.gen(function*() {
       const paths = yield* Paths
@@ -240,63 +238,6 @@ export class Persistence extends Context.Service<Persistence, {
         leftoversRemoved: Fiber.join(sweep),
         saveStatus,
         removeStatus
-      })
-    })
-  )
-
-  /** The same contract in memory: for tests of services that do not care about the disk. */
-  static readonly layerMemory = Layer.effect(
-    Persistence,
-    Effect.gen(function*() {
-      const sessions = yield* Ref.make(new Map<string, SessionFile>())
-      const totals = yield* Ref.make<LifetimeFile>(emptyLifetime)
-      const statuses = yield* Ref.make(new Map<string, SessionStatus>())
-      // A round trip through the encoded form, so what comes back is exactly what a disk load would return.
-      const roundTrip = (state: SessionFile) =>
-        encodeSession(state).pipe(
-          Effect.flatMap(decodeSession),
-          Effect.mapError((cause) =>
-            new PersistenceError({ operation: "write", path: sessionFileName(state.sessionID), cause })
-          )
-        )
-      return Persistence.of({
-        load: Effect.fn("Persistence.load")(function*(sessionID: string) {
-          yield* validate(sessionID)
-          return Option.fromNullishOr((yield* Ref.get(sessions)).get(sessionID))
-        }),
-        save: Effect.fn("Persistence.save")(function*(state: SessionFile) {
-          yield* validate(state.sessionID)
-          const stored = yield* roundTrip(state)
-          yield* Ref.update(sessions, (all) => new Map(all).set(state.sessionID, stored))
-        }),
-        remove: Effect.fn("Persistence.remove")(function*(sessionID: string) {
-          yield* validate(sessionID)
-          yield* Ref.update(sessions, (all) => {
-            const next = new Map(all)
-            next.delete(sessionID)
-            return next
-          })
-          const now = yield* Clock.currentTimeMillis
-          yield* Ref.update(totals, (current) => retireSession(current, sessionID, now))
-        }),
-        lifetime: Ref.get(totals),
-        recordLifetime: Effect.fn("Persistence.recordLifetime")(function*(records: ReadonlyMap<string, SessionTotals>) {
-          const now = yield* Clock.currentTimeMillis
-          return yield* Ref.updateAndGet(totals, (current) => recordSessions(current, records, now))
-        }),
-        leftoversRemoved: Effect.succeed([]),
-        saveStatus: Effect.fn("Persistence.saveStatus")(function*(status: SessionStatus) {
-          yield* validate(status.sessionID)
-          yield* Ref.update(statuses, (all) => new Map(all).set(status.sessionID, status))
-        }),
-        removeStatus: Effect.fn("Persistence.removeStatus")(function*(sessionID: string) {
-          yield* validate(sessionID)
-          yield* Ref.update(statuses, (all) => {
-            const next = new Map(all)
-            next.delete(sessionID)
-            return next
-          })
-        })
       })
     })
   )

@@ -65,7 +65,7 @@ export class Scheduler extends Context.Service<Scheduler, {
    */
   readonly agentsConfigured: (prompts: ReadonlyMap<string, string>) => Effect.Effect<void>
 }>()("opencode-context-pruner/Scheduler") {
-  static readonly layer = Layer.effect(
+  static readonly layer: Layer.Layer<Scheduler, never, Config> = Layer.effect(
     Scheduler,
     Effect.gen(function*() {
       // Read at each use: a config file edited while OpenCode runs applies from the next request on.

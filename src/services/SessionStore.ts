@@ -32,7 +32,7 @@ export class SessionStore extends Context.Service<SessionStore, {
   /** Writes every changed session now. */
   readonly flush: Effect.Effect<void>
 }>()("opencode-context-pruner/SessionStore") {
-  static readonly layer = Layer.effect(
+  static readonly layer: Layer.Layer<SessionStore, never, Host | Persistence> = Layer.effect(
     SessionStore,
     Effect.gen(function*() {
       const persistence = yield* Persistence

@@ -30,7 +30,7 @@ export class ToolCache extends Context.Service<ToolCache, {
   readonly latest: (sessionID: string) => Effect.Effect<Option.Option<ToolIndex>>
   readonly forget: (sessionID: string) => Effect.Effect<void>
 }>()("opencode-context-pruner/ToolCache") {
-  static readonly layer = Layer.effect(
+  static readonly layer: Layer.Layer<ToolCache, never, Paths | Tokenizer> = Layer.effect(
     ToolCache,
     Effect.gen(function*() {
       const tokenizer = yield* Tokenizer

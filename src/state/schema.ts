@@ -149,7 +149,7 @@ export const SessionFile = Schema.Struct({
 })
 export type SessionFile = typeof SessionFile.Type
 
-export const emptyStats = (): SessionStats => ({
+const emptyStats = (): SessionStats => ({
   calls: 0,
   tokens: 0,
   applications: { count: 0, cold: 0, rebuiltTokens: 0 },

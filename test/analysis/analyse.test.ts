@@ -3,7 +3,7 @@ import { mkdir, mkdtemp, readdir, readFile, rm, truncate, writeFile } from "node
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
-import type { Analysis } from "../../src/analysis/report.ts"
+import type { Analysis } from "../../src/analysis/analysis.ts"
 import { profiles } from "../../src/pricing/profiles.ts"
 
 /**
@@ -143,16 +143,17 @@ describe("the bundled example (npm start)", () => {
     assert.include(report, "5 user turns, 71 model requests, 72 tool calls (3 failed) over 55 min; 3 pauses")
     assert.include(report, "Config: built-in defaults; cache.mode auto;")
     assert.match(report, /^ {2}System +[█░]{24} +\d+% +5,710$/m)
-    near(row(report, /^ {2}Tools \(76\) +[█░]{24} +\d+% +([\d,]+)$/m)[0]!, 12_148)
-    near(row(report, /^ {2}Total +([\d,]+)$/m)[0]!, 19_089)
-    assert.match(report, /^ {2}Without the plugin: 64,424 tokens \(\d+\.\d% smaller with it; 61 calls pruned\)\.$/m)
+    near(row(report, /^ {2}Tools \(17 \+ 59 folded\) +[█░]{24} +\d+% +([\d,]+)$/m)[0]!, 9_804)
+    near(row(report, /^ {2}Total +([\d,]+)$/m)[0]!, 16_804)
+    assert.match(report, /^ {2}Without the plugin: 64,424 tokens \(\d+\.\d% smaller with it; 62 calls pruned\)\.$/m)
     const strategies = [
-      ["deduplication", "duplicate", 11, 11_574],
+      ["deduplication", "duplicate", 9, 9_037],
       ["supersedeWrites", "superseded write", 14, 796],
       ["purgeErrors", "failed call input", 1, 173],
-      ["staleOutputs", "stale output", 31, 36_360],
+      ["staleOutputs", "stale output", 34, 38_900],
       ["repeat", "repeat", 4, 1_841],
-      ["Total", "", 61, 50_744]
+      ["fold", "folded", 59, 2_312],
+      ["Total", "", 62, 53_059]
     ] as const
     for (const [reason, name, calls, tokens] of strategies) {
       const label = name === "" ? reason : `${reason} +\\(${name}\\)`
@@ -166,14 +167,14 @@ describe("the bundled example (npm start)", () => {
     )
     assert.strictEqual(sentWithout, 2_760_137)
     assert.strictEqual(sentPrune, 2_760_137)
-    near(sentWith!, 1_279_851)
+    near(sentWith!, 1_255_008)
     const [costWithout, costPrune, costWith] = row(
       report,
       /^ {2}Cost, Anthropic cache +([\d,]+) +([\d,]+) +([\d,]+) +[-+]\d+\.\d%$/m
     )
     assert.strictEqual(costWithout, 516_355)
     assert.strictEqual(costPrune, 516_355)
-    near(costWith!, 288_780)
+    near(costWith!, 270_062)
     assert.isBelow(costWith!, costWithout!)
     assert.match(report, /^ {2}Cost, OpenAI cache\* +467,887 +467,887 +[\d,]+ +[-+]\d+\.\d%$/m)
     assert.match(report, /^ {2}Edits with the file masked +0 of 29 +0 of 29 +4 of 29$/m)
@@ -237,29 +238,31 @@ describe("the bundled example (npm start)", () => {
       switchedOff: []
     })
     assert.deepStrictEqual(json.pruned.map(({ calls, enabled, name, reason }) => ({ reason, name, calls, enabled })), [
-      { reason: "deduplication", name: "duplicate", calls: 11, enabled: true },
+      { reason: "deduplication", name: "duplicate", calls: 9, enabled: true },
       { reason: "supersedeWrites", name: "superseded write", calls: 14, enabled: true },
       { reason: "purgeErrors", name: "failed call input", calls: 1, enabled: true },
-      { reason: "staleOutputs", name: "stale output", calls: 31, enabled: true },
-      { reason: "repeat", name: "repeat", calls: 4, enabled: true }
+      { reason: "staleOutputs", name: "stale output", calls: 34, enabled: true },
+      { reason: "repeat", name: "repeat", calls: 4, enabled: true },
+      { reason: "fold", name: "folded", calls: 59, enabled: true }
     ])
-    assert.strictEqual(json.prunedTotal.calls, 61)
-    near(json.prunedTotal.tokens, 50_744)
+    assert.strictEqual(json.prunedTotal.calls, 62)
+    near(json.prunedTotal.tokens, 53_059)
     assert.strictEqual(json.prunedTotal.tokens, json.pruned.reduce((sum, entry) => sum + entry.tokens, 0))
     assert.strictEqual(json.finalRequest.request, 71)
-    assert.strictEqual(json.finalRequest.prunedCalls, 61)
+    assert.strictEqual(json.finalRequest.prunedCalls, 62)
     assert.deepStrictEqual(json.finalRequest.withoutPlugin, {
       system: 5_710,
       user: 155,
       assistant: 760,
       tools: 57_799,
       toolCalls: 72,
+      foldedCalls: 0,
       plugin: 0,
       total: 64_424
     })
     const final = json.finalRequest.withPlugin
     assert.strictEqual(final.system + final.user + final.assistant + final.tools + final.plugin, final.total)
-    near(final.total, 19_089)
+    near(final.total, 16_804)
     assert.deepStrictEqual(json.sent.profiles, ["anthropic", "openai"])
     assert.strictEqual(json.sent.sessionProfile, "openai")
     assert.deepStrictEqual(json.sent.withoutPlugin, {
@@ -289,8 +292,8 @@ describe("the bundled example (npm start)", () => {
       reReads: 0
     })
     const anthropic = json.sent.withPlugin.priced.anthropic!
-    near(anthropic.tokens, 1_279_851)
-    near(anthropic.cost, 288_780)
+    near(anthropic.tokens, 1_255_008)
+    near(anthropic.cost, 270_062)
     // cost = 0.1 x read + 1.25 x written + the rest, and 5 x the model's calls that read masked files again
     const { cost, outputTokens, readTokens, tokens, writeTokens } = anthropic
     assert.closeTo(
@@ -316,7 +319,7 @@ describe("the bundled example (npm start)", () => {
     assert.strictEqual(result.code, 0)
     const report = result.stdout
     const [, , costWith] = row(report, /^ {2}Cost, Anthropic cache +([\d,]+) +([\d,]+) +([\d,]+) +[-+]\d+\.\d%$/m)
-    near(costWith!, 259_155)
+    near(costWith!, 249_398)
     assert.match(report, /^ {2}Edits with the file masked +0 of 29 +0 of 29 +7 of 29$/m)
     assert.notInclude(report, "Requests reading them again")
     assert.include(

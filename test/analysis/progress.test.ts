@@ -1,5 +1,5 @@
 import { assert, describe, it } from "vitest"
-import { makeProgress, plainDelayMs, plainEveryMs, plainMinimumRequests } from "../../src/analysis/progress.ts"
+import { makeProgress } from "../../src/analysis/progress.ts"
 
 /** A progress reporter on a clock the test moves, and what it wrote. */
 const reporter = (terminal: boolean) => {
@@ -14,14 +14,15 @@ const reporter = (terminal: boolean) => {
   return { progress, written, at: (ms: number) => void (now = ms) }
 }
 
+// Elsewhere than on a terminal: for a replay of 500 requests or more, a first line after 3 s, then one every 10 s.
 describe("analyser progress, when standard error is not a terminal", () => {
   it("a long replay prints a plain line now and then, with how far it got", () => {
     const { at, progress, written } = reporter(false)
-    at(plainDelayMs)
+    at(3_000)
     progress.update("withoutPlugin", 120, 3550)
-    at(plainDelayMs + 1000)
+    at(4_000)
     progress.update("withoutPlugin", 160, 3550)
-    at(plainDelayMs + plainEveryMs)
+    at(13_000)
     progress.update("withPlugin", 200, 3550)
     progress.clear()
     assert.deepStrictEqual(written, [
@@ -32,7 +33,7 @@ describe("analyser progress, when standard error is not a terminal", () => {
 
   it("a quick one prints nothing", () => {
     const { at, progress, written } = reporter(false)
-    at(plainDelayMs - 1)
+    at(2_999)
     progress.update("withPlugin", 1000, 3550)
     progress.clear()
     assert.deepStrictEqual(written, [])
@@ -40,8 +41,8 @@ describe("analyser progress, when standard error is not a terminal", () => {
 
   it("a small session prints nothing, however slow the machine", () => {
     const { at, progress, written } = reporter(false)
-    at(plainDelayMs + plainEveryMs)
-    progress.update("withPlugin", 70, plainMinimumRequests - 1)
+    at(13_000)
+    progress.update("withPlugin", 70, 499)
     assert.deepStrictEqual(written, [])
   })
 })

@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Exit } from "effect"
-import { BadExport, decodeExport } from "../../src/analysis/session.ts"
+import { Effect } from "effect"
+import { decodeExport } from "../../src/analysis/session.ts"
 
 const user = (id: string, parts: Array<unknown>) => ({
   info: { id, sessionID: "ses_1", role: "user", time: { created: 1_000 }, agent: "build" },
@@ -14,13 +14,10 @@ const exportOf = (messages: Array<unknown>) => JSON.stringify({ info: { id: "ses
 
 const failure = (text: string) =>
   Effect.gen(function*() {
-    const exit = yield* Effect.exit(decodeExport(text, "in.json"))
-    assert.isTrue(Exit.isFailure(exit))
-    const error = Exit.isFailure(exit) ? exit.cause.reasons[0] : undefined
-    assert.isTrue(error?._tag === "Fail" && error.error instanceof BadExport)
-    const message = (error as { error: BadExport }).error.message
-    assert.notInclude(message, "\n")
-    return message
+    const error = yield* Effect.flip(decodeExport(text, "in.json"))
+    assert.strictEqual(error._tag, "BadExport")
+    assert.notInclude(error.message, "\n")
+    return error.message
   })
 
 describe("decodeExport", () => {

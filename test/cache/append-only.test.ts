@@ -1,13 +1,13 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Clock, Effect, Layer, type Scope } from "effect"
-import { replayedClock } from "../../src/analysis/clock.ts"
+import { replayedClock } from "../../src/simulator/clock.ts"
 import fc from "fast-check"
-import { syntheticId } from "../../src/engine/inject.ts"
 import { build, type HistorySpec, historySpec } from "../support/generate.ts"
 import type { Msg } from "../support/history.ts"
 import { pluginUnder, tempDir } from "../support/layers.ts"
 import { send, stateOf } from "../pipeline/helpers.ts"
 import { projectConfig } from "../support/pluginTest.ts"
+import { syntheticId } from "../support/history.ts"
 
 /**
  * The prompt cache only pays when what a request sent is sent again, byte for byte, by every later request: OpenCode

@@ -1,7 +1,9 @@
 import { assert, describe, it } from "vitest"
 import { formatContext, formatHelp, formatStats } from "../../src/commands/format.ts"
 import { type Reason, reasonName } from "../../src/engine/reasons.ts"
-import { emptyStats, type LifetimeTotals } from "../../src/state/schema.ts"
+import { emptySessionFile, type LifetimeTotals } from "../../src/state/schema.ts"
+
+const emptyStats = () => emptySessionFile("ses_none", 0).stats
 
 const names = (reason: string) => reasonName(reason as Reason)
 

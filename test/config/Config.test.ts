@@ -5,7 +5,7 @@ import { Effect, FileSystem, Layer, Path } from "effect"
 import { defaultConfig } from "../../src/config/schema.ts"
 import { renderTemplate } from "../../src/config/template.ts"
 import { Config, formatReport } from "../../src/services/Config.ts"
-import { Paths } from "../../src/services/Paths.ts"
+import { pathsUnder } from "../support/paths.ts"
 
 type Where = "global" | "env" | "project"
 
@@ -44,7 +44,7 @@ const build = (
       else if ("fifo" in content) execFileSync("mkfifo", [file])
       else yield* fs.writeFileString(file, `{ "debug": true, "padding": "${"x".repeat(content.bytes - 32)}" }`)
     }
-    const paths = Paths.layerUnder(root, options.env ? { envConfigDir: dirs.env } : {})
+    const paths = pathsUnder(root, options.env ? { envConfigDir: dirs.env } : {})
     const config = yield* Effect.provide(Config, Config.layer.pipe(Layer.provide(paths)))
     return {
       config,
@@ -445,7 +445,7 @@ describe("Config.layer never fails", () => {
       const config = yield* Effect.provide(
         Config,
         Config.layer.pipe(
-          Layer.provide(Paths.layerUnder("/nonexistent")),
+          Layer.provide(pathsUnder("/nonexistent")),
           Layer.provide(Layer.mergeAll(broken, NodePath.layer))
         )
       )
@@ -453,20 +453,6 @@ describe("Config.layer never fails", () => {
       const reports = yield* config.takeReports
       assert.deepStrictEqual(reports.map((r) => [r.file, r.ignored]), [["(config)", true]])
       assert.include(reports[0]!.problems[0]!.message, "disk on fire")
-    }))
-})
-
-describe("Config.layerFrom", () => {
-  it.effect("validates an in-memory value the same way, reported as an inline config", () =>
-    Effect.gen(function*() {
-      const config = yield* Effect.provide(Config, Config.layerFrom({ debug: true, enabled: "no", extra: 1 }))
-      assert.deepStrictEqual(config.current, { ...defaultConfig, debug: true })
-      assert.deepStrictEqual(config.files, ["(inline config)"])
-      const [report] = yield* config.takeReports
-      assert.deepStrictEqual(report?.problems.map((p) => [p.path, p.expected, p.found]), [
-        ["enabled", "true or false", `the string "no"`],
-        ["extra", report?.problems[1]?.expected, `unknown key "extra"`]
-      ])
     }))
 })
 

@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Result } from "effect"
-import { type Loaded, merge, parseConfig, type Problem, resolve } from "../../src/config/load.ts"
+import { type Loaded, parseConfig, type Problem, resolve } from "../../src/config/load.ts"
 import { defaultConfig, type PluginConfig } from "../../src/config/schema.ts"
 
 const load = (text: string): { config: PluginConfig; loaded: Loaded } => {
@@ -379,22 +379,27 @@ describe("parseConfig: hostile input", () => {
   })
 })
 
-describe("merge", () => {
+describe("resolve", () => {
   it("merges key by key at every depth", () => {
-    const merged = merge(
+    const config = Result.getOrThrow(resolve([
       { debug: true, strategies: { purgeErrors: { enabled: false, turns: 6 }, deduplication: { enabled: false } } },
       { strategies: { purgeErrors: { turns: 9 } } }
-    )
-    assert.deepStrictEqual(merged, {
-      debug: true,
-      strategies: { purgeErrors: { enabled: false, turns: 9 }, deduplication: { enabled: false } }
+    ]))
+    assert.strictEqual(config.debug, true)
+    assert.deepStrictEqual(config.strategies.purgeErrors, {
+      ...defaultConfig.strategies.purgeErrors,
+      enabled: false,
+      turns: 9
+    })
+    assert.deepStrictEqual(config.strategies.deduplication, {
+      ...defaultConfig.strategies.deduplication,
+      enabled: false
     })
   })
 
   it("replaces lists instead of concatenating them", () => {
-    assert.deepStrictEqual(merge({ protectedFilePatterns: ["a", "b"] }, { protectedFilePatterns: ["c"] }), {
-      protectedFilePatterns: ["c"]
-    })
+    const config = Result.getOrThrow(resolve([{ protectedFilePatterns: ["a", "b"] }, { protectedFilePatterns: ["c"] }]))
+    assert.deepStrictEqual(config.protectedFilePatterns, ["c"])
   })
 
   it("resolves later partials over earlier ones over the defaults", () => {

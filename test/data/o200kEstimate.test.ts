@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs"
 import { countTokens } from "gpt-tokenizer/encoding/o200k_base"
 import { assert, describe, it } from "vitest"
-import { generate } from "../../bench/generate.ts"
+import { generate } from "../../src/simulator/generator/generate.ts"
 import { estimateO200k } from "../../src/data/o200kEstimate.ts"
 
 const exact = (text: string) => countTokens(text, { disallowedSpecial: new Set() })

@@ -1,5 +1,5 @@
 import { assert, describe, it } from "vitest"
-import { Blocks, WireBuilder } from "../../src/analysis/wire.ts"
+import { Blocks, WireBuilder } from "../../src/simulator/wire.ts"
 import type { Msg } from "../../src/host/schema.ts"
 import { profiles } from "../../src/pricing/profiles.ts"
 import type { AnthropicRequest } from "./support/model-server.ts"

@@ -1,6 +1,6 @@
 import { dirname } from "node:path"
 import { assert, describe, it } from "vitest"
-import type { RequestCost } from "../../src/analysis/cost.ts"
+import type { RequestCost } from "../../src/simulator/cost.ts"
 import { profiles } from "../../src/pricing/profiles.ts"
 import { done, holdsPlaceholder, sourceFile } from "./support/fixtures.ts"
 import type { AnthropicRequest, Reply } from "./support/model-server.ts"

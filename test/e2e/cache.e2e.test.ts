@@ -3,7 +3,7 @@ import { join } from "node:path"
 import { setTimeout as sleep } from "node:timers/promises"
 import { assert, describe, it } from "vitest"
 import type { Msg } from "../../src/host/schema.ts"
-import { Blocks, type Wire, WireBuilder } from "../../src/analysis/wire.ts"
+import { Blocks, type Wire, WireBuilder } from "../../src/simulator/wire.ts"
 import { profiles } from "../../src/pricing/profiles.ts"
 import { call, done, holdsPlaceholder, read, sourceFile } from "./support/fixtures.ts"
 import type { RecordedRequest, Reply } from "./support/model-server.ts"
@@ -195,25 +195,37 @@ describe("with the plugin", () => {
     )
   })
 
-  it("sends every message a request sent again byte-identical, except where a prune now applies", () => {
+  it("sends every message a request sent again byte-identical, except where a prune or a fold now applies", () => {
     const bodies = withPlugin!.bodies
+    let folds = 0
     for (let k = 1; k < bodies.length; k++) {
       const before = bodies[k - 1]!.messages.filter((message) => !isNote(message))
       const after = bodies[k]!.messages
-      for (let m = 0; m < before.length; m++) {
+      let m = 0
+      for (let i = 0; i < before.length; i++, m++) {
         // OpenCode's breakpoints move with the end of the request: they are markers, not content.
-        const a = unmarked(before[m])
+        const a = unmarked(before[i])
         const b = unmarked(after[m])
         if (a === b) continue
+        const text = messageText(after[m]!)
+        const where = `request ${k}, message ${i}:\n${a.slice(0, 400)}\n${b.slice(0, 400)}`
+        assert.strictEqual(before[i]!.role, after[m]!.role, where)
+        if (text.includes("[folded tool calls]") && !messageText(before[i]!).includes("[folded tool calls]")) {
+          // A fold sends the tool calls and results of an old turn as one digest in its first assistant message: the
+          // calls' messages that followed it are gone, and the next message sent again is the same as before.
+          folds++
+          const next = after[m + 1] === undefined ? undefined : unmarked(after[m + 1])
+          while (i + 1 < before.length && unmarked(before[i + 1]) !== next) {
+            assert.include(["assistant", "tool"], before[i + 1]!.role, `${where}\nonly the turn's calls are folded`)
+            i++
+          }
+          continue
+        }
         // A prune changes a tool result, or the content input of a call, to a placeholder: the rest stays.
-        assert.strictEqual(
-          holdsPlaceholder(messageText(after[m]!)),
-          true,
-          `request ${k}, message ${m}:\n${a.slice(0, 400)}\n${b.slice(0, 400)}`
-        )
-        assert.strictEqual(before[m]!.role, after[m]!.role)
+        assert.strictEqual(holdsPlaceholder(text), true, where)
       }
     }
+    assert.isAbove(folds, 0, "the session is long enough for its first turn to be folded")
   })
 
   it("prunes repeats at their first send: the re-reads, the lines read again, the read-back of a write or of a todo list", () => {

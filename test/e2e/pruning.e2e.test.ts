@@ -297,7 +297,7 @@ describe("/dcp commands and recall", () => {
     const stats = await dcp(s, second, "stats")
     assert.match(
       flat(stats),
-      /^DCP · This session: 2 calls pruned in what reached the model, ~[\d.]+k? tokens taken out of every later request\. /
+      /^DCP · This session: 2 calls pruned now, ~[\d.]+k? tokens out of every request\. /
     )
     assert.match(stats, /^ {2}by strategy: .*\bduplicate 1 \(~[\d.]+k?\)/m)
     assert.match(stats, /^ {2}by strategy: .*\bdiscarded 1 \(~[\d.]+k?\)/m)
@@ -312,7 +312,7 @@ describe("/dcp commands and recall", () => {
     assert.match(stats.slice(stats.indexOf("All sessions:")), /\n {2}by strategy: .*\bduplicate \d+ \(/)
 
     const firstStats = await dcp(s, first, "stats")
-    assert.match(firstStats, /^DCP · This session: 1 call pruned in what reached the model, /)
+    assert.match(firstStats, /^DCP · This session: 1 call pruned now, /)
     assert.match(firstStats, /^ {2}by strategy: duplicate 1 \(~[\d.]+k?\)$/m)
     // The lifetime totals are the same from either session.
     assert.strictEqual(

@@ -13,8 +13,8 @@ import { Notifier } from "../../src/services/Notifier.ts"
 import { Persistence, PersistenceError } from "../../src/services/Persistence.ts"
 import type { Delivery, Prune } from "../../src/engine/request.ts"
 import { Pruner } from "../../src/services/Pruner.ts"
-import { estimateTokens } from "../../src/services/Tokenizer.ts"
-import { emptySessionFile, emptyStats } from "../../src/state/schema.ts"
+import { Tokenizer } from "../../src/services/Tokenizer.ts"
+import { emptySessionFile } from "../../src/state/schema.ts"
 import { fromFile, type SessionState } from "../../src/engine/session.ts"
 import { assistant, fresh, sessionID, tool, user } from "../support/history.ts"
 import { pluginUnder, tempDir } from "../support/layers.ts"
@@ -60,45 +60,52 @@ const request = (calls: ReadonlyArray<ToolCall>, options: Partial<Delivery> = {}
   ...options
 })
 
-/** The plugin's Ledger and Pruner under a fresh root, with the estimate tokenizer (four characters a token). */
+/**
+ * The plugin's Ledger and Pruner under a fresh root, with the estimate tokenizer (four characters a token), and the
+ * count it estimates.
+ */
 const withBooks = <A, E, R>(
-  program: (books: { readonly ledger: Ledger["Service"]; readonly pruner: Pruner["Service"] }) => Effect.Effect<A, E, R>
+  program: (books: {
+    readonly ledger: Ledger["Service"]
+    readonly pruner: Pruner["Service"]
+    readonly tokens: (text: string) => number
+  }) => Effect.Effect<A, E, R>
 ) =>
   Effect.gen(function*() {
     const root = yield* tempDir
     return yield* Effect.gen(function*() {
-      return yield* program({ ledger: yield* Ledger, pruner: yield* Pruner })
+      return yield* program({ ledger: yield* Ledger, pruner: yield* Pruner, tokens: (yield* Tokenizer).estimate })
     }).pipe(Effect.provide(pluginUnder(root)))
   })
 
 describe("Ledger.saving", () => {
   it.effect("is the output's tokens less the placeholder's", () =>
-    withBooks(({ ledger }) =>
+    withBooks(({ ledger, tokens }) =>
       Effect.sync(() => {
         const call = readCall("a", 500)
-        const placeholder = estimateTokens(outputPlaceholder("discard", 7, recallToolHint))
+        const placeholder = tokens(outputPlaceholder("discard", 7, recallToolHint))
         assert.strictEqual(ledger.saving(call, "discard", 7, recallToolHint), 500 - placeholder)
       })
     ))
 
   it.effect("for a superseded write, is the content's tokens less the input placeholder's", () =>
-    withBooks(({ ledger }) =>
+    withBooks(({ ledger, tokens }) =>
       Effect.sync(() => {
         const call = makeCall({
           tool: "write",
           input: { filePath: "src/a.ts", content: "x".repeat(4000) },
           inputTokens: { filePath: 2, content: 1000 }
         })
-        const placeholder = estimateTokens(inputPlaceholder(call, "supersedeWrites", "content", 3, recallToolHint))
+        const placeholder = tokens(inputPlaceholder(call, "supersedeWrites", "content", 3, recallToolHint))
         assert.strictEqual(ledger.saving(call, "supersedeWrites", 3, recallToolHint), 1000 - placeholder)
       })
     ))
 
   it.effect("depends on the recall hint the placeholder carries", () =>
-    withBooks(({ ledger }) =>
+    withBooks(({ ledger, tokens }) =>
       Effect.sync(() => {
         const call = readCall("a", 500)
-        const withId = 500 - estimateTokens(outputPlaceholder("discard", 7, idOnlyHint))
+        const withId = 500 - tokens(outputPlaceholder("discard", 7, idOnlyHint))
         assert.strictEqual(ledger.saving(call, "discard", 7, idOnlyHint), withId)
       })
     ))
@@ -147,7 +154,7 @@ describe("Pruner.apply", () => {
         const state = stateFor("ses_a")
         yield* pruner.apply(state, [prune(readCall("a"), "discard", 1)], recallToolHint)
         const lifetime = yield* ledger.lifetime
-        assert.deepStrictEqual(state.stats, emptyStats())
+        assert.deepStrictEqual(state.stats, emptySessionFile(state.sessionID, 0).stats)
         assert.deepStrictEqual([lifetime.sessions, lifetime.calls, lifetime.tokens], [0, 0, 0])
       })
     ))
@@ -589,7 +596,7 @@ describe("Ledger.lifetime", () => {
               Effect.fail(new PersistenceError({ operation: "lock", path: "lifetime", cause: new Error("busy") }))
           })
         })
-      ).pipe(Layer.provide(Persistence.layerMemory))
+      ).pipe(Layer.provide(Persistence.layer))
       const lifetime = yield* pluginTest(
         Effect.gen(function*() {
           const ledger = yield* Ledger

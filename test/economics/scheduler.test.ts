@@ -1,10 +1,10 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { TestClock } from "effect/testing"
-import { Config } from "../../src/services/Config.ts"
 import { type Request, Scheduler } from "../../src/services/Scheduler.ts"
 import { emptySessionFile } from "../../src/state/schema.ts"
 import { fromFile, type SessionState } from "../../src/engine/session.ts"
+import { configOf } from "../support/layers.ts"
 
 const cache = { mode: "auto", minPruneTokens: 5000, pressure: 0.5, ttlSeconds: 300 }
 const model = (providerID: string, contextLimit: number | undefined) => ({
@@ -16,7 +16,7 @@ const model = (providerID: string, contextLimit: number | undefined) => ({
 })
 
 const schedulerWith = (config: object = {}) =>
-  Scheduler.layer.pipe(Layer.provide(Config.layerFrom({ cache: { ...cache, ...config } })))
+  Scheduler.layer.pipe(Layer.provide(configOf({ cache: { ...cache, ...config } })))
 
 const freshState = (): SessionState => fromFile(emptySessionFile("ses_scheduler", 0), false)
 

@@ -4,20 +4,19 @@ import { TestClock } from "effect/testing"
 import { describe, it } from "vitest"
 import { reportedCacheUsage } from "../../src/commands/breakdown.ts"
 import { formatStats } from "../../src/commands/format.ts"
-import { wrapNote } from "../../src/engine/notes.ts"
 import { type Reason, reasonName } from "../../src/engine/reasons.ts"
 import { dcp } from "../../src/hooks/command.ts"
 import { compose } from "../../src/layers/main.ts"
 import { Host, HostError, HostRecorder } from "../../src/services/Host.ts"
-import { Paths } from "../../src/services/Paths.ts"
 import { Tokenizer } from "../../src/services/Tokenizer.ts"
-import { emptyStats, type LifetimeTotals, type SessionStats } from "../../src/state/schema.ts"
+import { emptySessionFile, type LifetimeTotals, type SessionStats } from "../../src/state/schema.ts"
 import { assistant, fresh, type Msg, sessionID, user } from "../support/history.ts"
 import { tempDir } from "../support/layers.ts"
 import { send } from "../pipeline/helpers.ts"
 import { autoUnder, muchLater, read } from "./support.ts"
+import { pathsUnder } from "../support/paths.ts"
 
-const noStats: SessionStats = emptyStats()
+const noStats: SessionStats = emptySessionFile("ses_none", 0).stats
 const someStats: SessionStats = {
   ...noStats,
   calls: 2,
@@ -216,10 +215,8 @@ effectDescribe("/dcp stats", () => {
       const root = yield* tempDir
       const note = yield* statsAfter(coldRequest).pipe(Effect.provide(withStored(root)))
       assert.include(
-        note,
-        wrapNote(
-          "  prompt cache: prunes reached the model 1 time (1 with the cache already expired); no cache was rebuilt for them."
-        )
+        note.replace(/\s+/g, " "),
+        " prompt cache: prunes reached the model 1 time (1 with the cache already expired); no cache was rebuilt for them."
       )
     }))
 
@@ -269,10 +266,8 @@ effectDescribe("/dcp stats", () => {
         const root = yield* tempDir
         const note = yield* statsAfter(coldRequest).pipe(Effect.provide(withStored(root)))
         assert.include(
-          note,
-          wrapNote(
-            "  provider: 2 requests, ~2.8k tokens read from cache, ~2.6k written to it, ~3.2k uncached (as reported)."
-          )
+          note.replace(/\s+/g, " "),
+          " provider: 2 requests, ~2.8k tokens read from cache, ~2.6k written to it, ~3.2k uncached (as reported)."
         )
       })
   )
@@ -298,7 +293,7 @@ effectDescribe("/dcp stats without the stored session", () => {
         const root = yield* tempDir
         const note = yield* statsAfter(coldRequest).pipe(
           Effect.provide(
-            compose({ paths: Paths.layerUnder(root), host: hostWithoutMessages, tokenizer: Tokenizer.layerEstimate })
+            compose({ paths: pathsUnder(root), host: hostWithoutMessages, tokenizer: Tokenizer.layerEstimate })
           )
         )
         assert.match(note, /^DCP · This session: 1 call pruned/)

@@ -1,5 +1,10 @@
 import { assert, describe, it } from "vitest"
-import { fileFieldsOf, filePathOf, keyParameterOf, relativePath, signatureOf } from "../../src/engine/calls.ts"
+import { fileFieldsOf, keyParameterOf, signatureOf } from "../../src/engine/calls.ts"
+
+/** The file a call names, as given (none: no file tool, or no path). */
+const filePathOf = (tool: string, input: Record<string, unknown>) => fileFieldsOf(tool, input, "/").filePath
+/** How a read of `filePath` is named to the model and the user, in a project at `worktree`. */
+const relativePath = (filePath: string, worktree: string) => keyParameterOf("read", { filePath }, worktree)
 import { addFile, deleteFile, patchText, updateFile, worktree } from "./support.ts"
 
 describe("keyParameterOf", () => {
@@ -49,7 +54,7 @@ describe("keyParameterOf", () => {
   })
 })
 
-describe("filePathOf", () => {
+describe("the file of a call", () => {
   it("finds the file of file tools", () => {
     assert.strictEqual(filePathOf("read", { filePath: "/a/b.ts" }), "/a/b.ts")
     assert.strictEqual(filePathOf("edit", { filePath: "b.ts", oldString: "x", newString: "y" }), "b.ts")
@@ -64,7 +69,7 @@ describe("filePathOf", () => {
   })
 })
 
-describe("relativePath", () => {
+describe("a path shown relative to the worktree", () => {
   it("accepts a worktree with or without a trailing slash", () => {
     assert.strictEqual(relativePath(`${worktree}/src/a.ts`, worktree), "src/a.ts")
     assert.strictEqual(relativePath(`${worktree}/src/a.ts`, `${worktree}/`), "src/a.ts")

@@ -1,6 +1,6 @@
 import { assert, describe, it } from "vitest"
-import { appendTail, syntheticId } from "../../src/engine/inject.ts"
-import { assistant, fresh, type Msg, tool, user } from "../support/history.ts"
+import { appendTail } from "../../src/engine/inject.ts"
+import { assistant, fresh, type Msg, syntheticId, tool, user } from "../support/history.ts"
 
 const note = "[Context note, not from the user: ~12k tokens in 4 earlier tool outputs could be discarded]"
 

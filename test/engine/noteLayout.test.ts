@@ -2,9 +2,13 @@ import fc from "fast-check"
 import { assert, describe, it } from "vitest"
 import { formatContext, formatHelp, formatStats } from "../../src/commands/format.ts"
 import { parseCommand } from "../../src/commands/parse.ts"
-import { formatNote, layoutNote, notePrefix, noteWidth } from "../../src/engine/notes.ts"
+import { formatNote, layoutNote } from "../../src/engine/notes.ts"
 import { reasonName } from "../../src/engine/reasons.ts"
 import { reportNote } from "../../src/services/Config.ts"
+
+/** What every note starts with, and the columns its lines keep within: the narrowest text area measured below. */
+const notePrefix = "DCP · "
+const noteWidth = 72
 
 /**
  * The width of a message's text in OpenCode 1.18.33's terminal UI, measured under tmux with a note of one long word

@@ -1,5 +1,4 @@
 import { assert, describe, it } from "vitest"
-import { alwaysProtectedTools } from "../../src/engine/protection.ts"
 import { call, deleteFile, patchText, protect, updateFile, worktree } from "./support.ts"
 
 const read = (filePath: string) => call({ tool: "read", input: { filePath } })
@@ -24,7 +23,6 @@ describe("protection of tools", () => {
     ) {
       assert.strictEqual(protection.tool(tool), true, tool)
     }
-    assert.strictEqual(alwaysProtectedTools.has("read"), false)
   })
 
   it("does not protect ordinary tools", () => {

@@ -14,13 +14,14 @@ import type { Candidate } from "../../src/engine/strategies/candidate.ts"
 import { trackView, type ViewState, viewCandidates } from "../../src/engine/view.ts"
 import type { PruneRecord } from "../../src/state/schema.ts"
 import type { ToolStatus } from "../../src/host/schema.ts"
-import { Paths } from "../../src/services/Paths.ts"
 import { Tokenizer } from "../../src/services/Tokenizer.ts"
 import type { ToolIndex } from "../../src/engine/calls.ts"
 import { ToolCache } from "../../src/services/ToolCache.ts"
 import { sessionID } from "../support/history.ts"
+import { pathsUnder } from "../support/paths.ts"
+import { tokenizerWith } from "../support/layers.ts"
 
-/** The worktree of `Paths.layerUnder("/root")`, so calls built here and calls indexed by the ToolCache agree. */
+/** The worktree of `pathsUnder("/root")`, so calls built here and calls indexed by the ToolCache agree. */
 export const worktree = "/root/project"
 
 export interface CallSpec {
@@ -214,7 +215,7 @@ const quarterTokens = (text: string) => Math.ceil(text.length / 4)
 const indexLayer = (tokenizer: Layer.Layer<Tokenizer>) =>
   ToolCache.layer.pipe(
     Layer.provide(tokenizer),
-    Layer.provide(Paths.layerUnder("/root")),
+    Layer.provide(pathsUnder("/root")),
     Layer.provide(NodePath.layer)
   )
 
@@ -224,7 +225,7 @@ export const indexOf = (messages: ReadonlyArray<unknown>): ToolIndex =>
     Effect.gen(function*() {
       return yield* (yield* ToolCache).sync(sessionID, messages)
     }).pipe(
-      Effect.provide(indexLayer(Tokenizer.layerWith(quarterTokens)))
+      Effect.provide(indexLayer(tokenizerWith(quarterTokens)))
     )
   )
 
@@ -238,13 +239,13 @@ export const indexViews = (views: ReadonlyArray<ReadonlyArray<unknown>>): Array<
       const cache = yield* ToolCache
       return yield* Effect.forEach(views, (view) => cache.sync(sessionID, view))
     }).pipe(
-      Effect.provide(indexLayer(Tokenizer.layerWith(quarterTokens)))
+      Effect.provide(indexLayer(tokenizerWith(quarterTokens)))
     )
   )
 
 /** The ToolCache over the real o200k tokenizer, and that tokenizer, for tests that measure what is sent. */
 export const realIndexLayer = ToolCache.layer.pipe(
-  Layer.provide(Paths.layerUnder("/root")),
+  Layer.provide(pathsUnder("/root")),
   Layer.provide(NodePath.layer),
   Layer.provideMerge(Tokenizer.layer)
 )

@@ -1,11 +1,10 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, FileSystem } from "effect"
 import { transformOf } from "../support/request.ts"
-import { Persistence } from "../../src/services/Persistence.ts"
 import { SessionStore } from "../../src/services/SessionStore.ts"
 import { Tokenizer } from "../../src/services/Tokenizer.ts"
 import { assistant, sessionID, tool, user } from "../support/history.ts"
-import { pluginUnder, platform, tempDir } from "../support/layers.ts"
+import { persistenceInMemory, pluginUnder, platform, tempDir } from "../support/layers.ts"
 
 /** Indexes a history and reads back the stable IDs the session got: the same program for every graph. */
 const program = Effect.gen(function*() {
@@ -26,7 +25,7 @@ describe("composition root", () => {
     Effect.gen(function*() {
       const live = yield* program.pipe(Effect.provide(pluginUnder(yield* tempDir, { tokenizer: Tokenizer.layer })))
       const test = yield* program.pipe(
-        Effect.provide(pluginUnder(yield* tempDir, { persistence: Persistence.layerMemory }))
+        Effect.provide(pluginUnder(yield* tempDir, { persistence: persistenceInMemory }))
       )
       assert.deepStrictEqual(live, { c1: 1, c2: 2 })
       assert.deepStrictEqual(test, live)
@@ -38,7 +37,7 @@ describe("composition root", () => {
       const liveRoot = yield* tempDir
       const memoryRoot = yield* tempDir
       yield* program.pipe(Effect.provide(pluginUnder(liveRoot)))
-      yield* program.pipe(Effect.provide(pluginUnder(memoryRoot, { persistence: Persistence.layerMemory })))
+      yield* program.pipe(Effect.provide(pluginUnder(memoryRoot, { persistence: persistenceInMemory })))
       const stateDir = "data/opencode/storage/plugin/dcp"
       assert.isTrue(yield* fs.exists(`${liveRoot}/${stateDir}/${sessionID}.json`))
       assert.isFalse(yield* fs.exists(`${memoryRoot}/${stateDir}`))

@@ -1,9 +1,9 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, FileSystem, Layer } from "effect"
-import { lifetimeFileName, Persistence } from "../../src/services/Persistence.ts"
+import { Persistence } from "../../src/services/Persistence.ts"
 import { totalsOf } from "../../src/state/lifetime.ts"
 import { currentOwner, ownerTag } from "../../src/state/owner.ts"
-import { listTree, persistenceUnder, platform, tempRoot, withCapturedLogs } from "./support.ts"
+import { lifetimeFileName, listTree, persistenceUnder, platform, tempRoot, withCapturedLogs } from "./support.ts"
 import { spawnStalledWorker } from "./workers.ts"
 
 /**

@@ -10,13 +10,13 @@ import { NodeFileSystem, NodePath } from "@effect/platform-node"
 import { Effect, FileSystem, Layer, Schedule } from "effect"
 import { createInterface } from "node:readline"
 import { Persistence } from "../../src/services/Persistence.ts"
-import { Paths } from "../../src/services/Paths.ts"
+import { pathsUnder } from "../support/paths.ts"
 
 const [root, count, session] = process.argv.slice(2)
 if (root === undefined || count === undefined) throw new Error("usage: lifetime-worker.ts <root> <count> [session]")
 
 const live = Persistence.layer.pipe(
-  Layer.provide(Paths.layerUnder(root)),
+  Layer.provide(pathsUnder(root)),
   Layer.provideMerge(Layer.mergeAll(NodeFileSystem.layer, NodePath.layer))
 )
 const marks = `${root}/started`

@@ -2,10 +2,20 @@ import { assert, describe, it } from "@effect/vitest"
 import { Deferred, Effect, Fiber, FileSystem, Layer } from "effect"
 import { NodeFileSystem } from "@effect/platform-node"
 import { sessionIdProblem } from "../../src/host/sessionId.ts"
-import { emptyLifetime, lifetimeFileName, Persistence } from "../../src/services/Persistence.ts"
+import { Persistence } from "../../src/services/Persistence.ts"
+import { emptyLifetime } from "../../src/state/lifetime.ts"
 import { totalsOf } from "../../src/state/lifetime.ts"
 import type { SessionTotals } from "../../src/state/schema.ts"
-import { listTree, onDisk, persistenceUnder, platform, sampleSession, tempRoot, withCapturedLogs } from "./support.ts"
+import {
+  lifetimeFileName,
+  listTree,
+  onDisk,
+  persistenceUnder,
+  platform,
+  sampleSession,
+  tempRoot,
+  withCapturedLogs
+} from "./support.ts"
 import { spawnLifetimeWorker, spawnSessionWorker } from "./workers.ts"
 
 const totals = (calls: number, tokens = 100 * calls, reason = "deduplication"): SessionTotals => ({

@@ -9,8 +9,8 @@
 import { NodeFileSystem, NodePath } from "@effect/platform-node"
 import { Deferred, Effect, FileSystem, Layer } from "effect"
 import { Persistence } from "../../src/services/Persistence.ts"
-import { Paths } from "../../src/services/Paths.ts"
 import { sampleSession, sampleStatus } from "./support.ts"
+import { pathsUnder } from "../support/paths.ts"
 
 const [root, what] = process.argv.slice(2)
 if (root === undefined || (what !== "session" && what !== "status" && what !== "lifetime")) {
@@ -27,7 +27,7 @@ const program = Effect.gen(function*() {
     })
   ).pipe(Layer.provide(NodeFileSystem.layer))
   const live = Persistence.layer.pipe(
-    Layer.provide(Paths.layerUnder(root)),
+    Layer.provide(pathsUnder(root)),
     Layer.provide(Layer.mergeAll(renameStalls, NodePath.layer))
   )
   const write = Persistence.use((persistence) =>

@@ -2,16 +2,16 @@ import { NodeFileSystem, NodePath } from "@effect/platform-node"
 import { Deferred, Effect, FileSystem, Layer, Logger, Path } from "effect"
 import { systemError } from "effect/PlatformError"
 import { Persistence } from "../../src/services/Persistence.ts"
-import { Paths } from "../../src/services/Paths.ts"
 import type { SessionFile } from "../../src/state/schema.ts"
 import { type SessionStatus, statusVersion } from "../../src/state/status.ts"
+import { pathsUnder } from "../support/paths.ts"
 
 export const platform = Layer.mergeAll(NodeFileSystem.layer, NodePath.layer)
 
 /** The live Persistence over `root`, on the given file system (the real one unless a test swaps it). */
 export const persistenceUnder = (root: string, fileSystem: Layer.Layer<FileSystem.FileSystem> = NodeFileSystem.layer) =>
   Persistence.layer.pipe(
-    Layer.provide(Paths.layerUnder(root)),
+    Layer.provide(pathsUnder(root)),
     Layer.provide(Layer.mergeAll(fileSystem, NodePath.layer))
   )
 
@@ -158,3 +158,6 @@ export const sampleStatus = (sessionID: string): SessionStatus => ({
   recent: [{ id: 1, tool: "read", target: "src/a.ts", tokens: 1200, reason: "deduplication" }],
   commands: true
 })
+
+/** The lifetime totals' file, beside the session files: a name no session file can have (a session ID has no "."). */
+export const lifetimeFileName = "lifetime.stats.json"

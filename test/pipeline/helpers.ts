@@ -4,7 +4,6 @@
  */
 import type { Hooks } from "@opencode-ai/plugin"
 import { Effect, Layer, ManagedRuntime, Ref } from "effect"
-import { syntheticId } from "../../src/engine/inject.ts"
 import { makeHooks } from "../../src/hooks/index.ts"
 import { transformOf } from "../support/request.ts"
 import { Config } from "../../src/services/Config.ts"
@@ -16,6 +15,7 @@ import { toFile } from "../../src/engine/session.ts"
 import type { Msg } from "../support/history.ts"
 import { pluginUnder, tempDir } from "../support/layers.ts"
 import { pluginTest, type PluginTestOptions, projectConfig } from "../support/pluginTest.ts"
+import { syntheticId } from "../support/history.ts"
 
 /**
  * These tests are about what the pipeline prunes, not about when the cache scheduler lets automatic prunes reach

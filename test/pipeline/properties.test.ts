@@ -2,7 +2,6 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect, type Scope } from "effect"
 import fc from "fast-check"
 import { digestHeader } from "../../src/engine/fold.ts"
-import { syntheticId } from "../../src/engine/inject.ts"
 import { contentInputs } from "../../src/engine/strategies/supersedeWrites.ts"
 import {
   build,
@@ -14,7 +13,7 @@ import {
   type MessageSpec,
   type ToolCallSpec
 } from "../support/generate.ts"
-import { type Msg, user } from "../support/history.ts"
+import { type Msg, syntheticId, user } from "../support/history.ts"
 import { pluginUnder, tempDir } from "../support/layers.ts"
 import { projectConfig } from "../support/pluginTest.ts"
 import { send, stateOf, withoutTail } from "./helpers.ts"
@@ -264,7 +263,7 @@ const assertProtectedUntouched = (
   }
 }
 
-/** A message as a provider receives it, after OpenCode's conversion (src/analysis/wire.ts says how it converts). */
+/** A message as a provider receives it, after OpenCode's conversion (src/simulator/wire.ts says how it converts). */
 interface ModelMessage {
   readonly role: "user" | "assistant" | "tool"
   readonly calls: ReadonlyArray<string>
@@ -430,11 +429,12 @@ describe("transform properties over generated histories", () => {
       ([spec, config, cut]) =>
         Effect.gen(function*() {
           // Prunes applied at once, by the rules that look at nothing but the view: then the request is a function of
-          // the view alone, and an undo may leave no trace of what it took out.
+          // the view alone, and an undo may leave no trace of what it took out. A fold is not: it keeps the calls of a
+          // turn that were pruned when it was sent, byte for byte (test/pipeline/fold.test.ts has its undo cases).
           const settings = {
             ...config,
             cache: { mode: "immediate" },
-            strategies: { repeats: { enabled: false }, staleOutputs: { enabled: false } }
+            strategies: { repeats: { enabled: false }, staleOutputs: { enabled: false }, fold: { enabled: false } }
           }
           const messages = build(spec, session)
           const afterUndo = [...messages.slice(0, 1 + cut % messages.length), user("do it another way", { session })]

@@ -7,8 +7,9 @@ import { claude, pluginHooks } from "./helpers.ts"
 const model = { providerID: "fake", id: "fake-model", limit: { context: 200_000, output: 8_000 } }
 const agentPrompt = "You are opencode, an interactive CLI tool that helps users with software engineering tasks."
 
-const tools = (discard: boolean, extract: boolean) => ({
-  tools: { discard: { enabled: discard }, extract: { enabled: extract } }
+const tools = (discard: boolean, extract: boolean, fold = false) => ({
+  tools: { discard: { enabled: discard }, extract: { enabled: extract } },
+  strategies: { fold: { enabled: fold } }
 })
 
 /** What Anthropic OAuth plugins put first: Anthropic accepts such a request only with it as the first system block. */
@@ -124,10 +125,18 @@ describe("system transform", () => {
       assert.include(sectionOf(system), "`extract`")
     }))
 
-  it.effect("with neither enabled there is no section", () =>
+  it.effect("with neither tool nor folding enabled there is no section", () =>
     Effect.gen(function*() {
       const [system] = yield* systemAfter([main], { config: tools(false, false) })
       assert.deepStrictEqual(system, [agentPrompt])
+    }))
+
+  it.effect("with folding alone the section says how folded calls read, and names neither tool", () =>
+    Effect.gen(function*() {
+      const [system] = yield* systemAfter([main], { config: tools(false, false, true) })
+      assert.include(sectionOf(system), "folded into lines like `#17 read src/app.ts`")
+      assert.notInclude(sectionOf(system), "`discard`")
+      assert.notInclude(sectionOf(system), "`extract`")
     }))
 
   it.effect("the section is byte-identical across requests and sessions", () =>

@@ -1,10 +1,9 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { TestClock } from "effect/testing"
-import { syntheticId } from "../../src/engine/inject.ts"
 import { compacting } from "../../src/hooks/session.ts"
 import type { SessionFile } from "../../src/state/schema.ts"
-import { assistant, fresh, type Msg, sessionID, text, tool, toolPart, user } from "../support/history.ts"
+import { assistant, fresh, type Msg, sessionID, syntheticId, text, tool, toolPart, user } from "../support/history.ts"
 import { tempDir } from "../support/layers.ts"
 import { pipelineUnder, send, stateOf, tagged, tailOf, withoutTail, withTags, pipelineTest } from "./helpers.ts"
 

@@ -1,6 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { Tokenizer } from "../../src/services/Tokenizer.ts"
+import { tokenizerWith } from "../support/layers.ts"
 
 describe("Tokenizer", () => {
   it.effect("counts with the o200k encoding", () =>
@@ -18,7 +19,7 @@ describe("Tokenizer", () => {
 
   it.effect("encodes the same content once", () => {
     const encoded: Array<string> = []
-    const layer = Tokenizer.layerWith((text) => {
+    const layer = tokenizerWith((text) => {
       encoded.push(text)
       return text.length
     })
@@ -35,7 +36,7 @@ describe("Tokenizer", () => {
 
   it.effect("estimates very large texts from a sample instead of encoding them whole", () => {
     let longest = 0
-    const layer = Tokenizer.layerWith((text) => {
+    const layer = tokenizerWith((text) => {
       longest = Math.max(longest, text.length)
       return Math.ceil(text.length / 3)
     })

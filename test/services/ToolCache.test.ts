@@ -1,15 +1,16 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { Paths } from "../../src/services/Paths.ts"
-import { Tokenizer } from "../../src/services/Tokenizer.ts"
 import { ToolCache } from "../../src/services/ToolCache.ts"
 import { assistant, fresh, type Msg, sessionID, text, tool, user } from "../support/history.ts"
 import { platform } from "../support/layers.ts"
+import { pathsUnder } from "../support/paths.ts"
+import { tokenizerWith } from "../support/layers.ts"
 
 const withEncoder = (encode: (text: string) => number) =>
   ToolCache.layer.pipe(
-    Layer.provide(Tokenizer.layerWith(encode)),
-    Layer.provide(Paths.layerUnder("/root")),
+    Layer.provide(tokenizerWith(encode)),
+    Layer.provide(pathsUnder("/root")),
     Layer.provide(platform)
   )
 
@@ -189,7 +190,7 @@ describe("ToolCache", () => {
       assert.deepStrictEqual(index.byCallId.get("c2")?.files, ["/repo/pkg/src/new.ts"])
     }).pipe(Effect.provide(
       ToolCache.layer.pipe(
-        Layer.provide(Tokenizer.layerWith((value) => value.length)),
+        Layer.provide(tokenizerWith((value) => value.length)),
         Layer.provide(Paths.layer({ directory: "/repo/pkg", worktree: "/repo" }, { HOME: "/home/user" })),
         Layer.provide(platform)
       )

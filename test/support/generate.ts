@@ -1,13 +1,24 @@
 /**
  * fast-check arbitraries for OpenCode histories: what `experimental.chat.messages.transform` receives. A history is
- * generated as a small spec (so fast-check shrinks it meaningfully) and built into OpenCode-shaped JSON with
- * deterministic IDs: message `msg_<i>`, part `prt_<i>_<j>`, call `call_<i>_<j>`.
+ * generated as a small spec (so fast-check shrinks it meaningfully) and built into OpenCode-shaped JSON (the shapes of
+ * src/simulator/messages.ts) with IDs from positions, so that a shrunk case reads the same on every run: message
+ * `msg_<i>`, part `prt_<i>_<j>`, call `call_<i>_<j>`.
  *
  * Inputs come from small pools so that duplicates (same tool, same input), write-then-read pairs of one file and
  * calls on protected files arise often; outputs range from a few characters to a few thousand lines.
  */
 import fc from "fast-check"
-import type { Msg } from "./history.ts"
+import {
+  assistantInfo,
+  reasoningPart,
+  stepFinish,
+  stepStart,
+  textPart,
+  toolPart,
+  toolState,
+  userMessage
+} from "../../src/simulator/messages.ts"
+import { type Msg, noTokens } from "./history.ts"
 
 type Status = "completed" | "error" | "pending" | "running"
 
@@ -190,90 +201,61 @@ export const historySpec = (options: { readonly maxMessages?: number } = {}): fc
     size: "max"
   }).chain((rest) => userSpec.map((first) => ({ messages: [first, ...rest] })))
 
+const model = { providerID: "fake", modelID: "fake-model" }
+
 /** Builds the JSON OpenCode would pass for `spec` in session `session`. */
 export const build = (spec: HistorySpec, session: string): Array<Msg> =>
   spec.messages.map((message, i) => {
     const id = `msg_${String(i).padStart(4, "0")}`
-    const base = { sessionID: session, messageID: id }
+    const of = { sessionID: session, messageID: id }
     const partId = (j: number) => `prt_${String(i).padStart(4, "0")}_${j}`
     if (message.kind === "user") {
-      return {
-        info: {
-          id,
-          sessionID: session,
-          role: "user",
-          time: { created: 1000 + i },
-          agent: "build",
-          model: { providerID: "fake", modelID: "fake-model" }
-        },
-        parts: [{ id: partId(0), ...base, type: "text", text: message.text }]
-      }
+      return userMessage({ id, sessionID: session, created: 1000 + i, model, partID: partId(0), text: message.text })
     }
-    const parts: Array<Record<string, unknown>> = [{ id: partId(0), ...base, type: "step-start" }]
+    const time = { start: 1, end: 2 }
+    const parts = [stepStart(partId(0), of)]
     message.parts.forEach((item, j) => {
       const pid = partId(j + 1)
-      if (item.kind === "text")
-        parts.push({ id: pid, ...base, type: "text", text: item.text, time: { start: 1, end: 2 } })
-      else if (item.kind === "reasoning")
-        parts.push({ id: pid, ...base, type: "reasoning", text: item.text, time: { start: 1, end: 2 } })
-      else parts.push({
-          id: pid,
-          ...base,
-          type: "tool",
-          callID: `call_${i}_${j}`,
-          tool: item.tool,
-          state: toolState(item)
-        })
+      if (item.kind === "text") parts.push(textPart(pid, of, item.text, time))
+      else if (item.kind === "reasoning") parts.push(reasoningPart(pid, of, item.text, time))
+      else parts.push(toolPart(pid, of, `call_${i}_${j}`, item.tool, stateOf(item)))
     })
-    parts.push({
-      id: partId(message.parts.length + 1),
-      ...base,
-      type: "step-finish",
-      reason: "tool-calls",
-      cost: 0,
-      tokens: { input: 0, output: 0, reasoning: 0, cache: { read: 0, write: 0 } }
+    parts.push(stepFinish(partId(message.parts.length + 1), of, "tool-calls", noTokens()))
+    const info = assistantInfo({
+      id,
+      sessionID: session,
+      time: { created: 1000 + i, completed: 1001 + i },
+      parentID: "msg_0000",
+      model,
+      directory: "/srv/app",
+      tokens: noTokens(),
+      ...(message.summary ? { summary: true, finish: "stop" } : {})
     })
-    return {
-      info: {
-        id,
-        sessionID: session,
-        role: "assistant",
-        time: { created: 1000 + i, completed: 1001 + i },
-        parentID: "msg_0000",
-        modelID: "fake-model",
-        providerID: "fake",
-        mode: "build",
-        path: { cwd: "/srv/app", root: "/srv/app" },
-        cost: 0,
-        tokens: { input: 0, output: 0, reasoning: 0, cache: { read: 0, write: 0 } },
-        ...(message.summary ? { summary: true, finish: "stop" } : {})
-      },
-      parts
-    }
+    return { info, parts }
   })
 
-const toolState = (call: ToolCallSpec): Record<string, unknown> => {
+const stateOf = (call: ToolCallSpec) => {
   const input = expand(Object.fromEntries(Object.entries(call.input).filter(([, value]) => value !== undefined)))
+  const time = { start: 1, end: 2 }
   switch (call.status) {
     case "completed":
-      return {
-        status: "completed",
+      return toolState.completed({
         input,
         // OpenCode's todowrite answers with the list it was given, read back.
         output: call.tool === "todowrite" ? JSON.stringify(call.input.todos, null, 2) : expand(call.output),
         title: call.tool,
         metadata: {},
-        time: { start: 1, end: 2 },
+        time,
         ...(call.attachments
           ? { attachments: [{ type: "file", mime: "text/plain", url: "data:,x", filename: "x" }] }
           : {})
-      }
+      })
     case "error":
-      return { status: "error", input, error: call.error, time: { start: 1, end: 2 } }
+      return toolState.error({ input, error: call.error, time })
     case "running":
-      return { status: "running", input, time: { start: 1 } }
+      return toolState.running(input, 1)
     case "pending":
-      return { status: "pending", input, raw: "" }
+      return toolState.pending(input)
   }
 }
 

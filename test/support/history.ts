@@ -1,8 +1,20 @@
 import type { Msg } from "../../src/host/schema.ts"
 import { SessionId } from "../../src/host/sessionId.ts"
+import {
+  assistantInfo,
+  reasoningPart,
+  stepFinish,
+  stepStart,
+  textPart,
+  toolPart as callPart,
+  type Tokens,
+  toolState,
+  userMessage
+} from "../../src/simulator/messages.ts"
 
 /**
- * Builds OpenCode-shaped histories (what `experimental.chat.messages.transform` receives) for tests. Every
+ * Builds OpenCode-shaped histories (what `experimental.chat.messages.transform` receives) for tests, by hand: one
+ * message a call, with the shapes of src/simulator/messages.ts and IDs from one counter (`msg_u_000001`). Every
  * builder returns plain JSON objects, like the fresh copy OpenCode passes on each request.
  */
 
@@ -10,23 +22,21 @@ export type { Msg }
 
 export const sessionID = SessionId.make("ses_test0000000000000000001")
 
+/** The ID of the one message the plugin appends to a request (src/engine/inject.ts): a request sent twice has one. */
+export const syntheticId = "dcp-note"
+
 let counter = 0
 const nextId = (prefix: string) => `${prefix}_${String(++counter).padStart(6, "0")}`
+
+const model = { providerID: "fake", modelID: "fake-model" }
+
+/** A step's usage when the provider reports none. */
+export const noTokens = (): Tokens => ({ input: 0, output: 0, reasoning: 0, cache: { read: 0, write: 0 } })
 
 export const user = (text: string, options: { session?: string; id?: string } = {}): Msg => {
   const id = options.id ?? nextId("msg_u")
   const session = options.session ?? sessionID
-  return {
-    info: {
-      id,
-      sessionID: session,
-      role: "user",
-      time: { created: counter },
-      agent: "build",
-      model: { providerID: "fake", modelID: "fake-model" }
-    },
-    parts: [{ id: nextId("prt"), sessionID: session, messageID: id, type: "text", text }]
-  }
+  return userMessage({ id, sessionID: session, created: counter, model, partID: nextId("prt"), text })
 }
 
 export interface ToolSpec {
@@ -46,6 +56,24 @@ export const text = (value: string) => ({ kind: "text" as const, value })
 /** The model's reasoning, signed as Claude's thinking blocks are (OpenCode sends only those). */
 export const reasoning = (value: string) => ({ kind: "reasoning" as const, value })
 
+const stateOf = (spec: ToolSpec) => {
+  const status = spec.status ?? (spec.error === undefined ? "completed" : "error")
+  const time = { start: 1, end: 2, ...(spec.compacted ? { compacted: 3 } : {}) }
+  return status === "completed"
+    ? toolState.completed({
+      input: spec.input,
+      output: spec.output ?? "",
+      title: "",
+      metadata: spec.metadata ?? {},
+      time
+    })
+    : status === "error"
+    ? toolState.error({ input: spec.input, error: spec.error ?? "failed", time })
+    : status === "running"
+    ? toolState.running(spec.input, 1)
+    : toolState.pending(spec.input)
+}
+
 /** One assistant message: a step-start (one turn), then the given tool calls and texts, then a step-finish. */
 export const assistant = (
   items: ReadonlyArray<ReturnType<typeof tool> | ReturnType<typeof text> | ReturnType<typeof reasoning>>,
@@ -53,68 +81,30 @@ export const assistant = (
 ): Msg => {
   const id = options.id ?? nextId("msg_a")
   const session = options.session ?? sessionID
-  const base = { sessionID: session, messageID: id }
-  const parts: Array<Record<string, unknown>> = [{ id: nextId("prt"), ...base, type: "step-start" }]
+  const of = { sessionID: session, messageID: id }
+  const parts = [stepStart(nextId("prt"), of)]
   for (const item of items) {
-    if (item.kind === "text") {
-      parts.push({ id: nextId("prt"), ...base, type: "text", text: item.value })
-      continue
-    }
-    if (item.kind === "reasoning") {
-      parts.push({
-        id: nextId("prt"),
-        ...base,
-        type: "reasoning",
-        text: item.value,
-        metadata: { anthropic: { signature: "sig" } },
-        time: { start: 1, end: 2 }
-      })
-      continue
-    }
-    const spec = item.spec
-    const status = spec.status ?? (spec.error === undefined ? "completed" : "error")
-    const time = { start: 1, end: 2, ...(spec.compacted ? { compacted: 3 } : {}) }
-    const state = status === "completed"
-      ? { status, input: spec.input, output: spec.output ?? "", title: "", metadata: spec.metadata ?? {}, time }
-      : status === "error"
-      ? { status, input: spec.input, error: spec.error ?? "failed", time }
-      : status === "running"
-      ? { status, input: spec.input, time: { start: 1 } }
-      : { status, input: spec.input, raw: "" }
-    parts.push({
-      id: nextId("prt"),
-      ...base,
-      type: "tool",
-      callID: spec.callID ?? nextId("call"),
-      tool: spec.tool,
-      state
-    })
+    if (item.kind === "text") parts.push(textPart(nextId("prt"), of, item.value))
+    else if (item.kind === "reasoning") {
+      parts.push(
+        reasoningPart(nextId("prt"), of, item.value, { start: 1, end: 2 }, { anthropic: { signature: "sig" } })
+      )
+    } else parts.push(
+        callPart(nextId("prt"), of, item.spec.callID ?? nextId("call"), item.spec.tool, stateOf(item.spec))
+      )
   }
-  parts.push({
-    id: nextId("prt"),
-    ...base,
-    type: "step-finish",
-    reason: "tool-calls",
-    cost: 0,
-    tokens: { input: 0, output: 0, reasoning: 0, cache: { read: 0, write: 0 } }
+  parts.push(stepFinish(nextId("prt"), of, "tool-calls", noTokens()))
+  const info = assistantInfo({
+    id,
+    sessionID: session,
+    time: { created: counter },
+    parentID: "msg_parent",
+    model,
+    directory: "/project",
+    tokens: noTokens(),
+    ...(options.summary ? { summary: true, finish: "stop" } : {})
   })
-  return {
-    info: {
-      id,
-      sessionID: session,
-      role: "assistant",
-      time: { created: counter },
-      parentID: "msg_parent",
-      modelID: "fake-model",
-      providerID: "fake",
-      mode: "build",
-      path: { cwd: "/project", root: "/project" },
-      cost: 0,
-      tokens: { input: 0, output: 0, reasoning: 0, cache: { read: 0, write: 0 } },
-      ...(options.summary ? { summary: true, finish: "stop" } : {})
-    },
-    parts
-  }
+  return { info, parts }
 }
 
 /** A deep copy, as OpenCode hands a fresh copy of the history to every request. */

@@ -54,6 +54,8 @@ export const startTui = async (options: {
   readonly args?: ReadonlyArray<string>
   /** Terminal columns (default 160, where OpenCode shows its sidebar). */
   readonly width?: number
+  /** When the terminal UI is ready for keys (default: its empty prompt, "Ask anything", is drawn). */
+  readonly ready?: (screen: string) => boolean
 }): Promise<Tui> => {
   const session = `${options.name}-${process.pid}-${sessions.size}`
   const stderr = join(options.env.TMPDIR ?? options.project, `${session}.stderr`)
@@ -122,11 +124,12 @@ export const startTui = async (options: {
     stop
   }
   // Keys typed before the prompt is drawn are lost. It takes 10-30 s; far longer on a machine busy with other work.
-  await waitForScreen("the prompt of the terminal UI", (text) => text.includes("Ask anything")).catch(
-    async (error: unknown) => {
-      await stop()
-      throw error
-    }
-  )
+  await waitForScreen("the prompt of the terminal UI", options.ready ?? ((text) => text.includes("Ask anything")))
+    .catch(
+      async (error: unknown) => {
+        await stop()
+        throw error
+      }
+    )
   return tui
 }

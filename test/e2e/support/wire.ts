@@ -1,6 +1,6 @@
 import { countTokens } from "gpt-tokenizer/encoding/o200k_base"
-import { CostMeter, type RequestCost } from "../../../src/analysis/cost.ts"
-import { Blocks, blockTokens, type Wire } from "../../../src/analysis/wire.ts"
+import { CostMeter, type RequestCost } from "../../../src/simulator/cost.ts"
+import { Blocks, blockTokens, type Wire } from "../../../src/simulator/wire.ts"
 import type { PricingProfile } from "../../../src/pricing/profiles.ts"
 import type { AnthropicBlock, AnthropicRequest, RecordedRequest } from "./model-server.ts"
 

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Clock } from "effect"
 import { afterEach, assert, beforeEach, describe, it } from "vitest"
-import { type ReplayedPlugin, replayedPlugin } from "../../src/analysis/plugin.ts"
+import { type ReplayedPlugin, replayedPlugin } from "../../src/simulator/plugin.ts"
 
 /** The plugin as the analyser and the benchmark replay it, under a fresh root removed after each test. */
 let root = ""

@@ -1,6 +1,6 @@
 import { assert, describe, it } from "vitest"
-import { commonPrefix, CostMeter, costWithoutRebuilds } from "../../src/analysis/cost.ts"
-import { Blocks, blockTokens, type Wire } from "../../src/analysis/wire.ts"
+import { CostMeter, costWithoutRebuilds } from "../../src/simulator/cost.ts"
+import { Blocks, blockTokens, type Wire } from "../../src/simulator/wire.ts"
 import { profiles } from "../../src/pricing/profiles.ts"
 
 /** One token per word, and no framing: every figure below is counted by hand. */
@@ -220,13 +220,5 @@ describe("costWithoutRebuilds", () => {
       1.25 * 1000 + (0.1 * 1000 + 1.25 * 500) + 0.1 * 600 + (0.1 * 600 + 1.25 * 400),
       1e-9
     )
-  })
-})
-
-describe("commonPrefix", () => {
-  it("stops at the first differing block", () => {
-    assert.strictEqual(commonPrefix([1, 2, 3, 4], [1, 2, 9, 4]), 2)
-    assert.strictEqual(commonPrefix([1, 2], [1, 2, 3]), 2)
-    assert.strictEqual(commonPrefix([], [1]), 0)
   })
 })

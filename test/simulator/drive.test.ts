@@ -1,6 +1,6 @@
 import type { Hooks } from "@opencode-ai/plugin"
 import { assert, describe, it } from "vitest"
-import { drive, type DriveOptions, type DrivenPlugin, noPlugin } from "../../src/analysis/drive.ts"
+import { drive, type DriveOptions, type DrivenPlugin, noPlugin } from "../../src/simulator/drive.ts"
 import type { Msg } from "../../src/host/schema.ts"
 import { profiles } from "../../src/pricing/profiles.ts"
 

@@ -1,7 +1,7 @@
 /**
  * A seeded generator of realistic OpenCode sessions: the full stored history (messages and parts shaped like
  * `@opencode-ai/sdk`'s UserMessage, AssistantMessage, TextPart, ReasoningPart, ToolPart, StepStartPart,
- * StepFinishPart) plus the list of model requests OpenCode would make while the session was recorded.
+ * StepFinishPart, built by ../messages.ts). OpenCode makes one model request per assistant message.
  *
  * What happens: a user turn every 20-60 tool calls; inside a turn one assistant message per step (step-start,
  * sometimes reasoning and text, one tool call or a few parallel exploring calls, step-finish), and a closing text
@@ -14,25 +14,25 @@
  * Same seed and size, same session, byte for byte.
  */
 import { buildLog, diffLog, edited, markdownPage, sourceFile, testLog, Vocabulary } from "./content.ts"
-import type { Msg } from "../src/host/schema.ts"
+import type { Msg } from "../../host/schema.ts"
+import {
+  ascendingId,
+  assistantInfo,
+  reasoningPart,
+  stepFinish,
+  stepStart,
+  textPart,
+  type Tokens,
+  toolPart,
+  toolState,
+  userMessage
+} from "../messages.ts"
 import { Random } from "./random.ts"
-
-export interface Request {
-  /** `messages.slice(0, upTo)` is what OpenCode sends: the history before the assistant message being generated. */
-  readonly upTo: number
-  /** When the request is sent (ms since the epoch): the creation time of the assistant message it produces. */
-  readonly time: number
-  /** Set on a turn's first request: the user message OpenCode announced with `chat.message`. */
-  readonly user: Msg | undefined
-  /** The last request of a turn: the session goes idle after it. */
-  readonly endsTurn: boolean
-}
 
 export interface Session {
   readonly sessionID: string
   readonly projectDir: string
   readonly messages: Array<Msg>
-  readonly requests: Array<Request>
   readonly stats: {
     readonly toolCalls: number
     readonly errors: number
@@ -82,7 +82,6 @@ class Builder {
   private readonly v: Vocabulary
   private readonly target: number
   private readonly messages: Array<Msg> = []
-  private readonly requests: Array<Request> = []
   private readonly files = new Map<string, FileState>()
   /** Recently touched files, most recent last. */
   private readonly working: Array<string> = []
@@ -105,7 +104,6 @@ class Builder {
   private testsFailing = false
   private lastEdit: { file: string; before: Array<string>; after: Array<string> } | undefined
   private userMessage: Msg | undefined
-  private pendingUser: Msg | undefined
   private previousInput = 0
 
   constructor(options: GenerateOptions) {
@@ -133,14 +131,13 @@ class Builder {
       sessionID,
       projectDir,
       messages: this.messages,
-      requests: this.requests,
       stats: { toolCalls: this.calls, errors: this.errors, turns: this.turns, byTool: this.byTool, chars: this.chars }
     }
   }
 
   private id(prefix: string): string {
     // OpenCode IDs sort by creation: a time-ordered head, then random characters.
-    return `${prefix}_${(++this.ids).toString(16).padStart(12, "0")}${this.r.id(14)}`
+    return ascendingId(prefix, ++this.ids, this.r.id(14))
   }
 
   private turn() {
@@ -159,7 +156,6 @@ class Builder {
     )
     const user = this.user(this.turns === 1 ? this.firstPrompt() : this.prompt())
     this.userMessage = user
-    this.pendingUser = user
     const calls = Math.min(this.r.int(20, 60), this.target - this.calls)
     const end = this.calls + calls
     while (this.calls < end) {
@@ -172,11 +168,14 @@ class Builder {
   }
 
   private user(text: string): Msg {
-    const id = this.id("msg")
-    const message: Msg = {
-      info: { id, sessionID, role: "user", time: { created: this.t }, agent: "build", model },
-      parts: [{ id: this.id("prt"), sessionID, messageID: id, type: "text", text }]
-    }
+    const message = userMessage({
+      id: this.id("msg"),
+      sessionID,
+      created: this.t,
+      model,
+      partID: this.id("prt"),
+      text
+    })
     this.chars += text.length
     this.messages.push(message)
     this.t += this.r.int(200, 900)
@@ -187,111 +186,67 @@ class Builder {
   private step(tools: ReadonlyArray<ToolSpec>) {
     const created = this.t
     const closing = tools.length === 0
-    const request: Request = { upTo: this.messages.length, time: created, user: this.pendingUser, endsTurn: closing }
-    this.pendingUser = undefined
-    this.requests.push(request)
-
     const id = this.id("msg")
-    const base = { sessionID, messageID: id }
+    const of = { sessionID, messageID: id }
     const thinking = Math.round(this.r.logUniform(1500, 15_000))
-    const parts: Array<Record<string, any>> = [{
-      id: this.id("prt"),
-      ...base,
-      type: "step-start",
-      snapshot: this.r.id(40).toLowerCase()
-    }]
+    const parts = [stepStart(this.id("prt"), of, this.snapshot())]
     let outputChars = 0
     let reasoningChars = 0
     if (this.r.chance(closing ? 0.5 : 0.35)) {
       const text = Array.from({ length: this.r.int(2, 6) }, () => this.v.sentence(8, 22)).join(" ")
       reasoningChars += text.length
-      parts.push({ id: this.id("prt"), ...base, type: "reasoning", text, time: { start: created, end: created + 800 } })
+      parts.push(reasoningPart(this.id("prt"), of, text, { start: created, end: created + 800 }))
     }
     if (closing || this.r.chance(0.45)) {
       const text = closing ? this.summary() : this.narration(tools[0]!)
       outputChars += text.length
-      parts.push({
-        id: this.id("prt"),
-        ...base,
-        type: "text",
-        text,
-        time: { start: created + 900, end: created + 1500 }
-      })
+      parts.push(textPart(this.id("prt"), of, text, { start: created + 900, end: created + 1500 }))
     }
     let slowest = 0
     for (const spec of tools) {
-      const start = created + thinking
-      const state = spec.error === undefined
-        ? {
-          status: "completed",
-          input: spec.input,
-          output: spec.output ?? "",
-          title: spec.title,
-          metadata: spec.metadata,
-          time: { start, end: start + spec.duration }
-        }
-        : {
-          status: "error",
-          input: spec.input,
-          error: spec.error,
-          metadata: spec.metadata,
-          time: { start, end: start + spec.duration }
-        }
-      parts.push({
-        id: this.id("prt"),
-        ...base,
-        type: "tool",
-        callID: `toolu_01${this.r.id(22)}`,
-        tool: spec.tool,
-        state
-      })
+      parts.push(toolPart(this.id("prt"), of, `toolu_01${this.r.id(22)}`, spec.tool, stateOf(spec, created + thinking)))
       slowest = Math.max(slowest, spec.duration)
       outputChars += JSON.stringify(spec.input).length
       this.chars += (spec.output ?? spec.error ?? "").length
     }
     this.chars += outputChars + reasoningChars
-    // Plausible usage figures: input is what the model saw, most of it read from the cache within the TTL.
+    const tokens = this.usage(created, outputChars, reasoningChars)
+    const finish = closing ? "stop" : "tool-calls"
+    const completed = created + thinking + (closing ? 0 : slowest)
+    parts.push(stepFinish(this.id("prt"), of, finish, tokens, this.snapshot()))
+    const info = assistantInfo({
+      id,
+      sessionID,
+      time: { created, completed },
+      parentID: this.userMessage!.info.id,
+      model,
+      agent: "build",
+      directory: projectDir,
+      tokens,
+      finish
+    })
+    this.messages.push({ info, parts })
+    this.t = completed + this.r.int(50, 400)
+  }
+
+  /** Plausible usage figures: input is what the model saw, most of it read from the cache within the TTL. */
+  private usage(created: number, outputChars: number, reasoningChars: number): Tokens {
     const input = Math.round(this.chars / 3.7) + 3000
     const warm = created - this.lastRequest <= 300_000
     const cacheRead = warm ? Math.min(this.previousInput, input) : 0
-    const tokens = {
+    this.previousInput = input
+    this.lastRequest = created
+    return {
       input: input - cacheRead,
       output: Math.round(outputChars / 3.7) + 20,
       reasoning: Math.round(reasoningChars / 3.7),
       cache: { read: cacheRead, write: input - cacheRead }
     }
-    this.previousInput = input
-    this.lastRequest = created
-    const finish = closing ? "stop" : "tool-calls"
-    const completed = created + thinking + (closing ? 0 : slowest)
-    parts.push({
-      id: this.id("prt"),
-      ...base,
-      type: "step-finish",
-      reason: finish,
-      snapshot: this.r.id(40).toLowerCase(),
-      cost: 0,
-      tokens
-    })
-    this.messages.push({
-      info: {
-        id,
-        sessionID,
-        role: "assistant",
-        time: { created, completed },
-        parentID: this.userMessage!.info.id,
-        modelID: model.modelID,
-        providerID: model.providerID,
-        mode: "build",
-        agent: "build",
-        path: { cwd: projectDir, root: projectDir },
-        cost: 0,
-        tokens,
-        finish
-      },
-      parts
-    })
-    this.t = completed + this.r.int(50, 400)
+  }
+
+  /** A git snapshot's hash. */
+  private snapshot(): string {
+    return this.r.id(40).toLowerCase()
   }
 
   // ---- choosing calls -------------------------------------------------------------------------------------
@@ -809,6 +764,20 @@ const shellTail = (output: string): string => {
     start--
   }
   return lines.slice(start).join("\n")
+}
+
+/** A call's state once it ran, from `start` (ms). */
+const stateOf = (spec: ToolSpec, start: number) => {
+  const time = { start, end: start + spec.duration }
+  return spec.error === undefined
+    ? toolState.completed({
+      input: spec.input,
+      output: spec.output ?? "",
+      title: spec.title,
+      metadata: spec.metadata,
+      time
+    })
+    : toolState.error({ input: spec.input, error: spec.error, metadata: spec.metadata, time })
 }
 
 const readHeader = (absolute: string) => `<path>${absolute}</path>\n<type>file</type>\n<content>\n`

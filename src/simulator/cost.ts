@@ -52,7 +52,7 @@ export interface RequestCost {
 const openAiStep = 128
 
 /** Length of the longest common prefix. */
-export const commonPrefix = (
+const commonPrefix = (
   a: ArrayLike<number>,
   b: ArrayLike<number>,
   length = Math.min(a.length, b.length)
@@ -216,4 +216,11 @@ export const costWithoutRebuilds = (profile: PricingProfile, requestTokens: Read
     previous = tokens
   }
   return cost
+}
+
+/** Exact o200k token counts, for priced figures. */
+export const o200kCount = async (): Promise<(text: string) => number> => {
+  const { countTokens } = await import("gpt-tokenizer/encoding/o200k_base")
+  const plain = { disallowedSpecial: new Set<string>() }
+  return (text) => countTokens(text, plain)
 }

@@ -12,6 +12,7 @@ import { compose, type Services } from "../layers/main.ts"
 import { Config } from "../services/Config.ts"
 import { Host, type HostFixture, HostRecorder, type Note, type Toast } from "../services/Host.ts"
 import { Paths } from "../services/Paths.ts"
+import { SessionStore } from "../services/SessionStore.ts"
 import type { Tokenizer } from "../services/Tokenizer.ts"
 import { replayedClock } from "./clock.ts"
 import type { DrivenPlugin } from "./drive.ts"
@@ -42,12 +43,24 @@ export interface Recorded {
   readonly logs: ReadonlyArray<string>
 }
 
+/** The plugin's state of a session at the end of a replay, as the analyser and the benchmark report it. */
+export interface SessionOutcome {
+  readonly subAgent: boolean
+  /** Calls pruned by reason (strategy or tool), and their tokens per request. */
+  readonly byReason: Readonly<Record<string, { readonly calls: number; readonly tokens: number }>>
+  readonly calls: number
+  readonly tokens: number
+  /** Pruned calls now: call ID -> the reason recorded. */
+  readonly pruned: ReadonlyMap<string, string>
+}
+
 export interface ReplayedPlugin extends DrivenPlugin {
   readonly config: Config["Service"]
   readonly paths: Paths["Service"]
   /** Where `globalConfig` was written. */
   readonly globalConfigFile: string
   readonly run: <A, E>(program: Effect.Effect<A, E, Services | HostRecorder>) => Promise<A>
+  readonly outcome: (sessionID: string) => Promise<SessionOutcome>
   /** What the plugin sent the host so far; after `dispose`, everything (its batched log lines are flushed then). */
   readonly recorded: () => Recorded
   /** Ends the plugin's background work. */
@@ -98,6 +111,17 @@ export const replayedPlugin = async (options: ReplayedPluginOptions): Promise<Re
     paths,
     globalConfigFile,
     run: (program) => runtime.runPromise(program),
+    outcome: (sessionID) =>
+      runtime.runPromise(SessionStore.use((store) =>
+        store.use(sessionID, (state) =>
+          Effect.sync(() => ({
+            subAgent: state.isSubAgent,
+            byReason: state.stats.byReason,
+            calls: state.stats.calls,
+            tokens: state.stats.tokens,
+            pruned: new Map([...state.pruned].map(([callID, record]) => [callID, String(record.reason)]))
+          })))
+      )),
     recorded: () => ({
       notes: Effect.runSync(Ref.get(recorder.notes)),
       toasts: Effect.runSync(Ref.get(recorder.toasts)),

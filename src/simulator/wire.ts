@@ -31,9 +31,9 @@ const toolOverhead = 8
 /** Anthropic's limit of cache breakpoints in a request. */
 const maxBreakpoints = 4
 
-export const interruptedResult = "[Tool execution was interrupted]"
+const interruptedResult = "[Tool execution was interrupted]"
 export const clearedResult = "[Old tool result content cleared]"
-export const compactionPrompt = "What did we do so far?"
+const compactionPrompt = "What did we do so far?"
 
 export interface Block {
   readonly kind: "definition" | "system" | "boundary" | "text" | "reasoning" | "file" | "call" | "result"

@@ -1,8 +1,8 @@
 import { assert, describe, it } from "vitest"
-import { generate } from "../../bench/generate.ts"
+import { generate } from "../../src/simulator/generator/generate.ts"
 import type { Msg } from "../../src/host/schema.ts"
-import { freezeShared, freshCopy } from "../../src/analysis/copy.ts"
-import { clearedResult, compactionPrompt, interruptedResult, WireBuilder } from "../../src/analysis/wire.ts"
+import { freezeShared, freshCopy } from "../../src/simulator/copy.ts"
+import { WireBuilder } from "../../src/simulator/wire.ts"
 
 const session = generate({ seed: 9, toolCalls: 20 })
 freezeShared(session.messages)
@@ -73,7 +73,7 @@ describe("WireBuilder: OpenCode's conversion", () => {
       "assistant: reading | read filePath a | read filePath b",
       "tool: A | no such file",
       "assistant: read filePath c *",
-      `tool: ${interruptedResult} *`
+      "tool: [Tool execution was interrupted] *"
     ])
   })
 
@@ -115,9 +115,9 @@ describe("WireBuilder: OpenCode's conversion", () => {
     ]
     assert.deepStrictEqual(render(new WireBuilder(messages, system), [], messages), [
       "system: you are a coding agent *",
-      `user: ${compactionPrompt}`,
+      "user: What did we do so far?",
       "assistant: read filePath a",
-      `tool: ${clearedResult} *`,
+      "tool: [Old tool result content cleared] *",
       "assistant: aborted after text *"
     ])
   })

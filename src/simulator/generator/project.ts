@@ -2,9 +2,9 @@
  * A system prompt the size and kind OpenCode sends with a build agent (provider instructions, then environment
  * and project instructions): about 1,700 o200k tokens. Written for the benchmark; it only has to be realistic in
  * size and shape, since it is sent unchanged on every request of a day. The instructions are the offline analyser's
- * stand-in (src/analysis/prompt.ts); the environment and AGENTS.md are the generated project's.
+ * stand-in (src/simulator/prompt.ts); the environment and AGENTS.md are the generated project's.
  */
-import { environmentBlock, instructions } from "../src/analysis/prompt.ts"
+import { environmentBlock, instructions } from "../prompt.ts"
 import { projectDir } from "./generate.ts"
 
 const environment = (time: number) =>
