@@ -352,10 +352,17 @@ describe("/dcp commands and recall", () => {
       return s.requests()[mark]!
     }
     const full = { sw_1: "alpha line 59", sw_2: "beta line 59", sw_3: "gamma line 59", sw_4: "delta line 59" }
-    const expectSwept = (request: RecordedRequest, swept: ReadonlyArray<keyof typeof full>) => {
+    const expectSwept = (
+      request: RecordedRequest,
+      swept: ReadonlyArray<keyof typeof full>,
+      folded: ReadonlyArray<keyof typeof full> = []
+    ) => {
       for (const [callID, line] of Object.entries(full) as Array<[keyof typeof full, string]>) {
         const id = callID.slice(3)
-        if (swept.includes(callID)) {
+        if (folded.includes(callID)) {
+          assert.isUndefined(resultOf(request, callID))
+          assert.include(requestText(request), `\n#${id} read src/`)
+        } else if (swept.includes(callID)) {
           assert.match(resultOf(request, callID) ?? "", placeholder(`[pruned; id ${id}]`))
         } else {
           assert.include(resultOf(request, callID), line)
@@ -381,7 +388,10 @@ describe("/dcp commands and recall", () => {
       /^DCP · Swept 2 calls among the last 2: ~[\d.]+k? tokens out of every request from the next one on\. 2 read src\/b\.ts 3 read src\/c\.ts$/
     )
     assert.deepStrictEqual(two.split("\n").slice(-2), ["  2  read src/b.ts", "  3  read src/c.ts"])
-    expectSwept(await next("go on again"), ["sw_2", "sw_3", "sw_4"])
+    // Two turns later, the turn of d.ts is old, and with its one call pruned it is folded.
+    expectSwept(await next("go on again"), ["sw_2", "sw_3"], ["sw_4"])
+    // Its note comes once the session is idle: before the next command, which must add its own note alone.
+    await s.waitForNote(session, "folded")
 
     for (const bad of ["x", "0", "2 3"]) {
       const note = await dcp(s, session, `sweep ${bad}`, { refused: true })
@@ -393,7 +403,7 @@ describe("/dcp commands and recall", () => {
       )
     }
     // Nothing more was pruned.
-    expectSwept(await next("and once more"), ["sw_2", "sw_3", "sw_4"])
+    expectSwept(await next("and once more"), ["sw_2", "sw_3"], ["sw_4"])
   })
 
   it("/dcp restore <id> and /dcp restore all send the original output again from the next request", async () => {
