@@ -1,34 +1,69 @@
 /**
- * `npm run bench:corpus`: the plugin on recorded sessions (by default the 22 of `../shared/corpus`), through the
- * offline analyser: per session, the cost under Anthropic's prompt-cache rules (OpenCode's breakpoints) of OpenCode
- * alone, OpenCode with its own `compaction.prune`, and with the plugin, and the tokens sent.
+ * `npm run bench:corpus`: the plugin on recorded sessions, through the offline analyser. By default both sets of
+ * `../shared/corpus`: the 22 short sessions (`openhands-sonnet35-swebv/`) and the 7 long ones
+ * (`claudecode-entire-cli/`), with the built-in defaults (compaction between turns off). A table per set: per
+ * session, the tool calls, the compactions of each run (OpenCode alone, with its own `compaction.prune`, with the
+ * plugin), the plugin's cost under Anthropic's prompt-cache rules (OpenCode's breakpoints) over the better of the two
+ * baselines, its tokens over OpenCode alone's, and what masking cost the model (edits made with the file's content
+ * masked, requests reading a masked file again); then the set together and its worst session.
  *
  *   npm run bench:corpus
- *   npm run bench:corpus -- --dir path/to/exports --config my.jsonc
+ *   npm run bench:corpus -- --dir path/to/exports --config my.jsonc     (--dir again for more folders)
  */
-import { existsSync, readdirSync } from "node:fs"
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs"
 import { basename, join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { parseArgs } from "node:util"
 import type { Priced } from "../src/simulator/cost.ts"
 import type { Edits } from "../src/simulator/edits.ts"
-import { root, run } from "./process.ts"
+import { root, run, work } from "./process.ts"
 
-export const defaultCorpus = join(root, "..", "shared", "corpus", "openhands-sonnet35-swebv")
+const corpora = join(root, "..", "shared", "corpus")
+export const defaultCorpus = join(corpora, "openhands-sonnet35-swebv")
+const longCorpus = join(corpora, "claudecode-entire-cli")
+
+/** One replay of a session: OpenCode alone, with its `compaction.prune`, or with the plugin. */
+interface Run {
+  /** Anthropic-priced, in uncached-input-token units. */
+  readonly cost: number
+  readonly tokens: number
+  /** Summaries OpenCode made when a request reached the window (and, opted in, the plugin's between turns). */
+  readonly compactions: number
+}
 
 export interface Analysed {
   readonly name: string
-  readonly requests: number
-  /** Anthropic-priced cost of OpenCode alone, with its compaction.prune, and with the plugin. */
-  readonly none: number
-  readonly prune: number
-  readonly plugin: number
-  readonly tokensNone: number
-  readonly tokensPlugin: number
-  readonly pruned: number
+  readonly toolCalls: number
+  readonly none: Run
+  readonly prune: Run
+  readonly plugin: Run
   /** With the plugin: the model's edits of files it had seen, and those made with the file's content masked. */
   readonly edits: Edits
+  /** With the plugin: requests the model spent reading a masked file again before editing it. */
+  readonly reReads: number
 }
+
+type RunName = "withoutPlugin" | "withOpenCodePrune" | "withPlugin"
+
+/** The part of the analyser's `--json` read here (src/analysis/analysis.ts). */
+interface AnalyserJson {
+  readonly session: { readonly toolCalls: number }
+  readonly sent: Record<
+    RunName,
+    {
+      readonly priced: { readonly anthropic: Priced }
+      readonly compactions: number
+      readonly edits: Edits
+      readonly reReads: number
+    }
+  >
+}
+
+const runOf = (json: AnalyserJson, name: RunName): Run => ({
+  cost: json.sent[name].priced.anthropic.cost,
+  tokens: json.sent[name].priced.anthropic.tokens,
+  compactions: json.sent[name].compactions
+})
 
 /** One recorded session through the offline analyser (`--config`: a dcp.jsonc instead of the user's). */
 export const analysed = async (file: string, configFile?: string): Promise<Analysed> => {
@@ -40,29 +75,39 @@ export const analysed = async (file: string, configFile?: string): Promise<Analy
   ]
   const { code, stderr, stdout } = await run(process.execPath, argv)
   if (code !== 0) throw new Error(`${file}: exit ${code}\n${stderr}`)
-  const json = JSON.parse(stdout) as {
-    session: { requests: number }
-    prunedTotal: { calls: number }
-    sent: Record<"withoutPlugin" | "withOpenCodePrune" | "withPlugin", { priced: { anthropic: Priced }; edits: Edits }>
-  }
-  const anthropic = (name: "withoutPlugin" | "withOpenCodePrune" | "withPlugin") => json.sent[name].priced.anthropic
+  const json = JSON.parse(stdout) as AnalyserJson
   return {
     name: basename(file, ".json"),
-    requests: json.session.requests,
-    none: anthropic("withoutPlugin").cost,
-    prune: anthropic("withOpenCodePrune").cost,
-    plugin: anthropic("withPlugin").cost,
-    tokensNone: anthropic("withoutPlugin").tokens,
-    tokensPlugin: anthropic("withPlugin").tokens,
-    pruned: json.prunedTotal.calls,
-    edits: json.sent.withPlugin.edits
+    toolCalls: json.session.toolCalls,
+    none: runOf(json, "withoutPlugin"),
+    prune: runOf(json, "withOpenCodePrune"),
+    plugin: runOf(json, "withPlugin"),
+    edits: json.sent.withPlugin.edits,
+    reReads: json.sent.withPlugin.reReads
   }
 }
 
+const sumOf = <A>(items: ReadonlyArray<A>, pick: (item: A) => number): number =>
+  items.reduce((total, item) => total + pick(item), 0)
+
+/** The cheaper of OpenCode alone and OpenCode with its `compaction.prune`. */
+const baseline = (s: Analysed): number => Math.min(s.none.cost, s.prune.cost)
+
+/** The plugin's cost over the better baseline. */
+export const costRatio = (s: Analysed): number => s.plugin.cost / baseline(s)
+
+/** Several sessions' cost ratio: the plugin's cost over the better baselines', summed. */
+export const costRatioOf = (sessions: ReadonlyArray<Analysed>): number =>
+  sumOf(sessions, (s) => s.plugin.cost) / sumOf(sessions, baseline)
+
+/** The session with the highest cost ratio. */
+export const worstOf = (sessions: ReadonlyArray<Analysed>): Analysed =>
+  sessions.reduce((worst, s) => (costRatio(s) > costRatio(worst) ? s : worst))
+
 /** The masked edits of several sessions together. */
 export const editsOf = (sessions: ReadonlyArray<Analysed>): Edits => ({
-  made: sessions.reduce((sum, s) => sum + s.edits.made, 0),
-  masked: sessions.reduce((sum, s) => sum + s.edits.masked, 0)
+  made: sumOf(sessions, (s) => s.edits.made),
+  masked: sumOf(sessions, (s) => s.edits.masked)
 })
 
 /** Runs `task` over `items` two at a time (the machines have two cores). */
@@ -82,68 +127,117 @@ export const pairwise = async <A, B>(items: ReadonlyArray<A>, task: (item: A) =>
 export const sessionsIn = (dir: string): Array<string> =>
   existsSync(dir) ? readdirSync(dir).filter((name) => name.endsWith(".json")).sort().map((name) => join(dir, name)) : []
 
-const main = async () => {
-  const { values } = parseArgs({
-    options: { dir: { type: "string", default: defaultCorpus }, config: { type: "string" } }
-  })
-  const files = sessionsIn(values.dir)
-  if (files.length === 0) {
-    console.error(`no session exports (*.json) in ${values.dir}`)
-    process.exit(2)
-  }
-  const rows = await pairwise(files, (file) => analysed(file, values.config))
-  const n = (x: number) => Math.round(x).toLocaleString("en-US")
-  const header = [
-    "session",
-    "requests",
-    "OpenCode",
-    "OC prune",
-    "plugin",
-    "x better",
-    "tokens x",
-    "pruned",
-    "masked edits"
-  ]
-  const lines = rows.map((
-    r
-  ) => [
-    r.name,
-    String(r.requests),
-    n(r.none),
-    n(r.prune),
-    n(r.plugin),
-    (r.plugin / Math.min(r.none, r.prune)).toFixed(3),
-    (r.tokensPlugin / r.tokensNone).toFixed(3),
-    String(r.pruned),
-    `${r.edits.masked}/${r.edits.made}`
-  ])
-  const sum = (pick: (r: Analysed) => number) => rows.reduce((total, r) => total + pick(r), 0)
-  const all = editsOf(rows)
-  lines.push([
-    "all",
-    String(sum((r) => r.requests)),
-    n(sum((r) => r.none)),
-    n(sum((r) => r.prune)),
-    n(sum((r) => r.plugin)),
-    (sum((r) => r.plugin) / sum((r) => Math.min(r.none, r.prune))).toFixed(3),
-    (sum((r) => r.tokensPlugin) / sum((r) => r.tokensNone)).toFixed(3),
-    String(sum((r) => r.pruned)),
-    `${all.masked}/${all.made}`
-  ])
-  const widths = header.map((h, i) => Math.max(h.length, ...lines.map((row) => row[i]!.length)))
+/** A Markdown table, the first column left-aligned and the others right-aligned. */
+export const table = (header: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<string>>): string => {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)))
   const line = (cells: ReadonlyArray<string>) =>
     `| ${cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join(" | ")} |`
-  console.log(
-    "Anthropic-priced cost (uncached-input-token units) of each recorded session; x better: the plugin's cost over the better of OpenCode alone and with compaction.prune; masked edits: the model's edits of a file it had seen, made while the plugin had every copy of its content pruned, of all such edits"
-  )
-  console.log(
-    [
-      line(header),
-      `|${widths.map((w, i) => `${"-".repeat(w + 1)}${i === 0 ? "-" : ":"}`).join("|")}|`,
-      ...lines.map(line)
-    ].join("\n")
-  )
-  console.log(`worst session: ${Math.max(...rows.map((r) => r.plugin / Math.min(r.none, r.prune))).toFixed(3)}x`)
+  const rule = `|${widths.map((w, i) => `${"-".repeat(w + 1)}${i === 0 ? "-" : ":"}`).join("|")}|`
+  return [line(header), rule, ...rows.map(line)].join("\n")
+}
+
+const header = [
+  "session",
+  "tool calls",
+  "compactions: OC / prune / plugin",
+  "x better",
+  "tokens x",
+  "masked edits",
+  "re-reads"
+]
+
+/** A row of the table: one session, or several summed (`all`). */
+const row = (name: string, sessions: ReadonlyArray<Analysed>): Array<string> => {
+  const n = (x: number) => x.toLocaleString("en-US")
+  const compactions = (["none", "prune", "plugin"] as const).map((run) => sumOf(sessions, (s) => s[run].compactions))
+  const edits = editsOf(sessions)
+  return [
+    name,
+    n(sumOf(sessions, (s) => s.toolCalls)),
+    compactions.map(n).join(" / "),
+    costRatioOf(sessions).toFixed(3),
+    (sumOf(sessions, (s) => s.plugin.tokens) / sumOf(sessions, (s) => s.none.tokens)).toFixed(3),
+    `${edits.masked}/${edits.made}`,
+    n(sumOf(sessions, (s) => s.reReads))
+  ]
+}
+
+/** The table of one set of sessions, with a heading naming its folder and, under it, the worst session. */
+const report = (dir: string, sessions: ReadonlyArray<Analysed>): string => {
+  const worst = worstOf(sessions)
+  const rows = [
+    ...sessions.map((s) => row(s.name, [s])),
+    row(`all (${sessions.length})`, sessions),
+    ["worst", "", "", costRatio(worst).toFixed(3), "", "", ""]
+  ]
+  return [
+    `### ${basename(dir)}: ${sessions.length} sessions`,
+    "",
+    table(header, rows),
+    "",
+    `Together ${costRatioOf(sessions).toFixed(3)}x of the better baseline; worst ${
+      costRatio(worst).toFixed(3)
+    }x (${worst.name}).`
+  ].join("\n")
+}
+
+const legend = (config: string | undefined) =>
+  [
+    `Recorded sessions through the analyser, ${
+      config === undefined ? "built-in defaults (compaction between turns off)" : `config ${config}`
+    }, Anthropic's prompt-cache rules (OpenCode's breakpoints), the model's re-reads priced.`,
+    "compactions: summaries per run, OpenCode alone / with its compaction.prune / with the plugin.",
+    "x better: the plugin's cost over the better of OpenCode alone and with compaction.prune (all: ratio of the sums).",
+    "tokens x: the plugin's input tokens over OpenCode alone's.",
+    "masked edits: with the plugin, the model's edits of a file it had seen made while every copy of its content was",
+    "pruned, of all such edits. re-reads: requests the model spends reading such a file again before the edit."
+  ].join("\n")
+
+/**
+ * Without `--config` the analyser would read the user's config files; the benchmark measures the built-in defaults,
+ * so it gives the analyser an empty one.
+ */
+const withDefaults = async <A>(task: (configFile: string) => Promise<A>): Promise<A> => {
+  mkdirSync(work, { recursive: true })
+  const dir = mkdtempSync(join(work, "corpus-"))
+  const file = join(dir, "dcp.json")
+  writeFileSync(file, "{}")
+  try {
+    return await task(file)
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+}
+
+const measure = async (dirs: ReadonlyArray<string>, configFile: string): Promise<Array<string>> => {
+  const reports: Array<string> = []
+  for (const dir of dirs) {
+    const sessions = await pairwise(sessionsIn(dir), async (file) => {
+      const session = await analysed(file, configFile)
+      process.stderr.write(`${session.name}: ${costRatio(session).toFixed(3)}x\n`)
+      return session
+    })
+    reports.push(report(dir, sessions))
+  }
+  return reports
+}
+
+const main = async () => {
+  const { values } = parseArgs({
+    options: {
+      dir: { type: "string", multiple: true, default: [defaultCorpus, longCorpus] },
+      config: { type: "string" }
+    }
+  })
+  const empty = values.dir.filter((dir) => sessionsIn(dir).length === 0)
+  if (empty.length > 0) {
+    console.error(`no session exports (*.json) in ${empty.join(", ")}`)
+    process.exit(2)
+  }
+  const reports = values.config === undefined
+    ? await withDefaults((file) => measure(values.dir, file))
+    : await measure(values.dir, values.config)
+  console.log([legend(values.config), ...reports].join("\n\n"))
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) await main()

@@ -15,7 +15,17 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import { join } from "node:path"
 import { parseArgs } from "node:util"
 import { root, run, work } from "./process.ts"
-import { type Analysed, analysed, defaultCorpus, editsOf, pairwise, sessionsIn } from "./corpus.ts"
+import {
+  analysed,
+  costRatio,
+  costRatioOf,
+  defaultCorpus,
+  editsOf,
+  pairwise,
+  sessionsIn,
+  table,
+  worstOf
+} from "./corpus.ts"
 import type { ReplayResult } from "./replay.ts"
 
 const { values: args } = parseArgs({
@@ -119,14 +129,11 @@ const main = async () => {
       cells.push(ratio(accounting.priced.anthropic!.cost, baselines[i]!))
     }
     const recorded = await analysed(example, file)
-    cells.push(ratio(recorded.plugin, Math.min(recorded.none, recorded.prune)))
+    cells.push(costRatio(recorded).toFixed(3))
     const edits = [generated.at(-1)?.edits, recorded.edits]
     if (corpus.length > 0) {
       const sessions = await pairwise(corpus, (session) => analysed(session, file))
-      const best = (s: Analysed) => Math.min(s.none, s.prune)
-      const total = sessions.reduce((sum, s) => sum + s.plugin, 0) / sessions.reduce((sum, s) => sum + best(s), 0)
-      const worst = Math.max(...sessions.map((s) => s.plugin / best(s)))
-      cells.push(`${total.toFixed(3)} / ${worst.toFixed(3)}`)
+      cells.push(`${costRatioOf(sessions).toFixed(3)} / ${costRatio(worstOf(sessions)).toFixed(3)}`)
       edits.push(editsOf(sessions))
     }
     cells.push(edits.map((e) => (e === undefined ? "-" : `${e.masked}/${e.made}`)).join(" · "))
@@ -134,20 +141,11 @@ const main = async () => {
   }
   rmSync(dir, { recursive: true, force: true })
   const header = [args.settings === undefined ? "setting (one change from the defaults)" : "setting", ...columns]
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)))
-  const line = (cells: ReadonlyArray<string>) =>
-    `| ${cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join(" | ")} |`
   console.log(
     `Anthropic-priced cost, x the better of OpenCode alone and OpenCode's compaction.prune (seed ${seed}; lower is better); ` +
       "masked edits: the model's edits of a file made while every copy of its content it had seen was pruned, of all its edits of files it had seen (the model reads each such file again before the edit, and the cost includes it)"
   )
-  console.log(
-    [
-      line(header),
-      `|${widths.map((w, i) => `${"-".repeat(w + 1)}${i === 0 ? "-" : ":"}`).join("|")}|`,
-      ...rows.map(line)
-    ].join("\n")
-  )
+  console.log(table(header, rows))
 }
 
 main().catch((error) => {
