@@ -10,7 +10,7 @@
  *   npm run bench:corpus
  *   npm run bench:corpus -- --dir path/to/exports --config my.jsonc     (--dir again for more folders)
  */
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs"
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { basename, join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { parseArgs } from "node:util"
@@ -184,7 +184,9 @@ const report = (dir: string, sessions: ReadonlyArray<Analysed>): string => {
 const legend = (config: string | undefined) =>
   [
     `Recorded sessions through the analyser, ${
-      config === undefined ? "built-in defaults (compaction between turns off)" : `config ${config}`
+      config === undefined
+        ? "built-in defaults (compaction between turns off)"
+        : `config ${config} (${readFileSync(config, "utf8").trim()})`
     }, Anthropic's prompt-cache rules (OpenCode's breakpoints), the model's re-reads priced.`,
     "compactions: summaries per run, OpenCode alone / with its compaction.prune / with the plugin.",
     "x better: the plugin's cost over the better of OpenCode alone and with compaction.prune (all: ratio of the sums).",
