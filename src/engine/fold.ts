@@ -237,7 +237,7 @@ export const foldsIn = (
       first: turn.messageIndex,
       end,
       calls,
-      digest: digestOf(calls),
+      digest: digestFor(calls),
       tokens: record.tokens
     })
   }
