@@ -21,7 +21,7 @@ import { Tokenizer } from "../services/Tokenizer.ts"
 import { ToolCache } from "../services/ToolCache.ts"
 import { figuresOf, reportedNext } from "../engine/figures.ts"
 import { type SessionState, stableId } from "../engine/session.ts"
-import { reportConfigProblems } from "./session.ts"
+import { refreshConfig } from "./session.ts"
 import { protectionFor, recallHintFor } from "../engine/request.ts"
 import { publishStatus } from "./status.ts"
 
@@ -47,7 +47,7 @@ export const dcp = Effect.fn("hooks.dcp")(function*(sessionID: SessionId, args: 
   const host = yield* Host
   const command = parseCommand(args)
   // A command can be the user's first contact with the plugin: the config's problems come first, in the note too.
-  const problems = yield* reportConfigProblems
+  const problems = yield* refreshConfig
   const reply = yield* store.use(
     sessionID,
     (state) =>

@@ -29,7 +29,7 @@ import {
   ToolContext,
   ToolDefinitionInput
 } from "./inputs.ts"
-import { compacting, event, hostConfig, reportConfigProblems, userMessage } from "./session.ts"
+import { compacting, event, hostConfig, refreshConfig, reportConfigProblems, userMessage } from "./session.ts"
 import { system } from "./system.ts"
 import { discard, extract, recall, ToolRejected } from "./tools.ts"
 import { transform } from "./transform.ts"
@@ -333,7 +333,11 @@ export const makeHooks = (runtime: Runtime, config: PluginConfig): Hooks => {
       decoded(
         "chat.message",
         () => decodeChatMessage(input),
-        (input) => userMessage(input.sessionID, { agent: input.agent, model: input.model, variant: input.variant })
+        (input) =>
+          Effect.andThen(
+            refreshConfig,
+            userMessage(input.sessionID, { agent: input.agent, model: input.model, variant: input.variant })
+          )
       ),
     "experimental.session.compacting": (input, output) =>
       decoded(

@@ -64,7 +64,8 @@ export class Config extends Context.Service<Config, {
   readonly takeReports: Effect.Effect<ReadonlyArray<FileReport>>
   /**
    * Reads the config files again when one of them changed (was written, created or removed) since they were read,
-   * except `restartKeys`. Cheap when nothing changed (a `stat` per candidate file): call it once per request.
+   * except `restartKeys`. A `stat` per candidate file when nothing changed: on the user's message, not on the request
+   * path (src/hooks/session.ts `refreshConfig`).
    */
   readonly refresh: Effect.Effect<void>
 }>()("opencode-context-pruner/Config") {

@@ -78,7 +78,7 @@ describe("a config file edited while OpenCode runs", () => {
   const read = (callID: string) => tool({ tool: "read", callID, input: { filePath: "src/a.ts" }, output: big("a") })
   const history: Array<Msg> = [user("read it twice"), assistant([read("c1")]), assistant([read("c2")])]
 
-  it.effect("applies from the next request on, with a toast that says so", () =>
+  it.effect("applies from the user's next message on, with a toast that says so", () =>
     Effect.gen(function*() {
       const { call, editConfig, hooks, run } = yield* pluginHooks({
         config: { strategies: { deduplication: { enabled: false } } }
@@ -89,6 +89,7 @@ describe("a config file edited while OpenCode runs", () => {
       assert.strictEqual((yield* run(stateOf(sessionID))).pruned.c1, undefined)
 
       yield* editConfig({ strategies: { deduplication: { enabled: true } } })
+      yield* call(() => hooks["chat.message"]!({ sessionID, agent: "build" } as never, {} as never))
       yield* request()
 
       assert.strictEqual((yield* run(stateOf(sessionID))).pruned.c1?.reason, "deduplication")
@@ -97,13 +98,23 @@ describe("a config file edited while OpenCode runs", () => {
       assert.match(toasts[0]!.message, /dcp\.jsonc\nIts settings apply from the next request on\.$/)
     }))
 
+  it.effect("a model request within the turn keeps the config it had: the files are not checked on the request path", () =>
+    Effect.gen(function*() {
+      const { call, editConfig, hooks, run } = yield* pluginHooks({
+        config: { strategies: { deduplication: { enabled: false } } }
+      })
+      yield* editConfig({ strategies: { deduplication: { enabled: true } } })
+      yield* call(() =>
+        hooks["experimental.chat.messages.transform"]!({} as never, { messages: fresh(history) as never })
+      )
+      assert.strictEqual((yield* run(stateOf(sessionID))).pruned.c1, undefined)
+    }))
+
   it.effect("a tool switched off in the file stays offered until OpenCode restarts, and the toast says so", () =>
     Effect.gen(function*() {
       const { call, editConfig, hooks, run } = yield* pluginHooks()
       yield* editConfig({ tools: { discard: { enabled: false } } })
-      yield* call(() =>
-        hooks["experimental.chat.messages.transform"]!({} as never, { messages: fresh(history) as never })
-      )
+      yield* call(() => hooks["chat.message"]!({ sessionID, agent: "build" } as never, {} as never))
       const toasts = yield* run(HostRecorder.use((recorder) => Ref.get(recorder.toasts)))
       assert.include(toasts[0]!.message, "Restart OpenCode for tools.discard.enabled to change")
       assert.include(Object.keys(hooks.tool ?? {}), "discard")
