@@ -74,18 +74,17 @@ export const figuresOf = (state: SessionState, index: ToolIndex | undefined): Fi
       queuedTokens += record.tokens
     }
   }
-  let folded = { turns: 0, calls: 0, tokens: 0 }
+  let foldedCalls = 0
+  let foldedTokens = 0
   for (const [key, record] of state.folds) {
-    folded = {
-      turns: folded.turns + 1,
-      calls: folded.calls + record.calls.length,
-      tokens: folded.tokens + record.tokens
-    }
+    foldedCalls += record.calls.length
+    foldedTokens += record.tokens
     if (state.undeliveredFolds.has(key)) {
       queuedCalls += record.calls.length
       queuedTokens += record.tokens
     }
   }
+  const folded = { turns: state.folds.size, calls: foldedCalls, tokens: foldedTokens }
   return {
     inEffect: { calls, tokens },
     folded,

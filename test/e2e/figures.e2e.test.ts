@@ -114,8 +114,8 @@ describe("the figures in the terminal UI", () => {
       await agree(ui, 1)
 
       await command(ui, "sweep", /Swept \d+ calls? since your last message/)
-      await ui.save("figures-swept")
       await agree(ui, 4)
+      await ui.save("figures-swept")
       assert.notMatch(sidebarOf(await ui.screen()), /Pending: /)
       model.script([done])
       await prompt(ui, "thanks")
@@ -125,8 +125,8 @@ describe("the figures in the terminal UI", () => {
       }
 
       await command(ui, "restore all", /Restored all \d+ pruned calls/)
-      await ui.save("figures-restored")
       await agree(ui, 0)
+      await ui.save("figures-restored")
       const dialog = await openDialog(ui)
       assert.match(dialog, /In effect +0 calls/)
       assert.match(dialog, /Pruned +░+ +0%/)
@@ -149,8 +149,8 @@ describe("the figures in the terminal UI", () => {
         ready: (screen) => screen.includes("and now?")
       })
       await command(ui, "sweep 2", /Swept 2 calls among the last 2/)
-      await ui.save("figures-continued")
       await agree(ui, 2)
+      await ui.save("figures-continued")
       const resumed = await openDialog(ui)
       assert.match(resumed, /In effect +2 calls/)
       assert.notInclude(resumed, "No request of this session seen yet")
