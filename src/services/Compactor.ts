@@ -1,5 +1,6 @@
-import { Clock, Context, Effect, Layer, Ref } from "effect"
+import { Clock, Context, Effect, Layer, Predicate, Ref } from "effect"
 import { reportedContext } from "../commands/breakdown.ts"
+import { roleOf } from "../host/messages.ts"
 import { compactionAtTurnEnd, compactionReason, thresholdFor } from "../engine/compaction.ts"
 import type { SessionState } from "../engine/session.ts"
 import { Config } from "./Config.ts"
@@ -58,7 +59,11 @@ export class Compactor extends Context.Service<Compactor, {
           if (state.lastContext + estimateMisses < threshold) return
           // The threshold is crossed by the context as OpenCode counts and shows it (the provider's figure for the
           // latest request and its reply, tool definitions included), else by the plugin's own estimate.
-          const tokens = reportedContext(yield* host.messages(sessionID)) ?? state.lastContext
+          const messages = yield* host.messages(sessionID)
+          // Right after a compaction the newest reply is its summary, whose count is what the summariser was sent (the
+          // history before it), not what the session sends now: nothing to compact until a request reports again.
+          if (endsInSummary(messages)) return
+          const tokens = reportedContext(messages) ?? state.lastContext
           const verdict = compactionAtTurnEnd({
             enabled: current.compaction.enabled,
             pricing: scheduler.profile(state).kind,
@@ -131,4 +136,14 @@ export class Compactor extends Context.Service<Compactor, {
         })
       })
     )
+}
+
+/** The newest assistant message is a compaction's summary. */
+const endsInSummary = (messages: ReadonlyArray<unknown>): boolean => {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const message = messages[i]
+    if (roleOf(message) !== "assistant") continue
+    return Predicate.isObject(message) && Predicate.isObject(message.info) && message.info.summary === true
+  }
+  return false
 }

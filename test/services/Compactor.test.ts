@@ -118,6 +118,21 @@ describe("compaction between turns", () => {
       assert.lengthOf(yield* asked, 1)
     })))
 
+  it.effect("not on a compaction's summary: its count is what the summariser was sent, not what the session sends", () => {
+    const compacted: Array<Msg> = [
+      ...large,
+      user("What did we do so far?"),
+      {
+        ...withUsage([assistant([])], 9_250)[0]!,
+        info: { ...withUsage([assistant([])], 9_250)[0]!.info, summary: true }
+      }
+    ]
+    return compactAt(9_000, { messages: { [sessionID]: compacted } })(Effect.gen(function*() {
+      yield* requestThenIdle(large)
+      assert.deepStrictEqual(yield* asked, [])
+    }))
+  })
+
   it.effect("not when OpenCode's own compaction.auto is false", () =>
     compactAt(3_000)(Effect.gen(function*() {
       yield* hostConfig({}, { auto: false })
