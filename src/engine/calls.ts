@@ -91,6 +91,8 @@ export interface ToolIndex {
    * free to read, their tokens are not.
    */
   readonly textChars: number
+  /** What the calls send unpruned, content and framing (`totalTokens` + `frameTokens`), summed as they are indexed. */
+  readonly callTokens: number
   /** Calls indexed for the first time, or whose status changed, in this pass. */
   readonly changed: ReadonlyArray<ToolCall>
   /** Calls the previous pass saw that are gone from this view (compaction or revert). */

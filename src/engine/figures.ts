@@ -114,8 +114,7 @@ const waitingNow = (state: SessionState): Figures["waiting"] => {
 }
 
 const contextNow = (state: SessionState, index: ToolIndex, left: number): ContextFigures => {
-  let callTokens = 0
-  for (const call of index.calls) callTokens += call.totalTokens + call.frameTokens
+  const callTokens = index.callTokens
   const system = state.systemTokens ?? 0
   const tools = Math.max(0, callTokens - left)
   return {

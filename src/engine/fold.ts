@@ -277,9 +277,11 @@ export const writeFolds = (messages: ReadonlyArray<unknown>, folds: ReadonlyArra
           if (call === digestAt) parts[kept++] = digestPart(part, fold.digest)
           continue
         }
-        parts[kept++] = part
+        // Most parts stay where they are: written only once an earlier one left.
+        if (kept !== p) parts[kept] = part
+        kept++
       }
-      parts.length = kept
+      if (kept !== parts.length) parts.length = kept
     }
   }
 }

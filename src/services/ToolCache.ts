@@ -84,6 +84,7 @@ export class ToolCache extends Context.Service<ToolCache, {
         let lastUserMessage = -1
         const userTurns: Array<UserTurn> = []
         let textChars = 0
+        let callTokens = 0
         const shrank = session.newest !== undefined && messageIdOf(messages[session.newest.at]) !== session.newest.id
         session.newest = { at: messages.length - 1, id: messageIdOf(messages[messages.length - 1]) }
         let appendOnly = previous !== undefined && !shrank
@@ -156,6 +157,7 @@ export class ToolCache extends Context.Service<ToolCache, {
             call.partIndex = p
             call.seen = pass
             calls.push(call)
+            callTokens += call.totalTokens + call.frameTokens
           }
         }
         const vanished: Array<string> = []
@@ -175,6 +177,7 @@ export class ToolCache extends Context.Service<ToolCache, {
           summaryId,
           lastUserMessage,
           textChars,
+          callTokens,
           changed,
           vanished,
           shrank,
