@@ -25,7 +25,12 @@ export const statusDirectory = (env: Readonly<Record<string, string | undefined>
   return join(dataHome, ...stateDirInDataHome, statusDirName)
 }
 
-/** Reads one session's status file. */
+/**
+ * Reads one session's status file.
+ *
+ * @internal Exported for its tests (a file of another version, a broken one, an ID that would climb out of the folder);
+ * the board reads through it.
+ */
 export const loadStatus = async (directory: string, sessionID: string): Promise<Loaded> => {
   if (sessionIdProblem(sessionID) !== undefined) return { _tag: "missing" }
   const text = await readFile(join(directory, statusFileName(sessionID)), "utf8").then(
