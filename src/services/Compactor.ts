@@ -1,4 +1,4 @@
-import { Clock, Context, Effect, Layer, Predicate, Ref } from "effect"
+import { Clock, Context, Effect, Layer, Predicate, Ref, Semaphore } from "effect"
 import { reportedContext } from "../commands/breakdown.ts"
 import { roleOf } from "../host/messages.ts"
 import { compactionAtTurnEnd, compactionReason, thresholdFor } from "../engine/compaction.ts"
@@ -43,6 +43,9 @@ export class Compactor extends Context.Service<Compactor, {
         const scheduler = yield* Scheduler
         const config = yield* Config
         const hostAuto = yield* Ref.make<boolean | undefined>(undefined)
+        // OpenCode reports a turn's end twice (`session.idle`, and `session.status` idle): one question at a time, so
+        // that the second finds the first's compaction asked (its context forgotten) instead of asking again beside it.
+        const oneAtATime = yield* Semaphore.make(1)
         const ask = Effect.fnUntraced(function*(sessionID: string) {
           const auto = yield* Ref.get(hostAuto)
           const { current } = config
@@ -127,6 +130,7 @@ export class Compactor extends Context.Service<Compactor, {
           }),
           turnEnded: Effect.fn("Compactor.turnEnded")(function*(sessionID: string) {
             yield* ask(sessionID).pipe(
+              oneAtATime.withPermit,
               Effect.catchTag(
                 "HostError",
                 (error) => Effect.logWarning(`session ${sessionID} not compacted: the host did not answer`, error)
