@@ -92,7 +92,7 @@ export const figuresOf = (state: SessionState, index: ToolIndex | undefined): Fi
     waiting: waitingNow(state),
     restored: state.restored.size,
     changedSinceSent: state.revision !== state.sentRevision,
-    context: index === undefined ? undefined : contextNow(state, index, tokens + folded.tokens)
+    context: index === undefined ? undefined : contextNow(state, index, tokens + folded.tokens, queuedTokens)
   }
 }
 
@@ -113,7 +113,7 @@ const waitingNow = (state: SessionState): Figures["waiting"] => {
   return calls === 0 ? undefined : { calls, tokens, why: waiting.why }
 }
 
-const contextNow = (state: SessionState, index: ToolIndex, left: number): ContextFigures => {
+const contextNow = (state: SessionState, index: ToolIndex, left: number, queued: number): ContextFigures => {
   const callTokens = index.callTokens
   const system = state.systemTokens ?? 0
   const tools = Math.max(0, callTokens - left)
@@ -124,6 +124,8 @@ const contextNow = (state: SessionState, index: ToolIndex, left: number): Contex
     tools,
     calls: index.calls.length,
     left,
-    leftAtLatest: state.sentLeft
+    // Not sent by this process yet (OpenCode started again since): what is in effect less what waits for the next
+    // request, as the stored state says; a restore since the restart is not in it.
+    leftAtLatest: state.sentLeft ?? Math.max(0, left - queued)
   }
 }
