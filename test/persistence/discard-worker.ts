@@ -11,6 +11,7 @@
  */
 import { join } from "node:path"
 import { fakeClient } from "../support/fakeClient.ts"
+import { assistantOf, pad, readHistory } from "./readHistory.ts"
 
 const [root, role, calls, ...acknowledged] = process.argv.slice(2)
 if (root === undefined || calls === undefined || (role !== "work" && role !== "check")) {
@@ -23,39 +24,7 @@ delete process.env.OPENCODE_CONFIG_DIR
 const { default: plugin } = await import("../../src/plugin.ts")
 
 const sessionID = "ses_crash000000000000000001"
-const pad = (i: number) => String(i).padStart(5, "0")
-const assistantOf = (i: number) => `msg_a${pad(i)}`
-
-const history = (count: number) =>
-  Array.from({ length: count }, (_, index) => {
-    const i = index + 1
-    const base = { sessionID, messageID: assistantOf(i) }
-    return [
-      {
-        info: { id: `msg_u${pad(i)}`, sessionID, role: "user", time: { created: i * 1000 } },
-        parts: [{ id: `prt_u${pad(i)}`, type: "text", text: `step ${i}` }]
-      },
-      {
-        info: { id: assistantOf(i), sessionID, role: "assistant", time: { created: i * 1000 + 1 } },
-        parts: [
-          { id: `prt_s${pad(i)}`, ...base, type: "step-start" },
-          {
-            id: `prt_t${pad(i)}`,
-            ...base,
-            type: "tool",
-            callID: `call_${pad(i)}`,
-            tool: "read",
-            state: {
-              status: "completed",
-              input: { filePath: `/project/f${i}.ts` },
-              output: Array.from({ length: 40 }, (_, line) => `file ${i} line ${line}`).join("\n"),
-              time: { start: 1, end: 2 }
-            }
-          }
-        ]
-      }
-    ]
-  }).flat() as Array<any>
+const history = (count: number) => readHistory(sessionID, count, (i) => `/project/f${i}.ts`)
 
 const hooks = (await plugin({
   client: fakeClient() as never,

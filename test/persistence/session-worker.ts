@@ -8,6 +8,7 @@
 import { createInterface } from "node:readline"
 import { join } from "node:path"
 import { fakeClient } from "../support/fakeClient.ts"
+import { assistantOf, readHistory } from "./readHistory.ts"
 
 const [root, requests] = process.argv.slice(2)
 if (root === undefined || requests === undefined) throw new Error("usage: session-worker.ts <root> <requests>")
@@ -19,38 +20,7 @@ const { default: plugin } = await import("../../src/plugin.ts")
 
 const sharedSession = "ses_shared00000000000000001"
 const project = join(root, "project")
-const pad = (i: number) => String(i).padStart(4, "0")
-
-const history = (calls: number) =>
-  Array.from({ length: calls }, (_, index) => {
-    const i = index + 1
-    const base = { sessionID: sharedSession, messageID: `msg_a${pad(i)}` }
-    return [
-      {
-        info: { id: `msg_u${pad(i)}`, sessionID: sharedSession, role: "user", time: { created: i * 1000 } },
-        parts: [{ id: `prt_u${pad(i)}`, type: "text", text: `step ${i}` }]
-      },
-      {
-        info: { id: `msg_a${pad(i)}`, sessionID: sharedSession, role: "assistant", time: { created: i * 1000 + 1 } },
-        parts: [
-          { id: `prt_s${pad(i)}`, ...base, type: "step-start" },
-          {
-            id: `prt_t${pad(i)}`,
-            ...base,
-            type: "tool",
-            callID: `call_${pad(i)}`,
-            tool: "read",
-            state: {
-              status: "completed",
-              input: { filePath: join(project, `f${i}.ts`) },
-              output: Array.from({ length: 40 }, (_, line) => `file ${i} line ${line}`).join("\n"),
-              time: { start: 1, end: 2 }
-            }
-          }
-        ]
-      }
-    ]
-  }).flat()
+const history = (calls: number) => readHistory(sharedSession, calls, (i) => join(project, `f${i}.ts`))
 
 const hooks = (await plugin({
   client: fakeClient() as never,
@@ -66,13 +36,13 @@ const idle = { event: { type: "session.idle", properties: { sessionID: sharedSes
 process.stdout.write("ready\n")
 await new Promise<void>((resolve) => createInterface({ input: process.stdin }).once("line", () => resolve()))
 for (let calls = 1; calls <= Number(requests); calls++) {
-  const messages = history(calls) as Array<any>
+  const messages = history(calls)
   await hooks["experimental.chat.messages.transform"]({}, { messages })
   const id = /^\[id (\d+)\]\n/.exec(messages[messages.length - 1].parts[1].state.output)?.[1]
   if (id !== undefined) {
     await hooks.tool.discard.execute({ ids: ["noise", id] }, {
       sessionID: sharedSession,
-      messageID: `msg_a${pad(calls)}`,
+      messageID: assistantOf(calls),
       agent: "build"
     }).catch(() => undefined)
   }
