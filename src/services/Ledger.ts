@@ -9,7 +9,7 @@ import type { Reason } from "../engine/reasons.ts"
 import type { PricingProfile } from "../pricing/profiles.ts"
 import { recordSessions, sessionTotals, totalsOf } from "../state/lifetime.ts"
 import type { CopyOf, LifetimeTotals, SessionTotals, Tally } from "../state/schema.ts"
-import { changed, type SessionState } from "../engine/session.ts"
+import type { SessionState } from "../engine/session.ts"
 import { Persistence, type PersistenceError } from "./Persistence.ts"
 import { Tokenizer } from "./Tokenizer.ts"
 
@@ -125,7 +125,8 @@ export class Ledger extends Context.Service<Ledger, {
           byTool,
           lastPrune: { at, reason: calls[0]!.reason, calls: count, tokens }
         }
-        changed(state)
+        // Figures only: what the request path derived from the prunes (the view, the status's list) still holds.
+        state.dirty = true
         unsaved.set(state.sessionID, sessionTotals(state.stats))
         yield* writer.request
       })
