@@ -82,6 +82,8 @@ export interface ToolIndex {
    * progress.
    */
   readonly userTurns: ReadonlyArray<UserTurn>
+  /** The indexes of the messages that hold reasoning parts, ascending: a fold takes those of its turn out. */
+  readonly reasoningMessages: ReadonlyArray<number>
   /** The newest compaction summary in the view. */
   readonly summaryId: string | undefined
   /** Where the newest message the user typed sits in the view (-1 if none): what `/dcp sweep` sweeps after. */

@@ -76,6 +76,8 @@ export class ToolCache extends Context.Service<ToolCache, {
         }
         const byCallId = session.byCallId
         const previous = session.latest
+        const previousCalls = previous?.calls
+        const previousPass = previous?.pass
         const pass = ++passes
         const calls: Array<ToolCall> = []
         const changed: Array<ToolCall> = []
@@ -83,6 +85,7 @@ export class ToolCache extends Context.Service<ToolCache, {
         let summaryId: string | undefined
         let lastUserMessage = -1
         const userTurns: Array<UserTurn> = []
+        const reasoningMessages: Array<number> = []
         let textChars = 0
         let callTokens = 0
         const shrank = session.newest !== undefined && messageIdOf(messages[session.newest.at]) !== session.newest.id
@@ -125,6 +128,7 @@ export class ToolCache extends Context.Service<ToolCache, {
               continue
             }
             if (type === "reasoning") {
+              if (reasoningMessages[reasoningMessages.length - 1] !== m) reasoningMessages.push(m)
               // OpenCode sends reasoning only when it is signed (Claude's thinking blocks, src/analysis/wire.ts).
               if (typeof part.text === "string" && isSigned(part)) {
                 textChars += part.text.length
@@ -134,12 +138,21 @@ export class ToolCache extends Context.Service<ToolCache, {
               continue
             }
             if (type !== "tool") continue
-            const known = typeof part.callID === "string" ? byCallId.get(part.callID) : undefined
+            const callID = part.callID
+            // Most calls sit where the previous pass found them: comparing their ID there spares hashing the request's
+            // fresh copy of it. A call decoded again in this pass is no longer that pass's (`seen` is reset).
+            const guess = previousCalls?.[calls.length]
+            const known = typeof callID !== "string"
+              ? undefined
+              : guess !== undefined && guess.seen === previousPass && guess.callID === callID
+              ? guess
+              : byCallId.get(callID)
             let call = known
             if (known === undefined || !isFinalAndUnchanged(known, part)) {
               const decoded = decodeToolPart(part)
               if (Option.isNone(decoded)) continue
               call = fromPart(decoded.value, known, projectDir, worktree)
+              if (known !== undefined) known.seen = 0
               if (call.finalPass === undefined && isFinal(call.status)) call.finalPass = pass
               count(call, part)
               byCallId.set(call.callID, call)
@@ -174,6 +187,7 @@ export class ToolCache extends Context.Service<ToolCache, {
           byCallId,
           turns,
           userTurns,
+          reasoningMessages,
           summaryId,
           lastUserMessage,
           textChars,
