@@ -248,9 +248,15 @@ export const foldsIn = (
  * Writes folds into a request's messages, in place, after everything else is written (placeholders, tags, the
  * breakpoint: they address parts by their index, which this changes). In each folded turn the folded calls' parts
  * leave, the first that OpenCode sends (in a message that did not end in an error) becoming the digest, and the
- * turn's reasoning parts leave with them.
+ * turn's reasoning parts leave with them. Only the messages that hold a folded call or reasoning are touched (a long
+ * session's folded turns are most of its history, rewritten on every request): `reasoningMessages` are the indexes
+ * of the messages that hold reasoning (`ToolIndex.reasoningMessages`), ascending.
  */
-export const writeFolds = (messages: ReadonlyArray<unknown>, folds: ReadonlyArray<AppliedFold>): void => {
+export const writeFolds = (
+  messages: ReadonlyArray<unknown>,
+  folds: ReadonlyArray<AppliedFold>,
+  reasoningMessages: ReadonlyArray<number>
+): void => {
   for (const fold of folds) {
     const { calls } = fold
     let digestAt: ToolCall | undefined
@@ -260,34 +266,70 @@ export const writeFolds = (messages: ReadonlyArray<unknown>, folds: ReadonlyArra
         break
       }
     }
-    // The calls are in view order: one pointer walks them as the parts go by.
-    let next = 0
-    for (let m = fold.first; m < fold.end && m < messages.length; m++) {
+    const end = Math.min(fold.end, messages.length)
+    let c = 0
+    let r = firstAtOrAfter(reasoningMessages, fold.first)
+    for (;;) {
+      const withCall = c < calls.length ? calls[c]!.messageIndex : end
+      const withReasoning = r < reasoningMessages.length ? reasoningMessages[r]! : end
+      const m = Math.min(withCall, withReasoning, end)
+      if (m >= end) break
+      // The calls are in view order: those of message `m` are next.
+      let after = c
+      while (after < calls.length && calls[after]!.messageIndex === m) after++
+      if (withReasoning === m) r++
       const message = messages[m]
-      if (!Predicate.isObject(message) || !Array.isArray(message.parts)) continue
-      const parts: Array<unknown> = message.parts
-      let kept = 0
-      for (let p = 0; p < parts.length; p++) {
-        const part = parts[p]
-        if (Predicate.isObject(part) && part.type === "reasoning") continue
-        while (next < calls.length && isBefore(calls[next]!, m, p)) next++
-        const call = calls[next]
-        if (call !== undefined && call.messageIndex === m && call.partIndex === p) {
-          next++
-          if (call === digestAt) parts[kept++] = digestPart(part, fold.digest)
-          continue
-        }
-        // Most parts stay where they are: written only once an earlier one left.
-        if (kept !== p) parts[kept] = part
-        kept++
+      if (Predicate.isObject(message) && Array.isArray(message.parts)) {
+        dropParts(message.parts, calls, c, after, withReasoning === m, digestAt, fold.digest)
       }
-      if (kept !== parts.length) parts.length = kept
+      c = after
     }
   }
 }
 
-const isBefore = (call: ToolCall, m: number, p: number): boolean =>
-  call.messageIndex < m || (call.messageIndex === m && call.partIndex < p)
+/**
+ * Takes the parts of `calls[from, to)` (all in `parts`' message, in order) out of `parts`, the digest in place of
+ * `digestAt`'s, and the reasoning parts when there are any.
+ */
+const dropParts = (
+  parts: Array<unknown>,
+  calls: ReadonlyArray<ToolCall>,
+  from: number,
+  to: number,
+  reasoning: boolean,
+  digestAt: ToolCall | undefined,
+  digest: string
+): void => {
+  let next = from
+  let kept = 0
+  for (let p = 0; p < parts.length; p++) {
+    const part = parts[p]
+    while (next < to && calls[next]!.partIndex < p) next++
+    const call = next < to ? calls[next]! : undefined
+    if (call !== undefined && call.partIndex === p) {
+      next++
+      if (call === digestAt) parts[kept++] = digestPart(part, digest)
+      continue
+    }
+    if (reasoning && Predicate.isObject(part) && part.type === "reasoning") continue
+    // Most parts stay where they are: written only once an earlier one left.
+    if (kept !== p) parts[kept] = part
+    kept++
+  }
+  if (kept !== parts.length) parts.length = kept
+}
+
+/** The first index of the ascending `values` whose value is `value` or more; their length if there is none. */
+const firstAtOrAfter = (values: ReadonlyArray<number>, value: number): number => {
+  let low = 0
+  let high = values.length
+  while (low < high) {
+    const middle = (low + high) >>> 1
+    if (values[middle]! < value) low = middle + 1
+    else high = middle
+  }
+  return low
+}
 
 const endedInError = (message: unknown): boolean =>
   Predicate.isObject(message) && Predicate.isObject(message.info) && message.info.error !== undefined &&

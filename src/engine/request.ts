@@ -448,12 +448,11 @@ export const deliveryOf = (
   const { state, view } = request
   const { calls } = request.index
   let first = calls.length
-  if (state.undelivered.size > 0) {
-    for (const call of calls) {
-      if (call.position >= first) break
-      const reason = state.undelivered.has(call.callID) ? state.pruned.get(call.callID)?.reason : undefined
-      if (reason !== undefined && reason !== "repeat") first = call.position
-    }
+  for (const callID of state.undelivered) {
+    const call = request.index.byCallId.get(callID)
+    if (call === undefined || call.position >= first) continue
+    const reason = state.pruned.get(callID)?.reason
+    if (reason !== undefined && reason !== "repeat") first = call.position
   }
   if (state.undeliveredFolds.size > 0) {
     for (const fold of view.folds) {
@@ -596,7 +595,7 @@ export const render = (request: Request, anchor: Located | undefined, note: stri
   const { messages, state } = request
   applyView(request.view, messages, request.index.calls, state.pruned, state.folded)
   if (anchor !== undefined) markAnchor(messages, anchor.place)
-  writeFolds(messages, request.view.folds)
+  writeFolds(messages, request.view.folds, request.index.reasoningMessages)
   if (note !== undefined) appendTail(messages, note)
 }
 

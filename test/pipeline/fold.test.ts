@@ -183,6 +183,14 @@ describe("folding old turns", () => {
       assert.deepStrictEqual(partsOf(sent[1]!), ["step-start", "text", "step-finish"])
     })))
 
+  it.effect("a turn's reasoning leaves with its calls from a message that holds none of them", () =>
+    foldTest(Effect.gen(function*() {
+      const turn = firstTurn()
+      turn.splice(3, 0, assistant([reasoning("All green now."), text("Done.")]))
+      const sent = withoutTail(yield* send(fresh([...turn, ...laterTurns()])))
+      assert.deepStrictEqual(partsOf(sent[3]!), ["step-start", "text", "step-finish"])
+    })))
+
   it.effect("the newest copy of a working file stays in place in a folded turn", () =>
     foldTest(
       Effect.gen(function*() {
