@@ -58,6 +58,25 @@ export interface ViewState {
   reReadTokens: number
   /** Such reads among the calls sent for the first time in the latest pass, for the ledger to record and charge. */
   reReads: Array<ToolCall>
+  /** What `applyView` writes, kept from one request to the next (see `Writes`). */
+  writes: Writes | undefined
+}
+
+/**
+ * The prunes and tags `applyView` writes: those of `applied` and `tagged` whose calls are not folded (a folded call's
+ * part leaves what is sent). A long session's folded calls are most of its calls, so this follows the view as it
+ * grows rather than looking every call up on every request; derived again when folds changed.
+ */
+interface Writes {
+  /** The view's folds and the session's folded calls it was derived with. */
+  readonly folds: number
+  readonly folded: number
+  /** How much of `applied` and `tagged` it took in. */
+  applied: number
+  tagged: number
+  /** Indexes into `applied`, and positions from `tagged`. */
+  readonly prunes: Array<number>
+  readonly tags: Array<number>
 }
 
 export interface ViewInput {
@@ -127,7 +146,8 @@ const emptyViewState = (input: ViewInput): ViewState => ({
   resultsSince: 0,
   copies: [],
   reReadTokens: 0,
-  reReads: []
+  reReads: [],
+  writes: undefined
 })
 
 const add = (
@@ -248,21 +268,39 @@ export const applyView = (
   pruned: ReadonlyMap<string, { readonly reason: string }>,
   folded: ReadonlyMap<string, unknown> = new Map()
 ): void => {
-  // A folded call's part leaves what is sent (`writeFolds`): nothing to write into it.
-  const skip = folded.size > 0
-  for (let i = 0; i < viewState.applied.length; i++) {
+  const writes = writesOf(viewState, calls, folded)
+  for (const i of writes.prunes) {
     const texts = viewState.appliedTexts[i]
-    const call = viewState.applied[i]!
-    if (texts !== undefined && !(skip && folded.has(call.callID))) applyRendered(messages, call, texts)
+    if (texts !== undefined) applyRendered(messages, viewState.applied[i]!, texts)
   }
-  for (const position of viewState.tagged) {
+  for (const position of writes.tags) {
     const call = calls[position]!
-    if (skip && folded.has(call.callID)) continue
     const record = pruned.get(call.callID)
     if (record === undefined || targetOf(call, record.reason as Reason)?.kind !== "output") {
       applyTag(messages, call, tagFor(idOf(call)))
     }
   }
+}
+
+/** The view's `Writes`, brought up to date. */
+const writesOf = (
+  viewState: ViewState,
+  calls: ReadonlyArray<ToolCall>,
+  folded: ReadonlyMap<string, unknown>
+): Writes => {
+  let writes = viewState.writes
+  if (writes === undefined || writes.folds !== viewState.folds.length || writes.folded !== folded.size) {
+    writes = { folds: viewState.folds.length, folded: folded.size, applied: 0, tagged: 0, prunes: [], tags: [] }
+    viewState.writes = writes
+  }
+  for (; writes.applied < viewState.applied.length; writes.applied++) {
+    if (!folded.has(viewState.applied[writes.applied]!.callID)) writes.prunes.push(writes.applied)
+  }
+  for (; writes.tagged < viewState.tagged.length; writes.tagged++) {
+    const position = viewState.tagged[writes.tagged]!
+    if (!folded.has(calls[position]!.callID)) writes.tags.push(position)
+  }
+  return writes
 }
 
 /** A call's output as the request being built sends it (before the transform changes anything). */
