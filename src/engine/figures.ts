@@ -65,14 +65,24 @@ export const figuresOf = (state: SessionState, index: ToolIndex | undefined): Fi
   let tokens = 0
   let queuedCalls = 0
   let queuedTokens = 0
-  for (const [callID, record] of state.pruned) {
-    if (present !== undefined && !present.has(callID)) continue
-    calls++
-    tokens += record.tokens
-    if (state.undelivered.has(callID)) {
-      queuedCalls++
-      queuedTokens += record.tokens
+  const view = state.viewState
+  // The request path's view holds the prunes of the calls in it while it is in step with the state (src/engine/view.ts):
+  // read there, the figures of a long session cost nothing per request.
+  if (index !== undefined && view !== undefined && view.pass === index.pass && view.revision === state.revision) {
+    calls = view.applied.length
+    tokens = view.prunedTokens
+  } else {
+    for (const [callID, record] of state.pruned) {
+      if (present !== undefined && !present.has(callID)) continue
+      calls++
+      tokens += record.tokens
     }
+  }
+  for (const callID of state.undelivered) {
+    const record = state.pruned.get(callID)
+    if (record === undefined || (present !== undefined && !present.has(callID))) continue
+    queuedCalls++
+    queuedTokens += record.tokens
   }
   let foldedCalls = 0
   let foldedTokens = 0
