@@ -258,29 +258,25 @@ export const writeFolds = (
   reasoningMessages: ReadonlyArray<number>
 ): void => {
   for (const fold of folds) {
-    const { calls } = fold
-    let digestAt: ToolCall | undefined
-    for (const call of calls) {
-      if (!endedInError(messages[call.messageIndex])) {
-        digestAt = call
-        break
-      }
-    }
+    const { messageIndexes, partIndexes } = placesOf(fold)
+    const count = messageIndexes.length
+    let digestAt = 0
+    while (digestAt < count && endedInError(messages[messageIndexes[digestAt]!])) digestAt++
     const end = Math.min(fold.end, messages.length)
     let c = 0
     let r = firstAtOrAfter(reasoningMessages, fold.first)
     for (;;) {
-      const withCall = c < calls.length ? calls[c]!.messageIndex : end
+      const withCall = c < count ? messageIndexes[c]! : end
       const withReasoning = r < reasoningMessages.length ? reasoningMessages[r]! : end
       const m = Math.min(withCall, withReasoning, end)
       if (m >= end) break
       // The calls are in view order: those of message `m` are next.
       let after = c
-      while (after < calls.length && calls[after]!.messageIndex === m) after++
+      while (after < count && messageIndexes[after] === m) after++
       if (withReasoning === m) r++
       const message = messages[m]
       if (Predicate.isObject(message) && Array.isArray(message.parts)) {
-        dropParts(message.parts, calls, c, after, withReasoning === m, digestAt, fold.digest)
+        dropParts(message.parts, partIndexes, c, after, withReasoning === m, digestAt, fold.digest)
       }
       c = after
     }
@@ -288,27 +284,56 @@ export const writeFolds = (
 }
 
 /**
- * Takes the parts of `calls[from, to)` (all in `parts`' message, in order) out of `parts`, the digest in place of
- * `digestAt`'s, and the reasoning parts when there are any.
+ * Where a fold's calls are in the request: their messages' and parts' indexes, in view order. Kept as long as the fold
+ * (a view that only grows does not move old turns' calls, which the first and last call confirm; one derived afresh
+ * makes its folds afresh): a long session has thousands of folded calls, and reading each call's place from its
+ * object on every request cost more than the rest of the rewrite.
+ */
+const placesOf = (fold: AppliedFold): Places => {
+  let places = foldPlaces.get(fold)
+  const { calls } = fold
+  const last = calls.length - 1
+  if (
+    places === undefined || places.messageIndexes[0] !== calls[0]!.messageIndex ||
+    places.messageIndexes[last] !== calls[last]!.messageIndex
+  ) {
+    places = {
+      messageIndexes: Int32Array.from(fold.calls, (call) => call.messageIndex),
+      partIndexes: Int32Array.from(fold.calls, (call) => call.partIndex)
+    }
+    foldPlaces.set(fold, places)
+  }
+  return places
+}
+
+interface Places {
+  readonly messageIndexes: Int32Array
+  readonly partIndexes: Int32Array
+}
+
+const foldPlaces = new WeakMap<AppliedFold, Places>()
+
+/**
+ * Takes the parts of the calls `from` to `to` (excluded; all in `parts`' message, in order, at `partIndexes`) out of
+ * `parts`, the digest in place of call `digestAt`'s, and the reasoning parts when there are any.
  */
 const dropParts = (
   parts: Array<unknown>,
-  calls: ReadonlyArray<ToolCall>,
+  partIndexes: Int32Array,
   from: number,
   to: number,
   reasoning: boolean,
-  digestAt: ToolCall | undefined,
+  digestAt: number,
   digest: string
 ): void => {
   let next = from
   let kept = 0
   for (let p = 0; p < parts.length; p++) {
     const part = parts[p]
-    while (next < to && calls[next]!.partIndex < p) next++
-    const call = next < to ? calls[next]! : undefined
-    if (call !== undefined && call.partIndex === p) {
+    while (next < to && partIndexes[next]! < p) next++
+    if (next < to && partIndexes[next] === p) {
+      if (next === digestAt) parts[kept++] = digestPart(part, digest)
       next++
-      if (call === digestAt) parts[kept++] = digestPart(part, digest)
       continue
     }
     if (reasoning && Predicate.isObject(part) && part.type === "reasoning") continue
