@@ -35,7 +35,7 @@ describe("OpenCode's title request", () => {
 })
 
 describe("OpenCode's title request, with a plugin that puts a system text of its own before OpenCode's", () => {
-  // Listed in the global opencode.json, so OpenCode runs it before this plugin, which then finds the title
+  // Listed before this plugin in opencode.json, so OpenCode runs it first, and this plugin then finds the title
   // generator's instructions in the second system text, not the first.
   const first = `export const First = async () => ({
   "experimental.chat.system.transform": async (_input, output) => {
@@ -43,9 +43,7 @@ describe("OpenCode's title request, with a plugin that puts a system text of its
   }
 })
 `
-  const scenario = useScenario({
-    globalFiles: { "opencode.json": JSON.stringify({ plugin: ["./first/first.js"] }), "first/first.js": first }
-  })
+  const scenario = useScenario({ files: { "first/first.js": first }, pluginsBefore: ["./first/first.js"] })
 
   it("carries no pruning section; the main model's request does", async () => {
     const { main, title } = await firstPrompt(scenario())

@@ -3,6 +3,7 @@ import { Blocks, WireBuilder } from "../../src/simulator/wire.ts"
 import type { Msg } from "../../src/host/schema.ts"
 import { profiles } from "../../src/pricing/profiles.ts"
 import type { AnthropicRequest } from "./support/model-server.ts"
+import { dcpConfig } from "./support/fixtures.ts"
 import { useScenario } from "./support/scenario.ts"
 import { breakpointShape, priceAnthropicBodies, wireOfAnthropicBody } from "./support/wire.ts"
 
@@ -33,8 +34,7 @@ const probe = `export default async () => ({
 const scenario = useScenario({
   mainModel: "claude-fake",
   protocol: "anthropic",
-  globalConfig: { enabled: false },
-  files: { "a.txt": "alpha\n", "b.txt": "beta\n", ".opencode/plugin/probe.ts": probe }
+  files: { "a.txt": "alpha\n", "b.txt": "beta\n", ".opencode/plugin/probe.ts": probe, ...dcpConfig({ enabled: false }) }
 })
 
 /** Where a body carries `cache_control`: `system`, `tool <name>`, or `<message index> <role> <block type>`. */

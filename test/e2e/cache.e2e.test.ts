@@ -5,7 +5,7 @@ import { assert, describe, it } from "vitest"
 import type { Msg } from "../../src/host/schema.ts"
 import { Blocks, type Wire, WireBuilder } from "../../src/simulator/wire.ts"
 import { profiles } from "../../src/pricing/profiles.ts"
-import { call, done, holdsPlaceholder, read, sourceFile } from "./support/fixtures.ts"
+import { call, dcpConfig, done, holdsPlaceholder, read, sourceFile } from "./support/fixtures.ts"
 import type { RecordedRequest, Reply } from "./support/model-server.ts"
 import { contentText, messageText, requestText, resultOf } from "./support/requests.ts"
 import { type Scenario, useScenario } from "./support/scenario.ts"
@@ -25,8 +25,8 @@ import { breakpointShape, priceBodies, wireOfBody } from "./support/wire.ts"
 
 const ttl = 30
 const pricing = { ...profiles.anthropic, ttlSeconds: ttl }
-/** The global config of both runs: the defaults, with the scaled-down TTL. */
-const withTtl = { cache: { ttlSeconds: ttl } }
+/** The settings of both runs: the defaults (which the tier's global file changes), with the scaled-down TTL. */
+const withTtl = { cache: { mode: "auto", ttlSeconds: ttl }, strategies: { repeats: { enabled: true } } }
 const files = {
   "src/app.ts": sourceFile("app", 400),
   "src/util.ts": sourceFile("util", 300),
@@ -137,11 +137,9 @@ let without: Run | undefined
 let withPlugin: Run | undefined
 
 describe("without the plugin", () => {
-  // Switched off in the project's config, so that both runs share one OpenCode (the same global config).
   const scenario = useScenario({
-    files: { ...files, ".opencode/dcp.jsonc": `${JSON.stringify({ enabled: false })}\n` },
-    mainModel: "claude-fake",
-    globalConfig: withTtl
+    files: { ...files, ...dcpConfig({ ...withTtl, enabled: false }) },
+    mainModel: "claude-fake"
   })
 
   it("runs the scripted session; OpenCode marks its cache breakpoints in every body", async () => {
@@ -186,7 +184,7 @@ const withoutTextOnlyAssistantMarks = (blocks: Blocks, wire: Wire): Wire => ({
 })
 
 describe("with the plugin", () => {
-  const scenario = useScenario({ files, mainModel: "claude-fake", globalConfig: withTtl })
+  const scenario = useScenario({ files: { ...files, ...dcpConfig(withTtl) }, mainModel: "claude-fake" })
 
   it("runs the scripted session with its tools and system section", async () => {
     withPlugin = await runSession(scenario(), true)

@@ -1,8 +1,8 @@
 import { assert, describe, it } from "vitest"
-import { sourceFile } from "./support/fixtures.ts"
+import { dcpConfig, sourceFile } from "./support/fixtures.ts"
 import { reportedPromptTokens } from "./support/model-server.ts"
 import { requestText } from "./support/requests.ts"
-import { globalConfig, useScenario } from "./support/scenario.ts"
+import { useScenario } from "./support/scenario.ts"
 import { waitFor } from "./support/wait.ts"
 
 /**
@@ -11,8 +11,11 @@ import { waitFor } from "./support/wait.ts"
  * from the summary.
  */
 const scenario = useScenario({
-  globalConfig: { ...globalConfig, compaction: { enabled: true, atTokens: 8_000 } },
-  files: { "src/big.ts": sourceFile("big", 1_000), "src/small.ts": sourceFile("small") }
+  files: {
+    "src/big.ts": sourceFile("big", 1_000),
+    "src/small.ts": sourceFile("small"),
+    ...dcpConfig({ compaction: { enabled: true, atTokens: 8_000 } })
+  }
 })
 
 describe("compaction between turns", () => {

@@ -1,5 +1,5 @@
 import { assert, describe, it } from "vitest"
-import { sourceFile } from "./support/fixtures.ts"
+import { dcpConfig, sourceFile } from "./support/fixtures.ts"
 import { reportedPromptTokens } from "./support/model-server.ts"
 import { requestText } from "./support/requests.ts"
 import { useScenario } from "./support/scenario.ts"
@@ -16,16 +16,10 @@ const window = 30_000
 const files = Array.from({ length: 72 }, (_, i) => `f${i}`)
 const scenario = useScenario({
   contextLimit: window,
-  globalConfig: {
-    cache: { mode: "immediate" },
-    strategies: {
-      repeats: { enabled: false },
-      staleOutputs: { trigger: 0, keepRecent: 2, keepFiles: 0, clearAtLeast: 0 }
-    }
-  },
   files: {
     ...Object.fromEntries(files.map((name) => [`src/${name}.ts`, sourceFile(name)])),
-    "src/big.ts": sourceFile("big", 1_000)
+    "src/big.ts": sourceFile("big", 1_000),
+    ...dcpConfig({ strategies: { staleOutputs: { trigger: 0, keepRecent: 2, keepFiles: 0, clearAtLeast: 0 } } })
   }
 })
 

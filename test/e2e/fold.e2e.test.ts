@@ -1,8 +1,8 @@
 import { assert, describe, it } from "vitest"
-import { call, done, read, sourceFile } from "./support/fixtures.ts"
+import { call, dcpConfig, done, read, sourceFile } from "./support/fixtures.ts"
 import type { RecordedRequest, Reply } from "./support/model-server.ts"
 import { contentText, requestAfter, requestText, resultOf } from "./support/requests.ts"
-import { globalConfig, type Scenario, useScenario } from "./support/scenario.ts"
+import { type Scenario, useScenario } from "./support/scenario.ts"
 
 /**
  * Folding old turns (src/engine/fold.ts) on the real OpenCode: once masking has pruned an old turn's outputs, what the
@@ -15,14 +15,8 @@ const scenario = useScenario({
     "src/b.ts": sourceFile("beta"),
     "src/c.ts": sourceFile("gamma"),
     // Larger than the tail OpenCode keeps after a compaction (15,000 tokens by its estimate of 4 characters a token).
-    "src/big.ts": sourceFile("delta", 2000)
-  },
-  globalConfig: {
-    ...globalConfig,
-    strategies: {
-      ...globalConfig.strategies,
-      staleOutputs: { trigger: 0, keepRecent: 1, keepFiles: 0, clearAtLeast: 0 }
-    }
+    "src/big.ts": sourceFile("delta", 2000),
+    ...dcpConfig({ strategies: { staleOutputs: { trigger: 0, keepRecent: 1, keepFiles: 0, clearAtLeast: 0 } } })
   }
 })
 

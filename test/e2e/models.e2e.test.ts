@@ -1,5 +1,5 @@
 import { assert, describe, it } from "vitest"
-import { done, read, sourceFile } from "./support/fixtures.ts"
+import { dcpConfig, done, read, sourceFile } from "./support/fixtures.ts"
 import { resultOf } from "./support/requests.ts"
 import { useScenario } from "./support/scenario.ts"
 
@@ -12,8 +12,7 @@ const scenario = useScenario({
   mainModel: "claude-fake",
   otherModels: ["claude-fake-2"],
   variants: ["high"],
-  globalConfig: { strategies: { repeats: { enabled: false } } },
-  files: { "src/a.ts": sourceFile("alpha", 400) }
+  files: { "src/a.ts": sourceFile("alpha", 400), ...dcpConfig({ cache: { mode: "auto" } }) }
 })
 
 const whole = /^\[id 1\]\n<path>[\s\S]*alpha line 399/

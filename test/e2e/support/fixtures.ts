@@ -15,6 +15,11 @@ export const read = (scenario: Scenario, file: string, id: string): Reply =>
 
 export const done: Reply = { text: "Done." }
 
+/** The project's `.opencode/dcp.jsonc` holding `settings`, read over the tier's global file (`globalConfig`). */
+export const dcpConfig = (settings: object): Record<string, string> => ({
+  ".opencode/dcp.jsonc": `${JSON.stringify(settings, null, 2)}\n`
+})
+
 /**
  * Matches a placeholder written as it reads, e.g. `[pruned content of an old change; id 1]`, where `id 1` also matches
  * `recall 1` (the handle placeholders use when the recall tool is on).

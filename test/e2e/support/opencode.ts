@@ -10,6 +10,8 @@ export interface OpenCodeOptions {
   readonly root: string
   /** Value for the `plugin` list: a `file://` URL of the plugin package directory or module; none when absent. */
   readonly plugin?: string
+  /** Plugins listed before `plugin` (paths relative to the project), which OpenCode loads, and runs, first. */
+  readonly pluginsBefore?: ReadonlyArray<string>
   /** Base URL of the scripted model (`.../v1`). */
   readonly modelUrl: string
   /** Extra files in the project, relative path -> content. */
@@ -73,7 +75,7 @@ const isolatedEnv = (root: string): Record<string, string> => ({
 })
 
 const openCodeConfig = (
-  plugin: string | undefined,
+  plugins: ReadonlyArray<string>,
   modelUrl: string,
   mainModel = "fake-model",
   protocol: Protocol = "openai",
@@ -87,7 +89,7 @@ const openCodeConfig = (
   permission: { "*": "allow" },
   autoupdate: false,
   share: "disabled",
-  plugin: plugin === undefined ? [] : [plugin],
+  plugin: plugins,
   provider: {
     fake: {
       // `@ai-sdk/anthropic` posts to `${baseURL}/messages`, `@ai-sdk/openai-compatible` to `${baseURL}/chat/completions`.
@@ -173,12 +175,13 @@ export const prepareProject = async (
     join(project, "opencode.json"),
     JSON.stringify(
       openCodeConfig(
-        options.plugin,
+        [...(options.pluginsBefore ?? []), ...(options.plugin === undefined ? [] : [options.plugin])],
         options.modelUrl,
         options.mainModel,
         options.protocol,
         options.otherModels,
-        options.contextLimit
+        options.contextLimit,
+        options.variants
       ),
       null,
       2

@@ -25,9 +25,11 @@ const plugin = `file://${repo.replace(/\/$/, "")}`
  */
 const disabled = process.env.DCP_E2E_DISABLED === "1"
 
-// Automatic prunes are applied at once, so that a short script shows them; the default (`"auto"`) waits until they
-// pay for a prompt-cache rebuild: the scenarios of settings.e2e.test.ts and cache.e2e.test.ts keep the defaults. The
-// scripts read files twice to make duplicates, so repeats (pruned at their first send) are off here too.
+// The global dcp.jsonc of every scenario's HOME (but `freshHome`): one HOME, and so one `opencode serve`, serves them
+// all; a scenario's own settings go in its project's `.opencode/dcp.jsonc`, read over this file. Automatic prunes are
+// applied at once, so that a short script shows them; the default (`"auto"`) waits until they pay for a prompt-cache
+// rebuild: the scenarios about that (settings.e2e.test.ts, cache.e2e.test.ts) set it back. The scripts read files twice
+// to make duplicates, so repeats (pruned at their first send) are off here too.
 export const globalConfig = {
   ...(disabled ? { enabled: false } : {}),
   cache: { mode: "immediate" },
@@ -50,13 +52,8 @@ export interface ScenarioOptions {
   readonly contextLimit?: number
   /** Variants the models offer (`prompt`'s `variant`). */
   readonly variants?: ReadonlyArray<string>
-  /** The global dcp.jsonc (default: `globalConfig`, prunes applied at once). */
-  readonly globalConfig?: object
-  /**
-   * More files of the global config directory, path relative to it -> content. OpenCode loads the plugins listed in
-   * the global `opencode.json` before the project's list (this plugin), and those of a `plugin/` directory after.
-   */
-  readonly globalFiles?: Readonly<Record<string, string>>
+  /** Project files holding plugins that the project's opencode.json lists before this one: OpenCode runs them first. */
+  readonly pluginsBefore?: ReadonlyArray<string>
   /**
    * How OpenCode talks to the scripted model (default `openai`, recorded in `requests()`); `anthropic`: through
    * `@ai-sdk/anthropic`, recorded in `anthropicRequests()`.
@@ -141,8 +138,8 @@ export interface Scenario {
 }
 
 /**
- * An `opencode serve` shared by the scenarios that set up HOME the same way: starting OpenCode and its first prompt
- * are most of a scenario's cost, and a second project on a running server costs a fraction of that.
+ * An `opencode serve` shared by the scenarios: starting OpenCode and its first prompt are most of a scenario's cost, and
+ * a second project on a running server costs a fraction of that.
  */
 interface SharedServer {
   readonly root: string
@@ -153,18 +150,12 @@ interface SharedServer {
   projects: number
 }
 
-/** What a scenario's HOME holds: the files of the global config directory. */
-const globalFilesOf = (options: ScenarioOptions): Record<string, string> =>
-  options.freshHome === true
-    ? {}
-    : { ...options.globalFiles, "dcp.jsonc": `${JSON.stringify(options.globalConfig ?? globalConfig, null, 2)}\n` }
-
 /**
- * The shared servers of this process, by the global files they were set up with. The tier's files share a process per
- * worker (`isolate: false` in vitest.config.ts), one after the other, so a server started for one file serves the
- * later ones; the servers stop, and their directories go, when the process exits.
+ * This process's shared server. The tier's files share a process per worker (`isolate: false` in vitest.config.ts), one
+ * after the other, so the server started for one file serves the later ones; the servers stop, and their directories
+ * go, when the process exits.
  */
-const servers = new Map<string, Promise<SharedServer>>()
+let shared: Promise<SharedServer> | undefined
 const roots = new Set<string>()
 process.once("exit", () => {
   for (const root of roots) rmSync(root, { recursive: true, force: true, maxRetries: 5 })
@@ -177,14 +168,14 @@ const startShared = async (globalFiles: Record<string, string>): Promise<SharedS
   return { root, current: await startServer(env, root), earlierLogs: "", projects: 0 }
 }
 
-const sharedServer = (globalFiles: Record<string, string>): Promise<SharedServer> => {
-  const key = JSON.stringify(globalFiles)
-  const found = servers.get(key)
-  if (found !== undefined) return found
-  const started = startShared(globalFiles)
-  servers.set(key, started)
+const sharedServer = (): Promise<SharedServer> => {
+  if (shared !== undefined) return shared
+  const started = startShared({ "dcp.jsonc": `${JSON.stringify(globalConfig, null, 2)}\n` })
+  shared = started
   // A later file tries again.
-  started.catch(() => servers.delete(key))
+  started.catch(() => {
+    if (shared === started) shared = undefined
+  })
   return started
 }
 
@@ -202,6 +193,7 @@ const startScenario = async (shared: SharedServer, options: ScenarioOptions): Pr
       otherModels: options.otherModels,
       contextLimit: options.contextLimit,
       variants: options.variants,
+      pluginsBefore: options.pluginsBefore,
       protocol: options.protocol,
       inGitSubdirectory: options.inGitSubdirectory
     })
@@ -350,17 +342,16 @@ const describeAnthropicRequests = (requests: ReadonlyArray<AnthropicRequest>, fi
  * One scenario shared by the tests of the enclosing `describe` (or file), which run one after the other, each in
  * its own session. A failing test prints what the model received during that test and the OpenCode log tail.
  *
- * Scenarios whose HOME is set up alike (`globalConfig`, `globalFiles`) run on one `opencode serve`, each in a project
- * of its own, also across the test files a worker runs. What a test leaves in HOME (a global file) or does to the
- * server (`restart`) is seen by the later scenarios on that server: a test that writes a global file removes it. A
- * `freshHome` scenario gets a server of its own, since the plugin writes its global config there.
+ * The scenarios run on one `opencode serve`, each in a project of its own, also across the test files a worker runs.
+ * What a test leaves in HOME (a global file) or does to the server (`restart`) is seen by the later scenarios on that
+ * server: a test that writes a global file removes it. A `freshHome` scenario gets a server of its own, since the
+ * plugin writes its global config there.
  */
 export const useScenario = (options: ScenarioOptions = {}): () => Scenario => {
   let scenario: Scenario | undefined
   let own: SharedServer | undefined
   beforeAll(async () => {
-    const globalFiles = globalFilesOf(options)
-    const server = options.freshHome === true ? (own = await startShared(globalFiles)) : await sharedServer(globalFiles)
+    const server = options.freshHome === true ? (own = await startShared({})) : await sharedServer()
     scenario = await startScenario(server, options)
   })
   beforeEach((context) => {
