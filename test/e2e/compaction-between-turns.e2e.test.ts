@@ -1,7 +1,7 @@
 import { assert, describe, it } from "vitest"
 import { dcpConfig, sourceFile } from "./support/fixtures.ts"
 import { reportedPromptTokens } from "./support/model-server.ts"
-import { requestText } from "./support/requests.ts"
+import { requestText, resultOf } from "./support/requests.ts"
 import { useScenario } from "./support/scenario.ts"
 import { waitFor } from "./support/wait.ts"
 
@@ -10,11 +10,19 @@ import { waitFor } from "./support/wait.ts"
  * `compaction.atTokens` makes the plugin ask OpenCode to compact (as `/compact` does), and the next prompt starts
  * from the summary.
  */
+
+/**
+ * Between the context of a turn that read small.ts (~9,200 tokens as the scripted model reports it, tool definitions
+ * included) or none (~8,400, as right after a compaction) and that of a turn that read big.ts (~19,700): a turn ending
+ * above it compacts, and the one after that compaction ends below it, so one compaction asked is the only one.
+ */
+const atTokens = 14_000
+
 const scenario = useScenario({
   files: {
     "src/big.ts": sourceFile("big", 1_000),
     "src/small.ts": sourceFile("small"),
-    ...dcpConfig({ compaction: { enabled: true, atTokens: 8_000 } })
+    ...dcpConfig({ compaction: { enabled: true, atTokens } })
   }
 })
 
@@ -29,7 +37,7 @@ describe("compaction between turns", () => {
     ])
     await s.prompt(session, "read big.ts")
     const before = reportedPromptTokens(s.requests().at(-1)!)
-    assert.isAbove(before, 8_000)
+    assert.isAbove(before, atTokens)
 
     const summary = await waitFor("the plugin's compaction to end", async () => {
       const newest = (await s.messages(session)).findLast((message) => message.info.summary === true)
@@ -56,6 +64,8 @@ describe("compaction between turns", () => {
     await s.prompt(session, "read small.ts")
     s.model.script([{ text: "Nothing left to do." }])
     await s.prompt(session, "anything else?")
+    // The read ran: no compaction of another session took its scripted reply.
+    assert.include(resultOf(s.requests().at(-1)!, "cbt_small") ?? "", "small line 59")
     const messages = await s.messages(session)
     assert.isFalse(messages.some((message) => message.info.summary === true))
   })
