@@ -23,6 +23,11 @@ const sessionWithReads = async (s: ReturnType<typeof scenario>, id: string) => {
   return session
 }
 
+/**
+ * The first test runs OpenCode as `opencode run` starts it, a process of its own whose plugin has seen no request of the
+ * session. What the others look at, the command line's output and exit status and the session `opencode run` makes, is
+ * the same from a client of the running server (`--attach`), which spares each an OpenCode start-up.
+ */
 describe("/dcp from opencode run", () => {
   it("--command dcp context --session prints that session's note on standard output", async () => {
     const s = scenario()
@@ -36,15 +41,11 @@ describe("/dcp from opencode run", () => {
   it("with --format json, the note is one text event, as a reply of the model would be", async () => {
     const s = scenario()
     const session = await sessionWithReads(s, "json")
-    const result = await runOpenCode(s.opencode(), [
-      "--command",
-      "dcp",
-      "stats",
-      "--session",
-      session,
-      "--format",
-      "json"
-    ])
+    const result = await runOpenCode(
+      s.opencode(),
+      ["--command", "dcp", "stats", "--session", session, "--format", "json"],
+      true
+    )
     assert.strictEqual(result.code, 0, result.stderr)
     const texts = events(result.stdout).filter((event) => event.type === "text")
     assert.lengthOf(texts, 1)
@@ -59,7 +60,7 @@ describe("/dcp from opencode run", () => {
   it("without --session, the note is printed and the session made for the command is not left behind", async () => {
     const s = scenario()
     const before = (await s.opencode().api<Array<{ id: string }>>("GET", "/session")).data.map((session) => session.id)
-    const result = await runOpenCode(s.opencode(), ["--command", "dcp", "stats", "--format", "json"])
+    const result = await runOpenCode(s.opencode(), ["--command", "dcp", "stats", "--format", "json"], true)
     assert.strictEqual(result.code, 0, result.stderr)
     const [text] = events(result.stdout).filter((event) => event.type === "text")
     assert.match(text!.part!.text ?? "", /^DCP · This session: 0 calls pruned/)
@@ -73,7 +74,7 @@ describe("/dcp from opencode run", () => {
     const s = scenario()
     const session = await sessionWithReads(s, "bad")
     const requests = s.requests().length
-    const result = await runOpenCode(s.opencode(), ["--command", "dcp", "nonsense", "--session", session])
+    const result = await runOpenCode(s.opencode(), ["--command", "dcp", "nonsense", "--session", session], true)
     assert.strictEqual(result.code, 1, result.stdout)
     const message = `Unknown subcommand "nonsense": /dcp takes context, stats, sweep [n], restore <id|all> or help.`
     // biome-ignore lint/suspicious/noControlCharactersInRegex: the colour codes OpenCode prints around "Error:"

@@ -334,11 +334,17 @@ export interface RunResult {
 
 /**
  * `opencode run --model fake/fake-model <args>` in an OpenCode's project, with its HOME and config: a second OpenCode
- * process, with its own in-process server, beside the running `opencode serve`. Standard input is empty.
+ * process, with its own in-process server, beside the running `opencode serve`. Standard input is empty. With
+ * `attached`, the command is the same client of the running server (`--attach`), with no server of its own.
  */
-export const runOpenCode = (opencode: OpenCode, args: ReadonlyArray<string>): Promise<RunResult> =>
+export const runOpenCode = (
+  opencode: OpenCode,
+  args: ReadonlyArray<string>,
+  attached = false
+): Promise<RunResult> =>
   new Promise((resolve, reject) => {
-    const child: ChildProcess = spawn(opencodeBinary, ["run", "--model", "fake/fake-model", ...args], {
+    const attach = attached ? ["--attach", opencode.url, "--dir", opencode.project] : []
+    const child: ChildProcess = spawn(opencodeBinary, ["run", ...attach, "--model", "fake/fake-model", ...args], {
       cwd: opencode.project,
       env: opencode.env,
       stdio: ["ignore", "pipe", "pipe"],
