@@ -1,7 +1,7 @@
 import { readFile } from "node:fs/promises"
 import { join } from "node:path"
 import { setTimeout as sleep } from "node:timers/promises"
-import { assert, describe, it } from "vitest"
+import { assert, beforeAll, describe, it } from "vitest"
 import type { Msg } from "../../src/host/schema.ts"
 import { Blocks, type Wire, WireBuilder } from "../../src/simulator/wire.ts"
 import { profiles } from "../../src/pricing/profiles.ts"
@@ -20,7 +20,8 @@ import { breakpointShape, priceBodies, wireOfBody } from "./support/wire.ts"
  *
  * The bodies are priced at the session's pace as scripted, whatever the machine's: a request a second, and the pause.
  * The plugin reads the clock, so its run pauses for real; `ttl` is long enough that no gap between the requests of a
- * prompt reaches it on a busy machine.
+ * prompt reaches it on a busy machine. The run without the plugin, whose pause is only priced, goes in that pause: both
+ * runs are made before the tests, which look at what they sent.
  */
 
 const ttl = 30
@@ -97,16 +98,18 @@ const prompts = (s: Scenario): ReadonlyArray<ReadonlyArray<Reply>> => [
 
 /**
  * Runs the scripted session in a new session of `s`. With `pause`, waits before the last prompt until the cache TTL
- * (and 2 s) has passed since the latest request.
+ * (and 2 s) has passed since the latest request, and runs `pause` meanwhile.
  */
-const runSession = async (s: Scenario, pause: boolean): Promise<Run> => {
+const runSession = async (s: Scenario, pause?: () => Promise<unknown>): Promise<Run> => {
   const session = await s.newSession()
   const script = prompts(s)
   let beforePause = 0
   for (const [i, replies] of script.entries()) {
     if (i === script.length - 1) {
       beforePause = s.requests().length
-      if (pause) await sleep(Math.max(0, s.model.times.at(-1)! + (ttl + 2) * 1000 - Date.now()))
+      if (pause !== undefined) {
+        await Promise.all([sleep(Math.max(0, s.model.times.at(-1)! + (ttl + 2) * 1000 - Date.now())), pause()])
+      }
     }
     s.model.script(replies)
     await s.prompt(session, `step ${i + 1}`)
@@ -133,20 +136,24 @@ const callIdsOf = (message: RecordedRequest["messages"][number]): Array<string> 
 const isNote = (message: RecordedRequest["messages"][number]) =>
   message.role === "user" && contentText(message.content).startsWith("[Context note")
 
+const off = useScenario({
+  files: { ...files, ...dcpConfig({ ...withTtl, enabled: false }) },
+  mainModel: "claude-fake"
+})
+const on = useScenario({ files: { ...files, ...dcpConfig(withTtl) }, mainModel: "claude-fake" })
+
 let without: Run | undefined
 let withPlugin: Run | undefined
 
-describe("without the plugin", () => {
-  const scenario = useScenario({
-    files: { ...files, ...dcpConfig({ ...withTtl, enabled: false }) },
-    mainModel: "claude-fake"
-  })
+beforeAll(async () => {
+  // With the plugin off, a pause changes nothing OpenCode sends: it is only priced.
+  withPlugin = await runSession(on(), async () => (without = await runSession(off())))
+})
 
-  it("runs the scripted session; OpenCode marks its cache breakpoints in every body", async () => {
-    // With the plugin off, a pause changes nothing OpenCode sends: it is only priced.
-    without = await runSession(scenario(), false)
-    assert.lengthOf(without.bodies, 26)
-    for (const body of without.bodies) assert.include(JSON.stringify(body.messages), '"cache_control"')
+describe("without the plugin", () => {
+  it("runs the scripted session; OpenCode marks its cache breakpoints in every body", () => {
+    assert.lengthOf(without!.bodies, 26)
+    for (const body of without!.bodies) assert.include(JSON.stringify(body.messages), '"cache_control"')
   })
 
   it("the cost model converts stored messages the way OpenCode does: the same blocks and breakpoints as each body", () => {
@@ -184,12 +191,9 @@ const withoutTextOnlyAssistantMarks = (blocks: Blocks, wire: Wire): Wire => ({
 })
 
 describe("with the plugin", () => {
-  const scenario = useScenario({ files: { ...files, ...dcpConfig(withTtl) }, mainModel: "claude-fake" })
-
-  it("runs the scripted session with its tools and system section", async () => {
-    withPlugin = await runSession(scenario(), true)
-    assert.lengthOf(withPlugin.bodies, 26)
-    const first = withPlugin.bodies[0]!
+  it("runs the scripted session with its tools and system section", () => {
+    assert.lengthOf(withPlugin!.bodies, 26)
+    const first = withPlugin!.bodies[0]!
     assert.includeMembers(first.tools?.map((tool) => tool.function.name) ?? [], ["discard", "extract", "recall"])
     assert.strictEqual(
       first.messages.some((message) =>
