@@ -6,22 +6,10 @@
 // dist/ is all a user installs: every bundle imports only Node built-ins, plus, in the terminal UI part, the two
 // modules OpenCode's UI hands its plugins (`hostModules`), so the package has no run-time dependencies.
 import { rm } from "node:fs/promises"
-import type { BunPlugin } from "bun"
+import { jsoncEsm } from "./jsonc-esm.ts"
 
 const outdir = new URL("../dist/", import.meta.url).pathname
 await rm(outdir, { recursive: true, force: true })
-
-/**
- * `jsonc-parser` has no `exports`; for Node, Bun picks its `main`, a UMD build whose `require("./impl/format")` does
- * not survive bundling. Its ESM build (`module`) bundles cleanly: use that.
- */
-const jsoncEsm: BunPlugin = {
-  name: "jsonc-parser-esm",
-  setup(build) {
-    const esm = new URL("../node_modules/jsonc-parser/lib/esm/main.js", import.meta.url).pathname
-    build.onResolve({ filter: /^jsonc-parser$/ }, () => ({ path: esm }))
-  }
-}
 
 /**
  * OpenCode's terminal UI resolves these for every TUI plugin to its own instances (a second copy of Solid would

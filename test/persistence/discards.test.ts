@@ -3,10 +3,8 @@ import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { createInterface } from "node:readline"
-import { fileURLToPath } from "node:url"
 import { afterEach, assert, describe, it } from "vitest"
-
-const worker = fileURLToPath(new URL("./discard-worker.ts", import.meta.url))
+import { childScript } from "../support/childScripts.ts"
 
 /** mulberry32: the moments of the kills are random, and the same on every run. */
 const seeded = (seed: number) => () => {
@@ -46,6 +44,7 @@ describe("acknowledged discards and crashes", () => {
         )
       })
     )
+    const worker = childScript("discard-worker")
     const random = seeded(48)
     const acknowledged: Array<number> = []
     let calls = 0

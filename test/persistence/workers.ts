@@ -1,10 +1,6 @@
 import { spawn } from "node:child_process"
-import { fileURLToPath } from "node:url"
 import { Effect } from "effect"
-
-const lifetimeWorker = fileURLToPath(new URL("./lifetime-worker.ts", import.meta.url))
-const stalledWorker = fileURLToPath(new URL("./stalled-worker.ts", import.meta.url))
-const sessionWorker = fileURLToPath(new URL("./session-worker.ts", import.meta.url))
+import { childScript } from "../support/childScripts.ts"
 
 interface WorkerExit {
   readonly code: number | null
@@ -55,7 +51,7 @@ const spawnWorker = (script: string, args: ReadonlyArray<string>) =>
 
 /** An OpenCode process recording lifetime totals `count` times, of `session` or of its own: see `lifetime-worker.ts`. */
 export const spawnLifetimeWorker = (root: string, count: number, session?: string) =>
-  spawnWorker(lifetimeWorker, [root, String(count), ...(session === undefined ? [] : [session])])
+  spawnWorker(childScript("lifetime-worker"), [root, String(count), ...(session === undefined ? [] : [session])])
 
 /**
  * An OpenCode process stopped in the middle of an atomic write, its temporary written and flushed but not yet renamed:
@@ -63,8 +59,8 @@ export const spawnLifetimeWorker = (root: string, count: number, session?: strin
  * "lifetime" (lifetime totals, lock held).
  */
 export const spawnStalledWorker = (root: string, what: "session" | "status" | "lifetime") =>
-  spawnWorker(stalledWorker, [root, what])
+  spawnWorker(childScript("stalled-worker"), [root, what])
 
 /** An OpenCode process making `requests` requests, each with a discard, in one session: see `session-worker.ts`. */
 export const spawnSessionWorker = (root: string, requests: number) =>
-  spawnWorker(sessionWorker, [root, String(requests)])
+  spawnWorker(childScript("session-worker"), [root, String(requests)])

@@ -2,10 +2,8 @@ import { spawn } from "node:child_process"
 import { mkdtemp, readFile, rm } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { fileURLToPath } from "node:url"
 import { afterEach, assert, describe, it } from "vitest"
-
-const script = fileURLToPath(new URL("./quiet-run.ts", import.meta.url))
+import { childScript } from "../support/childScripts.ts"
 
 /**
  * OpenCode owns the terminal: its UI draws over anything else written there. A whole run of the plugin, with every
@@ -19,7 +17,7 @@ describe("the plugin and the terminal", () => {
 
   it("a run writes nothing to stdout or stderr, and its warnings reach OpenCode's log", async () => {
     root = await mkdtemp(join(tmpdir(), "dcp-quiet-"))
-    const child = spawn(process.execPath, [script, root], {
+    const child = spawn(process.execPath, [childScript("quiet-run"), root], {
       env: {
         ...process.env,
         HOME: join(root, "home"),
