@@ -1,4 +1,5 @@
 import { configDefaults, defineConfig } from "vitest/config"
+import { UnitFirst } from "./test/support/sequencer.ts"
 
 // Time limits here are guards against a hang, never a measure of speed: a test waits for events, and these machines
 // may run the suite on 2 busy cores.
@@ -9,6 +10,7 @@ export default defineConfig({
     // Both projects in one pool (vitest groups projects of equal maxWorkers; the default would be the cores less
     // one): these machines have 2 cores, and each end-to-end file runs its own `opencode serve`.
     maxWorkers: 2,
+    sequence: { sequencer: UnitFirst },
     projects: [
       {
         extends: true,

@@ -4,11 +4,12 @@ import { builtinModules } from "node:module"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { promisify } from "node:util"
-import { afterAll, assert, beforeAll, describe, inject, it } from "vitest"
+import { afterAll, assert, beforeAll, describe, it } from "vitest"
 import { call, done, sourceFile } from "./support/fixtures.ts"
 import { type ModelServer, startModelServer } from "./support/model-server.ts"
 import { opencodeBinary, prepareWorld } from "./support/opencode.ts"
 import { type Registry, startRegistry } from "./support/registry.ts"
+import { configTemplate } from "./support/template.ts"
 import { sidebarOf, startTui, type Tui } from "./support/tui.ts"
 
 const run = promisify(execFile)
@@ -115,7 +116,7 @@ describe("the package as users install it", () => {
     world = await prepareWorld({
       root,
       modelUrl: model.url,
-      configTemplate: inject("opencodeConfigTemplate"),
+      configTemplate: await configTemplate(),
       projectFiles: {
         "src/a.ts": sourceFile("alpha"),
         ".opencode/dcp.jsonc": JSON.stringify({ cache: { mode: "immediate" } })

@@ -1,11 +1,12 @@
 import { mkdtemp, rm } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { afterAll, assert, beforeAll, describe, inject, it } from "vitest"
+import { afterAll, assert, beforeAll, describe, it } from "vitest"
 import { call, done, sourceFile } from "./support/fixtures.ts"
 import { type ModelServer, startModelServer } from "./support/model-server.ts"
 import { prepareWorld } from "./support/opencode.ts"
 import { resultOf } from "./support/requests.ts"
+import { configTemplate } from "./support/template.ts"
 import { sidebarOf, startTui, type Tui } from "./support/tui.ts"
 
 const repo = new URL("../../", import.meta.url).pathname.replace(/\/$/, "")
@@ -35,7 +36,7 @@ describe("the terminal UI", () => {
       root,
       plugin: `file://${repo}`,
       modelUrl: model.url,
-      configTemplate: inject("opencodeConfigTemplate"),
+      configTemplate: await configTemplate(),
       projectFiles: {
         "src/a.ts": sourceFile("alpha"),
         "src/b.ts": sourceFile("beta"),

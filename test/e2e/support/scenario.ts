@@ -2,7 +2,7 @@ import { rmSync } from "node:fs"
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { afterAll, beforeAll, beforeEach, inject } from "vitest"
+import { afterAll, beforeAll, beforeEach } from "vitest"
 import { type AnthropicRequest, type ModelServer, type RecordedRequest, startModelServer } from "./model-server.ts"
 import {
   type OpenCode,
@@ -14,6 +14,7 @@ import {
   startServer
 } from "./opencode.ts"
 import { describeRequests } from "./requests.ts"
+import { configTemplate } from "./template.ts"
 import { waitFor } from "./wait.ts"
 
 const repo = new URL("../../../", import.meta.url).pathname
@@ -164,7 +165,7 @@ process.once("exit", () => {
 const startShared = async (globalFiles: Record<string, string>): Promise<SharedServer> => {
   const root = await mkdtemp(join(tmpdir(), "dcp-e2e-"))
   roots.add(root)
-  const env = await prepareHome(root, { configTemplate: inject("opencodeConfigTemplate"), globalFiles })
+  const env = await prepareHome(root, { configTemplate: await configTemplate(), globalFiles })
   return { root, current: await startServer(env, root), earlierLogs: "", projects: 0 }
 }
 
@@ -187,7 +188,7 @@ const startScenario = async (shared: SharedServer, options: ScenarioOptions): Pr
     project = await prepareProject(root, {
       plugin,
       modelUrl: model.url,
-      configTemplate: inject("opencodeConfigTemplate"),
+      configTemplate: await configTemplate(),
       projectFiles: options.files ?? {},
       mainModel: options.mainModel,
       otherModels: options.otherModels,
