@@ -26,11 +26,11 @@ const plugin = `file://${repo.replace(/\/$/, "")}`
  */
 const disabled = process.env.DCP_E2E_DISABLED === "1"
 
-// The global dcp.jsonc of every scenario's HOME (but `freshHome`): one HOME, and so one `opencode serve`, serves them
-// all; a scenario's own settings go in its project's `.opencode/dcp.jsonc`, read over this file. Automatic prunes are
-// applied at once, so that a short script shows them; the default (`"auto"`) waits until they pay for a prompt-cache
-// rebuild: the scenarios about that (settings.e2e.test.ts, cache.e2e.test.ts) set it back. The scripts read files twice
-// to make duplicates, so repeats (pruned at their first send) are off here too.
+// The global dcp.jsonc of every scenario's HOME (except `freshHome`): one HOME, and so one `opencode serve`, serves
+// them all; a scenario's own settings go in its project's `.opencode/dcp.jsonc`, read over this file. Automatic prunes
+// are applied at once, so that a short script shows them; the default (`"auto"`) waits until they pay for a
+// prompt-cache rebuild: the scenarios about that (settings.e2e.test.ts, cache.e2e.test.ts) set it back. The scripts
+// read files twice to make duplicates, so repeats (pruned at their first send) are off here too.
 export const globalConfig = {
   ...(disabled ? { enabled: false } : {}),
   cache: { mode: "immediate" },
@@ -139,8 +139,8 @@ export interface Scenario {
 }
 
 /**
- * An `opencode serve` shared by the scenarios: starting OpenCode and its first prompt are most of a scenario's cost, and
- * a second project on a running server costs a fraction of that.
+ * An `opencode serve` shared by the scenarios: starting OpenCode and its first prompt are most of a scenario's cost,
+ * and a second project on a running server costs a fraction of that.
  */
 interface SharedServer {
   readonly root: string
