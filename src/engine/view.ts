@@ -30,6 +30,8 @@ export interface ViewState {
   readonly recallHint: RecallHint
   /** Calls taken into account: positions `0 .. count - 1` of the view. */
   count: number
+  /** Stable ID -> position, for the calls taken into account: where a repeat's placeholder finds the copy it names. */
+  readonly positions: Map<number, number>
   readonly rules: Rules
   /** Tokens of every call: its inputs, output and framing. */
   tokens: number
@@ -134,6 +136,7 @@ const emptyViewState = (input: ViewInput): ViewState => ({
   config: input.config,
   recallHint: input.recallHint,
   count: 0,
+  positions: new Map(),
   rules: emptyRules(input.config.strategies, input.protection),
   tokens: 0,
   prunedTokens: 0,
@@ -159,6 +162,7 @@ const add = (
   outputOf: (call: ToolCall) => string | undefined
 ) => {
   const call = input.calls[position]!
+  viewState.positions.set(idOf(call), position)
   // A call's output is sent for the first time in the pass that first saw it finished, unless that pass is the first
   // one this process made for the session: then it may well have been sent before (OpenCode restarted).
   const firstSend = input.previousPass !== undefined && call.finalPass === input.pass
@@ -271,7 +275,15 @@ export const applyView = (
   const writes = writesOf(viewState, calls, folded)
   for (const i of writes.prunes) {
     const texts = viewState.appliedTexts[i]
-    if (texts !== undefined) applyRendered(messages, viewState.applied[i]!, texts)
+    if (texts === undefined) continue
+    const call = viewState.applied[i]!
+    applyRendered(
+      messages,
+      call,
+      pointsAtNothing(viewState, texts, calls, pruned, folded)
+        ? render(call, { reason: texts.reason }, texts.id, texts.recallHint) ?? texts
+        : texts
+    )
   }
   for (const position of writes.tags) {
     const call = calls[position]!
@@ -280,6 +292,29 @@ export const applyView = (
       applyTag(messages, call, tagFor(idOf(call)))
     }
   }
+}
+
+/**
+ * Whether a repeat's placeholder would name a copy the request does not send in full: pruned (by any rule, the model
+ * or the user), folded, cleared by OpenCode, or gone from the view with a compaction. The repeat then goes out as a
+ * prune of its own, recallable by its own ID. That happens in the request that takes the copy out, or in none (a copy
+ * gone before the repeat's first send is no copy to point to): the copy comes before the repeat, so the request
+ * changes what the provider cached from the copy on anyway, and the repeat's text changes with it at no cost.
+ */
+const pointsAtNothing = (
+  viewState: ViewState,
+  texts: Rendered,
+  calls: ReadonlyArray<ToolCall>,
+  pruned: ReadonlyMap<string, unknown>,
+  folded: ReadonlyMap<string, unknown>
+): boolean => {
+  const of = texts.of
+  // A todo list's read-back points at its own call's input, which is protected: always sent.
+  if (of === undefined || of.kind === "input") return false
+  const position = viewState.positions.get(of.id)
+  const copy = position === undefined ? undefined : calls[position]
+  return copy === undefined || copy.id !== of.id || copy.compacted || pruned.has(copy.callID) ||
+    folded.has(copy.callID)
 }
 
 /** The view's `Writes`, brought up to date. */

@@ -328,6 +328,60 @@ const assertProviderShape = (messages: ReadonlyArray<ModelMessage>) => {
   })
 }
 
+/** The ID of the earlier copy a repeat's placeholder names, when it names one by ID. */
+const namedCopy = (text: unknown): number | undefined => {
+  const match = typeof text === "string"
+    ? /^\[(?:same output as id|these lines are unchanged in the output of id) (\d+); /.exec(text)
+    : null
+  return match === null ? undefined : Number(match[1])
+}
+
+/** A tool part of `output` that carries the `[id N]` tag of the call with stable ID `id`: an output sent whole. */
+const sentWhole = (output: ReadonlyArray<Msg>, id: number) =>
+  output.flatMap((message) => message.parts).find((part) =>
+    part.type === "tool" && typeof part.state?.output === "string" && part.state.output.startsWith(`[id ${id}]\n`)
+  ) as Record<string, any> | undefined
+
+/** `before` named a copy that `output` no longer sends whole, and `after` is the repeat's own plain placeholder. */
+const droppedPointer = (before: unknown, after: unknown, id: number | undefined, output: ReadonlyArray<Msg>) => {
+  const copy = namedCopy(before)
+  return copy !== undefined && sentWhole(output, copy) === undefined &&
+    (after === `[pruned; recall ${id}]` || after === `[pruned; id ${id}]`)
+}
+
+/**
+ * Every placeholder that points at an earlier copy finds it in the same request, read off what is sent and the history
+ * it came from: "same output as id N" a tool output tagged `[id N]` holding exactly the repeat's original output,
+ * "these lines are unchanged in the output of id N" one holding its numbered lines, "the same content as the earlier
+ * write of this file" a write of that file whose content is sent as it came.
+ */
+const assertNoDanglingPointer = (input: ReadonlyArray<Msg>, output: ReadonlyArray<Msg>) => {
+  const { calls } = callsOf(input)
+  for (const { part } of calls) {
+    const sent = partOf(output, part.callID)?.state?.output
+    if (typeof sent !== "string") continue
+    const original = String(part.state.output)
+    const copy = namedCopy(sent)
+    if (copy !== undefined) {
+      const whole = sentWhole(output, copy)
+      const lines = original.split("\n").filter((line) => /^\d+: /.test(line)).join("\n")
+      assert.isTrue(
+        whole !== undefined &&
+          (sent.startsWith("[same output") ? whole.state.output === `[id ${copy}]\n${original}` : whole.state.output
+            .includes(lines)),
+        `${part.callID} is sent as ${sent}, and the request holds no such copy`
+      )
+    }
+    if (sent.startsWith("[the same content as the earlier write of this file")) {
+      const writes = calls.map((call) => call.part).filter((call) =>
+        call.tool === "write" && call.state.input?.filePath === part.state.input?.filePath &&
+        partOf(output, call.callID)?.state?.input?.content === call.state.input?.content
+      )
+      assert.isNotEmpty(writes, `${part.callID} is sent as ${sent}, and no write of the file is sent whole`)
+    }
+  }
+}
+
 describe("transform properties over generated histories", () => {
   it.effect("never changes message counts, IDs, roles, tool names or callIDs; only content, and folded calls into a digest", () =>
     property(cases, ([spec, config]) =>
@@ -405,8 +459,11 @@ describe("transform properties over generated histories", () => {
               // Folded after its prune: its turn's digest stands for it from then on.
               if (part === undefined && named.has(ids[callID]!)) continue
               const sent = JSON.stringify(part)
+              // A repeat's pointer goes in the request that stops sending the copy it names (which precedes it).
+              const dropped = part !== undefined &&
+                droppedPointer(JSON.parse(bytes).state.output, part.state.output, ids[callID], output)
               assert.isTrue(
-                sent === bytes,
+                sent === bytes || dropped,
                 `${callID} was sent as ${bytes.slice(0, 300)}\nthen as ${String(sent).slice(0, 300)}`
               )
             }
@@ -423,6 +480,22 @@ describe("transform properties over generated histories", () => {
           }
         }).pipe(Effect.provide(pluginUnder(root)))
       })))
+  it.effect("no placeholder points at a copy the request does not send whole, in either cache mode", () =>
+    property(fc.tuple(withRepeats({ maxMessages: 12 }), generatedConfig), ([spec, config]) =>
+      Effect.gen(function*() {
+        const messages = build(spec, session)
+        for (const mode of ["auto", "immediate"] as const) {
+          const root = yield* tempDir
+          yield* projectConfig(root, { ...config, cache: { mode }, strategies: { repeats: { enabled: true } } })
+          yield* Effect.gen(function*() {
+            for (let n = 1; n <= messages.length; n++) {
+              const input = messages.slice(0, n)
+              assertNoDanglingPointer(input, withoutTail(yield* send(structuredClone(input))))
+            }
+          }).pipe(Effect.provide(pluginUnder(root)))
+        }
+      })))
+
   it.effect("after an undo, what is sent is what a plugin that never saw the undone messages sends", () =>
     property(
       fc.tuple(historySpec({ maxMessages: 12 }), generatedConfig, fc.nat()),

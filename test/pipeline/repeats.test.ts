@@ -314,12 +314,35 @@ describe("repeats: the earlier copy pruned later", () => {
   })
   const stored = { messages: { [sessionID]: after } }
 
-  it.effect("leaves the repeat's placeholder byte-identical", () =>
+  it.effect("drops the repeat's pointer in the request that carries the discard: it is recalled by its own ID", () =>
     withRepeats(Effect.gen(function*() {
       const { first, next } = yield* discarded
-      assert.match(outputOf(next, "c1"), /^\[pruned; recall 1\]$/)
       assert.match(outputOf(first, "c2"), sameAs(1, 2))
-      assert.strictEqual(outputOf(next, "c2"), outputOf(first, "c2"))
+      assert.match(outputOf(next, "c1"), /^\[pruned; recall 1\]$/)
+      assert.match(outputOf(next, "c2"), /^\[pruned; recall 2\]$/)
+    })))
+
+  it.effect("keeps the repeat's new placeholder byte-identical on later requests", () =>
+    withRepeats(Effect.gen(function*() {
+      const { history, next } = yield* discarded
+      const glob = tool({ tool: "glob", callID: "c5", input: { pattern: "**/*.ts" }, output: "src/a.ts" })
+      const later = yield* send(fresh([...history, assistant([glob])]))
+      assert.strictEqual(outputOf(later, "c2"), outputOf(next, "c2"))
+    })))
+
+  it.effect("drops the pointer when a newer run of the same command makes the earlier copy a duplicate", () =>
+    withRepeats(Effect.gen(function*() {
+      const twice = [user("run the tests"), assistant([bash("b1", testOutput(2))])]
+      const first = yield* firstSendOf(twice, [...twice, assistant([bash("b2", testOutput(2))])])
+      const next = yield* send(fresh([
+        ...twice,
+        assistant([bash("b2", testOutput(2))]),
+        assistant([bash("b3", testOutput(0))])
+      ]))
+      assert.match(outputOf(first, "b2"), sameAs(1, 2))
+      assert.match(outputOf(next, "b1"), /^\[pruned duplicate; recall 1\]$/)
+      assert.match(outputOf(next, "b2"), /^\[pruned; recall 2\]$/)
+      assert.strictEqual(outputOf(next, "b3"), tagged(3, testOutput(0)))
     })))
 
   it.effect("a new identical re-read is then sent whole: no copy is left in full to point to", () =>
