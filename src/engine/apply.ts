@@ -66,7 +66,7 @@ const build = (
       id,
       recallHint,
       target,
-      output: outputPlaceholder(reason, id, recallHint, of),
+      output: outputPlaceholder(call, reason, id, recallHint, of),
       inputs: [],
       diagnostics: undefined
     }

@@ -49,6 +49,8 @@ export interface ToolCall {
   frameTokens: number
   /** A command's exit code, as the tool reported it (OpenCode's `bash`, in its metadata). */
   exitCode: number | undefined
+  /** The first and last numbered line a read's output shows (engine/placeholders.ts, `linesShown`). */
+  lines: readonly [number, number] | undefined
   /** The session's stable ID for the call, once looked up. */
   id: number | undefined
   /** Step-start parts before this call in the current view. */

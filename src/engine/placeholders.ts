@@ -60,13 +60,57 @@ export const idOnlyHint: RecallHint = (id) => `id ${id}`
 export const noHint: RecallHint = () => ""
 
 /**
- * The call itself still shows its tool and arguments, so a placeholder only says what became of the content and how
- * to get it back (its recall hint). Placeholders are built only from facts that never change for a call (stable ID,
- * reason, the copy a repeat points to, the input key), so the same prune produces the same bytes on every request and
- * the prompt cache keeps matching. They carry no size: a long session sends hundreds of them on every request, and
- * the size was a third of what they cost (BENCHMARKS.md, "Placeholders"); the note to the user gives each prune's.
+ * A numbered listing's line, as OpenCode's read tool (`12: text`), `cat -n` (`    12\ttext`) and Claude Code's Read
+ * (`    12→text`) print it.
  */
-export const outputPlaceholder = (reason: Reason, id: number, recallHint: RecallHint, of?: CopyOf): string => {
+const numberedLine = /^(?: *(\d+)[\t→]|(\d+): )/
+
+/**
+ * The first and last line numbers of the first run of consecutively numbered lines in a read's output: the lines of
+ * the file it held. Undefined when it shows none (a directory listing, an image, an empty file).
+ */
+export const linesShown = (output: string): readonly [number, number] | undefined => {
+  let first: number | undefined
+  let last = 0
+  let start = 0
+  while (start <= output.length) {
+    const end = output.indexOf("\n", start)
+    const match = numberedLine.exec(output.slice(start, end === -1 ? output.length : end))
+    const n = match === null ? undefined : Number(match[1] ?? match[2])
+    if (first !== undefined && n !== last + 1) break
+    if (n !== undefined) {
+      first ??= n
+      last = n
+    }
+    if (end === -1) break
+    start = end + 1
+  }
+  return first === undefined ? undefined : [first, last]
+}
+
+/** What a pruned output held, where the call beside it does not say: a read's file and lines (`src/a.ts 1-240`). */
+const heldBy = (call: ToolCall): string | undefined => {
+  if (call.lines === undefined) return undefined
+  const [first, last] = call.lines
+  const lines = first === last ? `line ${first}` : `lines ${first}-${last}`
+  return call.keyParameter === "" ? lines : `${call.keyParameter} ${lines}`
+}
+
+/**
+ * The call itself still shows its tool and arguments, so a placeholder says what became of the content, what it held
+ * where the arguments do not say (a read's lines), and how to get it back (its recall hint). Placeholders are built
+ * only from facts that never change for a call (stable ID, reason, the copy a repeat points to, the input key, the
+ * lines a read's output held), so the same prune produces the same bytes on every request and the prompt cache keeps
+ * matching. They carry no size: a long session sends hundreds of them on every request, and the size was a third of
+ * what they cost (BENCHMARKS.md, "Placeholders"); the note to the user gives each prune's.
+ */
+export const outputPlaceholder = (
+  call: ToolCall,
+  reason: Reason,
+  id: number,
+  recallHint: RecallHint,
+  of?: CopyOf
+): string => {
   const hint = recallHint(id)
   if (reason === "repeat" && of !== undefined) {
     if (of.kind === "written") return `[the same content as the earlier write of this file; ${hint}]`
@@ -79,7 +123,8 @@ export const outputPlaceholder = (reason: Reason, id: number, recallHint: Recall
     : reason === "extract"
     ? "pruned after extract"
     : "pruned"
-  return `[${what}; ${hint}]`
+  const held = heldBy(call)
+  return `[${held === undefined ? what : `${what}: ${held}`}; ${hint}]`
 }
 
 export const inputPlaceholder = (

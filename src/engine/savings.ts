@@ -23,7 +23,7 @@ const placeholderTokens = (
   estimate: Estimate,
   of?: CopyOf
 ) => {
-  if (target.kind === "output") return estimate(outputPlaceholder(reason, id, recallHint, of))
+  if (target.kind === "output") return estimate(outputPlaceholder(call, reason, id, recallHint, of))
   let tokens = target.diagnostics === true ? estimate(diagnosticsPlaceholder(call, reason, id, recallHint)) : 0
   for (const key of target.keys) tokens += estimate(inputPlaceholder(call, reason, key, id, recallHint))
   return tokens

@@ -8,6 +8,7 @@ import {
   type UserTurn
 } from "../engine/calls.ts"
 import { diagnosticsAt } from "../engine/diagnostics.ts"
+import { linesShown } from "../engine/placeholders.ts"
 import { changesFile } from "../engine/strategies/supersedeWrites.ts"
 import { LruMap } from "../data/LruMap.ts"
 import { safeJson } from "../data/boundedJson.ts"
@@ -266,6 +267,7 @@ const fromPart = (part: ToolPart, previous: ToolCall | undefined, directory: str
     totalTokens: 0,
     frameTokens: 0,
     exitCode: exitCodeOf(part.state.metadata),
+    lines: part.tool === "read" && typeof part.state.output === "string" ? linesShown(part.state.output) : undefined,
     id: previous?.id,
     turn: previous?.turn ?? 0,
     userTurn: previous?.userTurn ?? 0,

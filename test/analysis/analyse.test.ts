@@ -144,15 +144,15 @@ describe("the bundled example (npm start)", () => {
     assert.include(report, "Config: built-in defaults; cache.mode auto;")
     assert.match(report, /^ {2}System +[█░]{24} +\d+% +5,710$/m)
     near(row(report, /^ {2}Tools \(17 \+ 59 folded\) +[█░]{24} +\d+% +([\d,]+)$/m)[0]!, 9_804)
-    near(row(report, /^ {2}Total +([\d,]+)$/m)[0]!, 16_804)
+    near(row(report, /^ {2}Total +([\d,]+)$/m)[0]!, 16_826)
     assert.match(report, /^ {2}Without the plugin: 64,424 tokens \(\d+\.\d% smaller with it; 62 calls pruned\)\.$/m)
     const strategies = [
-      ["deduplication", "duplicate", 9, 9_037],
+      ["deduplication", "duplicate", 9, 8_998],
       ["supersedeWrites", "superseded write", 14, 796],
       ["purgeErrors", "failed call input", 1, 173],
-      ["staleOutputs", "stale output", 34, 38_900],
+      ["staleOutputs", "stale output", 34, 38_764],
       ["repeat", "repeat", 4, 1_841],
-      ["fold", "folded", 59, 2_312],
+      ["fold", "folded", 59, 2_487],
       ["Total", "", 62, 53_059]
     ] as const
     for (const [reason, name, calls, tokens] of strategies) {
@@ -167,14 +167,14 @@ describe("the bundled example (npm start)", () => {
     )
     assert.strictEqual(sentWithout, 2_760_137)
     assert.strictEqual(sentPrune, 2_760_137)
-    near(sentWith!, 1_255_008)
+    near(sentWith!, 1_259_404)
     const [costWithout, costPrune, costWith] = row(
       report,
       /^ {2}Cost, Anthropic cache +([\d,]+) +([\d,]+) +([\d,]+) +[-+]\d+\.\d%$/m
     )
     assert.strictEqual(costWithout, 516_355)
     assert.strictEqual(costPrune, 516_355)
-    near(costWith!, 270_062)
+    near(costWith!, 270_810)
     assert.isBelow(costWith!, costWithout!)
     assert.match(report, /^ {2}Cost, OpenAI cache\* +467,887 +467,887 +[\d,]+ +[-+]\d+\.\d%$/m)
     assert.match(report, /^ {2}Edits with the file masked +0 of 29 +0 of 29 +4 of 29$/m)

@@ -74,7 +74,7 @@ describe("an invalid project config", () => {
       assert.include(String(toast.properties.message), ".opencode/dcp.jsonc")
       assert.match(
         resultOf(requestAfter(s.requests(), "bad_2"), "bad_1") ?? "",
-        placeholder("[pruned duplicate; id 1]")
+        placeholder("[pruned duplicate: src/a.ts lines 1-60; id 1]")
       )
     } finally {
       events.close()
@@ -108,7 +108,7 @@ describe("a fresh HOME (no global dcp.jsonc)", () => {
     assert.match(String(written.$schema), /dcp\.schema\.json$/)
     assert.match(
       resultOf(requestAfter(s.requests(), "fresh_2"), "fresh_1") ?? "",
-      placeholder("[pruned duplicate; id 1]")
+      placeholder("[pruned duplicate: src/a.ts lines 1-60; id 1]")
     )
   })
 })
@@ -134,7 +134,10 @@ describe("a project config edited while OpenCode runs", () => {
       s.model.script([done])
       await s.prompt(session, "go on")
 
-      assert.match(resultOf(s.requests().at(-1)!, "live_1") ?? "", placeholder("[pruned duplicate; id 1]"))
+      assert.match(
+        resultOf(s.requests().at(-1)!, "live_1") ?? "",
+        placeholder("[pruned duplicate: src/a.ts lines 1-60; id 1]")
+      )
       const toast = await waitFor(
         "the reload's toast",
         () =>

@@ -32,7 +32,8 @@ describe("a switch of model", () => {
       await s.prompt(session, "go on", next)
       const after = s.requests().at(-1)!
       assert.strictEqual(after.model, next)
-      if (switched) assert.match(resultOf(after, "mod_1") ?? "", /^\[pruned duplicate; recall 1\]$/)
+      if (switched)
+        assert.match(resultOf(after, "mod_1") ?? "", /^\[pruned duplicate: src\/a\.ts lines 1-400; recall 1\]$/)
       else assert.match(resultOf(after, "mod_1") ?? "", whole)
     })
   }
@@ -46,6 +47,9 @@ describe("a switch of model", () => {
 
     s.model.script([done])
     await s.prompt(session, "go on", undefined, "high")
-    assert.match(resultOf(s.requests().at(-1)!, "var_1") ?? "", /^\[pruned duplicate; recall 1\]$/)
+    assert.match(
+      resultOf(s.requests().at(-1)!, "var_1") ?? "",
+      /^\[pruned duplicate: src\/a\.ts lines 1-400; recall 1\]$/
+    )
   })
 })

@@ -162,7 +162,7 @@ describe("a GPT model's read-backs and working files, with repeats on and stale 
     // The working files are made.ts (added, then patched last), c.ts and b.ts; a.ts was read before all three.
     const last = requestAfter(s.requests(), "made_7")
     assert.deepStrictEqual(argumentsOf(last, "made_2"), { patchText: add })
-    assert.match(resultOf(last, "made_1") ?? "", placeholder("[pruned; id 1]"))
+    assert.match(resultOf(last, "made_1") ?? "", placeholder("[pruned: src/a.ts lines 1-60; id 1]"))
     assert.include(resultOf(last, "made_4"), 'gamma59 = "gamma line 59"')
   })
 

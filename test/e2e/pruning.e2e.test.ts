@@ -71,7 +71,7 @@ describe("the plugin in a main session", () => {
     await s.prompt(session, "read a.ts twice")
 
     const request = requestAfter(s.requests(), "dup_2")
-    assert.match(resultOf(request, "dup_1") ?? "", placeholder("[pruned duplicate; id 1]"))
+    assert.match(resultOf(request, "dup_1") ?? "", placeholder("[pruned duplicate: src/a.ts lines 1-60; id 1]"))
     assert.include(resultOf(request, "dup_2"), 'alpha59 = "alpha line 59"')
     assert.match(await s.waitForNote(session, "duplicate"), /\b1 {2}read src\/a\.ts {2}duplicate\b/)
   })
@@ -135,7 +135,7 @@ describe("the plugin in a main session", () => {
 
     const afterDiscard = requestAfter(requests, "dx_3")
     assert.include(resultOf(afterDiscard, "dx_3"), "Discarded 1 output")
-    assert.match(resultOf(afterDiscard, "dx_1") ?? "", placeholder("[pruned; id 1]"))
+    assert.match(resultOf(afterDiscard, "dx_1") ?? "", placeholder("[pruned: src/a.ts lines 1-60; id 1]"))
     assert.match(resultOf(afterDiscard, "dx_2") ?? "", /^\[id 2\]\n[\s\S]*beta line 59/)
     assert.include(resultOf(afterDiscard, "dx_3"), "Carry on with your task.")
     assert.include(lastMessageText(afterDiscard), "Carry on with your task.")
@@ -143,7 +143,7 @@ describe("the plugin in a main session", () => {
 
     const afterExtract = requestAfter(requests, "dx_5")
     assert.include(resultOf(afterExtract, "dx_5"), "Extracted 1 output")
-    assert.match(resultOf(afterExtract, "dx_2") ?? "", placeholder("[pruned after extract; id 2]"))
+    assert.match(resultOf(afterExtract, "dx_2") ?? "", placeholder("[pruned after extract: src/b.ts lines 1-60; id 2]"))
     assert.deepStrictEqual(argumentsOf(afterExtract, "dx_5")?.distillation, [finding])
     assert.strictEqual(occurrences(requestText(afterExtract), "beta line 59"), 0)
     assert.include(resultOf(afterExtract, "dx_5"), "Carry on with your task.")
@@ -281,7 +281,10 @@ describe("/dcp commands and recall", () => {
     const first = await s.newSession()
     s.model.script([read(s, "src/a.ts", "st_1"), read(s, "src/a.ts", "st_2"), done])
     await s.prompt(first, "read a.ts twice")
-    assert.match(resultOf(s.requests().at(-1)!, "st_1") ?? "", placeholder("[pruned duplicate; id 1]"))
+    assert.match(
+      resultOf(s.requests().at(-1)!, "st_1") ?? "",
+      placeholder("[pruned duplicate: src/a.ts lines 1-60; id 1]")
+    )
     await s.waitForNote(first, "duplicate")
     const second = await s.newSession()
     s.model.script([
@@ -363,7 +366,10 @@ describe("/dcp commands and recall", () => {
           assert.isUndefined(resultOf(request, callID))
           assert.include(requestText(request), `\n#${id} read src/`)
         } else if (swept.includes(callID)) {
-          assert.match(resultOf(request, callID) ?? "", placeholder(`[pruned; id ${id}]`))
+          assert.match(
+            resultOf(request, callID) ?? "",
+            placeholder(`[pruned: src/${file[callID]} lines 1-60; id ${id}]`)
+          )
         } else {
           assert.include(resultOf(request, callID), line)
         }
@@ -419,9 +425,9 @@ describe("/dcp commands and recall", () => {
     ])
     await s.prompt(session, "read a.ts twice, b.ts and c.ts, then discard b.ts and c.ts")
     const before = s.requests().at(-1)!
-    assert.match(resultOf(before, "rs_1") ?? "", placeholder("[pruned duplicate; id 1]"))
-    assert.match(resultOf(before, "rs_3") ?? "", placeholder("[pruned; id 3]"))
-    assert.match(resultOf(before, "rs_4") ?? "", placeholder("[pruned; id 4]"))
+    assert.match(resultOf(before, "rs_1") ?? "", placeholder("[pruned duplicate: src/a.ts lines 1-60; id 1]"))
+    assert.match(resultOf(before, "rs_3") ?? "", placeholder("[pruned: src/b.ts lines 1-60; id 3]"))
+    assert.match(resultOf(before, "rs_4") ?? "", placeholder("[pruned: src/c.ts lines 1-60; id 4]"))
     await s.waitForNote(session, "discarded")
     const next = async (text: string) => {
       const mark = s.requests().length
@@ -451,8 +457,8 @@ describe("/dcp commands and recall", () => {
     const afterOne = await next("go on")
     assert.include(resultOf(afterOne, "rs_1"), alphaEnd)
     assert.strictEqual(occurrences(requestText(afterOne), alphaEnd), 2)
-    assert.match(resultOf(afterOne, "rs_3") ?? "", placeholder("[pruned; id 3]"))
-    assert.match(resultOf(afterOne, "rs_4") ?? "", placeholder("[pruned; id 4]"))
+    assert.match(resultOf(afterOne, "rs_3") ?? "", placeholder("[pruned: src/b.ts lines 1-60; id 3]"))
+    assert.match(resultOf(afterOne, "rs_4") ?? "", placeholder("[pruned: src/c.ts lines 1-60; id 4]"))
 
     assert.match(
       flat(await dcp(s, session, "restore all")),
@@ -487,7 +493,7 @@ describe("/dcp commands and recall", () => {
 
     const afterRecall = requestAfter(requests, "rc_3")
     // The placeholder names the recall handle; recalling does not un-prune the call.
-    assert.match(resultOf(afterRecall, "rc_1") ?? "", /^\[pruned duplicate; recall 1\]$/)
+    assert.match(resultOf(afterRecall, "rc_1") ?? "", /^\[pruned duplicate: src\/a\.ts lines 1-60; recall 1\]$/)
     const original = await storedState(s, session, "rc_1")
     const { output, status } = original as { status?: string; output?: unknown }
     assert.strictEqual(status, "completed")

@@ -93,8 +93,8 @@ describe("a restart of OpenCode", () => {
     const { session, request } = before.survivor!
     const discarded = resultOf(request, "rs_1")
     const duplicate = resultOf(request, "rs_2")
-    assert.match(discarded ?? "", placeholder("[pruned; id 1]"))
-    assert.match(duplicate ?? "", placeholder("[pruned duplicate; id 2]"))
+    assert.match(discarded ?? "", placeholder("[pruned: src/a.ts lines 1-60; id 1]"))
+    assert.match(duplicate ?? "", placeholder("[pruned duplicate: src/b.ts lines 1-60; id 2]"))
 
     s.model.script([read(s, "src/c.ts", "rs_5"), done])
     await s.prompt(session, "now read c.ts")
@@ -117,6 +117,9 @@ describe("a restart of OpenCode", () => {
     assert.include(resultOf(request, "ttl_1"), 'alpha59 = "alpha line 59"')
     // Past the TTL since the history's latest request (a wait only when the restart took less).
     await sleep(Math.max(0, latest + (aSecond + 1) * 1000 - Date.now()))
-    assert.match(await afterRestart(pastTtl(), session) ?? "", placeholder("[pruned duplicate; id 1]"))
+    assert.match(
+      await afterRestart(pastTtl(), session) ?? "",
+      placeholder("[pruned duplicate: src/a.ts lines 1-60; id 1]")
+    )
   })
 })

@@ -19,8 +19,8 @@ describe("OpenCode's undo", () => {
     s.model.script([read(s, "src/a.ts", "undo_3"), call("discard", { ids: ["noise", "2"] }, "undo_4"), done])
     await s.prompt(session, "read a.ts again, then drop b.ts")
     const pruned = requestAfter(s.requests(), "undo_4")
-    assert.match(resultOf(pruned, "undo_1") ?? "", placeholder("[pruned duplicate; id 1]"))
-    assert.match(resultOf(pruned, "undo_2") ?? "", placeholder("[pruned; id 2]"))
+    assert.match(resultOf(pruned, "undo_1") ?? "", placeholder("[pruned duplicate: src/a.ts lines 1-60; id 1]"))
+    assert.match(resultOf(pruned, "undo_2") ?? "", placeholder("[pruned: src/b.ts lines 1-60; id 2]"))
 
     const second = (await s.messages(session)).find((message) =>
       message.parts.some((part) => part.text === "read a.ts again, then drop b.ts")

@@ -46,7 +46,10 @@ describe('commands.enabled: false and cache.mode "auto" (the default) in the pro
     await s.prompt(session, "read a.ts, then discard it")
     // The plugin is loaded: its tools are offered and work.
     assert.includeMembers([...toolNames(s.requests()[0]!)], ["discard", "extract", "recall"])
-    assert.match(resultOf(requestAfter(s.requests(), "off_2"), "off_1") ?? "", placeholder("[pruned; id 1]"))
+    assert.match(
+      resultOf(requestAfter(s.requests(), "off_2"), "off_1") ?? "",
+      placeholder("[pruned: src/a.ts lines 1-60; id 1]")
+    )
     await s.waitForNote(session, "discarded")
 
     const listed = await s.opencode().api<ReadonlyArray<{ name: string }>>("GET", "/command")
@@ -98,11 +101,11 @@ describe('commands.enabled: false and cache.mode "auto" (the default) in the pro
     }
     // The model's prunes do not wait.
     const afterDiscard = requestAfter(requests, "auto_5")
-    assert.match(resultOf(afterDiscard, "auto_3") ?? "", placeholder("[pruned; id 3]"))
+    assert.match(resultOf(afterDiscard, "auto_3") ?? "", placeholder("[pruned: src/b.ts lines 1-60; id 3]"))
     assert.include(resultOf(afterDiscard, "auto_4"), "gamma line 59")
     assert.match(
       resultOf(requestAfter(requests, "auto_6"), "auto_4") ?? "",
-      placeholder("[pruned after extract; id 4]")
+      placeholder("[pruned after extract: src/c.ts lines 1-60; id 4]")
     )
     const note = await s.waitForNote(session, "extracted")
     assert.match(note, /\b3 {2}read src\/b\.ts {2}discarded\b/)
@@ -134,7 +137,7 @@ describe("cache.horizon: 1000 in auto mode", () => {
     // Waited on the warm cache for several requests, then applied and kept applied.
     assert.isAtLeast(applied - found, 16)
     for (const request of requests.slice(applied)) {
-      assert.match(resultOf(request, "wait_1") ?? "", placeholder("[pruned duplicate; id 1]"))
+      assert.match(resultOf(request, "wait_1") ?? "", placeholder("[pruned duplicate: src/big.ts lines 1-400; id 1]"))
     }
     await s.waitForNote(session, "duplicate")
     assert.match(
@@ -151,7 +154,7 @@ describe("cache.ttlSeconds: 0 in auto mode", () => {
     const s = scenario()
     const session = await s.newSession()
     const request = await readTwice(s, session, "cold")
-    assert.match(resultOf(request, "cold_1") ?? "", placeholder("[pruned duplicate; id 1]"))
+    assert.match(resultOf(request, "cold_1") ?? "", placeholder("[pruned duplicate: src/a.ts lines 1-60; id 1]"))
     await s.waitForNote(session, "duplicate")
     assert.match(
       flat(await dcp(s, session, "stats")),
@@ -222,7 +225,7 @@ describe("strategies.staleOutputs with a low trigger, keeping the 2 most recent 
 
     // The working files are b.ts (edited last), big.ts and c.ts; a.ts was read before all three.
     const last = requestAfter(s.requests(), "work_7")
-    assert.match(resultOf(last, "work_1") ?? "", placeholder("[pruned; id 1]"))
+    assert.match(resultOf(last, "work_1") ?? "", placeholder("[pruned: src/a.ts lines 1-60; id 1]"))
     assert.include(resultOf(last, "work_2"), 'beta59 = "beta line 59"')
     assert.include(resultOf(last, "work_3"), 'gamma59 = "gamma line 59"')
     assert.include(resultOf(last, "work_4"), 'big399 = "big line 399"')

@@ -83,7 +83,7 @@ describe("Ledger.saving", () => {
     withBooks(({ ledger, tokens }) =>
       Effect.sync(() => {
         const call = readCall("a", 500)
-        const placeholder = tokens(outputPlaceholder("discard", 7, recallToolHint))
+        const placeholder = tokens(outputPlaceholder(call, "discard", 7, recallToolHint))
         assert.strictEqual(ledger.saving(call, "discard", 7, recallToolHint), 500 - placeholder)
       })
     ))
@@ -105,7 +105,7 @@ describe("Ledger.saving", () => {
     withBooks(({ ledger, tokens }) =>
       Effect.sync(() => {
         const call = readCall("a", 500)
-        const withId = 500 - tokens(outputPlaceholder("discard", 7, idOnlyHint))
+        const withId = 500 - tokens(outputPlaceholder(call, "discard", 7, idOnlyHint))
         assert.strictEqual(ledger.saving(call, "discard", 7, idOnlyHint), withId)
       })
     ))

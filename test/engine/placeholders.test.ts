@@ -4,6 +4,7 @@ import {
   formatTokens,
   idOnlyHint,
   inputPlaceholder,
+  linesShown,
   outputPlaceholder,
   recallToolHint,
   targetOf,
@@ -31,46 +32,115 @@ describe("formatTokens", () => {
 })
 
 describe("outputPlaceholder", () => {
+  const grep = call({ tool: "grep", input: { pattern: "TODO" }, outputTokens: 900 })
+
   it("gives the stable ID and nothing else; the call itself still shows its tool and arguments", () => {
-    assert.strictEqual(outputPlaceholder("discard", 17, idOnlyHint), "[pruned; id 17]")
+    assert.strictEqual(outputPlaceholder(grep, "discard", 17, idOnlyHint), "[pruned; id 17]")
   })
 
   it("points to the recall tool when it is enabled", () => {
-    assert.strictEqual(outputPlaceholder("discard", 17, recallToolHint), "[pruned; recall 17]")
+    assert.strictEqual(outputPlaceholder(grep, "discard", 17, recallToolHint), "[pruned; recall 17]")
   })
 
   it("says why when the reason matters to the model", () => {
-    assert.strictEqual(outputPlaceholder("deduplication", 3, idOnlyHint), "[pruned duplicate; id 3]")
-    assert.strictEqual(outputPlaceholder("extract", 3, idOnlyHint), "[pruned after extract; id 3]")
+    assert.strictEqual(outputPlaceholder(grep, "deduplication", 3, idOnlyHint), "[pruned duplicate; id 3]")
+    assert.strictEqual(outputPlaceholder(grep, "extract", 3, idOnlyHint), "[pruned after extract; id 3]")
+  })
+
+  it("says which file and lines a read held", () => {
+    const held = call({ tool: "read", input: { filePath: `${worktree}/src/app.ts` }, lines: [1, 240] })
+    assert.strictEqual(
+      outputPlaceholder(held, "staleOutputs", 17, recallToolHint),
+      "[pruned: src/app.ts lines 1-240; recall 17]"
+    )
+    assert.strictEqual(
+      outputPlaceholder(held, "deduplication", 17, recallToolHint),
+      "[pruned duplicate: src/app.ts lines 1-240; recall 17]"
+    )
+  })
+
+  it("names a read of one line by that line", () => {
+    const one = call({ tool: "read", input: { filePath: "src/app.ts", offset: 40, limit: 1 }, lines: [40, 40] })
+    assert.strictEqual(outputPlaceholder(one, "discard", 5, idOnlyHint), "[pruned: src/app.ts line 40; id 5]")
+  })
+
+  it("says nothing more of a read whose output showed no numbered lines", () => {
+    assert.strictEqual(outputPlaceholder(read(), "discard", 17, recallToolHint), "[pruned; recall 17]")
   })
 
   it("points a repeat to the earlier copy of what it sent", () => {
+    const held = call({ tool: "read", input: { filePath: "src/app.ts" }, lines: [1, 240] })
     assert.strictEqual(
-      outputPlaceholder("repeat", 9, recallToolHint, { id: 4, kind: "same" }),
+      outputPlaceholder(held, "repeat", 9, recallToolHint, { id: 4, kind: "same" }),
       "[same output as id 4; recall 9]"
     )
     assert.strictEqual(
-      outputPlaceholder("repeat", 9, recallToolHint, { id: 4, kind: "contained" }),
+      outputPlaceholder(held, "repeat", 9, recallToolHint, { id: 4, kind: "contained" }),
       "[these lines are unchanged in the output of id 4; recall 9]"
     )
     assert.strictEqual(
-      outputPlaceholder("repeat", 9, recallToolHint, { id: 4, kind: "written" }),
+      outputPlaceholder(held, "repeat", 9, recallToolHint, { id: 4, kind: "written" }),
       "[the same content as the earlier write of this file; recall 9]"
     )
     assert.strictEqual(
-      outputPlaceholder("repeat", 9, recallToolHint, { id: 9, kind: "input" }),
+      outputPlaceholder(grep, "repeat", 9, recallToolHint, { id: 9, kind: "input" }),
       "[the same list as this call's input; recall 9]"
     )
   })
 
+  it("is a plain prune of a repeat that points at no copy, with what it held", () => {
+    const held = call({ tool: "read", input: { filePath: "src/app.ts" }, lines: [1, 240] })
+    assert.strictEqual(
+      outputPlaceholder(held, "repeat", 9, recallToolHint),
+      "[pruned: src/app.ts lines 1-240; recall 9]"
+    )
+  })
+
   it("is byte-identical for the same prune on every request", () => {
-    const first = outputPlaceholder("deduplication", 17, idOnlyHint)
-    const again = outputPlaceholder("deduplication", 17, idOnlyHint)
+    const first = outputPlaceholder(grep, "deduplication", 17, idOnlyHint)
+    const again = outputPlaceholder(grep, "deduplication", 17, idOnlyHint)
     assert.strictEqual(again, first)
   })
 
   it("is much shorter than what it replaces", () => {
-    assert.isBelow(outputPlaceholder("discard", 17, idOnlyHint).length, 30)
+    assert.isBelow(outputPlaceholder(grep, "discard", 17, idOnlyHint).length, 30)
+  })
+})
+
+describe("linesShown", () => {
+  it("reads the lines of OpenCode's read output, numbered `N: `, from its offset", () => {
+    const output = [
+      "<path>/srv/app/src/a.ts</path>",
+      "<type>file</type>",
+      "<content>",
+      "40: export const a = 1",
+      "41: ",
+      "42: export const b = 2",
+      "",
+      "(Showing lines 40-42 of 90. Use offset=43 to continue.)",
+      "</content>"
+    ].join("\n")
+    assert.deepStrictEqual(linesShown(output), [40, 42])
+  })
+
+  it("reads `cat -n` and Claude Code's numbering", () => {
+    assert.deepStrictEqual(linesShown("Here's the result of running `cat -n` on a.py:\n     1\timport os\n     2\t"), [
+      1,
+      2
+    ])
+    assert.deepStrictEqual(linesShown("   100→\t}\n   101→\n   102→\tstrat := GetStrategy()\n\n<system-reminder>"), [
+      100,
+      102
+    ])
+  })
+
+  it("stops at the first gap in the numbering", () => {
+    assert.deepStrictEqual(linesShown("1: a\n2: b\n9: c"), [1, 2])
+  })
+
+  it("finds nothing in an output without numbered lines", () => {
+    assert.isUndefined(linesShown("<path>/srv/app/src</path>\n<type>directory</type>\n<entries>\na.ts\n</entries>"))
+    assert.isUndefined(linesShown(""))
   })
 })
 

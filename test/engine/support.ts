@@ -42,6 +42,8 @@ export interface CallSpec {
   readonly userTurn?: number
   readonly frameTokens?: number
   readonly exitCode?: number
+  /** A read's first and last numbered line (default none). */
+  readonly lines?: readonly [number, number]
   readonly position?: number
   readonly messageIndex?: number
   readonly partIndex?: number
@@ -80,6 +82,7 @@ export const call = (spec: CallSpec): ToolCall => {
     totalTokens: Object.values(tokensIn).reduce((sum, n) => sum + n, outputTokens),
     frameTokens: spec.frameTokens ?? 0,
     exitCode: spec.exitCode,
+    lines: spec.lines,
     id: undefined,
     turn: spec.turn ?? 1,
     userTurn: spec.userTurn ?? 0,

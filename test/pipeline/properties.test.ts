@@ -342,11 +342,11 @@ const sentWhole = (output: ReadonlyArray<Msg>, id: number) =>
     part.type === "tool" && typeof part.state?.output === "string" && part.state.output.startsWith(`[id ${id}]\n`)
   ) as Record<string, any> | undefined
 
-/** `before` named a copy that `output` no longer sends whole, and `after` is the repeat's own plain placeholder. */
+/** `before` named a copy that `output` no longer sends whole, and `after` is the repeat's own placeholder, naming none. */
 const droppedPointer = (before: unknown, after: unknown, id: number | undefined, output: ReadonlyArray<Msg>) => {
   const copy = namedCopy(before)
   return copy !== undefined && sentWhole(output, copy) === undefined &&
-    (after === `[pruned; recall ${id}]` || after === `[pruned; id ${id}]`)
+    typeof after === "string" && new RegExp(`^\\[pruned(?:: [^;\\]]+)?; (?:recall|id) ${id}\\]$`).test(after)
 }
 
 /**
