@@ -197,19 +197,63 @@ const problemWith = (id: number, call: ToolCall, context: ValidationContext): st
   }
 }
 
-/** `recall({ ids })`: each ID must name a pruned call of this session. */
+/** What a valid `recall` asks for: whole outputs by ID, or the lines of all of them that match a query. */
+export type RecallRequest =
+  | { readonly kind: "ids"; readonly calls: ReadonlyArray<{ readonly id: number; readonly callID: string }> }
+  | { readonly kind: "query"; readonly query: string }
+
+const recallUsage =
+  'Give ids, the numbers of placeholders\' "recall N" or of folded calls\' "#N" (e.g. {"ids": ["17"]}: whole outputs), or query, words to find in pruned and folded outputs (e.g. {"query": "parseConfig"}: the lines that hold them).'
+
+/** The longest query taken: a search for lines, not for a block of text. */
+const maxQueryLength = 200
+
+/**
+ * `recall({ ids })` or `recall({ query })`, one of the two: each ID must name a pruned or folded call of this session;
+ * a query is one line of words. An empty list or blank query beside the other counts as not given.
+ */
 export const validateRecall = (
-  ids: ReadonlyArray<unknown>,
+  args: { readonly ids?: ReadonlyArray<unknown> | null | undefined; readonly query?: unknown },
   context: {
     readonly callOf: (id: number) => string | undefined
     readonly pruned: ReadonlyMap<string, unknown>
     /** Calls a fold stands for (src/engine/fold.ts): not in the conversation either, pruned or not. */
     readonly folded: ReadonlyMap<string, unknown>
   }
-): Result.Result<ReadonlyArray<{ readonly id: number; readonly callID: string }>, string> => {
+): Result.Result<RecallRequest, string> => {
+  const ids = args.ids ?? []
+  const query = args.query
+  if (query !== undefined && query !== null && typeof query !== "string") {
+    return Result.fail(
+      `Nothing was recalled.\nquery must be text, the words to find; found ${shortJson(query)}. ${recallUsage}`
+    )
+  }
+  const text = typeof query === "string" ? query.trim() : ""
+  if (ids.length > 0 && text !== "") {
+    return Result.fail(
+      `Nothing was recalled.\nGive ids or query, not both: ids returns whole outputs, query the lines of all of them that hold its words. ${recallUsage}`
+    )
+  }
+  if (text !== "") {
+    if (/[\r\n]/.test(text)) {
+      return Result.fail(
+        'Nothing was recalled.\nquery must be one line: each line of the outputs is matched against its words, e.g. {"query": "parseConfig"}.'
+      )
+    }
+    if (text.length > maxQueryLength) {
+      return Result.fail(
+        `Nothing was recalled.\nquery is ${text.length} characters long; give at most ${maxQueryLength}: a few words that the line you are looking for holds.`
+      )
+    }
+    return Result.succeed({ kind: "query", query: text })
+  }
   if (ids.length === 0) {
     return Result.fail(
-      'ids is empty. Pass the numbers shown in placeholders, e.g. ["17"] for "[pruned; recall 17]".'
+      typeof query === "string"
+        ? `Nothing was recalled.\nquery is empty. ${recallUsage}`
+        : args.ids !== undefined && args.ids !== null
+        ? `Nothing was recalled.\nids is empty. ${recallUsage}`
+        : `Nothing was recalled.\nNeither ids nor query was given. ${recallUsage}`
     )
   }
   const { found, problems } = checkIds(ids, {
@@ -226,5 +270,5 @@ export const validateRecall = (
   })
   return problems.length > 0
     ? Result.fail(capAnswer(`Nothing was recalled.\n${problems.join("\n")}`))
-    : Result.succeed(found)
+    : Result.succeed({ kind: "ids", calls: found })
 }

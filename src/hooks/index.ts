@@ -24,6 +24,7 @@ import {
   IdsArguments,
   InPlaceObject,
   MessagesOutput,
+  RecallArguments,
   SystemInput,
   SystemOutput,
   ToolContext,
@@ -57,6 +58,7 @@ const decodeInPlace = decodeOr(InPlaceObject)
 const decodeEvent = decodeOr(EventInput)
 const decodeExperimental = decodeOr(Experimental)
 const decodeIds = decodeOr(IdsArguments)
+const decodeRecall = decodeOr(RecallArguments)
 const decodeExtract = decodeOr(ExtractArguments)
 const decodeToolContext = decodeOr(ToolContext)
 
@@ -208,15 +210,15 @@ export const makeHooks = (runtime: Runtime, config: PluginConfig): Hooks => {
     })
   }
   if (config.tools.recall.enabled) {
-    advertised.recall = { ids: textList }
+    advertised.recall = { ids: textList.optional(), query: tool.schema.string().optional() }
     tools.recall = tool({
       description: recallDescription,
-      args: { ids: anyList },
+      args: { ids: anyList.nullable().optional(), query: tool.schema.unknown() },
       execute: (args, context) =>
         runTool("recall", "Nothing was recalled.", () =>
           Effect.flatMap(
-            toolCall("Nothing was recalled.", decodeIds(args, "the arguments"), context),
-            (call) => recall(call.sessionID, call.args.ids)
+            toolCall("Nothing was recalled.", decodeRecall(args, "the arguments"), context),
+            (call) => recall(call.sessionID, call.args)
           ))
     })
   }

@@ -52,6 +52,14 @@ export const Experimental = Schema.Struct({ primary_tools: Schema.optional(Schem
 
 /** A tool's arguments: lists of anything, each entry checked (and named as written) by the tool's validation. */
 export const IdsArguments = Schema.Struct({ ids: Schema.Array(Schema.Unknown) })
+/**
+ * `recall`'s arguments: a list of IDs or a query, each optional (null counts as not given); the query's type and which
+ * of the two was given are checked by the tool's validation, which names what was wrong.
+ */
+export const RecallArguments = Schema.Struct({
+  ids: Schema.optional(Schema.NullOr(Schema.Array(Schema.Unknown))),
+  query: Schema.optional(Schema.Unknown)
+})
 export const ExtractArguments = Schema.Struct({
   ids: Schema.Array(Schema.Unknown),
   distillation: Schema.Array(Schema.Unknown)

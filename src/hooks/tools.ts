@@ -2,7 +2,7 @@ import { Effect, Option, Result, Schema } from "effect"
 import type { ToolCall } from "../engine/calls.ts"
 import { formatTokens } from "../engine/placeholders.ts"
 import type { Reason } from "../engine/reasons.ts"
-import { formatRecall, originalContent, storedToolParts } from "../engine/recall.ts"
+import { formatRecall, originalContent, searchPruned, storedToolParts } from "../engine/recall.ts"
 import {
   type Selection,
   validateDiscard,
@@ -69,8 +69,14 @@ export const extract = (
     }
   )
 
-/** `recall`: the original content of pruned calls, from the stored session (which pruning never changes). */
-export const recall = Effect.fn("tools.recall")(function*(sessionID: SessionId, ids: ReadonlyArray<unknown>) {
+/**
+ * `recall`: from the stored session (which pruning never changes), the original content of the pruned or folded calls
+ * named by `ids`, or the lines of all of them that hold the words of `query`.
+ */
+export const recall = Effect.fn("tools.recall")(function*(
+  sessionID: SessionId,
+  args: { readonly ids?: ReadonlyArray<unknown> | null | undefined; readonly query?: unknown }
+) {
   const store = yield* SessionStore
   const host = yield* Host
   const cache = yield* ToolCache
@@ -78,18 +84,42 @@ export const recall = Effect.fn("tools.recall")(function*(sessionID: SessionId, 
     Effect.gen(function*() {
       if (state.isSubAgent) return yield* new ToolRejected({ message: "Nothing is pruned in sub-agent sessions." })
       const callOf = new Map([...state.ids].map(([callID, id]) => [id, callID] as const))
-      const chosen = validateRecall(ids, { callOf: (id) => callOf.get(id), pruned: state.pruned, folded: state.folded })
+      const chosen = validateRecall(args, {
+        callOf: (id) => callOf.get(id),
+        pruned: state.pruned,
+        folded: state.folded
+      })
       if (Result.isFailure(chosen)) return yield* new ToolRejected({ message: chosen.failure })
+      const request = chosen.success
+      const calls = request.kind === "ids"
+        ? request.calls
+        : [...new Set([...state.pruned.keys(), ...state.folded.keys()])].flatMap((callID) => {
+          const id = state.ids.get(callID)
+          return id === undefined ? [] : [{ id, callID }]
+        })
+      if (calls.length === 0) {
+        return yield* new ToolRejected({
+          message:
+            "Nothing was recalled.\nNo output is pruned or folded in this conversation: there is nothing to search."
+        })
+      }
       const stored = storedToolParts(yield* host.messages(sessionID))
       const index = Option.getOrUndefined(yield* cache.latest(sessionID))
-      return formatRecall(chosen.success.map(({ callID, id }) => {
+      const originals = calls.map(({ callID, id }) => {
         const part = stored.get(callID)
         const call = index?.byCallId.get(callID)
         const tool = call?.tool ?? (typeof part?.tool === "string" ? part.tool : "tool")
         const label = call === undefined || call.keyParameter === "" ? tool : `${tool} ${call.keyParameter}`
         const reason = state.pruned.get(callID)?.reason ?? ""
         return { id, label, content: part === undefined ? undefined : originalContent(part, reason) }
-      }))
+      })
+      if (request.kind === "ids") return formatRecall(originals)
+      return searchPruned(
+        request.query,
+        originals.flatMap((original) =>
+          original.content === undefined ? [] : [{ ...original, content: original.content }]
+        )
+      )
     }))
 })
 

@@ -60,7 +60,10 @@ describe("the plugin in a main session", () => {
       properties: { ids, distillation: ids },
       required: ["ids", "distillation"]
     })
-    assert.deepStrictEqual(parameters.get("recall"), { type: "object", properties: { ids }, required: ["ids"] })
+    assert.deepStrictEqual(parameters.get("recall"), {
+      type: "object",
+      properties: { ids, query: { type: "string" } }
+    })
     assert.strictEqual(parameters.get("read")?.$schema, "https://json-schema.org/draft/2020-12/schema")
   })
 
@@ -355,6 +358,7 @@ describe("/dcp commands and recall", () => {
       return s.requests()[mark]!
     }
     const full = { sw_1: "alpha line 59", sw_2: "beta line 59", sw_3: "gamma line 59", sw_4: "delta line 59" }
+    const file = { sw_1: "a.ts", sw_2: "b.ts", sw_3: "c.ts", sw_4: "d.ts" }
     const expectSwept = (
       request: RecordedRequest,
       swept: ReadonlyArray<keyof typeof full>,
@@ -510,5 +514,36 @@ describe("/dcp commands and recall", () => {
     assert.include(refused, "id 2 is not pruned: its content is already in the conversation.")
     assert.include(refused, "There is no tool call with id 9 in this conversation.")
     assert.strictEqual((await storedState(s, session, "rc_4") as { status?: string } | undefined)?.status, "error")
+  })
+
+  it("recall({ query }) brings back the line of a pruned read that holds its words, under the read's ID; a blank query is refused", async () => {
+    const s = scenario()
+    const session = await s.newSession()
+    s.model.script([
+      read(s, "src/a.ts", "rq_1"),
+      call("discard", { ids: ["noise", "1"] }, "rq_2"),
+      call("recall", { query: "alpha41 =" }, "rq_3"),
+      call("recall", { query: " " }, "rq_4"),
+      done
+    ])
+    await s.prompt(session, "read a.ts, drop it, then find one line of it")
+    const requests = s.requests()
+
+    const afterRecall = requestAfter(requests, "rq_3")
+    // The placeholder says what the read held, from OpenCode's own numbered output.
+    assert.match(resultOf(afterRecall, "rq_1") ?? "", placeholder("[pruned: src/a.ts lines 1-60; id 1]"))
+    assert.strictEqual(
+      resultOf(afterRecall, "rq_3"),
+      [
+        '1 line of the 1 pruned or folded output match "alpha41 =". recall({ ids }) returns an output whole.',
+        "id 1 (read src/a.ts):",
+        '  42: export const alpha41 = "alpha line 41"'
+      ].join("\n")
+    )
+    assert.strictEqual(occurrences(requestText(afterRecall), alphaEnd), 0)
+
+    const refused = resultOf(requestAfter(requests, "rq_4"), "rq_4") ?? ""
+    assert.include(refused, "Nothing was recalled.\nquery is empty. Give ids, ")
+    assert.strictEqual((await storedState(s, session, "rq_4") as { status?: string } | undefined)?.status, "error")
   })
 })

@@ -1,7 +1,7 @@
 import { assert, describe as effectDescribe, it as effectIt } from "@effect/vitest"
 import { Effect, Result } from "effect"
 import { describe, it } from "vitest"
-import { formatRecall, originalContent, storedToolParts } from "../../src/engine/recall.ts"
+import { formatRecall, originalContent, searchPruned, storedToolParts } from "../../src/engine/recall.ts"
 import { validateRecall } from "../../src/engine/validate.ts"
 import { discard, recall } from "../../src/hooks/tools.ts"
 import { assistant, fresh, type Msg, sessionID, text, tool, toolPart, user } from "../support/history.ts"
@@ -10,11 +10,16 @@ import { pluginHooks, send, stateOf, pipelineTest } from "../pipeline/helpers.ts
 import { content, read } from "./support.ts"
 
 const pruned = new Map([["call_a", {}], ["call_b", {}]])
+/** What every refusal of a recall that asks for neither, or both, says is valid. */
+const usage =
+  'Give ids, the numbers of placeholders\' "recall N" or of folded calls\' "#N" (e.g. {"ids": ["17"]}: whole outputs), or query, words to find in pruned and folded outputs (e.g. {"query": "parseConfig"}: the lines that hold them).'
 const ids = new Map([[1, "call_a"], [2, "call_b"], [3, "call_c"]])
-const validate = (list: ReadonlyArray<unknown>) =>
-  validateRecall(list, { callOf: (id) => ids.get(id), pruned, folded: new Map() })
-const failure = (list: ReadonlyArray<unknown>) => {
-  const result = validate(list)
+const validate = (list: ReadonlyArray<unknown>) => validateArgs({ ids: list })
+const validateArgs = (args: { ids?: ReadonlyArray<unknown> | null; query?: unknown }) =>
+  validateRecall(args, { callOf: (id) => ids.get(id), pruned, folded: new Map() })
+const failure = (list: ReadonlyArray<unknown>) => failureOf({ ids: list })
+const failureOf = (args: { ids?: ReadonlyArray<unknown> | null; query?: unknown }) => {
+  const result = validateArgs(args)
   if (Result.isSuccess(result)) throw new Error(`expected a failure, got ${JSON.stringify(result.success)}`)
   return result.failure
 }
@@ -23,25 +28,25 @@ describe("validateRecall", () => {
   it("returns the pruned calls named, in order", () => {
     assert.deepStrictEqual(
       validate(["2", "1"]),
-      Result.succeed([{ id: 2, callID: "call_b" }, { id: 1, callID: "call_a" }])
+      Result.succeed({ kind: "ids", calls: [{ id: 2, callID: "call_b" }, { id: 1, callID: "call_a" }] })
     )
   })
 
   it("accepts numbers and padded strings", () => {
     assert.deepStrictEqual(
       validate([1, " 2 "]),
-      Result.succeed([{ id: 1, callID: "call_a" }, { id: 2, callID: "call_b" }])
+      Result.succeed({ kind: "ids", calls: [{ id: 1, callID: "call_a" }, { id: 2, callID: "call_b" }] })
     )
   })
 
   it("returns an id listed twice once", () => {
-    assert.deepStrictEqual(validate(["1", "1"]), Result.succeed([{ id: 1, callID: "call_a" }]))
+    assert.deepStrictEqual(validate(["1", "1"]), Result.succeed({ kind: "ids", calls: [{ id: 1, callID: "call_a" }] }))
   })
 
   it("rejects an empty list, saying what to pass", () => {
     assert.strictEqual(
       failure([]),
-      'ids is empty. Pass the numbers shown in placeholders, e.g. ["17"] for "[pruned; recall 17]".'
+      `Nothing was recalled.\nids is empty. ${usage}`
     )
   })
 
@@ -76,6 +81,147 @@ describe("validateRecall", () => {
       "id 3 is not pruned: its content is already in the conversation.",
       "There is no tool call with id 9 in this conversation."
     ])
+  })
+})
+
+describe("validateRecall with a query", () => {
+  it("returns the query, trimmed", () => {
+    assert.deepStrictEqual(
+      validateArgs({ query: "  parseConfig  " }),
+      Result.succeed({ kind: "query", query: "parseConfig" })
+    )
+  })
+
+  it("takes a query beside an empty list of ids, or ids beside a blank query", () => {
+    assert.deepStrictEqual(validateArgs({ ids: [], query: "x" }), Result.succeed({ kind: "query", query: "x" }))
+    assert.deepStrictEqual(
+      validateArgs({ ids: ["1"], query: " " }),
+      Result.succeed({ kind: "ids", calls: [{ id: 1, callID: "call_a" }] })
+    )
+  })
+
+  it("rejects a blank query, saying what to pass", () => {
+    assert.strictEqual(failureOf({ query: "   " }), `Nothing was recalled.\nquery is empty. ${usage}`)
+  })
+
+  it("rejects a call with neither ids nor query", () => {
+    assert.strictEqual(failureOf({}), `Nothing was recalled.\nNeither ids nor query was given. ${usage}`)
+    assert.strictEqual(
+      failureOf({ ids: null, query: null }),
+      `Nothing was recalled.\nNeither ids nor query was given. ${usage}`
+    )
+  })
+
+  it("rejects a call with both", () => {
+    assert.strictEqual(
+      failureOf({ ids: ["1"], query: "parseConfig" }),
+      `Nothing was recalled.\nGive ids or query, not both: ids returns whole outputs, query the lines of all of them that hold its words. ${usage}`
+    )
+  })
+
+  it("rejects a query that is not text, naming what it was", () => {
+    assert.strictEqual(
+      failureOf({ query: ["parseConfig"] }),
+      `Nothing was recalled.\nquery must be text, the words to find; found ["parseConfig"]. ${usage}`
+    )
+    assert.include(failureOf({ query: 17 }), "query must be text, the words to find; found 17.")
+  })
+
+  it("rejects a query of several lines or of more than 200 characters", () => {
+    assert.match(failureOf({ query: "a\nb" }), /^Nothing was recalled\.\nquery must be one line: /)
+    assert.strictEqual(
+      failureOf({ query: "x".repeat(201) }),
+      "Nothing was recalled.\nquery is 201 characters long; give at most 200: a few words that the line you are looking for holds."
+    )
+  })
+})
+
+describe("searchPruned", () => {
+  const server = [
+    "<path>/srv/app/src/server.ts</path>",
+    "1: import { parseConfig } from './config'",
+    "2: export const createServer = (port: number) => {",
+    "3:   const config = parseConfig(process.env)",
+    "4: }"
+  ].join("\n")
+  const grep = ["src/app.ts:4: const server = createServer(8080)", "src/cli.ts:9: createServer(port)"].join("\n")
+
+  it("returns the lines holding every word, case-insensitively, under the id that recalls the whole output", () => {
+    assert.strictEqual(
+      searchPruned("PARSECONFIG process", [{ id: 4, label: "read src/server.ts", content: server }]),
+      [
+        '1 line of the 1 pruned or folded output match "PARSECONFIG process". recall({ ids }) returns an output whole.',
+        "id 4 (read src/server.ts):",
+        "  3:   const config = parseConfig(process.env)"
+      ].join("\n")
+    )
+  })
+
+  it("ranks lines holding the query as written first, then newer outputs before older ones, each in line order", () => {
+    const reply = searchPruned("createServer(port", [
+      { id: 4, label: "read src/server.ts", content: server },
+      { id: 9, label: "grep createServer", content: grep }
+    ])
+    assert.deepStrictEqual(reply.split("\n").slice(1), [
+      "id 9 (grep createServer):",
+      "  src/cli.ts:9: createServer(port)"
+    ])
+    const words = searchPruned("createServer port", [
+      { id: 4, label: "read src/server.ts", content: server },
+      { id: 9, label: "grep createServer", content: grep }
+    ])
+    assert.deepStrictEqual(words.split("\n").slice(1), [
+      "id 9 (grep createServer):",
+      "  src/cli.ts:9: createServer(port)",
+      "id 4 (read src/server.ts):",
+      "  2: export const createServer = (port: number) => {"
+    ])
+  })
+
+  it("shows a line several outputs hold once, under the newest", () => {
+    const reply = searchPruned("parseConfig(process", [
+      { id: 4, label: "read src/server.ts", content: server },
+      { id: 7, label: "read src/server.ts", content: server }
+    ])
+    assert.deepStrictEqual(reply.split("\n").slice(1), [
+      "id 7 (read src/server.ts):",
+      "  3:   const config = parseConfig(process.env)"
+    ])
+  })
+
+  it("shows at most 20 lines and says how many more matched, in how many outputs", () => {
+    const many = (label: string) =>
+      Array.from({ length: 15 }, (_, i) => `${label} line ${i} holds the needle`).join("\n")
+    const reply = searchPruned("needle", [
+      { id: 1, label: "bash a", content: many("a") },
+      { id: 2, label: "bash b", content: many("b") }
+    ])
+    const lines = reply.split("\n")
+    assert.strictEqual(
+      lines[0],
+      '30 lines of the 2 pruned or folded outputs match "needle"; the first 20 shown. recall({ ids }) returns an output whole.'
+    )
+    assert.strictEqual(lines.filter((line) => line.startsWith("  ")).length, 20)
+    assert.strictEqual(
+      lines.at(-1),
+      "…and 10 more matching lines in 1 output not shown: add words to the query to narrow it."
+    )
+  })
+
+  it("cuts a long line", () => {
+    const reply = searchPruned("needle", [{ id: 1, label: "bash a", content: `needle ${"x".repeat(400)}` }])
+    assert.strictEqual(reply.split("\n")[2], `  needle ${"x".repeat(192)}…`)
+  })
+
+  it("says when nothing matched, and which words are in no output", () => {
+    assert.strictEqual(
+      searchPruned("parseConfig nowhere", [{ id: 4, label: "read src/server.ts", content: server }]),
+      'No line of the 1 pruned or folded output matches "parseConfig nowhere": "nowhere" is in none of them. What the conversation shows in full is not searched.'
+    )
+    assert.strictEqual(
+      searchPruned("import createServer", [{ id: 4, label: "read src/server.ts", content: server }]),
+      'No line of the 1 pruned or folded output matches "import createServer": each word is in one of them, but no line holds them all: try fewer words. What the conversation shows in full is not searched.'
+    )
   })
 })
 
@@ -237,7 +383,7 @@ effectDescribe("recall", () => {
 
   effectIt.effect("returns the original output of a pruned call", () =>
     afterOneRequest(Effect.gen(function*() {
-      const reply = yield* recall(sessionID, ["1"])
+      const reply = yield* recall(sessionID, { ids: ["1"] })
       assert.strictEqual(
         reply,
         `Original content of id 1 (read src/a.ts), as stored:\n${content("src/a.ts")}`
@@ -248,7 +394,7 @@ effectDescribe("recall", () => {
     "returns the original written content of a superseded write",
     () =>
       afterOneRequest(Effect.gen(function*() {
-        const reply = yield* recall(sessionID, ["2"])
+        const reply = yield* recall(sessionID, { ids: ["2"] })
         assert.strictEqual(
           reply,
           `Original content of id 2 (write src/new.ts), as stored:\ncontent:\n${written}`
@@ -258,7 +404,7 @@ effectDescribe("recall", () => {
 
   effectIt.effect("returns the original inputs of a purged failed call", () =>
     afterOneRequest(Effect.gen(function*() {
-      const reply = yield* recall(sessionID, ["3"])
+      const reply = yield* recall(sessionID, { ids: ["3"] })
       assert.include(reply, "Original content of id 3 (bash node scripts/migrate.js")
       assert.include(reply, `as stored:\ncommand:\n${command}`)
     })))
@@ -267,7 +413,7 @@ effectDescribe("recall", () => {
     "returns several originals at once, in the order asked",
     () =>
       afterOneRequest(Effect.gen(function*() {
-        const reply = yield* recall(sessionID, ["3", "1"])
+        const reply = yield* recall(sessionID, { ids: ["3", "1"] })
         const entries = reply.split("\n\nOriginal content of ")
         assert.strictEqual(entries.length, 2)
         assert.match(entries[0]!, /^Original content of id 3 \(bash /)
@@ -281,7 +427,7 @@ effectDescribe("recall", () => {
     "does not un-prune: the next request still carries the placeholder",
     () =>
       afterOneRequest(Effect.gen(function*() {
-        yield* recall(sessionID, ["1"])
+        yield* recall(sessionID, { ids: ["1"] })
         const next = yield* send(fresh(session))
         assert.match(toolPart(next, "c1").state.output, /^\[pruned duplicate; recall 1\]$/)
       }))
@@ -290,7 +436,7 @@ effectDescribe("recall", () => {
   effectIt.effect("says so when the original is gone from the stored session", () =>
     afterOneRequest(
       Effect.gen(function*() {
-        const reply = yield* recall(sessionID, ["1"])
+        const reply = yield* recall(sessionID, { ids: ["1"] })
         assert.strictEqual(
           reply,
           "id 1 (read src/a.ts): the original is no longer in the stored session (compacted or deleted)."
@@ -301,18 +447,18 @@ effectDescribe("recall", () => {
 
   effectIt.effect("rejects an empty list", () =>
     afterOneRequest(Effect.gen(function*() {
-      assert.match(yield* rejection(recall(sessionID, [])), /^ids is empty\./)
+      assert.match(yield* rejection(recall(sessionID, { ids: [] })), /^Nothing was recalled\.\nids is empty\. /)
     })))
 
   effectIt.effect("rejects a non-numeric id", () =>
     afterOneRequest(Effect.gen(function*() {
-      assert.include(yield* rejection(recall(sessionID, ["src/a.ts"])), '"src/a.ts" is not a numeric id')
+      assert.include(yield* rejection(recall(sessionID, { ids: ["src/a.ts"] })), '"src/a.ts" is not a numeric id')
     })))
 
   effectIt.effect("rejects an unknown id", () =>
     afterOneRequest(Effect.gen(function*() {
       assert.include(
-        yield* rejection(recall(sessionID, ["42"])),
+        yield* rejection(recall(sessionID, { ids: ["42"] })),
         "There is no tool call with id 42 in this conversation."
       )
     })))
@@ -321,7 +467,7 @@ effectDescribe("recall", () => {
     "rejects an id that is not pruned, and returns none of the others",
     () =>
       afterOneRequest(Effect.gen(function*() {
-        const message = yield* rejection(recall(sessionID, ["1", "6"]))
+        const message = yield* rejection(recall(sessionID, { ids: ["1", "6"] }))
         assert.strictEqual(
           message,
           "Nothing was recalled.\nid 6 is not pruned: its content is already in the conversation."
@@ -331,7 +477,7 @@ effectDescribe("recall", () => {
 
   effectIt.effect("is refused in a sub-agent session", () =>
     Effect.gen(function*() {
-      const message = yield* pipelineTest(rejection(recall(sessionID, ["1"])), {}, {
+      const message = yield* pipelineTest(rejection(recall(sessionID, { ids: ["1"] })), {}, {
         host: { sessions: { [sessionID]: { parentID: "ses_parent" } } }
       })
       assert.strictEqual(message, "Nothing is pruned in sub-agent sessions.")
@@ -339,7 +485,7 @@ effectDescribe("recall", () => {
 
   effectIt.effect("a recall output can itself be pruned later", () =>
     afterOneRequest(Effect.gen(function*() {
-      const reply = yield* recall(sessionID, ["1"])
+      const reply = yield* recall(sessionID, { ids: ["1"] })
       const withRecall = [
         ...session,
         assistant([tool({ tool: "recall", callID: "rc1", input: { ids: ["1"] }, output: reply })])
@@ -352,6 +498,79 @@ effectDescribe("recall", () => {
       assert.match(
         toolPart(next, "rc1").state.output,
         new RegExp(`^\\[pruned; recall ${recallId}\\]$`)
+      )
+    })))
+})
+
+effectDescribe("recall by query", () => {
+  const x = (label: string) => "x".repeat(40 - label.length)
+
+  effectIt.effect(
+    "returns the matching lines of pruned outputs and inputs, each under its id, not those still sent",
+    () =>
+      afterOneRequest(Effect.gen(function*() {
+        const reply = yield* recall(sessionID, { query: "0042" })
+        assert.strictEqual(
+          reply,
+          [
+            '2 lines of the 3 pruned or folded outputs match "0042". recall({ ids }) returns an output whole.',
+            "id 2 (write src/new.ts):",
+            `  written 0042: ${x("written")}`,
+            "id 1 (read src/a.ts):",
+            `  src/a.ts 0042: ${x("src/a.ts")}`
+          ].join("\n")
+        )
+      }))
+  )
+
+  effectIt.effect("finds a failed call's pruned input", () =>
+    afterOneRequest(Effect.gen(function*() {
+      const reply = yield* recall(sessionID, { query: "migrate.js" })
+      const [, heading, line] = reply.split("\n")
+      assert.match(heading!, /^id 3 \(bash node scripts\/migrate\.js --table users .*\):$/)
+      assert.strictEqual(line, `  ${command.slice(0, 199)}…`)
+    })))
+
+  effectIt.effect(
+    "shows 20 lines at most and says how many more matched",
+    () =>
+      afterOneRequest(Effect.gen(function*() {
+        const lines = (yield* recall(sessionID, { query: "src/a.ts" })).split("\n")
+        assert.strictEqual(
+          lines[0],
+          '200 lines of the 3 pruned or folded outputs match "src/a.ts"; the first 20 shown. recall({ ids }) returns an output whole.'
+        )
+        assert.deepStrictEqual(lines.slice(1, 3), ["id 1 (read src/a.ts):", `  src/a.ts 0001: ${x("src/a.ts")}`])
+        assert.strictEqual(
+          lines.at(-1),
+          "…and 180 more matching lines in 1 output not shown: add words to the query to narrow it."
+        )
+      }))
+  )
+
+  effectIt.effect("says so when no line matches", () =>
+    afterOneRequest(Effect.gen(function*() {
+      assert.strictEqual(
+        yield* recall(sessionID, { query: "TODO" }),
+        'No line of the 3 pruned or folded outputs matches "TODO": "todo" is in none of them. What the conversation shows in full is not searched.'
+      )
+    })))
+
+  effectIt.effect("rejects a blank query, and one that is not text", () =>
+    afterOneRequest(Effect.gen(function*() {
+      assert.match(yield* rejection(recall(sessionID, { query: " " })), /^Nothing was recalled\.\nquery is empty\. /)
+      assert.match(
+        yield* rejection(recall(sessionID, { query: { text: "a" } })),
+        /^Nothing was recalled\.\nquery must be text, the words to find; found \{"text":"a"\}\. /
+      )
+    })))
+
+  effectIt.effect("says there is nothing to search when nothing is pruned", () =>
+    pipelineTest(Effect.gen(function*() {
+      yield* send(fresh(session.slice(0, 2)))
+      assert.strictEqual(
+        yield* rejection(recall(sessionID, { query: "0042" })),
+        "Nothing was recalled.\nNo output is pruned or folded in this conversation: there is nothing to search."
       )
     })))
 })
@@ -404,6 +623,34 @@ effectDescribe("the recall tool in the plugin's hooks", () => {
       const reply = yield* call(() => hooks.tool!.recall!.execute({ ids: ["1"] }, toolContext()))
       assert.include(String(reply), content("src/a.ts"))
     }))
+
+  effectIt.effect("searches with a query through execute", () =>
+    Effect.gen(function*() {
+      const { call, hooks } = yield* pluginHooks({ host: { messages: { [sessionID]: session } } })
+      yield* call(() =>
+        hooks["experimental.chat.messages.transform"]!({} as never, { messages: fresh(session) as never })
+      )
+      const reply = yield* call(() => hooks.tool!.recall!.execute({ query: "written 0007" }, toolContext()))
+      assert.include(String(reply), "id 2 (write src/new.ts):\n  written 0007: ")
+    }))
+
+  effectIt.effect(
+    "a recall with both ids and a query is refused through execute, naming what is valid",
+    () =>
+      Effect.gen(function*() {
+        const { call, hooks } = yield* pluginHooks({ host: { messages: { [sessionID]: session } } })
+        yield* call(() =>
+          hooks["experimental.chat.messages.transform"]!({} as never, { messages: fresh(session) as never })
+        )
+        const error = yield* call(() =>
+          hooks.tool!.recall!.execute({ ids: ["1"], query: "x" }, toolContext()).then(
+            () => undefined,
+            (error: unknown) => error
+          )
+        )
+        assert.match(String(error), /Give ids or query, not both/)
+      })
+  )
 
   effectIt.effect(
     "a refused recall reaches the model as a failed tool call with the reason",

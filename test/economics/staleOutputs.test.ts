@@ -482,7 +482,7 @@ effectDescribe("staleOutputs: an old file change through the transform", () => {
   effectIt.effect("recall brings its content back as stored", () =>
     Effect.gen(function*() {
       const root = yield* tempDir
-      const reply = yield* Effect.andThen(send(fresh(editFirst)), recall(sessionID, ["1"])).pipe(
+      const reply = yield* Effect.andThen(send(fresh(editFirst)), recall(sessionID, { ids: ["1"] })).pipe(
         Effect.provide(pipelineUnder(root, masking(), { host: { messages: { [sessionID]: editFirst } } }))
       )
       assert.strictEqual(
@@ -523,7 +523,7 @@ effectDescribe("staleOutputs: an old file change through the transform", () => {
   effectIt.effect("recall brings its errors back with its content", () =>
     Effect.gen(function*() {
       const root = yield* tempDir
-      const reply = yield* Effect.andThen(send(fresh(editWithErrors)), recall(sessionID, ["1"])).pipe(
+      const reply = yield* Effect.andThen(send(fresh(editWithErrors)), recall(sessionID, { ids: ["1"] })).pipe(
         Effect.provide(pipelineUnder(root, masking(), { host: { messages: { [sessionID]: editWithErrors } } }))
       )
       assert.strictEqual(

@@ -191,7 +191,7 @@ describe("tool answers name values as the model wrote them, and stay short", () 
       const message of [
         failure(validateDiscard(["noise", ...ids], context)),
         failure(validateExtract(ids, ids, context)),
-        failure(validateRecall(ids, { callOf: () => undefined, pruned: new Map(), folded: new Map() }))
+        failure(validateRecall({ ids }, { callOf: () => undefined, pruned: new Map(), folded: new Map() }))
       ]
     ) {
       assert.isAtMost(message.length, 2_000)

@@ -245,8 +245,25 @@ describe("folding old turns", () => {
       yield* pipelineTest(
         Effect.gen(function*() {
           yield* send(fresh(history))
-          const reply = yield* recall(sessionID, ["2"])
+          const reply = yield* recall(sessionID, { ids: ["2"] })
           assert.include(reply, lines(60, "FAIL"))
+        }),
+        config,
+        { host: { messages: { [sessionID]: history } } }
+      )
+    }))
+
+  it.effect("recall by query returns the matching line of a folded call's output, under its id", () =>
+    Effect.gen(function*() {
+      const history = [...firstTurn(), ...laterTurns()]
+      yield* pipelineTest(
+        Effect.gen(function*() {
+          yield* send(fresh(history))
+          const reply = yield* recall(sessionID, { query: "FAIL 37:" })
+          assert.deepStrictEqual(reply.split("\n").slice(1), [
+            "id 2 (bash npm test):",
+            "  FAIL 37: some content for the file"
+          ])
         }),
         config,
         { host: { messages: { [sessionID]: history } } }
@@ -262,7 +279,7 @@ describe("folding old turns", () => {
         Effect.gen(function*() {
           const sent = withoutTail(yield* send(fresh(history)))
           assert.include(digestOf(sent)!, "#3 bash mkdir out")
-          const reply = yield* recall(sessionID, ["3"])
+          const reply = yield* recall(sessionID, { ids: ["3"] })
           assert.include(reply, "Original content of id 3 (bash mkdir out)")
         }),
         config,

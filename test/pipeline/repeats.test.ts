@@ -356,7 +356,7 @@ describe("repeats: the earlier copy pruned later", () => {
     withRepeats(
       Effect.gen(function*() {
         yield* discarded
-        const reply = yield* recall(sessionID, ["2"])
+        const reply = yield* recall(sessionID, { ids: ["2"] })
         assert.strictEqual(reply, `Original content of id 2 (read src/a.ts), as stored:\n${whole}`)
       }),
       repeatsOn,
@@ -367,7 +367,7 @@ describe("repeats: the earlier copy pruned later", () => {
     withRepeats(
       Effect.gen(function*() {
         yield* discarded
-        const reply = yield* recall(sessionID, ["1"])
+        const reply = yield* recall(sessionID, { ids: ["1"] })
         assert.strictEqual(reply, `Original content of id 1 (read src/a.ts), as stored:\n${whole}`)
       }),
       repeatsOn,

@@ -152,7 +152,7 @@ describe("after OpenCode's undo", () => {
         const next = yield* send(fresh([...afterUndo(first), assistant([read(root, "c.ts", "c3")])]))
 
         assert.strictEqual(output(next, "c3"), tagged(3, big("c.ts")))
-        const refusal = yield* Effect.flip(recall(sessionID, ["2"]))
+        const refusal = yield* Effect.flip(recall(sessionID, { ids: ["2"] }))
         assert.include(refusal.message, "There is no tool call with id 2 in this conversation.")
       })
     ))

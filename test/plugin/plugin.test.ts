@@ -104,7 +104,7 @@ describe("plugin factory", () => {
       return output.jsonSchema
     }
     assert.deepStrictEqual(await sent("discard"), { type: "object", properties: { ids }, required: ["ids"] })
-    assert.deepStrictEqual(await sent("recall"), { type: "object", properties: { ids }, required: ["ids"] })
+    assert.deepStrictEqual(await sent("recall"), { type: "object", properties: { ids, query: { type: "string" } } })
     assert.deepStrictEqual(await sent("extract"), {
       type: "object",
       properties: { ids, distillation: ids },
