@@ -244,7 +244,10 @@ describe("/dcp commands and recall", () => {
     const session = await s.newSession()
     s.model.script([read(s, "src/a.ts", "ctx_1"), read(s, "src/a.ts", "ctx_2"), read(s, "src/b.ts", "ctx_3"), done])
     await s.prompt(session, "read a.ts twice, then b.ts")
-    assert.match(resultOf(s.requests().at(-1)!, "ctx_1") ?? "", placeholder("[pruned duplicate; id 1]"))
+    assert.match(
+      resultOf(s.requests().at(-1)!, "ctx_1") ?? "",
+      placeholder("[pruned duplicate: src/a.ts lines 1-60; id 1]")
+    )
     await s.waitForNote(session, "duplicate")
 
     const note = await dcp(s, session, "context")
