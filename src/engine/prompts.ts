@@ -40,7 +40,7 @@ export const discardDescription =
   'Drop tool outputs you no longer need. ids: "completion" (their task is done) or "noise" (irrelevant), then [id N] numbers.'
 
 export const recallDescription =
-  'Get pruned or folded tool outputs back. Either ids: the numbers from "recall N" in placeholders or "#N" in folded tool calls, for whole outputs; or query: words a line holds, for the matching lines of all of them with their ids.'
+  'Get pruned or folded tool outputs back. ids: the numbers from "recall N" or "#N" (whole outputs); or query: words to find (the matching lines, with their ids).'
 
 export const extractDescription =
   "Replace tool outputs with short findings you keep (paths, symbols, lines, errors, decisions). ids: [id N] numbers; distillation: one finding per id."
