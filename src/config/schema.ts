@@ -80,9 +80,16 @@ export const PluginConfigFile = Schema.Struct({
       enabled: setting(Schema.Boolean, true, "Offer the extract tool to the model."),
       showDistillation: setting(Schema.Boolean, false, "Show the distilled text in the prune notification.")
     }),
-    recall: section("The recall tool: get the original content of a pruned call back.", {
-      enabled: setting(Schema.Boolean, true, "Offer the recall tool to the model; placeholders then say `recall <id>`.")
-    })
+    recall: section(
+      "The recall tool: get the original content of a pruned or folded call back, or find lines in all of them.",
+      {
+        enabled: setting(
+          Schema.Boolean,
+          true,
+          "Offer the recall tool to the model; placeholders then say `recall <id>`."
+        )
+      }
+    )
   }),
   strategies: section("Automatic pruning, applied without any model call.", {
     repeats: section(
