@@ -60,7 +60,7 @@ export interface Searched {
 }
 
 /** The most lines a search returns, and the most characters of one: the model reads (and pays for) every one. */
-export const maxFoundLines = 20
+const maxFoundLines = 20
 const maxFoundLength = 200
 
 /** The words of a query, lower-cased, each once. */

@@ -593,6 +593,21 @@ effectDescribe("placeholders name the way back", () => {
     }))
 })
 
+/**
+ * The recall tool's `execute` as OpenCode calls it, after one request of `session` through the plugin's hooks: its
+ * answer, or the error a refusal throws.
+ */
+const executeRecall = (args: Record<string, unknown>) =>
+  Effect.gen(function*() {
+    const { call, hooks } = yield* pluginHooks({ host: { messages: { [sessionID]: session } } })
+    yield* call(() =>
+      hooks["experimental.chat.messages.transform"]!({} as never, { messages: fresh(session) as never })
+    )
+    return yield* call(() =>
+      hooks.tool!.recall!.execute(args as never, toolContext()).then(String, (error: unknown) => error)
+    )
+  })
+
 effectDescribe("the recall tool in the plugin's hooks", () => {
   effectIt.effect("is registered when tools.recall.enabled (the default)", () =>
     Effect.gen(function*() {
@@ -616,39 +631,21 @@ effectDescribe("the recall tool in the plugin's hooks", () => {
 
   effectIt.effect("returns the original to the model through execute", () =>
     Effect.gen(function*() {
-      const { call, hooks } = yield* pluginHooks({ host: { messages: { [sessionID]: session } } })
-      yield* call(() =>
-        hooks["experimental.chat.messages.transform"]!({} as never, { messages: fresh(session) as never })
-      )
-      const reply = yield* call(() => hooks.tool!.recall!.execute({ ids: ["1"] }, toolContext()))
-      assert.include(String(reply), content("src/a.ts"))
+      assert.include(yield* executeRecall({ ids: ["1"] }), content("src/a.ts"))
     }))
 
   effectIt.effect("searches with a query through execute", () =>
     Effect.gen(function*() {
-      const { call, hooks } = yield* pluginHooks({ host: { messages: { [sessionID]: session } } })
-      yield* call(() =>
-        hooks["experimental.chat.messages.transform"]!({} as never, { messages: fresh(session) as never })
-      )
-      const reply = yield* call(() => hooks.tool!.recall!.execute({ query: "written 0007" }, toolContext()))
-      assert.include(String(reply), "id 2 (write src/new.ts):\n  written 0007: ")
+      assert.include(yield* executeRecall({ query: "written 0007" }), "id 2 (write src/new.ts):\n  written 0007: ")
     }))
 
   effectIt.effect(
     "a recall with both ids and a query is refused through execute, naming what is valid",
     () =>
       Effect.gen(function*() {
-        const { call, hooks } = yield* pluginHooks({ host: { messages: { [sessionID]: session } } })
-        yield* call(() =>
-          hooks["experimental.chat.messages.transform"]!({} as never, { messages: fresh(session) as never })
-        )
-        const error = yield* call(() =>
-          hooks.tool!.recall!.execute({ ids: ["1"], query: "x" }, toolContext()).then(
-            () => undefined,
-            (error: unknown) => error
-          )
-        )
-        assert.match(String(error), /Give ids or query, not both/)
+        const error = yield* executeRecall({ ids: ["1"], query: "x" })
+        assert.instanceOf(error, Error)
+        assert.match((error as Error).message, /Give ids or query, not both/)
       })
   )
 
@@ -656,16 +653,7 @@ effectDescribe("the recall tool in the plugin's hooks", () => {
     "a refused recall reaches the model as a failed tool call with the reason",
     () =>
       Effect.gen(function*() {
-        const { call, hooks } = yield* pluginHooks({ host: { messages: { [sessionID]: session } } })
-        yield* call(() =>
-          hooks["experimental.chat.messages.transform"]!({} as never, { messages: fresh(session) as never })
-        )
-        const error = yield* call(() =>
-          hooks.tool!.recall!.execute({ ids: ["6"] }, toolContext()).then(
-            () => undefined,
-            (error: unknown) => error
-          )
-        )
+        const error = yield* executeRecall({ ids: ["6"] })
         assert.instanceOf(error, Error)
         assert.include((error as Error).message, "id 6 is not pruned")
       })
