@@ -21,7 +21,7 @@ import { root, run, work } from "./process.ts"
 
 const corpora = join(root, "..", "shared", "corpus")
 export const defaultCorpus = join(corpora, "openhands-sonnet35-swebv")
-const longCorpus = join(corpora, "claudecode-entire-cli")
+export const longCorpus = join(corpora, "claudecode-entire-cli")
 
 /** One replay of a session: OpenCode alone, with its `compaction.prune`, or with the plugin. */
 interface Run {
