@@ -309,6 +309,11 @@ describe("staleOutputs: keepFiles", () => {
     assert.deepStrictEqual(mask(calls, { keepRecent: 1, keepFiles: 1, clearAtLeast: 0 }), ["c1", "c2", "c4"])
   })
 
+  it("keeps no older whole copy of the working file beside a newer read of a part", () => {
+    const calls = history([readOf("b"), readOf("a"), partOf("a", 300, 40), run("ls"), run("pwd")])
+    assert.deepStrictEqual(mask(calls, { keepRecent: 1, keepFiles: 1, clearAtLeast: 0 }), ["c1", "c2", "c4"])
+  })
+
   it("keeps no older read of the working file once its whole copy is kept", () => {
     const calls = history([readOf("b"), partOf("a", 100, 40), readOf("a"), run("ls"), run("pwd")])
     assert.deepStrictEqual(mask(calls, { keepRecent: 1, keepFiles: 1, clearAtLeast: 0 }), ["c1", "c2", "c4"])
