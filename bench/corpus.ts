@@ -16,11 +16,12 @@ import { fileURLToPath } from "node:url"
 import { parseArgs } from "node:util"
 import type { Priced } from "../src/simulator/cost.ts"
 import type { Edits } from "../src/simulator/edits.ts"
+import type { Fidelity } from "../src/simulator/fidelity.ts"
 import { root, run, work } from "./process.ts"
 
 const corpora = join(root, "..", "shared", "corpus")
 export const defaultCorpus = join(corpora, "openhands-sonnet35-swebv")
-const longCorpus = join(corpora, "claudecode-entire-cli")
+export const longCorpus = join(corpora, "claudecode-entire-cli")
 
 /** One replay of a session: OpenCode alone, with its `compaction.prune`, or with the plugin. */
 interface Run {
@@ -29,6 +30,10 @@ interface Run {
   readonly tokens: number
   /** Summaries OpenCode made when a request reached the window (and, opted in, the plugin's between turns). */
   readonly compactions: number
+  /** What the model used of earlier tool outputs and its requests still showed; misses priced as recalls. */
+  readonly fidelity: Fidelity
+  /** `cost` with every miss paid for: a recall each request with misses would take (Anthropic-priced). */
+  readonly paid: number
 }
 
 export interface Analysed {
@@ -55,15 +60,21 @@ interface AnalyserJson {
       readonly compactions: number
       readonly edits: Edits
       readonly reReads: number
+      readonly fidelity: Fidelity
     }
   >
 }
 
-const runOf = (json: AnalyserJson, name: RunName): Run => ({
-  cost: json.sent[name].priced.anthropic.cost,
-  tokens: json.sent[name].priced.anthropic.tokens,
-  compactions: json.sent[name].compactions
-})
+const runOf = (json: AnalyserJson, name: RunName): Run => {
+  const run = json.sent[name]
+  return {
+    cost: run.priced.anthropic.cost,
+    tokens: run.priced.anthropic.tokens,
+    compactions: run.compactions,
+    fidelity: run.fidelity,
+    paid: run.priced.anthropic.cost + (run.fidelity.recallCost.anthropic ?? 0)
+  }
+}
 
 /** One recorded session through the offline analyser (`--config`: a dcp.jsonc instead of the user's). */
 export const analysed = async (file: string, configFile?: string): Promise<Analysed> => {
@@ -93,12 +104,29 @@ const sumOf = <A>(items: ReadonlyArray<A>, pick: (item: A) => number): number =>
 /** The cheaper of OpenCode alone and OpenCode with its `compaction.prune`. */
 const baseline = (s: Analysed): number => Math.min(s.none.cost, s.prune.cost)
 
+/** The same with every miss of each run paid for (OpenCode alone has none). */
+const paidBaseline = (s: Analysed): number => Math.min(s.none.paid, s.prune.paid)
+
 /** The plugin's cost over the better baseline. */
 export const costRatio = (s: Analysed): number => s.plugin.cost / baseline(s)
 
 /** Several sessions' cost ratio: the plugin's cost over the better baselines', summed. */
 export const costRatioOf = (sessions: ReadonlyArray<Analysed>): number =>
   sumOf(sessions, (s) => s.plugin.cost) / sumOf(sessions, baseline)
+
+/** The cost ratio with every miss paid for, in each run, as the recall it would take. */
+export const paidRatioOf = (sessions: ReadonlyArray<Analysed>): number =>
+  sumOf(sessions, (s) => s.plugin.paid) / sumOf(sessions, paidBaseline)
+
+/** Used lines of earlier tool outputs still in what the plugin sent, of all used (1 when none was used). */
+export const retentionOf = (sessions: ReadonlyArray<Analysed>): number => {
+  const used = sumOf(sessions, (s) => s.plugin.fidelity.used)
+  return used === 0 ? 1 : sumOf(sessions, (s) => s.plugin.fidelity.retained) / used
+}
+
+/** The session with the lowest retention. */
+export const leastRetainedOf = (sessions: ReadonlyArray<Analysed>): Analysed =>
+  sessions.reduce((least, s) => (retentionOf([s]) < retentionOf([least]) ? s : least))
 
 /** The session with the highest cost ratio. */
 export const worstOf = (sessions: ReadonlyArray<Analysed>): Analysed =>
@@ -143,7 +171,10 @@ const header = [
   "x better",
   "tokens x",
   "masked edits",
-  "re-reads"
+  "re-reads",
+  "retained",
+  "misses",
+  "x paid"
 ]
 
 /** A row of the table: one session, or several summed (`all`). */
@@ -158,9 +189,16 @@ const row = (name: string, sessions: ReadonlyArray<Analysed>): Array<string> => 
     costRatioOf(sessions).toFixed(3),
     (sumOf(sessions, (s) => s.plugin.tokens) / sumOf(sessions, (s) => s.none.tokens)).toFixed(3),
     `${edits.masked}/${edits.made}`,
-    n(sumOf(sessions, (s) => s.reReads))
+    n(sumOf(sessions, (s) => s.reReads)),
+    `${percent(retentionOf(sessions))} of ${n(sumOf(sessions, (s) => s.plugin.fidelity.used))}`,
+    n(sumOf(sessions, (s) => s.plugin.fidelity.misses.length)),
+    paidRatioOf(sessions).toFixed(3)
   ]
 }
+
+/** Retention as a percentage, never rounded up to 100 while a line was missed. */
+export const percent = (share: number): string =>
+  share === 1 ? "100%" : `${(Math.floor(share * 1000) / 10).toFixed(1)}%`
 
 /** The table of one set of sessions, with a heading naming its folder and, under it, the worst session. */
 const report = (dir: string, sessions: ReadonlyArray<Analysed>): string => {
@@ -168,7 +206,18 @@ const report = (dir: string, sessions: ReadonlyArray<Analysed>): string => {
   const rows = [
     ...sessions.map((s) => row(s.name, [s])),
     row(`all (${sessions.length})`, sessions),
-    ["worst", "", "", costRatio(worst).toFixed(3), "", "", ""]
+    [
+      "worst",
+      "",
+      "",
+      costRatio(worst).toFixed(3),
+      "",
+      "",
+      "",
+      percent(retentionOf([leastRetainedOf(sessions)])),
+      "",
+      ""
+    ]
   ]
   return [
     `### ${basename(dir)}: ${sessions.length} sessions`,
@@ -177,8 +226,24 @@ const report = (dir: string, sessions: ReadonlyArray<Analysed>): string => {
     "",
     `Together ${costRatioOf(sessions).toFixed(3)}x of the better baseline; worst ${
       costRatio(worst).toFixed(3)
-    }x (${worst.name}).`
+    }x (${worst.name}).`,
+    fidelityLine(sessions)
   ].join("\n")
+}
+
+/** Retention, misses per 100 requests, sessions with a miss, the cost with misses paid. */
+const fidelityLine = (sessions: ReadonlyArray<Analysed>): string => {
+  const misses = sumOf(sessions, (s) => s.plugin.fidelity.misses.length)
+  const requests = sumOf(sessions, (s) => s.plugin.fidelity.requests)
+  const withMiss = sessions.filter((s) => s.plugin.fidelity.misses.length > 0).length
+  const least = leastRetainedOf(sessions)
+  return `Retained ${percent(retentionOf(sessions))} of ${
+    sumOf(sessions, (s) => s.plugin.fidelity.used).toLocaleString("en-US")
+  } used lines; ${
+    (100 * misses / Math.max(1, requests)).toFixed(1)
+  } misses per 100 requests; ${withMiss} of ${sessions.length} sessions with a miss (least ${
+    percent(retentionOf([least]))
+  }, ${least.name}); with misses paid ${paidRatioOf(sessions).toFixed(3)}x.`
 }
 
 const legend = (config: string | undefined) =>
@@ -192,7 +257,10 @@ const legend = (config: string | undefined) =>
     "x better: the plugin's cost over the better of OpenCode alone and with compaction.prune (all: ratio of the sums).",
     "tokens x: the plugin's input tokens over OpenCode alone's.",
     "masked edits: with the plugin, the model's edits of a file it had seen made while every copy of its content was",
-    "pruned, of all such edits. re-reads: requests the model spends reading such a file again before the edit."
+    "pruned, of all such edits. re-reads: requests the model spends reading such a file again before the edit.",
+    "retained: of the lines the model's replies used whose only earlier source was a tool output, the share still in",
+    "what the plugin sent for that request (SPEC 9.12). misses: used lines not retained. x paid: x better with each",
+    "request with misses charged the recall it would take (one more request at its context, the outputs recalled)."
   ].join("\n")
 
 /**

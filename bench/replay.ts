@@ -18,6 +18,7 @@ import { freezeShared } from "../src/simulator/copy.ts"
 import { costWithoutRebuilds, o200kCount, type Priced } from "../src/simulator/cost.ts"
 import { addedTokens, drive, type DrivenPlugin, noPlugin } from "../src/simulator/drive.ts"
 import type { Edits } from "../src/simulator/edits.ts"
+import type { Fidelity } from "../src/simulator/fidelity.ts"
 import { type DriveModel, usableWindow } from "../src/simulator/opencode.ts"
 import { hostToolDefinitions } from "../src/simulator/prompt.ts"
 import { profiles } from "../src/pricing/profiles.ts"
@@ -115,9 +116,14 @@ export interface Accounting {
   readonly edits: Edits
   /** Requests the model spent reading masked files again before editing them (`reReadMasked`). */
   readonly reReads: number
+  /** What the model used of earlier tool outputs and the requests still showed (src/simulator/fidelity.ts). */
+  readonly fidelity: Omit<Fidelity, "misses"> & { readonly missed: number }
 }
 
 const pricedProfiles = [profiles.anthropic, profiles.openai]
+
+/** The figure without the list of misses, which a long session's JSON need not carry. */
+const fidelitySummary = ({ misses, ...rest }: Fidelity): Accounting["fidelity"] => ({ ...rest, missed: misses.length })
 
 const model: DriveModel = { providerID: "anthropic", modelID: "claude-sonnet-4-5", context: 200_000, output: 64_000 }
 
@@ -243,6 +249,7 @@ export const replay = async (options: ReplayOptions): Promise<ReplayResult> => {
     openCodePrune: options.plugin === "prune",
     ...(options.otherSystem === true ? { otherSystem: otherPluginSystem } : {}),
     reReadMasked: options.blindEdits !== true,
+    fidelity: options.accounting,
     directory: projectDir,
     between: async (request) => {
       // Between requests OpenCode waits for the model; background work (state written behind) runs then.
@@ -294,7 +301,8 @@ export const replay = async (options: ReplayOptions): Promise<ReplayResult> => {
       summariesOverWindow: driven.summariesOverWindow,
       openCodePruned: driven.openCodePruned,
       edits: driven.edits,
-      reReads: driven.reReads
+      reReads: driven.reReads,
+      fidelity: fidelitySummary(driven.fidelity)
     }
   }
 }

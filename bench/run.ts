@@ -240,7 +240,8 @@ const main = async () => {
   const bundled = join(harnessDir, "harness.js")
 
   let load: { importMs: number; factoryMs: number; runs: number } | undefined
-  if (!args["skip-measure"]) {
+  // `--load-runs 0`: no load time (the cost and fidelity figures alone).
+  if (!args["skip-measure"] && Number(args["load-runs"]) > 0) {
     const home = join(work, "load-home")
     rmSync(home, { recursive: true, force: true })
     mkdirSync(join(home, "project"), { recursive: true })
@@ -488,6 +489,32 @@ const format = (
     out.push("")
   }
   if (results.length > 0 && modes.includes("immediate")) out.push(floorLegend, "")
+  if (results.length > 0) {
+    out.push(
+      "What the model used (SPEC 9.12): of the lines its replies used whose only earlier source was a tool output, the share still in what was sent; misses per 100 requests; cost under Anthropic's rules with each request that missed a line charged the recall it would take (one more request at its context, the outputs recalled), x the better baseline with its own misses paid"
+    )
+    out.push(table(
+      ["calls", "used lines", ...modes.flatMap((mode) => [`retained ${mode}`, "misses /100", "x paid"])],
+      results.map(({ none, prune, plugin, size }) => {
+        const paid = (r: Replayed) =>
+          r.accounting.priced.anthropic!.cost + (r.accounting.fidelity.recallCost.anthropic ?? 0)
+        const best = Math.min(paid(none), paid(prune))
+        return [
+          int(size),
+          int(plugin[modes[0]!]!.accounting.fidelity.used),
+          ...modes.flatMap((mode) => {
+            const f = plugin[mode]!.accounting.fidelity
+            return [
+              f.used === 0 ? "100%" : `${fmt((100 * f.retained) / f.used, 2)}%`,
+              fmt((100 * f.missed) / Math.max(1, f.requests), 1),
+              fmt(ratio(paid(plugin[mode]!), best), 3)
+            ]
+          })
+        ]
+      })
+    ))
+    out.push("")
+  }
   if (results.length > 0) {
     out.push(
       "Tokens sent (all requests), compactions (OpenCode's at overflow, and with the plugin those it asks for between turns), the last request, and the model's edits made with the edited file masked (no read or write of it it had seen in the session, before a compaction too, in what was sent: pruned, cleared or compacted away), of its edits of files it had seen" +

@@ -10,18 +10,31 @@
  *   npm run bench:sweep
  *   npm run bench:sweep -- --sizes 100,300 --seed 3 --corpus ../shared/corpus/openhands-sonnet35-swebv
  *   npm run bench:sweep -- --settings '[["mine", {"cache": {"minPruneTokens": 5000}}]]'   other settings
+ *
+ * `--fidelity`: the retention/cost curve instead (SPEC 9.12). Each setting on the recorded sessions of both sets of
+ * `../shared/corpus` (long and short): the cost x the better baseline, the same with every miss paid for as the recall
+ * it would take, and the share of the lines the model used whose only earlier source was a tool output that the
+ * plugin still sent (src/simulator/fidelity.ts). Settings along the levers that keep more in view.
+ *
+ *   npm run bench:sweep -- --fidelity
+ *   npm run bench:sweep -- --fidelity --settings '[["keepRecent 12", {"strategies": {"staleOutputs": {"keepRecent": 12}}}]]'
  */
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { parseArgs } from "node:util"
 import { root, run, work } from "./process.ts"
 import {
+  type Analysed,
   analysed,
   costRatio,
   costRatioOf,
   defaultCorpus,
   editsOf,
+  longCorpus,
+  paidRatioOf,
   pairwise,
+  percent,
+  retentionOf,
   sessionsIn,
   table,
   worstOf
@@ -33,7 +46,8 @@ const { values: args } = parseArgs({
     sizes: { type: "string", default: "100,300,1000" },
     seed: { type: "string", default: "1" },
     corpus: { type: "string", default: defaultCorpus },
-    settings: { type: "string" }
+    settings: { type: "string" },
+    fidelity: { type: "boolean", default: false }
   }
 })
 const sizes = args.sizes.split(",").filter((size) => size !== "").map(Number)
@@ -76,8 +90,28 @@ const oneChange: ReadonlyArray<readonly [string, Record<string, unknown>]> = [
   ["compaction.atTokens 60000", { compaction: { enabled: true, atTokens: 60000 } }],
   ["compaction.atTokens 80000", { compaction: { enabled: true, atTokens: 80000 } }]
 ]
+/** Along the levers that keep more of what the model may use in view, and what folds and masks less. */
+const stale = (settings: Record<string, unknown>) => ({ strategies: { staleOutputs: settings } })
+const fidelityCurve: ReadonlyArray<readonly [string, Record<string, unknown>]> = [
+  ["defaults", {}],
+  ["keepRecent 3", stale({ keepRecent: 3 })],
+  ["keepRecent 7", stale({ keepRecent: 7 })],
+  ["keepRecent 10", stale({ keepRecent: 10 })],
+  ["keepRecent 15", stale({ keepRecent: 15 })],
+  ["keepRecent 20", stale({ keepRecent: 20 })],
+  ["keepRecent 30", stale({ keepRecent: 30 })],
+  ["keepFiles 2", stale({ keepFiles: 2 })],
+  ["keepFiles 4", stale({ keepFiles: 4 })],
+  ["keepFiles 6", stale({ keepFiles: 6 })],
+  ["trigger 40000", stale({ trigger: 40000 })],
+  ["clearAtLeast 10000", stale({ clearAtLeast: 10000 })],
+  ["fold.keepTurns 3", { strategies: { fold: { keepTurns: 3 } } }],
+  ["fold off", { strategies: { fold: { enabled: false } } }],
+  ["staleOutputs off", stale({ enabled: false })]
+]
+
 const settings: ReadonlyArray<readonly [string, Record<string, unknown>]> = args.settings === undefined
-  ? oneChange
+  ? args.fidelity ? fidelityCurve : oneChange
   : JSON.parse(args.settings)
 
 /** Runs a script under this Node; its standard output, or an error with its standard error. */
@@ -101,6 +135,55 @@ const replayed = async (
 }
 
 const ratio = (value: number, of: number) => (value / of).toFixed(3)
+
+/** Misses per 100 requests of a set of sessions, with the plugin. */
+const missRate = (sessions: ReadonlyArray<Analysed>): string => {
+  const requests = sessions.reduce((sum, s) => sum + s.plugin.fidelity.requests, 0)
+  const misses = sessions.reduce((sum, s) => sum + s.plugin.fidelity.misses.length, 0)
+  return (100 * misses / Math.max(1, requests)).toFixed(1)
+}
+
+/** The retention/cost curve on both recorded sets (`--fidelity`). */
+const fidelityMain = async () => {
+  mkdirSync(work, { recursive: true })
+  const dir = mkdtempSync(join(work, "sweep-"))
+  const long = sessionsIn(longCorpus)
+  const short = sessionsIn(defaultCorpus)
+  if (long.length + short.length === 0) throw new Error(`no session exports in ${longCorpus} or ${defaultCorpus}`)
+  const rows: Array<Array<string>> = []
+  for (const [name, config] of settings) {
+    process.stderr.write(`${name} ...\n`)
+    const file = join(dir, "dcp.json")
+    writeFileSync(file, JSON.stringify(config))
+    const cells = [name]
+    for (const set of [long, short]) {
+      if (set.length === 0) continue
+      const sessions = await pairwise(set, (session) => analysed(session, file))
+      cells.push(
+        costRatioOf(sessions).toFixed(3),
+        costRatio(worstOf(sessions)).toFixed(3),
+        paidRatioOf(sessions).toFixed(3),
+        percent(retentionOf(sessions)),
+        missRate(sessions)
+      )
+    }
+    rows.push(cells)
+  }
+  rmSync(dir, { recursive: true, force: true })
+  const columns = ["x better", "worst", "x paid", "retained", "misses /100"]
+  const header = [
+    "setting",
+    ...(long.length > 0 ? columns.map((column) => `long: ${column}`) : []),
+    ...(short.length > 0 ? columns.map((column) => `short: ${column}`) : [])
+  ]
+  console.log(
+    `Recorded sessions (${long.length} long, ${short.length} short), Anthropic's prompt-cache rules, x the better of ` +
+      "OpenCode alone and its compaction.prune (all: ratio of the sums); x paid: the same with each request that " +
+      "missed a line the model used charged the recall it would take; retained: of the lines the model's replies used " +
+      "whose only earlier source was a tool output, the share the plugin still sent (SPEC 9.12); misses per 100 requests"
+  )
+  console.log(table(header, rows))
+}
 
 const main = async () => {
   mkdirSync(work, { recursive: true })
@@ -147,8 +230,7 @@ const main = async () => {
   )
   console.log(table(header, rows))
 }
-
-main().catch((error) => {
+;(args.fidelity ? fidelityMain() : main()).catch((error) => {
   console.error(error instanceof Error ? error.message : error)
   process.exit(1)
 })

@@ -41,7 +41,9 @@ touched.
                           file again first, and that is priced (use this for a
                           session recorded with the plugin on, which holds
                           what the model did then)
-  --json                  print the report as JSON
+  --misses                list every line the model used that the plugin's
+                          request did not show, with what it showed instead
+  --json                  print the report as JSON (misses included)
   -h, --help              this help
 
 Examples:
@@ -148,6 +150,7 @@ const parseOptions = (argv: ReadonlyArray<string>) =>
       "context-window": { type: "string" },
       "blind-edits": { type: "boolean", default: false },
       json: { type: "boolean", default: false },
+      misses: { type: "boolean", default: false },
       help: { type: "boolean", short: "h", default: false }
     }
   })
@@ -213,6 +216,7 @@ const main = async (argv: ReadonlyArray<string>) => {
       ? formatJson(analysis)
       : formatReport(analysis, {
         contextWindowGiven: values["context-window"] !== undefined,
+        misses: values.misses,
         nextStep: nextStep(values.example)
       })
   }).pipe(Effect.provide(Layer.mergeAll(NodeFileSystem.layer, NodePath.layer)))

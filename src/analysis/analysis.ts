@@ -8,6 +8,7 @@ import type { Msg } from "../host/schema.ts"
 import type { Priced } from "../simulator/cost.ts"
 import { addedTokens, type Driven } from "../simulator/drive.ts"
 import type { Edits } from "../simulator/edits.ts"
+import type { Fidelity } from "../simulator/fidelity.ts"
 import { isPrompt } from "../simulator/opencode.ts"
 import type { Recorded, SessionOutcome } from "../simulator/plugin.ts"
 import { hostToolDefinitions } from "../simulator/prompt.ts"
@@ -34,6 +35,11 @@ interface Run {
   readonly edits: Edits
   /** Requests the model spent reading masked files again before editing them, priced in `priced`. */
   readonly reReads: number
+  /**
+   * What the model went on to use of earlier tool outputs, and how much of it its requests still showed (SPEC 9.12,
+   * src/simulator/fidelity.ts), with what a recall of each miss would cost.
+   */
+  readonly fidelity: Fidelity
 }
 
 interface Tally {
@@ -244,12 +250,16 @@ const composition = (
 const rounded = (priced: Readonly<Record<string, Priced>>): Record<string, Priced> =>
   Object.fromEntries(Object.entries(priced).map(([name, p]) => [name, { ...p, cost: Math.round(p.cost * 100) / 100 }]))
 
+const roundedCosts = (costs: Readonly<Record<string, number>>): Record<string, number> =>
+  Object.fromEntries(Object.entries(costs).map(([name, cost]) => [name, Math.round(cost * 100) / 100]))
+
 const runOf = (driven: Driven): Run => ({
   priced: rounded(driven.priced),
   compactions: driven.compactions,
   openCodePruned: driven.openCodePruned,
   edits: driven.edits,
-  reReads: driven.reReads
+  reReads: driven.reReads,
+  fidelity: { ...driven.fidelity, recallCost: roundedCosts(driven.fidelity.recallCost) }
 })
 
 /** What the plugin added, set apart from what OpenCode stored: the base of `composition` for a run. */

@@ -87,6 +87,8 @@ const profileLabel: Readonly<Record<PricingName, string>> = {
 export interface ReportOptions {
   /** The context window was given (`--context-window`), not assumed. */
   readonly contextWindowGiven?: boolean
+  /** List every line the model used that its request did not show (`--misses`). */
+  readonly misses?: boolean
   /** A closing line: what the reader can do next. */
   readonly nextStep?: string
 }
@@ -101,6 +103,9 @@ export const formatReport = (a: Analysis, options: ReportOptions = {}): string =
     ...prunedLines(a),
     "",
     ...costLines(a),
+    "",
+    ...fidelityLines(a),
+    ...(options.misses === true ? ["", ...missLines(a)] : []),
     "",
     ...methodLines(a),
     ...recordedLines(a)
@@ -275,6 +280,53 @@ const costLines = (a: Analysis): Array<string> => {
   ]
 }
 
+/** Retention as a percentage: never "100.0%" while a line was missed. */
+const retained = (kept: number, used: number): string =>
+  used === 0 || kept === used ? "100%" : `${(Math.floor((kept / used) * 1000) / 10).toFixed(1)}%`
+
+/** What the model went on to use of earlier tool outputs, and what the plugin's requests still showed of it. */
+const fidelityLines = (a: Analysis): Array<string> => {
+  const sent = a.sent
+  const first = sent.profiles[0]!
+  const runs = runsOf(a)
+  const f = sent.withPlugin.fidelity
+  const rows: Array<Array<string>> = [
+    ["What the model used", "no plugin", "OC prune", "plugin"],
+    ["  Used lines still sent", ...runs.map((run) => retained(run.fidelity.retained, run.fidelity.used))],
+    ["  Lines missed", ...runs.map((run) => n(run.fidelity.misses.length))],
+    [
+      `  Cost with misses paid, ${profileLabel[first]}`,
+      ...runs.map((run) => n(run.priced[first]!.cost + (run.fidelity.recallCost[first] ?? 0)))
+    ]
+  ]
+  const requests = plural(f.requestsWithMisses, "request")
+  return [
+    ...table(rows, ["l", "r", "r", "r"]),
+    ...wrap(
+      `Of the ${plural(f.used, "line")} the model's replies used that only an earlier tool output had shown (in ` +
+        `what OpenCode sends), the plugin's requests still showed ${retained(f.retained, f.used)}` +
+        (f.misses.length === 0
+          ? "."
+          : `; the ${plural(f.misses.length, "line")} missed ${
+            f.misses.length === 1 ? "is" : "are"
+          } in ${requests}, each request priced as the recall it would take (one more request, the outputs recalled: ` +
+            `${n(f.recalledTokens)} tokens). --misses lists them.`)
+    )
+  ]
+}
+
+/** Every miss: the request, the reply's field that used the line, and what the request showed of each source. */
+const missLines = (a: Analysis): Array<string> => {
+  const misses = a.sent.withPlugin.fidelity.misses
+  if (misses.length === 0) return ["No line the model used was missing from what the plugin sent."]
+  const out = ["Lines the model used that the plugin's request did not show:"]
+  for (const miss of misses) {
+    out.push(clip(`  #${n(miss.request)} ${miss.field}: ${miss.line}`))
+    for (const source of miss.sources) out.push(clip(`      ${source.tool}: ${source.shown}`))
+  }
+  return out
+}
+
 /** How the figures were made: what is counted, the cache rules, what is simulated. */
 const methodLines = (a: Analysis): Array<string> => {
   const sent = a.sent
@@ -307,7 +359,10 @@ const methodLines = (a: Analysis): Array<string> => {
       `plugin the compaction it asks for at the end of a turn that reached compaction.atTokens; a summary is ` +
       `priced as output (${profiles.anthropic.output}x an input token for Anthropic, ${profiles.openai.output}x for ` +
       `OpenAI), the one output that differs between runs.` +
-      edits
+      edits +
+      ` "Used lines": the lines (trimmed, at least 24 characters) of the model's text and tool inputs in a reply ` +
+      `that occur in an earlier tool output and nowhere else earlier (user or model text, tool inputs, the system ` +
+      `prompt), within what OpenCode itself sends; "still sent": present in what the request sent.`
   )
 }
 

@@ -123,7 +123,7 @@ export const PluginConfigFile = Schema.Struct({
         keepFiles: setting(
           Count,
           3,
-          "The files most recently read, written or edited: the newest copy of each (a read, a write, a patch that added it) is never masked."
+          "The files most recently read, written or edited: the newest copy of each (a read, a write, a patch that added it), and its reads of other parts within the last 15 calls, are never masked."
         ),
         clearAtLeast: setting(Tokens, 5000, "Mask in batches of at least this many tokens."),
         protectedTools: protectedTools("masking")

@@ -24,6 +24,7 @@ import { compactionMessages, summaryRequest, summarySystem, summaryText, tailSta
 import { freshCopy } from "./copy.ts"
 import { CostMeter, type Priced, type RequestCost } from "./cost.ts"
 import { type Edits, editsIn, reReadOf, writtenCalls } from "./edits.ts"
+import { type Fidelity, FidelityMeter } from "./fidelity.ts"
 import { type DriveModel, isPrompt, isSummary, pluginToolDefinitions, rejoin, usableWindow } from "./opencode.ts"
 import { openCodePrune } from "./prune.ts"
 import { blockTokens, type Wire, WireBuilder } from "./wire.ts"
@@ -74,6 +75,8 @@ export interface DriveOptions {
    * copies out of what is sent too.
    */
   readonly reReadMasked?: boolean
+  /** Measure what the model used that its requests showed (`Driven.fidelity`; default true). */
+  readonly fidelity?: boolean
   /** Called after each request (the benchmark lets background work run and samples memory there). */
   readonly between?: (request: number) => Promise<void>
   readonly onProgress?: (done: number, total: number) => void
@@ -113,6 +116,8 @@ export interface Driven {
   readonly edits: Edits
   /** Requests the model spent reading files again before editing them (`reReadMasked`). */
   readonly reReads: number
+  /** What the model went on to use that its requests did not show (SPEC 9.12, fidelity.ts). */
+  readonly fidelity: Fidelity
   readonly modelCalls: { readonly replayed: number; readonly accepted: number; readonly rejected: number }
   readonly last: SentRequest | undefined
   readonly builder: WireBuilder
@@ -141,6 +146,7 @@ class Replay {
   private readonly builder: WireBuilder
   private readonly tokensOf: (block: number) => number
   private readonly meters: ReadonlyArray<CostMeter>
+  private readonly fidelity: FidelityMeter
   /** The first profile's prompt-cache TTL, ms. */
   private readonly ttl: number
   private readonly usable: number
@@ -185,6 +191,7 @@ class Replay {
     this.builder = new WireBuilder(stored, [], options.hostTools.map(([name]) => name))
     this.tokensOf = blockTokens(this.builder.blocks, options.count)
     this.meters = options.profiles.map((profile) => new CostMeter(profile, this.builder.blocks, this.tokensOf))
+    this.fidelity = new FidelityMeter(stored, options.count, options.profiles)
     this.ttl = (options.profiles[0]?.ttlSeconds ?? 300) * 1000
     this.usable = usableWindow(options.model)
     this.summary = summaryText(options.summaryTokens ?? 2000)
@@ -228,8 +235,17 @@ class Replay {
     const modelName = info.providerID === undefined || info.modelID === undefined
       ? undefined
       : `${info.providerID}/${info.modelID}`
-    const { copy } = await this.send(summary, modelName)
-    if (!summary) await this.countEdits(message, copy, modelName)
+    const sent = await this.send(summary, modelName)
+    if (!summary) {
+      // The request just before the reply: after the reads of masked files the model is taken to make first, whose
+      // cost is priced already, so what is measured is what no re-read mended.
+      const last = await this.countEdits(message, sent.messages, modelName) ?? sent
+      if (this.options.fidelity !== false) {
+        const start = performance.now()
+        this.fidelity.measure(message, last)
+        this.phasesMs.accounting += performance.now() - start
+      }
+    }
     this.history.push(message)
     this.done++
     this.options.onProgress?.(this.done, this.requests)
@@ -254,6 +270,7 @@ class Replay {
       pausesOverTtl: this.pausesOverTtl,
       edits: this.edits,
       reReads: this.reReads,
+      fidelity: this.fidelity.result(),
       modelCalls: this.modelCalls,
       last: this.last,
       builder: this.builder,
@@ -385,25 +402,26 @@ class Replay {
       }
       this.overflow = tokens >= this.usable
     }
-    return { visible, copy }
+    return { visible, messages: copy, system: sent, hostSystem: own, tokens }
   }
 
   /**
    * Counts the edits `response` makes against what its request (`sent`) showed; with `reReadMasked`, the model first
-   * reads the files it could not see (it cannot make the edit from a placeholder or a summary), in one more request.
+   * reads the files it could not see (it cannot make the edit from a placeholder or a summary), in one more request,
+   * which this returns.
    */
   private async countEdits(response: Msg, sent: ReadonlyArray<Msg>, modelName: string | undefined) {
     const found = editsIn(response, this.history, sent, this.directory)
     this.edits.made += found.made
     this.edits.masked += found.masked
-    if (this.options.reReadMasked !== true || found.maskedFiles.length === 0) return
+    if (this.options.reReadMasked !== true || found.maskedFiles.length === 0) return undefined
     const info = { ...response.info, time: { created: this.time } }
     const reRead = reReadOf(found.maskedFiles, this.history, this.directory, String(this.reReads++), info)
     this.builder.hostMessage(reRead.info.id)
     this.history.push(reRead)
     for (const meter of this.meters) meter.output(this.options.count(writtenCalls(reRead)))
     await this.compactIfOverflowed()
-    await this.send(false, modelName)
+    return await this.send(false, modelName)
   }
 
   /** The model's own discard/extract calls in `message`, run through the plugin's tools as they ran. */

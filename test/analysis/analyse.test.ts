@@ -183,6 +183,31 @@ describe("the bundled example (npm start)", () => {
     for (const line of report.split("\n")) assert.isAtMost([...line].length, 80)
   })
 
+  it("reports how much of what the model used the requests still showed: all of it without the plugin", async () => {
+    const report = (await exampleReport()).stdout
+    assert.match(report, /^ {2}Used lines still sent +100% +100% +\d+(\.\d)?%$/m)
+    const [, , missed] = row(report, /^ {2}Lines missed +(\d+) +(\d+) +(\d+)$/m)
+    const [paidWithout, , paidWith] = row(
+      report,
+      /^ {2}Cost with misses paid, Anthropic cache +([\d,]+) +([\d,]+) +([\d,]+)$/m
+    )
+    assert.strictEqual(paidWithout, 516_355)
+    const [costWith] = row(report, /^ {2}Cost, Anthropic cache +[\d,]+ +[\d,]+ +([\d,]+)/m)
+    if (missed === 0) assert.strictEqual(paidWith, costWith)
+    else assert.isAbove(paidWith!, costWith!)
+  })
+
+  it("--misses lists each line used that the plugin's request did not show, with what it showed of each source", async () => {
+    const result = await analyse(["--example", "--misses"])
+    assert.strictEqual(result.code, 0)
+    const report = result.stdout
+    const [, , missed] = row(report, /^ {2}Lines missed +(\d+) +(\d+) +(\d+)$/m)
+    const listed = report.split("\n").filter((line) => /^ {2}#\d+ [\w.]+: /.test(line))
+    assert.lengthOf(listed, missed!)
+    if (missed! > 0) assert.match(report, /^ {6}\w+: (\[.*\]|not sent.*)$/m)
+    for (const line of report.split("\n")) assert.isAtMost([...line].length, 80)
+  })
+
   it("--json prints the same analysis as JSON", async () => {
     const result = await exampleJson()
     assert.strictEqual(result.code, 0)
@@ -289,7 +314,16 @@ describe("the bundled example (npm start)", () => {
       compactions: 0,
       openCodePruned: 0,
       edits: { made: 29, masked: 0 },
-      reReads: 0
+      reReads: 0,
+      fidelity: {
+        requests: 71,
+        used: 28,
+        retained: 28,
+        misses: [],
+        requestsWithMisses: 0,
+        recalledTokens: 0,
+        recallCost: { anthropic: 0, openai: 0 }
+      }
     })
     const anthropic = json.sent.withPlugin.priced.anthropic!
     near(anthropic.tokens, 1_255_008)

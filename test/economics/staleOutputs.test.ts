@@ -293,6 +293,42 @@ describe("staleOutputs: keepFiles", () => {
     const calls = history(["a", "b", "c", "d", "e", "f"].map((name) => readOf(name)))
     assert.deepStrictEqual(mask(calls, { keepRecent: 1, keepFiles: 2 }), ["c1", "c2", "c3", "c4"])
   })
+
+  /** A read of lines `from` to `from + count` of a file. */
+  const partOf = (name: string, from: number, count: number) =>
+    readOf(name, { input: { ...readOf(name).input, offset: from, limit: count } })
+  const run = (command: string): CallSpec => ({ tool: "bash", input: { command }, outputTokens: 500 })
+
+  it("keeps a recent read of another part of the working file beside its newest copy", () => {
+    const calls = history([readOf("b"), partOf("a", 100, 40), partOf("a", 300, 40), run("ls"), run("pwd")])
+    assert.deepStrictEqual(mask(calls, { keepRecent: 1, keepFiles: 1, clearAtLeast: 0 }), ["c1", "c4"])
+  })
+
+  it("masks an older read of a part a newer read of the working file shows again", () => {
+    const calls = history([readOf("b"), partOf("a", 100, 40), partOf("a", 90, 80), run("ls"), run("pwd")])
+    assert.deepStrictEqual(mask(calls, { keepRecent: 1, keepFiles: 1, clearAtLeast: 0 }), ["c1", "c2", "c4"])
+  })
+
+  it("keeps no older whole copy of the working file beside a newer read of a part", () => {
+    const calls = history([readOf("b"), readOf("a"), partOf("a", 300, 40), run("ls"), run("pwd")])
+    assert.deepStrictEqual(mask(calls, { keepRecent: 1, keepFiles: 1, clearAtLeast: 0 }), ["c1", "c2", "c4"])
+  })
+
+  it("keeps no older read of the working file once its whole copy is kept", () => {
+    const calls = history([readOf("b"), partOf("a", 100, 40), readOf("a"), run("ls"), run("pwd")])
+    assert.deepStrictEqual(mask(calls, { keepRecent: 1, keepFiles: 1, clearAtLeast: 0 }), ["c1", "c2", "c4"])
+  })
+
+  it("masks a read of another part of the working file made more than 15 calls ago", () => {
+    const commands = (n: number) => Array.from({ length: n }, (_, i) => run(`echo ${i}`))
+    const calls = history([partOf("a", 100, 40), ...commands(14), partOf("a", 300, 40), run("ls")])
+    assert.deepStrictEqual(mask(calls, { keepRecent: 1, keepFiles: 1, clearAtLeast: 0 }), [
+      "c1",
+      ...commands(14).map((_, i) => `c${i + 2}`)
+    ])
+    const recent = history([partOf("a", 100, 40), ...commands(12), partOf("a", 300, 40), run("ls")])
+    assert.notInclude(mask(recent, { keepRecent: 1, keepFiles: 1, clearAtLeast: 0 }), "c1")
+  })
 })
 
 describe("staleOutputs among the other rules", () => {
