@@ -78,6 +78,15 @@ const digestOf = (messages: ReadonlyArray<Msg>): string | undefined =>
     part.type === "text" && String(part.text).startsWith(digestHeader)
   )?.text
 
+/**
+ * The digest line of the call with stable ID `id`, wherever the digest puts it: a line of a text part starting
+ * `#<id> ` (the tests of a line's content do not depend on how a digest lays its lines out).
+ */
+const digestLine = (messages: ReadonlyArray<Msg>, id: number): string | undefined =>
+  messages.flatMap((message) => message.parts).flatMap((part) =>
+    part.type === "text" ? String(part.text).split("\n") : []
+  ).find((line) => line.startsWith(`#${id} `))
+
 describe("folding old turns", () => {
   it.effect("an old turn's pruned calls are sent as one digest: a line per call with its ID, tool, argument and outcome", () =>
     foldTest(Effect.gen(function*() {
@@ -153,6 +162,38 @@ describe("folding old turns", () => {
       ])
       const sent = withoutTail(yield* send(fresh([...turn, ...laterTurns()])))
       assert.include(digestOf(sent)!, "#3 edit src/a.ts -> error: oldString not found in content")
+    })))
+
+  it.effect("a digest line cuts a long argument at 60 characters, an ellipsis the last of them", () =>
+    foldTest(Effect.gen(function*() {
+      const command = `node scripts/check.ts --files ${"src/engine/".repeat(8)}`
+      const turn = firstTurn()
+      turn[1] = assistant([tool({ tool: "bash", callID: "b1", input: { command }, output: lines(60, "FAIL") })])
+      const sent = withoutTail(yield* send(fresh([...turn, ...laterTurns()])))
+      const argument = digestLine(sent, 1)!.slice("#1 bash ".length)
+      assert.lengthOf(argument, 60)
+      assert.strictEqual(argument, "node scripts/check.ts --files src/engine/src/engine/src/eng…")
+    })))
+
+  it.effect("a digest line keeps an argument of 60 characters whole", () =>
+    foldTest(Effect.gen(function*() {
+      const command = `echo ${"x".repeat(55)}`
+      const turn = firstTurn()
+      turn[1] = assistant([tool({ tool: "bash", callID: "b1", input: { command }, output: lines(60, "out") })])
+      const sent = withoutTail(yield* send(fresh([...turn, ...laterTurns()])))
+      assert.strictEqual(digestLine(sent, 1), `#1 bash ${command}`)
+    })))
+
+  it.effect("a digest line cuts a long first line of an error at 60 characters", () =>
+    foldTest(Effect.gen(function*() {
+      const error = "Error: ENOENT: no such file or directory, open '/app/src/engine/missing/file.ts'"
+      const turn = firstTurn()
+      turn[1] = assistant([tool({ tool: "read", callID: "r1", input: { filePath: "src/x.ts" }, error })])
+      const sent = withoutTail(yield* send(fresh([...turn, ...laterTurns()])))
+      assert.strictEqual(
+        digestLine(sent, 1),
+        "#1 read src/x.ts -> error: Error: ENOENT: no such file or directory, open '/app/src/en…"
+      )
     })))
 
   it.effect("parallel calls of one step fold into the one digest, in their order", () =>
