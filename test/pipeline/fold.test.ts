@@ -123,6 +123,14 @@ describe("folding old turns", () => {
       { strategies: { fold: { keepTurns: 2 } } }
     ))
 
+  it.effect("a turn too recent to fold sends its pruned outputs as placeholders, its calls in place", () =>
+    foldTest(Effect.gen(function*() {
+      const sent = withoutTail(yield* send(fresh([...firstTurn(), ...laterTurns()])))
+      // The wording is placeholders.ts's: what matters here is a placeholder with the call's handle in place.
+      assert.match(toolPart(sent, "r2").state.output, /^\[pruned[^\n]*; recall 4\]$/)
+      assert.strictEqual(toolPart(sent, "b2").state.output, `[id 5]\n${lines(30, "PASS")}`)
+    })))
+
   it.effect("with keepTurns 1, the turn before the one in progress folds too", () =>
     foldTest(
       Effect.gen(function*() {
