@@ -9,6 +9,7 @@ import { call, done, sourceFile } from "./support/fixtures.ts"
 import { type ModelServer, startModelServer } from "./support/model-server.ts"
 import { opencodeBinary, prepareWorld } from "./support/opencode.ts"
 import { type Registry, startRegistry } from "./support/registry.ts"
+import { switched } from "./support/scenario.ts"
 import { configTemplate } from "./support/template.ts"
 import { sidebarOf, startTui, type Tui } from "./support/tui.ts"
 
@@ -119,7 +120,7 @@ describe("the package as users install it", () => {
       configTemplate: await configTemplate(),
       projectFiles: {
         "src/a.ts": sourceFile("alpha"),
-        ".opencode/dcp.jsonc": JSON.stringify({ cache: { mode: "immediate" } })
+        ".opencode/dcp.jsonc": JSON.stringify(switched({ cache: { mode: "immediate" } }))
       }
     })
     await writeFile(join(world.env.HOME!, ".npmrc"), `registry=${registry.url}\n`)
