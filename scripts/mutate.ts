@@ -119,7 +119,8 @@ export const mutantsOf = (file: string, code: string): Array<Mutant> => {
       case "LogicalExpression": {
         const swapped = logicalSwaps[node.operator]
         const at = operatorAt(node, node.operator)
-        if (swapped !== undefined && at >= 0) add(at, at + node.operator.length, swapped, `${node.operator} -> ${swapped}`)
+        if (swapped !== undefined && at >= 0)
+          add(at, at + node.operator.length, swapped, `${node.operator} -> ${swapped}`)
         break
       }
       case "UnaryExpression": {
@@ -133,7 +134,8 @@ export const mutantsOf = (file: string, code: string): Array<Mutant> => {
         break
       }
       case "Literal": {
-        if (typeof node.value === "boolean") add(node.start, node.end, String(!node.value), `${node.value} -> ${!node.value}`)
+        if (typeof node.value === "boolean")
+          add(node.start, node.end, String(!node.value), `${node.value} -> ${!node.value}`)
         if (typeof node.value === "number" && Number.isInteger(node.value)) {
           add(node.start, node.end, String(node.value + 1), `${node.raw} -> ${node.value + 1}`)
         }

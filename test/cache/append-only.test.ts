@@ -134,7 +134,9 @@ const violation = (previous: ReadonlyArray<Msg>, next: ReadonlyArray<Msg>): stri
       }
       const id = idIn(a)
       if (id !== undefined && !named.has(id)) {
-        return `message ${m}: call ${String(a.callID)} (id ${id}) changed, not into a placeholder, or left for no digest:\n` +
+        return `message ${m}: call ${
+          String(a.callID)
+        } (id ${id}) changed, not into a placeholder, or left for no digest:\n` +
           `  before: ${JSON.stringify(a).slice(0, 300)}\n  after:  ${JSON.stringify(b).slice(0, 300)}`
       }
     }
@@ -266,7 +268,12 @@ describe("what is sent is append-only", () => {
       yield* projectConfig(root, { cache: { mode: "auto" } })
       // a.ts read, then read again after a change: the first read is a duplicate (same input), not a repeat.
       const read = (callID: string, value: number) =>
-        tool({ tool: "read", callID, input: { filePath: "src/a.ts" }, output: `export const a = ${value}\n`.repeat(40) })
+        tool({
+          tool: "read",
+          callID,
+          input: { filePath: "src/a.ts" },
+          output: `export const a = ${value}\n`.repeat(40)
+        })
       const first: Array<Msg> = [user("look at a.ts", { id: "msg_u1" }), assistant([read("c1", 1)])]
       const second: Array<Msg> = [...first, assistant([read("c2", 2)])]
       const time = { now: 0 }
@@ -312,7 +319,10 @@ describe("what is sent is append-only", () => {
     })
     const history: Array<Msg> = [{ info: { id: "m", role: "assistant" }, parts: [part("c1"), part("c2")] }]
     assert.isDefined(duplicateSentWhole(history, history))
-    const sent: Array<Msg> = [{ info: { id: "m", role: "assistant" }, parts: [part("c1", "[pruned; recall 1]"), part("c2")] }]
+    const sent: Array<Msg> = [{
+      info: { id: "m", role: "assistant" },
+      parts: [part("c1", "[pruned; recall 1]"), part("c2")]
+    }]
     assert.isUndefined(duplicateSentWhole(history, sent))
   })
 })

@@ -263,7 +263,9 @@ describe("with the plugin", () => {
     for (let k = 1; k < pause; k++) assert.strictEqual(changed(k), 0, `request ${k + 1} changed what was sent`)
     assert.isAbove(changed(pause), 0, "the first request after the pause applies what waited")
     const after = bodies[pause]!
-    assert.isTrue(after.messages.slice(0, bodies[pause - 1]!.messages.length).some((m) => holdsPlaceholder(messageText(m))))
+    assert.isTrue(
+      after.messages.slice(0, bodies[pause - 1]!.messages.length).some((m) => holdsPlaceholder(messageText(m)))
+    )
   })
 
   it("prunes repeats at their first send: the re-reads, the lines read again, the read-back of a write or of a todo list", () => {
