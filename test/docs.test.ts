@@ -2,6 +2,8 @@ import { existsSync, lstatSync, readdirSync, readFileSync, statSync } from "node
 import { dirname, join, relative } from "node:path"
 import { fileURLToPath } from "node:url"
 import { assert, describe, it } from "@effect/vitest"
+import { alwaysKept } from "../src/engine/fold.ts"
+import { call, protect } from "./engine/support.ts"
 import { defaultOf, settingPaths } from "./support/settings.ts"
 
 const root = fileURLToPath(new URL("..", import.meta.url))
@@ -63,6 +65,35 @@ describe("documentation", () => {
     )
     assert.isAbove(documents.length, 10)
     assert.deepStrictEqual(broken, [])
+  })
+
+  it("every path of the project that README and docs/ name (src/, test/, bench/, scripts/, ...) exists", () => {
+    // A path of the project starts a word: `/app/src/session.ts` in an example, or a URL's `.../src/...`, is another's.
+    const named = /(?<![\w/.-])(?:src|test|bench|scripts|examples|schema)\/[\w./-]*[\w/]/g
+    const missing = documents.filter((document) => document !== "CHANGELOG.md").flatMap((document) =>
+      [...new Set(read(document).match(named) ?? [])].filter((path) => !existsSync(join(root, path))).map((path) =>
+        `${document}: ${path}`
+      )
+    )
+    assert.deepStrictEqual(missing, [])
+  })
+
+  it("docs/pruning.md names the tools whose calls a fold leaves in place, as the code keeps them", () => {
+    const pruning = read("docs/pruning.md")
+    const sentence = /Calls of these\s+tools stay in place: ([^.]*)\./.exec(pruning)?.[1] ?? ""
+    const stated = new Set([...sentence.matchAll(/`([a-z_]+)`/g)].map((match) => match[1]!))
+    // OpenCode 1.18's tools, the plugin's own, and every other the documentation names.
+    const tools = new Set([
+      ...["task", "todowrite", "todoread", "batch", "plan_enter", "plan_exit", "question", "skill", "read", "write"],
+      ...["edit", "multiedit", "apply_patch", "patch", "bash", "grep", "glob", "list", "lsp", "webfetch", "websearch"],
+      ...["codesearch", "discard", "extract", "recall"],
+      ...[...pruning.matchAll(/`([a-z_]+)`/g)].map((match) => match[1]!)
+    ])
+    const kept = [...tools].filter((tool) =>
+      alwaysKept(call({ tool, input: { filePath: "src/a.ts" } }), { protection: protect(), protectedTools: [] })
+    )
+    assert.isAbove(stated.size, 5)
+    assert.deepStrictEqual(kept.sort(), [...stated].sort())
   })
 
   it("docs/configuration.md documents every config key with its actual default", () => {
