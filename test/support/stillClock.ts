@@ -5,7 +5,7 @@ import { Clock, Effect } from "effect"
  * lock's 2-second limit) never runs out, so a test waits for the event it is about (the other holder releasing the
  * lock) however long a busy machine makes that take. File ages read against it are never stale.
  */
-export const stillClock: Effect.Effect<Clock.Clock> = Effect.map(Clock.clockWith(Effect.succeed), (real) => ({
+const stillClock: Effect.Effect<Clock.Clock> = Effect.map(Clock.clockWith(Effect.succeed), (real) => ({
   currentTimeMillisUnsafe: () => 0,
   currentTimeMillis: Effect.succeed(0),
   currentTimeNanosUnsafe: () => 0n,
