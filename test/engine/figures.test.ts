@@ -78,6 +78,48 @@ describe("the figures of a session", () => {
   })
 })
 
+describe("the prunes waiting for the prompt cache", () => {
+  const why = { reason: "warm-cache", paysBackAfter: 12, horizon: 4 } as const
+
+  it("are those found at the latest request that nothing made since", () => {
+    const state = restarted()
+    state.waiting = {
+      prunes: [
+        { callID: "c3", tokens: 300 },
+        { callID: "c4", tokens: 200 },
+        // Pruned since (a sweep), restored since, and a fold made since: no longer waiting.
+        { callID: "c1", tokens: 500 },
+        { callID: "c2", tokens: 100, fold: "msg_u1" }
+      ],
+      why
+    }
+    state.restored.add("c4")
+    state.folds.set("msg_u1", { calls: ["c2"], tokens: 100, at: 2 })
+    assert.deepStrictEqual(figuresOf(state, indexOf(messages)).waiting, { calls: 1, tokens: 300, why })
+  })
+
+  it("are none once every one of them was made", () => {
+    const state = restarted()
+    state.waiting = { prunes: [{ callID: "c1", tokens: 500 }], why }
+    assert.isUndefined(figuresOf(state, indexOf(messages)).waiting)
+    assert.isUndefined(figuresOf(restarted(), indexOf(messages)).waiting)
+  })
+})
+
+describe("what changed since the latest request", () => {
+  it("counts the calls restored, and says the prunes changed while the state's revision moved past the one sent", () => {
+    const state = restarted()
+    // The latest request went out at the state's revision: nothing changed since.
+    state.sentRevision = state.revision
+    assert.isFalse(figuresOf(state, indexOf(messages)).changedSinceSent)
+    state.restored.add("c3")
+    state.revision = state.sentRevision + 1
+    const figures = figuresOf(state, indexOf(messages))
+    assert.strictEqual(figures.restored, 1)
+    assert.isTrue(figures.changedSinceSent)
+  })
+})
+
 describe("the next request's size in OpenCode's terms", () => {
   it("after a restart, is OpenCode's count of the latest request less what was pruned since", () => {
     const figures = figuresOf(restarted(), indexOf(messages))
