@@ -87,6 +87,12 @@ const digestLine = (messages: ReadonlyArray<Msg>, id: number): string | undefine
     part.type === "text" ? String(part.text).split("\n") : []
   ).find((line) => line.startsWith(`#${id} `))
 
+/** Every digest line in `messages`, in order, wherever the digests put them. */
+const digestLines = (messages: ReadonlyArray<Msg>): Array<string> =>
+  messages.flatMap((message) => message.parts).flatMap((part) =>
+    part.type === "text" ? String(part.text).split("\n").filter((line) => /^#\d+ /.test(line)) : []
+  )
+
 describe("folding old turns", () => {
   it.effect("an old turn's pruned calls are sent as one digest: a line per call with its ID, tool, argument and outcome", () =>
     foldTest(Effect.gen(function*() {
@@ -156,6 +162,28 @@ describe("folding old turns", () => {
       assert.deepStrictEqual(partsOf(sent[1]!), ["step-start", "text", "tool", "step-finish"])
       assert.notInclude(digestOf(sent)!, "todowrite")
     })))
+
+  it.effect("a call of a tool a protectedTools setting lists stays in place, with the calls around it folded", () =>
+    foldTest(
+      Effect.gen(function*() {
+        const sent = withoutTail(yield* send(fresh([...firstTurn(), ...laterTurns()])))
+        // Deduplication (whose own protectedTools it is not in) still prunes it: in place, as a placeholder.
+        assert.match(toolPart(sent, "b1").state.output, /^\[pruned[^\n]*; recall 2\]$/)
+        assert.deepStrictEqual(digestLines(sent), ["#1 read src/a.ts", "#3 edit src/a.ts"])
+      }),
+      { tools: { settings: { protectedTools: ["bash"] } } }
+    ))
+
+  it.effect("a call on a protected file stays in place, whole, with the calls around it folded", () =>
+    foldTest(
+      Effect.gen(function*() {
+        const sent = withoutTail(yield* send(fresh([...firstTurn(), ...laterTurns()])))
+        // Never pruned, so never tagged for the model to prune either.
+        assert.strictEqual(toolPart(sent, "r1").state.output, lines(200))
+        assert.deepStrictEqual(digestLines(sent), ["#2 bash npm test -> exit 1"])
+      }),
+      { protectedFilePatterns: ["src/a.ts"] }
+    ))
 
   it.effect("a failed call folds with the first line of its error", () =>
     foldTest(Effect.gen(function*() {
