@@ -20,16 +20,22 @@ interface Assertion {
   readonly fullName: string
   readonly title: string
   readonly status: string
+  readonly failureMessages?: ReadonlyArray<string>
 }
 interface Results {
   readonly testResults: ReadonlyArray<{ readonly name: string; readonly assertionResults: ReadonlyArray<Assertion> }>
 }
 
 try {
+  // As `npm test` runs it: the project's Node first on PATH (some tests start `node` by name), whoever started this.
+  const path = `${join(repo, "node_modules", ".bin")}:${process.env.PATH ?? ""}`
   spawnSync(
-    join(repo, "node_modules", ".bin", "vitest"),
-    ["run", "--project", "e2e", "--reporter=json", `--outputFile=${output}`, ...process.argv.slice(2)],
-    { cwd: repo, stdio: ["ignore", "ignore", "inherit"], env: { ...process.env, DCP_E2E_DISABLED: "1" } }
+    process.execPath,
+    [
+      join(repo, "node_modules", "vitest", "vitest.mjs"),
+      ...["run", "--project", "e2e", "--reporter=json", `--outputFile=${output}`, ...process.argv.slice(2)]
+    ],
+    { cwd: repo, stdio: ["ignore", "ignore", "inherit"], env: { ...process.env, PATH: path, DCP_E2E_DISABLED: "1" } }
   )
   const results = JSON.parse(readFileSync(output, "utf8")) as Results
   const rows = results.testResults.flatMap((file) =>
@@ -40,7 +46,12 @@ try {
   const controls = rows.filter(control)
   const failed = rows.filter((test) => test.status === "failed" && !control(test))
   console.log(`With the plugin off: ${failed.length} failed, ${controls.length} controls, ${unexpected.length} passed`)
-  for (const test of controls) console.log(`  control (${test.status}): ${test.file} > ${test.fullName}`)
+  for (const test of controls) {
+    console.log(`  control (${test.status}): ${test.file} > ${test.fullName}`)
+    // A control holds with the plugin or without it: a failed one failed for another reason, worth reading.
+    for (const message of test.failureMessages ?? [])
+      console.log(`    ${message.split("\n").slice(0, 6).join("\n    ")}`)
+  }
   for (const test of unexpected) console.log(`  PASSED WITHOUT THE PLUGIN: ${test.file} > ${test.fullName}`)
   process.exitCode = unexpected.length > 0 ? 1 : 0
 } finally {
