@@ -1,7 +1,9 @@
-import { existsSync, readdirSync, readFileSync, statSync } from "node:fs"
+import { existsSync, lstatSync, readdirSync, readFileSync, statSync } from "node:fs"
 import { dirname, join, relative } from "node:path"
 import { fileURLToPath } from "node:url"
 import { assert, describe, it } from "@effect/vitest"
+import { alwaysKept } from "../src/engine/fold.ts"
+import { call, protect } from "./engine/support.ts"
 import { defaultOf, settingPaths } from "./support/settings.ts"
 
 const root = fileURLToPath(new URL("..", import.meta.url))
@@ -40,6 +42,16 @@ const anchorsOf = (text: string): ReadonlySet<string> => {
   return anchors
 }
 
+/** The disk space a directory's files take, as `du` counts it: blocks allocated, each file once. */
+const diskUse = (dir: string, seen = new Set<number>()): number =>
+  readdirSync(dir, { withFileTypes: true }).reduce((total, entry) => {
+    const path = join(dir, entry.name)
+    const stat = lstatSync(path)
+    if (seen.has(stat.ino)) return total
+    seen.add(stat.ino)
+    return total + stat.blocks * 512 + (entry.isDirectory() ? diskUse(path, seen) : 0)
+  }, 0)
+
 describe("documentation", () => {
   it("every relative link in README, CHANGELOG, BENCHMARKS and docs/ names a file that exists, and a heading in it", () => {
     const broken = documents.flatMap((document) =>
@@ -55,6 +67,35 @@ describe("documentation", () => {
     assert.deepStrictEqual(broken, [])
   })
 
+  it("every path of the project that README and docs/ name (src/, test/, bench/, scripts/, ...) exists", () => {
+    // A path of the project starts a word: `/app/src/session.ts` in an example, or a URL's `.../src/...`, is another's.
+    const named = /(?<![\w/.-])(?:src|test|bench|scripts|examples|schema)\/[\w./-]*[\w/]/g
+    const missing = documents.filter((document) => document !== "CHANGELOG.md").flatMap((document) =>
+      [...new Set(read(document).match(named) ?? [])].filter((path) => !existsSync(join(root, path))).map((path) =>
+        `${document}: ${path}`
+      )
+    )
+    assert.deepStrictEqual(missing, [])
+  })
+
+  it("docs/pruning.md names the tools whose calls a fold leaves in place, as the code keeps them", () => {
+    const pruning = read("docs/pruning.md")
+    const sentence = /Calls of these\s+tools stay in place: ([^.]*)\./.exec(pruning)?.[1] ?? ""
+    const stated = new Set([...sentence.matchAll(/`([a-z_]+)`/g)].map((match) => match[1]!))
+    // OpenCode 1.18's tools, the plugin's own, and every other the documentation names.
+    const tools = new Set([
+      ...["task", "todowrite", "todoread", "batch", "plan_enter", "plan_exit", "question", "skill", "read", "write"],
+      ...["edit", "multiedit", "apply_patch", "patch", "bash", "grep", "glob", "list", "lsp", "webfetch", "websearch"],
+      ...["codesearch", "discard", "extract", "recall"],
+      ...[...pruning.matchAll(/`([a-z_]+)`/g)].map((match) => match[1]!)
+    ])
+    const kept = [...tools].filter((tool) =>
+      alwaysKept(call({ tool, input: { filePath: "src/a.ts" } }), { protection: protect(), protectedTools: [] })
+    )
+    assert.isAbove(stated.size, 5)
+    assert.deepStrictEqual(kept.sort(), [...stated].sort())
+  })
+
   it("docs/configuration.md documents every config key with its actual default", () => {
     const configuration = read("docs/configuration.md")
     const missing = settingPaths().filter((path) =>
@@ -68,6 +109,8 @@ describe("documentation", () => {
     const setUp = development.slice(development.indexOf("## Set up"), development.indexOf("## Commands"))
     assert.include(setUp, "npm ci")
     assert.include(setUp, "EBADENGINE")
-    assert.match(setUp, /node_modules` takes about \d+ MB/)
+    const stated = Number(/node_modules` takes about ([\d,]+) MB/.exec(setUp)?.[1]?.replace(",", ""))
+    const measured = diskUse(join(root, "node_modules")) / 1e6
+    assert.approximately(stated, measured, measured * 0.1, `node_modules takes ${measured.toFixed(0)} MB here`)
   })
 })

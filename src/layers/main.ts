@@ -1,5 +1,6 @@
 import { NodeFileSystem, NodePath } from "@effect/platform-node"
-import { type FileSystem, Layer, type Path } from "effect"
+import { readFileSync } from "node:fs"
+import { Clock, Effect, type FileSystem, Layer, type Path } from "effect"
 import { Compactor } from "../services/Compactor.ts"
 import { Config } from "../services/Config.ts"
 import { Host, type HostClient } from "../services/Host.ts"
@@ -58,4 +59,33 @@ export const layer = (input: { readonly client: unknown; readonly directory: str
   compose({
     paths: Paths.layer(input),
     host: Host.layer(input.client as HostClient)
-  })
+  }).pipe(Layer.provideMerge(testClock(process.env.DCP_TEST_CLOCK_FILE)))
+
+/**
+ * A test seam, unset in every real install: `DCP_TEST_CLOCK_FILE` names a file holding milliseconds the plugin adds
+ * to the system clock, so the end-to-end tier moves the plugin's time past a prompt cache's TTL instead of waiting
+ * for it (test/e2e/support/scenario.ts). Read on each use, synchronously, as Effect's clock is read; no file, no
+ * offset. Sleeping and monotonic time stay real.
+ */
+const testClock = (file: string | undefined) => {
+  if (file === undefined) return Layer.empty
+  const offset = () => {
+    try {
+      return Number(readFileSync(file, "utf8")) || 0
+    } catch {
+      return 0
+    }
+  }
+  return Layer.effect(
+    Clock.Clock,
+    Effect.map(Clock.clockWith(Effect.succeed), (real): Clock.Clock => ({
+      currentTimeMillisUnsafe: () => real.currentTimeMillisUnsafe() + offset(),
+      currentTimeMillis: Effect.sync(() => real.currentTimeMillisUnsafe() + offset()),
+      currentTimeNanosUnsafe: () => real.currentTimeNanosUnsafe() + BigInt(offset()) * 1_000_000n,
+      currentTimeNanos: Effect.sync(() => real.currentTimeNanosUnsafe() + BigInt(offset()) * 1_000_000n),
+      monotonicTimeNanosUnsafe: () => real.monotonicTimeNanosUnsafe(),
+      monotonicTimeNanos: real.monotonicTimeNanos,
+      sleep: (duration) => real.sleep(duration)
+    }))
+  )
+}

@@ -2,10 +2,55 @@ import { execFileSync } from "node:child_process"
 import { NodeFileSystem, NodePath } from "@effect/platform-node"
 import { assert, describe, it, layer } from "@effect/vitest"
 import { Effect, FileSystem, Layer, Path } from "effect"
-import { defaultConfig } from "../../src/config/schema.ts"
+import type { PluginConfig } from "../../src/config/schema.ts"
 import { renderTemplate } from "../../src/config/template.ts"
 import { Config, formatReport } from "../../src/services/Config.ts"
 import { pathsUnder } from "../support/paths.ts"
+
+/**
+ * The defaults as the documentation states them (README, docs/pruning.md, docs/prompt-cache.md, SPEC section 8),
+ * written out rather than imported from the schema: a default changed in the code by mistake fails here.
+ */
+const defaultConfig: PluginConfig = {
+  enabled: true,
+  debug: false,
+  pruneNotification: "detailed",
+  commands: { enabled: true, protectedTools: [] },
+  turnProtection: { enabled: false, turns: 4 },
+  protectedFilePatterns: [],
+  tools: {
+    settings: { nudgeEnabled: true, nudgeFrequency: 10, nudgeMinTokens: 8000, protectedTools: [] },
+    discard: { enabled: true },
+    extract: { enabled: true, showDistillation: false },
+    recall: { enabled: true }
+  },
+  strategies: {
+    repeats: { enabled: true },
+    deduplication: { enabled: true, protectedTools: [] },
+    supersedeWrites: { enabled: true },
+    purgeErrors: { enabled: true, turns: 4, protectedTools: [] },
+    staleOutputs: {
+      enabled: true,
+      trigger: 10_000,
+      keepRecent: 5,
+      keepFiles: 3,
+      clearAtLeast: 5000,
+      protectedTools: []
+    },
+    fold: { enabled: true, keepTurns: 2 }
+  },
+  cache: {
+    mode: "auto",
+    pricing: "auto",
+    minPruneTokens: 2000,
+    horizon: "auto",
+    patience: 2,
+    pressure: 0.9,
+    ttlSeconds: 300,
+    breakpoint: true
+  },
+  compaction: { enabled: false, atTokens: "auto" }
+}
 
 type Where = "global" | "env" | "project"
 

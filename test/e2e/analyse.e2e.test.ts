@@ -107,7 +107,7 @@ it("the analyser replays a fresh export of the real OpenCode as the plugin ran i
   assert.strictEqual(analysis.sent.withPlugin.priced.anthropic!.requests, analysis.session.requests)
 })
 
-it("the bundled analyser (dist/analyse.js) runs on the example under Node 20 with the same figures", async () => {
+it("control: the bundled analyser (dist/analyse.js) runs on the example under Node 20 with the same figures", async () => {
   const node20 = "/usr/bin/node"
   const version = await run(node20, ["--version"]).then((result) => result.stdout.trim(), () => "")
   if (!version.startsWith("v20.")) {

@@ -3,14 +3,15 @@ import { Blocks, WireBuilder } from "../../src/simulator/wire.ts"
 import type { Msg } from "../../src/host/schema.ts"
 import { profiles } from "../../src/pricing/profiles.ts"
 import type { AnthropicRequest } from "./support/model-server.ts"
-import { dcpConfig } from "./support/fixtures.ts"
+import { dcpConfig, placeholder, sourceFile } from "./support/fixtures.ts"
 import { useScenario } from "./support/scenario.ts"
 import { breakpointShape, priceAnthropicBodies, wireOfAnthropicBody } from "./support/wire.ts"
 
 /**
  * The real Anthropic wire: OpenCode's provider is set up with `@ai-sdk/anthropic` (built into the binary) against the
  * scripted server, so the recorded bodies are exactly what Anthropic would receive, `cache_control` on their blocks.
- * The plugin is off: this is OpenCode's own behaviour, and what a plugin can add to it.
+ * The plugin is off: this is OpenCode's own behaviour, and what a plugin can add to it, the controls of the test at the
+ * end, where the plugin is on and what it sends reaches the same wire.
  */
 
 /**
@@ -61,7 +62,7 @@ describe("OpenCode's own breakpoints", () => {
   let bodies: ReadonlyArray<AnthropicRequest> = []
   let stored: ReadonlyArray<Msg> = []
 
-  it("are on the system prompt and on the last block of the last two messages, a text-only assistant message included", async () => {
+  it("control: are on the system prompt and on the last block of the last two messages, a text-only assistant message included", async () => {
     const s = scenario()
     const session = await s.newSession()
     s.model.script([read("a.txt", "toolu_a", "Reading a."), read("b.txt", "toolu_b"), { text: "Done." }])
@@ -87,7 +88,7 @@ describe("OpenCode's own breakpoints", () => {
     for (const body of bodies) assert.isAtMost(markers(body).length, 4)
   })
 
-  it("are where the cost model's conversion of the stored session puts them, and the bodies read the cache", () => {
+  it("control: are where the cost model's conversion of the stored session puts them, and the bodies read the cache", () => {
     const blocks = new Blocks()
     const assistants = stored.flatMap((message, i) => (message.info.role === "assistant" ? [i] : []))
     // Each request carries the history before the assistant message it produced.
@@ -108,7 +109,7 @@ describe("OpenCode's own breakpoints", () => {
 })
 
 describe("a breakpoint asked for in an assistant text part's metadata", () => {
-  it("reaches the wire as cache_control on that text block; a fifth marker drops the last one", async () => {
+  it("control: reaches the wire as cache_control on that text block; a fifth marker drops the last one", async () => {
     const s = scenario()
     const session = await s.newSession()
     s.model.script([
@@ -148,5 +149,38 @@ describe("a breakpoint asked for in an assistant text part's metadata", () => {
       (bodies[3]!.messages[6]!.content as ReadonlyArray<{ type: string }>).map((block) => block.type),
       ["tool_result"]
     )
+  })
+})
+
+describe("the same wire with the plugin on", () => {
+  const on = useScenario({
+    mainModel: "claude-fake",
+    protocol: "anthropic",
+    files: { "src/a.ts": sourceFile("alpha") }
+  })
+
+  it("carries its system section and its placeholder, OpenCode's breakpoints where the controls above found them", async () => {
+    const s = on()
+    const session = await s.newSession()
+    const readA = (id: string) => ({ toolCalls: [{ name: "read", args: { filePath: s.path("src/a.ts") }, id }] })
+    s.model.script([readA("toolu_on1"), readA("toolu_on2"), { text: "Done." }])
+    await s.prompt(session, "read a.ts twice")
+    const bodies = s.anthropicRequests()
+    assert.lengthOf(bodies, 3)
+    const last = bodies[2]!
+    const system = typeof last.system === "string"
+      ? last.system
+      : (last.system ?? []).map((block) => block.text).join("")
+    assert.include(system, "## Context pruning")
+    const result = last.messages.flatMap((message) => typeof message.content === "string" ? [] : message.content)
+      .find((block) => block.type === "tool_result" && block.tool_use_id === "toolu_on1")
+    const content = result?.content
+    const text = typeof content === "string" ? content : (content ?? []).map((block) => block.text ?? "").join("")
+    assert.match(text, placeholder("[pruned duplicate; id 1]"))
+    assert.deepStrictEqual(bodies.map(markers), [
+      ["system", "0 user text"],
+      ["system", "1 assistant tool_use", "2 user tool_result"],
+      ["system", "3 assistant tool_use", "4 user tool_result"]
+    ])
   })
 })

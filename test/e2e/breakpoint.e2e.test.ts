@@ -111,9 +111,10 @@ const anthropicScenario = (breakpoint: boolean) =>
 describe("without the breakpoint", () => {
   const scenario = anthropicScenario(false)
 
-  it("runs the session; no body carries a breakpoint of the plugin's own", async () => {
+  it("runs the session; prunes apply, and no body carries a breakpoint of the plugin's own", async () => {
     withoutMark = await runSession(scenario())
     assert.lengthOf(withoutMark.bodies, 13)
+    assert.isTrue(withoutMark.bodies.some((body) => sentBlocks(body).some(holdsPlaceholder)))
     for (const body of withoutMark.bodies) assert.deepStrictEqual(ownMarks(body), [])
   })
 })
@@ -136,6 +137,8 @@ describe("with the breakpoint", () => {
   })
 
   it("never sends more than the 4 breakpoints Anthropic allows: the system section shares OpenCode's system block", () => {
+    // The plugin's own breakpoint among them.
+    assert.isTrue(withMark!.bodies.some((body) => ownMarks(body).length === 1))
     for (const body of withMark!.bodies) {
       assert.isAtMost(markerCount(body), 4)
       assert.strictEqual(typeof body.system === "string" ? 1 : body.system?.length, 1)
@@ -144,18 +147,24 @@ describe("with the breakpoint", () => {
 
   it("sends every block a request sent again byte-identical, but for its breakpoint and where a prune now applies", () => {
     const bodies = withMark!.bodies
+    let pruned = 0
     for (let k = 1; k < bodies.length; k++) {
       // A trailing note (a nudge) is sent with one request only.
       const before = sentBlocks(bodies[k - 1]!).filter((block) => !block.includes("[Context note"))
       const after = sentBlocks(bodies[k]!)
       before.forEach((block, i) => {
-        if (block !== after[i]) assert.isTrue(holdsPlaceholder(after[i] ?? ""), `request ${k}, block ${i}`)
+        if (block === after[i]) return
+        assert.isTrue(holdsPlaceholder(after[i] ?? ""), `request ${k}, block ${i}`)
+        pruned++
       })
     }
+    // Prunes did apply in the session: blocks sent before were sent again as placeholders.
+    assert.isAbove(pruned, 0)
   })
 
   it("changes nothing but the breakpoints: both runs send the same content and prune the same outputs", () => {
     const [marked, plain] = [unmarked(withMark!), unmarked(withoutMark!)]
+    assert.isTrue(marked.some((body) => holdsPlaceholder(body)), "the runs prune")
     marked.forEach((body, k) => {
       assert.isTrue(body === plain[k], `request ${k} differs`)
     })

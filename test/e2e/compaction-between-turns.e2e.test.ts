@@ -64,8 +64,9 @@ describe("compaction between turns", () => {
     await s.prompt(session, "read small.ts")
     s.model.script([{ text: "Nothing left to do." }])
     await s.prompt(session, "anything else?")
-    // The read ran: no compaction of another session took its scripted reply.
-    assert.include(resultOf(s.requests().at(-1)!, "cbt_small") ?? "", "small line 59")
+    // The read ran (no compaction of another session took its scripted reply), and the plugin saw it: its output
+    // carries the plugin's tag. The plugin was at work in this session, and asked for no compaction.
+    assert.match(resultOf(s.requests().at(-1)!, "cbt_small") ?? "", /^\[id 1\]\n[\s\S]*small line 59/)
     const messages = await s.messages(session)
     assert.isFalse(messages.some((message) => message.info.summary === true))
   })

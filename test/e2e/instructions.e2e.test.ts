@@ -1,7 +1,7 @@
 import { rmSync, utimesSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { assert, describe, it } from "vitest"
-import { call, done, holdsPlaceholder, read, sourceFile } from "./support/fixtures.ts"
+import { call, done, holdsPlaceholder, read, sentWhole, sourceFile } from "./support/fixtures.ts"
 import type { RecordedRequest, Reply } from "./support/model-server.ts"
 import { requestAfter, resultOf, systemText } from "./support/requests.ts"
 import { type Scenario, useScenario } from "./support/scenario.ts"
@@ -43,7 +43,7 @@ describe("the model changes the project's AGENTS.md", () => {
       "n"
     )
     assert.strictEqual(systemText(after), systemText(waiting))
-    assert.isFalse(holdsPlaceholder(duplicateOf(after, "n")))
+    assert.isTrue(sentWhole(duplicateOf(after, "n")))
   })
 
   it("CLAUDE.md written while OpenCode skips CLAUDE.md files (OPENCODE_DISABLE_CLAUDE_CODE): the duplicate waits", async () => {
@@ -51,7 +51,7 @@ describe("the model changes the project's AGENTS.md", () => {
     const write = call("write", { filePath: s.path("CLAUDE.md"), content: "Use tabs.\n" }, "k_3")
     const { waiting, after } = await run(s, write, "k")
     assert.strictEqual(systemText(after), systemText(waiting))
-    assert.isFalse(holdsPlaceholder(duplicateOf(after, "k")))
+    assert.isTrue(sentWhole(duplicateOf(after, "k")))
   })
 
   it("AGENTS.md created: the next request carries it, and the duplicate with it", async () => {
@@ -60,7 +60,7 @@ describe("the model changes the project's AGENTS.md", () => {
     const { waiting, after } = await run(s, write, "c")
     assert.notInclude(systemText(waiting), "Use tabs.")
     assert.include(systemText(after), `Instructions from: ${s.path("AGENTS.md")}\nUse tabs.`)
-    assert.isFalse(holdsPlaceholder(duplicateOf(waiting, "c")))
+    assert.isTrue(sentWhole(duplicateOf(waiting, "c")))
     assert.isTrue(holdsPlaceholder(duplicateOf(after, "c")))
   })
 
@@ -74,7 +74,7 @@ describe("the model changes the project's AGENTS.md", () => {
     const { waiting, after } = await run(s, edit, "e")
     assert.include(systemText(waiting), "Use tabs.")
     assert.include(systemText(after), "Use spaces.")
-    assert.isFalse(holdsPlaceholder(duplicateOf(waiting, "e")))
+    assert.isTrue(sentWhole(duplicateOf(waiting, "e")))
     assert.isTrue(holdsPlaceholder(duplicateOf(after, "e")))
   })
 })
@@ -98,7 +98,7 @@ describe("the user edits the project's AGENTS.md outside OpenCode, between two p
     const s = scenario()
     const { waiting, next } = await run(s, () => {}, "u")
     assert.strictEqual(systemText(next), systemText(waiting))
-    assert.isFalse(holdsPlaceholder(duplicateOf(next, "u")))
+    assert.isTrue(sentWhole(duplicateOf(next, "u")))
   })
 
   it("AGENTS.md saved again unchanged (a checkout, an editor's save): the same system prompt, the duplicate waits", async () => {
@@ -109,7 +109,7 @@ describe("the user edits the project's AGENTS.md outside OpenCode, between two p
     }
     const { waiting, next } = await run(s, saveAgain, "t")
     assert.strictEqual(systemText(next), systemText(waiting))
-    assert.isFalse(holdsPlaceholder(duplicateOf(next, "t")))
+    assert.isTrue(sentWhole(duplicateOf(next, "t")))
   })
 
   it("AGENTS.md edited: the next prompt's request carries the new text, and the duplicate with it", async () => {
@@ -117,7 +117,7 @@ describe("the user edits the project's AGENTS.md outside OpenCode, between two p
     const { waiting, next } = await run(s, () => writeFileSync(s.path("AGENTS.md"), "Use two spaces.\n"), "v")
     assert.include(systemText(waiting), "Use tabs.")
     assert.include(systemText(next), `Instructions from: ${s.path("AGENTS.md")}\nUse two spaces.`)
-    assert.isFalse(holdsPlaceholder(duplicateOf(waiting, "v")))
+    assert.isTrue(sentWhole(duplicateOf(waiting, "v")))
     assert.isTrue(holdsPlaceholder(duplicateOf(next, "v")))
   })
 
@@ -127,7 +127,7 @@ describe("the user edits the project's AGENTS.md outside OpenCode, between two p
     const { waiting, next } = await run(s, () => writeFileSync(above, "Keep answers short.\n"), "x")
     assert.notInclude(systemText(waiting), "Keep answers short.")
     assert.include(systemText(next), `Instructions from: ${above}\nKeep answers short.`)
-    assert.isFalse(holdsPlaceholder(duplicateOf(waiting, "x")))
+    assert.isTrue(sentWhole(duplicateOf(waiting, "x")))
     assert.isTrue(holdsPlaceholder(duplicateOf(next, "x")))
   })
 
@@ -139,7 +139,7 @@ describe("the user edits the project's AGENTS.md outside OpenCode, between two p
       const { waiting, next } = await run(s, () => writeFileSync(global, "Answer in French.\n"), "w")
       assert.notInclude(systemText(waiting), "Answer in French.")
       assert.include(systemText(next), `Instructions from: ${global}\nAnswer in French.`)
-      assert.isFalse(holdsPlaceholder(duplicateOf(waiting, "w")))
+      assert.isTrue(sentWhole(duplicateOf(waiting, "w")))
       assert.isTrue(holdsPlaceholder(duplicateOf(next, "w")))
     } finally {
       rmSync(global, { force: true })
@@ -157,7 +157,7 @@ describe("the user edits the project's AGENTS.md outside OpenCode, between two p
       const { waiting, next } = await run(s, () => writeFileSync(s.path("CONTEXT.md"), "Use two spaces.\n"), "m")
       assert.notInclude(systemText(waiting), "Instructions from:")
       assert.strictEqual(systemText(next), systemText(waiting))
-      assert.isFalse(holdsPlaceholder(duplicateOf(next, "m")))
+      assert.isTrue(sentWhole(duplicateOf(next, "m")))
     })
   })
 })

@@ -9,6 +9,7 @@ import { call, done, sourceFile } from "./support/fixtures.ts"
 import { type ModelServer, startModelServer } from "./support/model-server.ts"
 import { opencodeBinary, prepareWorld } from "./support/opencode.ts"
 import { type Registry, startRegistry } from "./support/registry.ts"
+import { switched } from "./support/scenario.ts"
 import { configTemplate } from "./support/template.ts"
 import { sidebarOf, startTui, type Tui } from "./support/tui.ts"
 
@@ -119,7 +120,7 @@ describe("the package as users install it", () => {
       configTemplate: await configTemplate(),
       projectFiles: {
         "src/a.ts": sourceFile("alpha"),
-        ".opencode/dcp.jsonc": JSON.stringify({ cache: { mode: "immediate" } })
+        ".opencode/dcp.jsonc": JSON.stringify(switched({ cache: { mode: "immediate" } }))
       }
     })
     await writeFile(join(world.env.HOME!, ".npmrc"), `registry=${registry.url}\n`)
@@ -133,7 +134,7 @@ describe("the package as users install it", () => {
     await rm(root, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 })
   })
 
-  it("the tarball holds the bundles, the config schema, the example session, README and LICENSE, and nothing else", async () => {
+  it("control: the tarball holds the bundles, the config schema, the example session, README and LICENSE, and nothing else", async () => {
     const paths = packed.files.map((file) => file.path)
     assert.deepStrictEqual(paths.filter((path) => !shipped.some((pattern) => pattern.test(path))), [])
     assert.includeMembers(paths, ["LICENSE", "dist/plugin.js", "dist/tui.js", "dist/analyse.js"])
@@ -141,7 +142,7 @@ describe("the package as users install it", () => {
     assert.isBelow(packed.unpackedSize, 8_000_000)
   })
 
-  it("no run-time dependency: every bundle imports only Node built-ins, and the TUI part also OpenCode's own UI modules", async () => {
+  it("control: no run-time dependency: every bundle imports only Node built-ins, and the TUI part also OpenCode's own UI modules", async () => {
     const pkg = await manifest()
     assert.deepStrictEqual([pkg.dependencies ?? {}, pkg.peerDependencies ?? {}, pkg.optionalDependencies ?? {}], [
       {},
@@ -158,7 +159,7 @@ describe("the package as users install it", () => {
     assert.deepStrictEqual(outside, [])
   })
 
-  it("`opencode plugin <name>` installs the package alone (7 MB, no dependency) and lists both parts", async () => {
+  it("control: `opencode plugin <name>` installs the package alone (7 MB, no dependency) and lists both parts", async () => {
     const result = await run(opencodeBinary, ["plugin", (await manifest()).name], {
       cwd: world.project,
       env: world.env

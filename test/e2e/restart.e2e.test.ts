@@ -1,5 +1,4 @@
 import { writeFile } from "node:fs/promises"
-import { setTimeout as sleep } from "node:timers/promises"
 import { assert, beforeAll, describe, it } from "vitest"
 import { call, done, placeholder, read, sourceFile } from "./support/fixtures.ts"
 import type { RecordedRequest } from "./support/model-server.ts"
@@ -47,14 +46,13 @@ const discardAndDuplicate = async (s: Scenario): Promise<Before> => {
  * Before the restart the TTL is an hour, so the duplicate waits however long the machine takes between requests;
  * `ttlAfterRestart` is the TTL the restarted OpenCode reads.
  */
-const pendingDuplicate = async (s: Scenario, ttlAfterRestart: number): Promise<Before & { latest: number }> => {
+const pendingDuplicate = async (s: Scenario, ttlAfterRestart: number): Promise<Before> => {
   const session = await s.newSession()
   s.model.script([read(s, "src/a.ts", "ttl_1"), read(s, "src/a.ts", "ttl_2"), done])
   await s.prompt(session, "read a.ts twice")
   await s.waitIdle(session)
-  const latest = s.model.times.at(-1)!
   await writeFile(s.path(".opencode/dcp.jsonc"), autoWithTtl(ttlAfterRestart))
-  return { session, request: requestAfter(s.requests(), "ttl_2"), latest }
+  return { session, request: requestAfter(s.requests(), "ttl_2") }
 }
 
 /** The first request after the restart: the duplicate's first read as sent then. */
@@ -77,8 +75,8 @@ describe("a restart of OpenCode", () => {
   const pastTtl = useScenario({ files: withTtlOfAnHour })
   const before: {
     survivor?: Before
-    withinTtl?: Before & { latest: number }
-    pastTtl?: Before & { latest: number }
+    withinTtl?: Before
+    pastTtl?: Before
   } = {}
 
   beforeAll(async () => {
@@ -113,13 +111,10 @@ describe("a restart of OpenCode", () => {
   })
 
   it("longer than cache.ttlSeconds after the session's latest request applies the pending prune on the first request: the cache has expired", async () => {
-    const { session, request, latest } = before.pastTtl!
+    const { session, request } = before.pastTtl!
     assert.include(resultOf(request, "ttl_1"), 'alpha59 = "alpha line 59"')
-    // Past the TTL since the history's latest request (a wait only when the restart took less).
-    await sleep(Math.max(0, latest + (aSecond + 1) * 1000 - Date.now()))
-    assert.match(
-      await afterRestart(pastTtl(), session) ?? "",
-      placeholder("[pruned duplicate: src/a.ts lines 1-60; id 1]")
-    )
+    // Past the TTL since the history's latest request, however long the restart took: the plugin's clock is ahead.
+    const sent = await pastTtl().clockAhead(aSecond + 1, () => afterRestart(pastTtl(), session))
+    assert.match(sent ?? "", placeholder("[pruned duplicate: src/a.ts lines 1-60; id 1]"))
   })
 })

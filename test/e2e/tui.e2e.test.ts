@@ -6,6 +6,7 @@ import { call, done, sourceFile } from "./support/fixtures.ts"
 import { type ModelServer, startModelServer } from "./support/model-server.ts"
 import { prepareWorld } from "./support/opencode.ts"
 import { resultOf } from "./support/requests.ts"
+import { switched } from "./support/scenario.ts"
 import { configTemplate } from "./support/template.ts"
 import { sidebarOf, startTui, type Tui } from "./support/tui.ts"
 
@@ -42,10 +43,10 @@ describe("the terminal UI", () => {
         "src/b.ts": sourceFile("beta"),
         "src/c.ts": sourceFile("gamma"),
         ".opencode/tui.json": JSON.stringify({ plugin: [`file://${repo}`] }),
-        ".opencode/dcp.jsonc": JSON.stringify({
+        ".opencode/dcp.jsonc": JSON.stringify(switched({
           cache: { mode: "immediate" },
           strategies: { repeats: { enabled: false } }
-        })
+        }))
       }
     })
     tui = await startTui({ name: "tui", env: world.env, project: world.project })

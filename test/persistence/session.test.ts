@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Deferred, Effect, Fiber, FileSystem, Option, Schema } from "effect"
+import { Deferred, Effect, Exit, Fiber, FileSystem, Option, Schema } from "effect"
 import { TestClock } from "effect/testing"
 import { Persistence } from "../../src/services/Persistence.ts"
 import { SessionFile } from "../../src/state/schema.ts"
@@ -86,11 +86,17 @@ describe("Persistence.layer: session round trip", () => {
       })
     ))
 
-  it.effect("removing a session that has no file succeeds", () =>
-    onDisk(() =>
+  it.effect("removing a session that has no file succeeds, and leaves the other sessions' files alone", () =>
+    onDisk(({ stateDir }) =>
       Effect.gen(function*() {
         const persistence = yield* Persistence
-        yield* persistence.remove(sessionID)
+        const other = sampleSession("ses_other00000000000000000001")
+        yield* persistence.save(other)
+        const before = yield* listTree(stateDir)
+        const exit = yield* Effect.exit(persistence.remove(sessionID))
+        assert.isTrue(Exit.isSuccess(exit))
+        assert.deepStrictEqual(yield* listTree(stateDir), before)
+        assert.deepStrictEqual(yield* persistence.load("ses_other00000000000000000001"), Option.some(other))
       })
     ))
 

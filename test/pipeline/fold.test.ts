@@ -78,6 +78,21 @@ const digestOf = (messages: ReadonlyArray<Msg>): string | undefined =>
     part.type === "text" && String(part.text).startsWith(digestHeader)
   )?.text
 
+/**
+ * The digest line of the call with stable ID `id`, wherever the digest puts it: a line of a text part starting
+ * `#<id> ` (the tests of a line's content do not depend on how a digest lays its lines out).
+ */
+const digestLine = (messages: ReadonlyArray<Msg>, id: number): string | undefined =>
+  messages.flatMap((message) => message.parts).flatMap((part) =>
+    part.type === "text" ? String(part.text).split("\n") : []
+  ).find((line) => line.startsWith(`#${id} `))
+
+/** Every digest line in `messages`, in order, wherever the digests put them. */
+const digestLines = (messages: ReadonlyArray<Msg>): Array<string> =>
+  messages.flatMap((message) => message.parts).flatMap((part) =>
+    part.type === "text" ? String(part.text).split("\n").filter((line) => /^#\d+ /.test(line)) : []
+  )
+
 describe("folding old turns", () => {
   it.effect("an old turn's pruned calls are sent as one digest: a line per call with its ID, tool, argument and outcome", () =>
     foldTest(Effect.gen(function*() {
@@ -114,6 +129,14 @@ describe("folding old turns", () => {
       { strategies: { fold: { keepTurns: 2 } } }
     ))
 
+  it.effect("a turn too recent to fold sends its pruned outputs as placeholders, its calls in place", () =>
+    foldTest(Effect.gen(function*() {
+      const sent = withoutTail(yield* send(fresh([...firstTurn(), ...laterTurns()])))
+      // The wording is placeholders.ts's: what matters here is a placeholder with the call's handle in place.
+      assert.match(toolPart(sent, "r2").state.output, /^\[pruned[^\n]*; recall 4\]$/)
+      assert.strictEqual(toolPart(sent, "b2").state.output, `[id 5]\n${lines(30, "PASS")}`)
+    })))
+
   it.effect("with keepTurns 1, the turn before the one in progress folds too", () =>
     foldTest(
       Effect.gen(function*() {
@@ -140,6 +163,28 @@ describe("folding old turns", () => {
       assert.notInclude(digestOf(sent)!, "todowrite")
     })))
 
+  it.effect("a call of a tool a protectedTools setting lists stays in place, with the calls around it folded", () =>
+    foldTest(
+      Effect.gen(function*() {
+        const sent = withoutTail(yield* send(fresh([...firstTurn(), ...laterTurns()])))
+        // Deduplication (whose own protectedTools it is not in) still prunes it: in place, as a placeholder.
+        assert.match(toolPart(sent, "b1").state.output, /^\[pruned[^\n]*; recall 2\]$/)
+        assert.deepStrictEqual(digestLines(sent), ["#1 read src/a.ts", "#3 edit src/a.ts"])
+      }),
+      { tools: { settings: { protectedTools: ["bash"] } } }
+    ))
+
+  it.effect("a call on a protected file stays in place, whole, with the calls around it folded", () =>
+    foldTest(
+      Effect.gen(function*() {
+        const sent = withoutTail(yield* send(fresh([...firstTurn(), ...laterTurns()])))
+        // Never pruned, so never tagged for the model to prune either.
+        assert.strictEqual(toolPart(sent, "r1").state.output, lines(200))
+        assert.deepStrictEqual(digestLines(sent), ["#2 bash npm test -> exit 1"])
+      }),
+      { protectedFilePatterns: ["src/a.ts"] }
+    ))
+
   it.effect("a failed call folds with the first line of its error", () =>
     foldTest(Effect.gen(function*() {
       const turn = firstTurn()
@@ -153,6 +198,38 @@ describe("folding old turns", () => {
       ])
       const sent = withoutTail(yield* send(fresh([...turn, ...laterTurns()])))
       assert.include(digestOf(sent)!, "#3 edit src/a.ts -> error: oldString not found in content")
+    })))
+
+  it.effect("a digest line cuts a long argument at 60 characters, an ellipsis the last of them", () =>
+    foldTest(Effect.gen(function*() {
+      const command = `node scripts/check.ts --files ${"src/engine/".repeat(8)}`
+      const turn = firstTurn()
+      turn[1] = assistant([tool({ tool: "bash", callID: "b1", input: { command }, output: lines(60, "FAIL") })])
+      const sent = withoutTail(yield* send(fresh([...turn, ...laterTurns()])))
+      const argument = digestLine(sent, 1)!.slice("#1 bash ".length)
+      assert.lengthOf(argument, 60)
+      assert.strictEqual(argument, "node scripts/check.ts --files src/engine/src/engine/src/eng…")
+    })))
+
+  it.effect("a digest line keeps an argument of 60 characters whole", () =>
+    foldTest(Effect.gen(function*() {
+      const command = `echo ${"x".repeat(55)}`
+      const turn = firstTurn()
+      turn[1] = assistant([tool({ tool: "bash", callID: "b1", input: { command }, output: lines(60, "out") })])
+      const sent = withoutTail(yield* send(fresh([...turn, ...laterTurns()])))
+      assert.strictEqual(digestLine(sent, 1), `#1 bash ${command}`)
+    })))
+
+  it.effect("a digest line cuts a long first line of an error at 60 characters", () =>
+    foldTest(Effect.gen(function*() {
+      const error = "Error: ENOENT: no such file or directory, open '/app/src/engine/missing/file.ts'"
+      const turn = firstTurn()
+      turn[1] = assistant([tool({ tool: "read", callID: "r1", input: { filePath: "src/x.ts" }, error })])
+      const sent = withoutTail(yield* send(fresh([...turn, ...laterTurns()])))
+      assert.strictEqual(
+        digestLine(sent, 1),
+        "#1 read src/x.ts -> error: Error: ENOENT: no such file or directory, open '/app/src/en…"
+      )
     })))
 
   it.effect("parallel calls of one step fold into the one digest, in their order", () =>

@@ -34,3 +34,11 @@ export const placeholder = (text: string): RegExp => {
  * `; id 3]` when the recall tool is off). Every placeholder the plugin writes does.
  */
 export const holdsPlaceholder = (text: string): boolean => /\[[^\]]*; (?:recall|id) \d+\]/.test(text)
+
+/**
+ * Whether an output went out whole as the plugin sends it: headed by the `[id N]` tag it gives every output it may
+ * prune, with no placeholder. A prune found and waiting (for the prompt cache) reads this way; without the plugin
+ * there is no tag, so a test of "the duplicate waits" fails with the plugin off, as a test of a prune does.
+ */
+export const sentWhole = (text: string | undefined): boolean =>
+  text !== undefined && /^\[id \d+\]\n/.test(text) && !holdsPlaceholder(text)

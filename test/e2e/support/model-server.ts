@@ -8,6 +8,11 @@ export interface Reply {
   readonly toolCalls?: ReadonlyArray<
     { readonly name: string; readonly args: Record<string, unknown>; readonly id?: string }
   >
+  /**
+   * The reply is held until this settles: a script waits for an event of OpenCode's (a refreshed tool list) before
+   * the agent loop goes on, instead of hoping it lands within the requests left.
+   */
+  readonly after?: () => Promise<unknown>
 }
 
 /** A request body as OpenCode sent it (OpenAI chat-completions format). */
@@ -105,7 +110,7 @@ export const startModelServer = async (
     const chunks: Array<Buffer> = []
     for await (const chunk of req) chunks.push(chunk as Buffer)
     if (req.method === "POST" && req.url?.endsWith("/messages")) {
-      answerAnthropic(JSON.parse(Buffer.concat(chunks).toString("utf8")) as AnthropicRequest, res)
+      await answerAnthropic(JSON.parse(Buffer.concat(chunks).toString("utf8")) as AnthropicRequest, res)
       return
     }
     if (req.method !== "POST" || !req.url?.endsWith("/chat/completions")) {
@@ -131,6 +136,7 @@ export const startModelServer = async (
     const reply: Reply = body.model === smallModel
       ? { text: smallReply }
       : queue.shift() ?? { text: "Done." }
+    await reply.after?.()
     const stream = body.stream === true
     const toolCalls = (reply.toolCalls ?? []).map((call) => ({
       id: call.id ?? `call_${++callCounter}`,
@@ -174,7 +180,7 @@ export const startModelServer = async (
     send({ ...base, choices: [], usage })
     res.end("data: [DONE]\n\n")
   }
-  const answerAnthropic = (body: AnthropicRequest, res: ServerResponse) => {
+  const answerAnthropic = async (body: AnthropicRequest, res: ServerResponse) => {
     anthropic.requests.push(body)
     anthropic.times.push(Date.now())
     const size = reportedInputTokens(body)
@@ -192,6 +198,7 @@ export const startModelServer = async (
     const reply: Reply = body.model === smallModel
       ? { text: smallReply }
       : queue.shift() ?? { text: "Done." }
+    await reply.after?.()
     const content = [
       ...(reply.text === undefined ? [] : [{ type: "text" as const, text: reply.text }]),
       ...(reply.toolCalls ?? []).map((call) => ({

@@ -21,10 +21,15 @@ const repo = new URL("../../../", import.meta.url).pathname
 const plugin = `file://${repo.replace(/\/$/, "")}`
 
 /**
- * `DCP_E2E_DISABLED=1` switches the plugin off in every scenario (`"enabled": false` in the global dcp.jsonc), to
- * show that the assertions fail without it.
+ * `DCP_E2E_DISABLED=1` switches the plugin off in every end-to-end file (`"enabled": false` in the global dcp.jsonc
+ * of the scenarios here, and through `switched` in the project config of the files that set up a home of their own),
+ * to show that the assertions fail without it: every test then fails but those named `control:`, each beside the
+ * test it is the control of.
  */
 const disabled = process.env.DCP_E2E_DISABLED === "1"
+
+/** A project's plugin settings, with the plugin switched off under `DCP_E2E_DISABLED=1`. */
+export const switched = (settings: object): object => (disabled ? { ...settings, enabled: false } : settings)
 
 // The global dcp.jsonc of every scenario's HOME (except `freshHome`): one HOME, and so one `opencode serve`, serves
 // them all; a scenario's own settings go in its project's `.opencode/dcp.jsonc`, read over this file. Automatic prunes
@@ -112,6 +117,12 @@ export interface Scenario {
   readonly anthropicRequests: () => ReadonlyArray<AnthropicRequest>
   readonly newSession: () => Promise<string>
   /**
+   * Runs `body` with the plugin's clock `seconds` ahead of the system's (every scenario of the server, which is this
+   * file's alone meanwhile), then puts it back: time passes for the plugin (a cache TTL runs out) without a wait, and
+   * without the machine's speed deciding whether it did.
+   */
+  readonly clockAhead: <T>(seconds: number, body: () => Promise<T>) => Promise<T>
+  /**
    * Runs one prompt (to `model`, one of `otherModels`, else the main model; with `variant`, one of `variants`; to
    * `agent`, else OpenCode's default);
    * OpenCode answers once the whole agent loop is done.
@@ -166,7 +177,9 @@ const startShared = async (globalFiles: Record<string, string>): Promise<SharedS
   const root = await mkdtemp(join(tmpdir(), "dcp-e2e-"))
   roots.add(root)
   const env = await prepareHome(root, { configTemplate: await configTemplate(), globalFiles })
-  return { root, current: await startServer(env, root), earlierLogs: "", projects: 0 }
+  // The plugin's clock is the system's plus what this file holds (src/layers/main.ts): `Scenario.clockAhead`.
+  const withClock = { ...env, DCP_TEST_CLOCK_FILE: join(root, "clock-offset") }
+  return { root, current: await startServer(withClock, root), earlierLogs: "", projects: 0 }
 }
 
 const sharedServer = (): Promise<SharedServer> => {
@@ -226,6 +239,15 @@ const startScenario = async (shared: SharedServer, options: ScenarioOptions): Pr
     requests: () => model.requests.slice(mark).filter((request) => model.main().includes(request)),
     anthropicRequests: () =>
       model.anthropic.requests.slice(anthropicMark).filter((request) => model.anthropic.main().includes(request)),
+    clockAhead: async (seconds, body) => {
+      const file = join(shared.root, "clock-offset")
+      await writeFile(file, String(seconds * 1000))
+      try {
+        return await body()
+      } finally {
+        await rm(file, { force: true })
+      }
+    },
     newSession: async () => {
       const { id } = await call<{ id: string }>("POST", "/session", {})
       sessions.push(id)
