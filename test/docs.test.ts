@@ -70,10 +70,12 @@ describe("documentation", () => {
   it("every path of the project that README and docs/ name (src/, test/, bench/, scripts/, ...) exists", () => {
     // A path of the project starts a word: `/app/src/session.ts` in an example, or a URL's `.../src/...`, is another's.
     const named = /(?<![\w/.-])(?:src|test|bench|scripts|examples|schema)\/[\w./-]*[\w/]/g
+    // What a request or a tool answer shows (a ```text block, a `[placeholder]`) is of an example session's project.
+    const examples = /```text\n[\s\S]*?```|`\[[^`]*\]`/g
     const missing = documents.filter((document) => document !== "CHANGELOG.md").flatMap((document) =>
-      [...new Set(read(document).match(named) ?? [])].filter((path) => !existsSync(join(root, path))).map((path) =>
-        `${document}: ${path}`
-      )
+      [...new Set(read(document).replace(examples, "").match(named) ?? [])].filter((path) =>
+        !existsSync(join(root, path))
+      ).map((path) => `${document}: ${path}`)
     )
     assert.deepStrictEqual(missing, [])
   })
