@@ -176,7 +176,7 @@ describe("the same wire with the plugin on", () => {
       .find((block) => block.type === "tool_result" && block.tool_use_id === "toolu_on1")
     const content = result?.content
     const text = typeof content === "string" ? content : (content ?? []).map((block) => block.text ?? "").join("")
-    assert.match(text, placeholder("[pruned duplicate; id 1]"))
+    assert.match(text, placeholder("[pruned duplicate: src/a.ts lines 1-60; id 1]"))
     assert.deepStrictEqual(bodies.map(markers), [
       ["system", "0 user text"],
       ["system", "1 assistant tool_use", "2 user tool_result"],
