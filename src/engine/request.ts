@@ -102,6 +102,7 @@ export const beginRequest = (
   const reverted = index.shrank && !compactedSince(state, index)
   const resumed = index.previousPass === undefined
   const compacted = followCompaction(state, index)
+  if (index.replaced.length > 0) forgetReplaced(state, index.replaced)
   for (const call of index.changed) call.id ??= stableId(state, call.callID)
   const partial = {
     state,
@@ -661,6 +662,18 @@ const forget = (state: SessionState, callIDs: ReadonlyArray<string>): void => {
     state.undelivered.delete(callID)
   }
   changed(state)
+}
+
+/**
+ * Forgets what was recorded for calls whose ID came back with another tool or input (`ToolIndex.replaced`): the call
+ * under that ID now is another one, which gets a stable ID of its own and inherits no prune, fold or restore.
+ */
+const forgetReplaced = (state: SessionState, callIDs: ReadonlyArray<string>): void => {
+  forget(state, callIDs)
+  for (const callID of callIDs) {
+    state.restored.delete(callID)
+    state.reReads.delete(callID)
+  }
 }
 
 /** Whether a message is in the request, by its ID; the IDs are gathered on the first question. */

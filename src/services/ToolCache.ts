@@ -2,6 +2,7 @@ import { Context, Effect, Layer, Option, Predicate } from "effect"
 import {
   fileFieldsOf,
   keyParameterOf,
+  sameInput,
   signatureOf,
   type ToolCall,
   type ToolIndex,
@@ -81,6 +82,7 @@ export class ToolCache extends Context.Service<ToolCache, {
         const pass = ++passes
         const calls: Array<ToolCall> = []
         const changed: Array<ToolCall> = []
+        const replaced: Array<string> = []
         let turns = 0
         let summaryId: string | undefined
         let lastUserMessage = -1
@@ -142,11 +144,20 @@ export class ToolCache extends Context.Service<ToolCache, {
             // Most calls sit where the previous pass found them: comparing their ID there spares hashing the request's
             // fresh copy of it. A call decoded again in this pass is no longer that pass's (`seen` is reset).
             const guess = previousCalls?.[calls.length]
-            const known = typeof callID !== "string"
+            let known = typeof callID !== "string"
               ? undefined
               : guess !== undefined && guess.seen === previousPass && guess.callID === callID
               ? guess
               : byCallId.get(callID)
+            // A second part under a call ID this request already holds is left alone: the index holds a call once.
+            if (known !== undefined && known.seen === pass) continue
+            // A call is its ID and its content: an ID that comes back with another tool or input is a new call.
+            if (known !== undefined && !sameContent(known, part)) {
+              replaced.push(known.callID)
+              known.seen = 0
+              known = undefined
+              appendOnly = false
+            }
             let call = known
             if (known === undefined || !isFinalAndUnchanged(known, part)) {
               const decoded = decodeToolPart(part)
@@ -159,10 +170,13 @@ export class ToolCache extends Context.Service<ToolCache, {
               changed.push(call)
               if (known === undefined) sawNew = true
               else appendOnly = false
-            } else if (sawNew || known.position !== calls.length || known.turn !== turns) {
+            } else if (
+              sawNew || known.position !== calls.length || known.turn !== turns || known.messageIndex !== m ||
+              known.partIndex !== p
+            ) {
               appendOnly = false
             }
-            if (call === undefined || call.seen === pass) continue
+            if (call === undefined) continue
             call.turn = turns
             call.userTurn = Math.max(0, userTurns.length - 1)
             call.position = calls.length
@@ -194,6 +208,7 @@ export class ToolCache extends Context.Service<ToolCache, {
           callTokens,
           changed,
           vanished,
+          replaced,
           shrank,
           pass,
           previousPass: previous?.pass,
@@ -231,6 +246,10 @@ const jsonOf = (value: unknown): string => {
 const maxSessions = 32
 
 const isFinal = (status: ToolStatus) => status === "completed" || status === "error"
+
+/** Whether a tool part is the call indexed under its ID: the same tool, the same input. */
+const sameContent = (call: ToolCall, part: Record<string, unknown>): boolean =>
+  part.tool === call.tool && sameInput(call.input, Predicate.isObject(part.state) ? part.state.input ?? {} : {})
 
 const isFinalAndUnchanged = (call: ToolCall, part: Record<string, unknown>): boolean => {
   if (!isFinal(call.status)) return false
