@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { digestHeader } from "../../src/engine/fold.ts"
+import { digestHeader, isDigest } from "../../src/engine/fold.ts"
 import { dcp } from "../../src/hooks/command.ts"
 import { compacting } from "../../src/hooks/session.ts"
 import { recall } from "../../src/hooks/tools.ts"
@@ -73,19 +73,19 @@ const laterTurns = (): Array<Msg> => [
 ]
 
 const partsOf = (message: Msg) => message.parts.map((part) => part.type)
-const digestOf = (messages: ReadonlyArray<Msg>): string | undefined =>
-  messages.flatMap((message) => message.parts).find((part) =>
-    part.type === "text" && String(part.text).startsWith(digestHeader)
-  )?.text
+const digestsOf = (messages: ReadonlyArray<Msg>): Array<string> =>
+  messages.flatMap((message) => message.parts).flatMap((part) => isDigest(part) ? [String(part.text)] : [])
+const digestOf = (messages: ReadonlyArray<Msg>): string | undefined => digestsOf(messages)[0]
 
 describe("folding old turns", () => {
-  it.effect("an old turn's pruned calls are sent as one digest: a line per call with its ID, tool, argument and outcome", () =>
+  it.effect("an old turn's pruned calls are sent as a digest: a line per call with its ID, tool, argument and outcome", () =>
     foldTest(Effect.gen(function*() {
       const sent = withoutTail(yield* send(fresh([...firstTurn(), ...laterTurns()])))
+      // A line break sets it apart from the model's words before it in the step.
       assert.strictEqual(
         digestOf(sent),
         [
-          digestHeader,
+          `\n${digestHeader}`,
           "#1 read src/a.ts",
           "#2 bash npm test -> exit 1",
           "#3 edit src/a.ts"
@@ -118,11 +118,9 @@ describe("folding old turns", () => {
     foldTest(
       Effect.gen(function*() {
         const sent = withoutTail(yield* send(fresh([...firstTurn(), ...laterTurns()])))
-        const digests = sent.flatMap((message) => message.parts).filter((part) =>
-          part.type === "text" && String(part.text).startsWith(digestHeader)
-        )
+        const digests = digestsOf(sent)
         assert.lengthOf(digests, 2)
-        assert.strictEqual(digests[1]!.text, `${digestHeader}\n#4 read src/b.ts`)
+        assert.strictEqual(digests[1], `${digestHeader}\n#4 read src/b.ts`)
       }),
       { strategies: { fold: { keepTurns: 1 } } }
     ))

@@ -1,0 +1,253 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { digestHeader, isDigest } from "../../src/engine/fold.ts"
+import { checkFoldOrder, checkRequest, NumberLedger } from "../support/foldOracle.ts"
+import { assistant, fresh, lines, type Msg, reasoning, text, tool, toolPart, user } from "../support/history.ts"
+import { pipelineTest, send, withoutTail } from "./helpers.ts"
+
+/**
+ * Folds computed from, and checked against, the request in hand (src/engine/fold.ts): the cases of histories that do
+ * not only grow, each as it was found, and the order a folded turn reads in. Every request is checked by the oracle of
+ * test/support/foldOracle.ts, which compares it with what the host handed the transform. Masking takes every output
+ * but the newest at once, so a turn folds as soon as two newer ones follow it.
+ */
+const config = { strategies: { staleOutputs: { trigger: 0, keepRecent: 1, keepFiles: 0, clearAtLeast: 0 } } }
+
+/** The first turn: reads, a failing test, an edit, with the model's words between. */
+const firstTurn = (): Array<Msg> => [
+  user("fix the failing test", { id: "msg_u1" }),
+  assistant([
+    text("Let me look at the test first."),
+    tool({ tool: "read", callID: "r1", input: { filePath: "src/a.ts" }, output: lines(200) }),
+    tool({
+      tool: "bash",
+      callID: "b1",
+      input: { command: "npm test" },
+      output: lines(60, "FAIL"),
+      metadata: { exit: 1 }
+    })
+  ], { id: "msg_a1" }),
+  assistant([
+    tool({
+      tool: "edit",
+      callID: "e1",
+      input: { filePath: "src/a.ts", oldString: lines(20, "old"), newString: lines(20, "new") },
+      output: "Edit applied successfully."
+    }),
+    text("Fixed: the comparison was inverted.")
+  ], { id: "msg_a2" })
+]
+
+const laterTurns = (): Array<Msg> => [
+  user("now add a test for it", { id: "msg_u2" }),
+  assistant([tool({ tool: "read", callID: "r2", input: { filePath: "src/b.ts" }, output: lines(100, "b") })], {
+    id: "msg_a3"
+  }),
+  user("thanks, and run the suite once more", { id: "msg_u3" }),
+  assistant([tool({ tool: "bash", callID: "b2", input: { command: "npm test" }, output: lines(30, "PASS") })], {
+    id: "msg_a4"
+  })
+]
+
+const history = () => [...firstTurn(), ...laterTurns()]
+
+const digestsOf = (messages: ReadonlyArray<Msg>): Array<string> =>
+  messages.flatMap((message) => message.parts).flatMap((part) => isDigest(part) ? [String(part.text)] : [])
+
+/** Sends `messages` and checks what went out against them; returns what went out, without the trailing note. */
+const sendChecked = (messages: Array<Msg>, numbers: NumberLedger) =>
+  Effect.gen(function*() {
+    const before = structuredClone(messages)
+    const after = yield* send(messages)
+    checkRequest(before, after, numbers)
+    checkFoldOrder(before, after)
+    return withoutTail(after)
+  })
+
+/** `messages` with the tool part of `callID` moved to the head of the next message, before its step-start. */
+const movedToNext = (messages: Array<Msg>, callID: string): Array<Msg> => {
+  const copy = fresh(messages)
+  const m = copy.findIndex((message) => message.parts.some((part) => part.callID === callID))
+  const p = copy[m]!.parts.findIndex((part) => part.callID === callID)
+  const [part] = copy[m]!.parts.splice(p, 1)
+  copy[m + 1]!.parts.unshift({ ...part!, messageID: copy[m + 1]!.info.id })
+  return copy
+}
+
+describe("folds under histories that do not only grow", () => {
+  it.effect("a call ID that comes back with another tool is a new call: the digest names it, under a number of its own", () =>
+    pipelineTest(
+      Effect.gen(function*() {
+        const numbers = new NumberLedger()
+        // One request in which e1 is a test run, then the real history in which it is the edit.
+        const bogus = firstTurn()
+        bogus[2] = assistant([tool({ tool: "bash", callID: "e1", input: { command: "npm test" }, output: "ok" })])
+        yield* sendChecked(fresh(bogus), numbers)
+        const sent = yield* sendChecked(fresh(history()), numbers)
+        assert.deepStrictEqual(digestsOf(sent), [
+          `\n${digestHeader}\n#1 read src/a.ts\n#2 bash npm test -> exit 1\n#4 edit src/a.ts`
+        ])
+      }),
+      config
+    ))
+
+  it.effect("a folded call's part moved to the next message for one request: that request folds it from where it is", () =>
+    pipelineTest(
+      Effect.gen(function*() {
+        const numbers = new NumberLedger()
+        yield* sendChecked(fresh(history()), numbers)
+        const moved = yield* sendChecked(movedToNext(history(), "b1"), numbers)
+        assert.deepStrictEqual(digestsOf(moved), [
+          `\n${digestHeader}\n#1 read src/a.ts\n#2 bash npm test -> exit 1\n#3 edit src/a.ts`
+        ])
+        assert.throws(() => toolPart(moved, "b1"))
+        const again = yield* sendChecked(fresh(history()), numbers)
+        assert.deepStrictEqual(digestsOf(again), digestsOf(moved))
+      }),
+      config
+    ))
+
+  it.effect("a middle user message missing for one request: the digests list exactly the calls that left", () =>
+    pipelineTest(
+      Effect.gen(function*() {
+        const numbers = new NumberLedger()
+        const full = [
+          user("find the TODOs", { id: "msg_u1" }),
+          assistant([]),
+          assistant([tool({ tool: "grep", callID: "g1", input: { pattern: "TODO" }, output: lines(100, "todo") })]),
+          user("fix the first", { id: "msg_u2" }),
+          assistant([
+            tool({
+              tool: "edit",
+              callID: "e1",
+              input: { filePath: "src/a.ts", oldString: lines(30, "old"), newString: lines(30, "new") },
+              output: ""
+            }),
+            tool({ tool: "read", callID: "r1", input: { filePath: "src/a.ts" }, output: "" })
+          ]),
+          user("go on", { id: "msg_u3" }),
+          user("and the next", { id: "msg_u4" })
+        ]
+        for (let n = 1; n <= 5; n++) yield* sendChecked(fresh(full.slice(0, n)), numbers)
+        // In this request msg_u2's calls are in msg_u1's turn, and no part of the fold made of msg_u1's.
+        yield* sendChecked(fresh(full.filter((message) => message.info.id !== "msg_u2").slice(0, 5)), numbers)
+        yield* sendChecked(fresh(full), numbers)
+      }),
+      { ...config, strategies: { ...config.strategies, fold: { keepTurns: 1 } }, cache: { mode: "auto" } }
+    ))
+
+  it.effect("requests in reverse order, with a reused call ID and a message missing: each goes out whole or folded", () =>
+    pipelineTest(
+      Effect.gen(function*() {
+        const numbers = new NumberLedger()
+        const more = [
+          ...history(),
+          assistant([text("All green.")], { id: "msg_a5" }),
+          user("one more thing", { id: "msg_u4" }),
+          assistant([tool({ tool: "read", callID: "r3", input: { filePath: "src/c.ts" }, output: lines(50, "c") })], {
+            id: "msg_a6"
+          })
+        ]
+        const reused = fresh(more.slice(0, 9))
+        // The newest call under the ID of a folded one.
+        const last = reused[8]!
+        last.parts = last.parts.map((part) => part.callID === undefined ? part : { ...part, callID: "b1" })
+        yield* sendChecked(fresh(more), numbers)
+        yield* sendChecked(reused.filter((message) => message.info.id !== "msg_a3"), numbers)
+        yield* sendChecked(fresh(more.slice(0, 7)), numbers)
+      }),
+      config
+    ))
+
+  it.effect("a folded call's output changed under the same call ID: the fold stands, byte for byte", () =>
+    pipelineTest(
+      Effect.gen(function*() {
+        const numbers = new NumberLedger()
+        const first = yield* sendChecked(fresh(history()), numbers)
+        const changed = history()
+        toolPart(changed, "b1").state.output = lines(61, "FAIL")
+        const sent = yield* sendChecked(fresh(changed), numbers)
+        assert.deepStrictEqual(digestsOf(sent), digestsOf(first))
+      }),
+      config
+    ))
+})
+
+describe("a folded turn reads in order", () => {
+  /** A turn whose calls the model's words separate, some in one step, some across steps. */
+  const wordyTurn = (): Array<Msg> => [
+    user("compare a.ts and b.ts", { id: "msg_u1" }),
+    assistant([
+      text("First a.ts."),
+      tool({ tool: "read", callID: "r1", input: { filePath: "src/a.ts" }, output: lines(100, "a") }),
+      text("Now b.ts and c.ts."),
+      tool({ tool: "read", callID: "r2", input: { filePath: "src/b.ts" }, output: lines(100, "b") })
+    ], { id: "msg_a1" }),
+    assistant([
+      reasoning("c.ts next"),
+      tool({ tool: "read", callID: "r3", input: { filePath: "src/c.ts" }, output: lines(100, "c") })
+    ], { id: "msg_a2" }),
+    assistant([
+      text("They differ in one line."),
+      tool({
+        tool: "todowrite",
+        callID: "t1",
+        input: { todos: [{ content: "align", status: "pending" }] },
+        output: "[]"
+      }),
+      tool({ tool: "grep", callID: "g1", input: { pattern: "differ" }, output: lines(20, "g") })
+    ], { id: "msg_a3" })
+  ]
+
+  /** The texts of each step as OpenCode's OpenAI-style conversion joins them: one string a step, nothing between. */
+  const joined = (message: Msg): string =>
+    message.parts.filter((part) => part.type === "text").map((part) => String(part.text)).join("")
+
+  it.effect("each run of calls the model's words do not separate has its digest where its first call stood", () =>
+    pipelineTest(
+      Effect.gen(function*() {
+        const sent = yield* sendChecked(fresh([...wordyTurn(), ...laterTurns()]), new NumberLedger())
+        // The header opens the fold's first digest: the later ones read as more of it.
+        assert.deepStrictEqual(
+          joined(sent[1]!),
+          [
+            "First a.ts.",
+            digestHeader,
+            "#1 read src/a.ts",
+            "Now b.ts and c.ts.",
+            "#2 read src/b.ts",
+            "#3 read src/c.ts"
+          ].join("\n")
+        )
+        // Its calls sent with the one before: the step has nothing left to send.
+        assert.deepStrictEqual(sent[2]!.parts.map((part) => part.type), ["step-start", "step-finish"])
+        // A call kept in place ends a run too.
+        assert.deepStrictEqual(sent[3]!.parts.map((part) => part.type), [
+          "step-start",
+          "text",
+          "tool",
+          "text",
+          "step-finish"
+        ])
+        assert.strictEqual(joined(sent[3]!), "They differ in one line.\n#5 grep differ")
+      }),
+      config
+    ))
+
+  it.effect("a digest alone in its step, or first in it, has no line break before it", () =>
+    pipelineTest(
+      Effect.gen(function*() {
+        const turn = [
+          user("read a.ts", { id: "msg_u1" }),
+          assistant([
+            tool({ tool: "read", callID: "r1", input: { filePath: "src/a.ts" }, output: lines(100, "a") }),
+            text("It exports one function.")
+          ])
+        ]
+        const sent = yield* sendChecked(fresh([...turn, ...laterTurns()]), new NumberLedger())
+        assert.deepStrictEqual(digestsOf(sent), [`${digestHeader}\n#1 read src/a.ts\n`])
+        assert.strictEqual(joined(sent[1]!), `${digestHeader}\n#1 read src/a.ts\nIt exports one function.`)
+      }),
+      config
+    ))
+})
