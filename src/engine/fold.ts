@@ -122,7 +122,7 @@ export const planFolds = (context: FoldContext): Array<FoldPlan> => {
       { key: turn.key, calls: folded, tokens: 0 },
       turn.messageIndex,
       next,
-      pass
+      { pass, previousPass: undefined, appendOnly: false }
     )
     if (layout === undefined) continue
     let tokens = textTokens(turn.reasoningChars) - digestTokens(layout, context.estimate)
@@ -264,6 +264,8 @@ export const foldsIn = (
  */
 export interface FoldLayout {
   readonly fold: AppliedFold
+  /** The tool index's pass it was laid out in, or found to stand in. */
+  pass: number
   /** The turn's messages: `[first, end)` in the request. */
   readonly first: number
   readonly end: number
@@ -287,7 +289,7 @@ const layouts = new WeakMap<AppliedFold, FoldLayout>()
  */
 export const foldsToWrite = (
   messages: ReadonlyArray<unknown>,
-  index: { readonly userTurns: ReadonlyArray<UserTurn>; readonly pass: number },
+  index: IndexPass & { readonly userTurns: ReadonlyArray<UserTurn> },
   folds: ReadonlyArray<AppliedFold>
 ): Array<FoldLayout> => {
   if (folds.length === 0) return []
@@ -299,7 +301,7 @@ export const foldsToWrite = (
   for (const fold of folds) {
     const t = turns.get(fold.key)
     if (t === undefined) continue
-    const layout = layoutOf(messages, fold, userTurns[t]!.messageIndex, userTurns[t + 1]!.messageIndex, index.pass)
+    const layout = layoutOf(messages, fold, userTurns[t]!.messageIndex, userTurns[t + 1]!.messageIndex, index)
     if (layout !== undefined) written.push(layout)
   }
   return written
@@ -315,18 +317,32 @@ const layoutOf = (
   fold: AppliedFold,
   first: number,
   end: number,
-  pass: number
+  index: IndexPass
 ): FoldLayout | undefined => {
   const previous = layouts.get(fold)
   if (previous !== undefined) {
-    const layout = scan(messages, fold, first, end, previous.messageIndexes, previous.partIndexes, previous)
+    // Laid out in this pass, or in the one before when this one only added calls to it: each call of the fold is
+    // where the index found it then (`ToolIndex.appendOnly` compares every call's place), in the same turn.
+    const standing = previous.pass === index.pass || (index.appendOnly && previous.pass === index.previousPass)
+    if (standing && previous.first === first && previous.end === end) {
+      previous.pass = index.pass
+      return previous
+    }
+    const layout = scan(messages, fold, first, end, previous.messageIndexes, previous.partIndexes, previous, index.pass)
     if (layout !== undefined) return remember(fold, layout)
   }
-  if (fold.calls.some((call) => call.seen !== pass)) return undefined
+  if (fold.calls.some((call) => call.seen !== index.pass)) return undefined
   const messageIndexes = Int32Array.from(fold.calls, (call) => call.messageIndex)
   const partIndexes = Int32Array.from(fold.calls, (call) => call.partIndex)
-  const layout = scan(messages, fold, first, end, messageIndexes, partIndexes, previous)
+  const layout = scan(messages, fold, first, end, messageIndexes, partIndexes, previous, index.pass)
   return layout === undefined ? undefined : remember(fold, layout)
+}
+
+/** The tool index's pass over the request in hand, and how it relates to the pass before (`ToolIndex`). */
+interface IndexPass {
+  readonly pass: number
+  readonly previousPass: number | undefined
+  readonly appendOnly: boolean
 }
 
 const remember = (fold: AppliedFold, layout: FoldLayout): FoldLayout => {
@@ -345,7 +361,8 @@ const scan = (
   end: number,
   messageIndexes: Int32Array,
   partIndexes: Int32Array,
-  previous: FoldLayout | undefined
+  previous: FoldLayout | undefined,
+  pass: number
 ): FoldLayout | undefined => {
   const { calls } = fold
   const count = calls.length
@@ -411,6 +428,7 @@ const scan = (
     runs.every((run, r) => previous.runs[r] === run && previous.separators[r] === separators[r])
   return {
     fold,
+    pass,
     first,
     end,
     messageIndexes,
