@@ -1,4 +1,5 @@
 import { Predicate } from "effect"
+import { firstAtOrAfter } from "../data/sorted.ts"
 import type { FoldRecord } from "../state/schema.ts"
 import type { Rules } from "./automatic.ts"
 import { textTokens } from "./context.ts"
@@ -513,18 +514,6 @@ const dropParts = (
   }
   if (kept !== parts.length) parts.length = kept
   return run
-}
-
-/** The first index of the ascending `values` whose value is `value` or more; their length if there is none. */
-const firstAtOrAfter = (values: ReadonlyArray<number>, value: number): number => {
-  let low = 0
-  let high = values.length
-  while (low < high) {
-    const middle = (low + high) >>> 1
-    if (values[middle]! < value) low = middle + 1
-    else high = middle
-  }
-  return low
 }
 
 /** The digest as a text part in place of the tool part `part`, in its message. */

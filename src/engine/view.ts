@@ -1,5 +1,6 @@
 import { Predicate } from "effect"
 import type { PluginConfig } from "../config/schema.ts"
+import { firstAtOrAfter } from "../data/sorted.ts"
 import type { FoldRecord, PruneRecord } from "../state/schema.ts"
 import { applyRendered, applyTag, type Rendered, render, tagFor } from "./apply.ts"
 import { addToRules, candidatesFrom, emptyRules, openFrom, type Rules } from "./automatic.ts"
@@ -305,20 +306,9 @@ const writeUnfolded = (
     const i = applied.get(call)
     const texts = i === undefined ? undefined : viewState.appliedTexts[i]
     if (texts !== undefined) applyRendered(messages, call, texts)
-    if (isTagged(viewState.tagged, call.position)) tag(messages, call, pruned)
+    const { tagged } = viewState
+    if (tagged[firstAtOrAfter(tagged, call.position)] === call.position) tag(messages, call, pruned)
   }
-}
-
-/** Whether `position` is among the ascending `tagged`. */
-const isTagged = (tagged: ReadonlyArray<number>, position: number): boolean => {
-  let low = 0
-  let high = tagged.length
-  while (low < high) {
-    const middle = (low + high) >>> 1
-    if (tagged[middle]! < position) low = middle + 1
-    else high = middle
-  }
-  return tagged[low] === position
 }
 
 /** The view's `Writes`, brought up to date. */
