@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { digestHeader, isDigest } from "../../src/engine/fold.ts"
+import { digestHeader } from "../../src/engine/fold.ts"
 import { dcp } from "../../src/hooks/command.ts"
 import { compacting } from "../../src/hooks/session.ts"
 import { recall } from "../../src/hooks/tools.ts"
@@ -16,16 +16,11 @@ import {
   toolPart,
   user
 } from "../support/history.ts"
+import { digestsOf, firstTurn, foldConfig, laterTurns } from "../support/foldTurns.ts"
 import { pipelineTest, send, stateOf, withoutTail } from "./helpers.ts"
 
-/**
- * Folding old turns (src/engine/fold.ts), through the request path. Masking takes every output older than the newest
- * call at once, so that an old turn's outputs are pruned as soon as it is old; a turn is old once two newer ones
- * follow it (`keepTurns` 2, the default).
- */
-const config = {
-  strategies: { staleOutputs: { trigger: 0, keepRecent: 1, keepFiles: 0, clearAtLeast: 0 } }
-}
+/** Folding old turns (src/engine/fold.ts), through the request path, on the histories of test/support/foldTurns.ts. */
+const config = foldConfig
 
 const foldTest = <A, E, R>(body: Effect.Effect<A, E, R>, extra: object = {}) => pipelineTest(body, merge(config, extra))
 
@@ -39,42 +34,7 @@ const merge = (a: Record<string, any>, b: Record<string, any>): Record<string, a
   return out
 }
 
-/** The first turn: the user's request, the model reading, testing, editing, and its answer. */
-const firstTurn = (): Array<Msg> => [
-  user("fix the failing test", { id: "msg_u1" }),
-  assistant([
-    text("Let me look at the test first."),
-    tool({ tool: "read", callID: "r1", input: { filePath: "src/a.ts" }, output: lines(200) }),
-    tool({
-      tool: "bash",
-      callID: "b1",
-      input: { command: "npm test" },
-      output: lines(60, "FAIL"),
-      metadata: { exit: 1 }
-    })
-  ]),
-  assistant([
-    tool({
-      tool: "edit",
-      callID: "e1",
-      input: { filePath: "src/a.ts", oldString: lines(20, "old"), newString: lines(20, "new") },
-      output: "Edit applied successfully."
-    }),
-    text("Fixed: the comparison was inverted.")
-  ])
-]
-
-/** Two later turns: after them, the first is old. */
-const laterTurns = (): Array<Msg> => [
-  user("now add a test for it", { id: "msg_u2" }),
-  assistant([tool({ tool: "read", callID: "r2", input: { filePath: "src/b.ts" }, output: lines(100, "b") })]),
-  user("thanks, and run the suite once more", { id: "msg_u3" }),
-  assistant([tool({ tool: "bash", callID: "b2", input: { command: "npm test" }, output: lines(30, "PASS") })])
-]
-
 const partsOf = (message: Msg) => message.parts.map((part) => part.type)
-const digestsOf = (messages: ReadonlyArray<Msg>): Array<string> =>
-  messages.flatMap((message) => message.parts).flatMap((part) => isDigest(part) ? [String(part.text)] : [])
 const digestOf = (messages: ReadonlyArray<Msg>): string | undefined => digestsOf(messages)[0]
 
 describe("folding old turns", () => {
