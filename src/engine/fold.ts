@@ -387,6 +387,10 @@ const scan = (
     textInStep = false
     inStep = []
     if (!Predicate.isObject(message) || !Array.isArray(message.parts)) continue
+    // OpenCode leaves out a message that ended in an error: a run neither enters nor leaves one, so that no digest
+    // there stands for calls it sends, nor one elsewhere for calls it never sent.
+    const unsent = failed(message)
+    if (unsent) runOpen = false
     const parts = message.parts
     for (let p = 0; p < parts.length; p++) {
       const part = parts[p]
@@ -423,6 +427,7 @@ const scan = (
           break
       }
     }
+    if (unsent) runOpen = false
   }
   if (next !== count) return undefined
   const same = previous !== undefined && previous.runs.length === runs.length &&
@@ -514,6 +519,13 @@ const dropParts = (
   }
   if (kept !== parts.length) parts.length = kept
   return run
+}
+
+/** An assistant message that ended in an error other than the user's abort, which OpenCode does not send. */
+const failed = (message: Record<string, unknown>): boolean => {
+  const info = message.info
+  if (!Predicate.isObject(info) || info.error === undefined || info.error === null) return false
+  return !(Predicate.isObject(info.error) && info.error.name === "MessageAbortedError")
 }
 
 /** The digest as a text part in place of the tool part `part`, in its message. */

@@ -229,6 +229,30 @@ describe("a folded turn reads in order", () => {
       config
     ))
 
+  it.effect("a message OpenCode does not send (it ended in an error) has its calls' digest to itself", () =>
+    pipelineTest(
+      Effect.gen(function*() {
+        const failed = assistant([
+          tool({ tool: "read", callID: "r2", input: { filePath: "src/b.ts" }, output: lines(100) })
+        ])
+        failed.info = { ...failed.info, error: { name: "APIError", data: { message: "overloaded" } } }
+        const turn = [
+          user("read the three files", { id: "msg_u1" }),
+          assistant([tool({ tool: "read", callID: "r1", input: { filePath: "src/a.ts" }, output: lines(100) })]),
+          failed,
+          assistant([tool({ tool: "read", callID: "r3", input: { filePath: "src/c.ts" }, output: lines(100) })])
+        ]
+        const sent = yield* sendChecked(fresh([...turn, ...laterTurns()]), new NumberLedger())
+        assert.deepStrictEqual(digestsOf(sent), [
+          `${digestHeader}\n#1 read src/a.ts`,
+          "#2 read src/b.ts",
+          "#3 read src/c.ts"
+        ])
+        assert.deepStrictEqual(digestsOf([sent[2]!]), ["#2 read src/b.ts"])
+      }),
+      config
+    ))
+
   it.effect("a digest alone in its step, or first in it, has no line break before it", () =>
     pipelineTest(
       Effect.gen(function*() {
