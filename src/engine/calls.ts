@@ -105,8 +105,8 @@ export interface ToolIndex {
    */
   readonly replaced: ReadonlyArray<string>
   /**
-   * The previous pass's newest message is not where it was: an undo took the newest messages out (tool calls among
-   * them or not), or a compaction the oldest.
+   * The previous pass's newest message is gone: an undo took the newest messages out (tool calls among them or not).
+   * A request that lost a message in its middle (a host's glitch, for one request) still holds it, and has not shrunk.
    */
   readonly shrank: boolean
   /** This pass, unique across sessions. */

@@ -90,9 +90,13 @@ export class ToolCache extends Context.Service<ToolCache, {
         const reasoningMessages: Array<number> = []
         let textChars = 0
         let callTokens = 0
-        const shrank = session.newest !== undefined && messageIdOf(messages[session.newest.at]) !== session.newest.id
+        const newest = session.newest
+        const moved = newest !== undefined && messageIdOf(messages[newest.at]) !== newest.id
+        // Looked for only once it moved: a request that lost a message in its middle still holds it.
+        const shrank = moved &&
+          (newest.id === undefined || !messages.some((message) => messageIdOf(message) === newest.id))
         session.newest = { at: messages.length - 1, id: messageIdOf(messages[messages.length - 1]) }
-        let appendOnly = previous !== undefined && !shrank
+        let appendOnly = previous !== undefined && !moved
         let sawNew = false
         // What comes before the user's first message in the view (after a compaction: its summary) is a turn too.
         if (messages.length > 0 && !isTypedByUser(messages[0])) {

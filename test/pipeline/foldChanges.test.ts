@@ -16,7 +16,7 @@ import {
 } from "../support/history.ts"
 import { digestsOf, firstTurn, foldConfig, laterTurns } from "../support/foldTurns.ts"
 import { build, type ToolCallSpec } from "../support/generate.ts"
-import { pipelineTest, send, withoutTail } from "./helpers.ts"
+import { pipelineTest, send, stateOf, withoutTail } from "./helpers.ts"
 
 /**
  * Folds computed from, and checked against, the request in hand (src/engine/fold.ts): the cases of histories that do
@@ -127,6 +127,24 @@ describe("folds under histories that do not only grow", () => {
         yield* sendChecked(fresh(full), numbers)
       }),
       { ...config, strategies: { ...config.strategies, fold: { keepTurns: 1 } }, cache: { mode: "auto" } }
+    ))
+
+  it.effect("a message missing for one request changes nothing the session keeps: its calls come back as they were", () =>
+    pipelineTest(
+      Effect.gen(function*() {
+        const numbers = new NumberLedger()
+        const full = history()
+        yield* sendChecked(fresh(full), numbers)
+        const before = yield* stateOf(sessionID)
+        yield* sendChecked(fresh(full.filter((message) => message.info.id !== "msg_a1")), numbers)
+        const again = yield* sendChecked(fresh(full), numbers)
+        const after = yield* stateOf(sessionID)
+        assert.deepStrictEqual([after.ids, after.pruned, after.folds], [before.ids, before.pruned, before.folds])
+        assert.deepStrictEqual(digestsOf(again), [
+          `\n${digestHeader}\n#1 read src/a.ts\n#2 bash npm test -> exit 1\n#3 edit src/a.ts`
+        ])
+      }),
+      config
     ))
 
   it.effect("requests in reverse order, with a reused call ID and a message missing: each checked against itself", () =>

@@ -181,6 +181,17 @@ describe("ToolCache", () => {
       assert.deepStrictEqual(undone.vanished, [])
     }).pipe(Effect.provide(cache)))
 
+  it.effect("a request that lost a message in its middle has not shrunk; its calls are reported gone from the view", () =>
+    Effect.gen(function*() {
+      const toolCache = yield* ToolCache
+      const base = history()
+      yield* toolCache.sync(sessionID, fresh(base))
+      const withoutMiddle = yield* toolCache.sync(sessionID, fresh([base[0]!, base[2]!, user("go on")]))
+      assert.isFalse(withoutMiddle.shrank)
+      assert.isFalse(withoutMiddle.appendOnly)
+      assert.deepStrictEqual(withoutMiddle.vanished, ["c1", "c2"])
+    }).pipe(Effect.provide(cache)))
+
   it.effect("sessions are indexed separately", () =>
     Effect.gen(function*() {
       const toolCache = yield* ToolCache
