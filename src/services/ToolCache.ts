@@ -19,6 +19,11 @@ import { Tokenizer } from "./Tokenizer.ts"
 
 interface SessionIndex {
   readonly byCallId: Map<string, ToolCall>
+  /**
+   * Calls that left the view while the session kept them (a request without their message, for a host's glitch): what
+   * a call under their ID is compared with when it comes back, since the session still holds their numbers and prunes.
+   */
+  readonly gone: LruMap<string, ToolCall>
   latest: ToolIndex | undefined
   /** Where the latest pass's newest message was, and its ID. */
   newest: { readonly at: number; readonly id: string | undefined } | undefined
@@ -72,7 +77,7 @@ export class ToolCache extends Context.Service<ToolCache, {
       const index = (sessionID: string, messages: ReadonlyArray<unknown>): ToolIndex => {
         let session = sessions.get(sessionID)
         if (session === undefined) {
-          session = { byCallId: new Map(), latest: undefined, newest: undefined }
+          session = { byCallId: new Map(), gone: new LruMap(maxGone), latest: undefined, newest: undefined }
           sessions.set(sessionID, session)
         }
         const byCallId = session.byCallId
@@ -155,6 +160,13 @@ export class ToolCache extends Context.Service<ToolCache, {
               : byCallId.get(callID)
             // A second part under a call ID this request already holds is left alone: the index holds a call once.
             if (known !== undefined && known.seen === pass) continue
+            if (known === undefined && typeof callID === "string") {
+              const left = session.gone.get(callID)
+              if (left !== undefined) {
+                session.gone.delete(callID)
+                if (!sameContent(left, part)) replaced.push(callID)
+              }
+            }
             // A call is its ID and its content: an ID that comes back with another tool or input is a new call.
             if (known !== undefined && !sameContent(known, part)) {
               replaced.push(known.callID)
@@ -193,10 +205,13 @@ export class ToolCache extends Context.Service<ToolCache, {
         }
         const vanished: Array<string> = []
         if (calls.length < byCallId.size) {
+          // An undo or a compaction makes the session forget the calls that left with it: nothing to compare them with.
+          const kept = !shrank && summaryId === previous?.summaryId
           for (const [callID, call] of byCallId) {
             if (call.seen !== pass) {
               vanished.push(callID)
               byCallId.delete(callID)
+              if (kept) session.gone.set(callID, call)
             }
           }
         }
@@ -248,6 +263,9 @@ const jsonOf = (value: unknown): string => {
 
 /** Sessions kept indexed in memory; an evicted session is re-indexed from its next request. */
 const maxSessions = 32
+
+/** Calls kept to compare with after they left the view, per session, the most recent. */
+const maxGone = 5_000
 
 const isFinal = (status: ToolStatus) => status === "completed" || status === "error"
 

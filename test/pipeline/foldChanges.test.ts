@@ -147,6 +147,23 @@ describe("folds under histories that do not only grow", () => {
       config
     ))
 
+  it.effect("a call back after a request without its message, with another tool, is a new call under a number of its own", () =>
+    pipelineTest(
+      Effect.gen(function*() {
+        const numbers = new NumberLedger()
+        const full = history()
+        yield* sendChecked(fresh(full), numbers)
+        yield* sendChecked(fresh(full.filter((message) => message.info.id !== "msg_a1")), numbers)
+        const back = fresh(full)
+        const b1 = toolPart(back, "b1")
+        b1.tool = "grep"
+        b1.state.input = { pattern: "TODO" }
+        const sent = yield* sendChecked(back, numbers)
+        assert.notInclude(digestsOf(sent).join("\n"), "#2 grep")
+      }),
+      config
+    ))
+
   it.effect("requests in reverse order, with a reused call ID and a message missing: each checked against itself", () =>
     pipelineTest(
       Effect.gen(function*() {
