@@ -20,8 +20,8 @@ import { Tokenizer } from "./Tokenizer.ts"
 interface SessionIndex {
   readonly byCallId: Map<string, ToolCall>
   /**
-   * Calls that left the view while the session kept them (a request without their message, for a host's glitch): what
-   * a call under their ID is compared with when it comes back, since the session still holds their numbers and prunes.
+   * Calls that left the view, the most recent: what a call under their ID is compared with when it comes back. The
+   * session may still hold their numbers and prunes (a request without their message, for a host's glitch).
    */
   readonly gone: LruMap<string, ToolCall>
   latest: ToolIndex | undefined
@@ -205,13 +205,13 @@ export class ToolCache extends Context.Service<ToolCache, {
         }
         const vanished: Array<string> = []
         if (calls.length < byCallId.size) {
-          // An undo or a compaction makes the session forget the calls that left with it: nothing to compare them with.
-          const kept = !shrank && summaryId === previous?.summaryId
           for (const [callID, call] of byCallId) {
             if (call.seen !== pass) {
               vanished.push(callID)
               byCallId.delete(callID)
-              if (kept) session.gone.set(callID, call)
+              // Kept whatever became of the session's records of it (an undo or a compaction forgets them): compared
+              // with a call that comes back under its ID, it can only make that a new call, which it then is anyway.
+              session.gone.set(callID, call)
             }
           }
         }
@@ -264,8 +264,8 @@ const jsonOf = (value: unknown): string => {
 /** Sessions kept indexed in memory; an evicted session is re-indexed from its next request. */
 const maxSessions = 32
 
-/** Calls kept to compare with after they left the view, per session, the most recent. */
-const maxGone = 5_000
+/** Calls kept to compare with after they left the view, per session: the most recent. */
+const maxGone = 2_000
 
 const isFinal = (status: ToolStatus) => status === "completed" || status === "error"
 

@@ -16,6 +16,7 @@ import {
 } from "../support/history.ts"
 import { digestsOf, firstTurn, foldConfig, laterTurns } from "../support/foldTurns.ts"
 import { build, type ToolCallSpec } from "../support/generate.ts"
+import { requestsOf } from "../support/hostChanges.ts"
 import { pipelineTest, send, stateOf, withoutTail } from "./helpers.ts"
 
 /**
@@ -162,6 +163,45 @@ describe("folds under histories that do not only grow", () => {
         assert.notInclude(digestsOf(sent).join("\n"), "#2 grep")
       }),
       config
+    ))
+
+  it.effect("a call back after the request that lacked it lost a compaction summary too is compared all the same", () =>
+    pipelineTest(
+      Effect.gen(function*() {
+        const numbers = new NumberLedger()
+        // As the property test found it: a write held by a summary message, sent as a read, then missing with the
+        // summary, then back as the write, which the number the read got named.
+        const history = build({
+          messages: [
+            { kind: "user", text: "go on" },
+            { kind: "assistant", parts: [], summary: false },
+            {
+              kind: "assistant",
+              parts: [call("write", { filePath: "src/app.ts", content: { seed: 10, lines: 1 } }, "")],
+              summary: true
+            },
+            { kind: "assistant", parts: [], summary: false },
+            {
+              kind: "assistant",
+              parts: [call("read", { filePath: "src/app.ts" }, { seed: 0, lines: 10 })],
+              summary: false
+            },
+            { kind: "assistant", parts: [], summary: false },
+            { kind: "user", text: "go on" }
+          ]
+        }, sessionID)
+        const requests = requestsOf(history, [
+          { grow: 1, change: undefined },
+          { grow: 1, change: undefined },
+          { grow: 1, change: undefined },
+          { grow: 1, change: { kind: "drop", at: 0, user: false } },
+          { grow: 1, change: { kind: "swap", at: 0, from: 1 } },
+          { grow: 1, change: { kind: "drop", at: 1, user: false } },
+          { grow: 1, change: { kind: "move", at: 0, beforeStep: false } }
+        ])
+        for (const request of requests) yield* sendChecked(request, numbers)
+      }),
+      { ...config, strategies: { ...config.strategies, fold: { keepTurns: 1 } }, cache: { mode: "immediate" } }
     ))
 
   it.effect("requests in reverse order, with a reused call ID and a message missing: each checked against itself", () =>
