@@ -1,6 +1,6 @@
 import type { PluginConfig } from "../config/schema.ts"
 import { reportedCacheUsage } from "../commands/breakdown.ts"
-import { digestHeader } from "../engine/fold.ts"
+import { isDigest as isFoldDigest } from "../engine/fold.ts"
 import { isReason, reasonEnabled, reasonName, reasons } from "../engine/reasons.ts"
 import type { PricingName, PricingProfile } from "../pricing/profiles.ts"
 import type { Config } from "../services/Config.ts"
@@ -65,7 +65,7 @@ export interface Composition {
 
 /** A folded turn's digest, as the plugin writes it into an assistant message (src/engine/fold.ts). */
 const isDigest = (part: Msg["parts"][number]): part is Msg["parts"][number] & { readonly text: string } =>
-  part.type === "text" && typeof part.text === "string" && part.text.startsWith(digestHeader)
+  isFoldDigest(part)
 
 const foldedLines = (text: string): number => text.split("\n").filter((line) => line.startsWith("#")).length
 

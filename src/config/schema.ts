@@ -130,7 +130,7 @@ export const PluginConfigFile = Schema.Struct({
       }
     ),
     fold: section(
-      "Fold old turns: once a turn's outputs are pruned, its tool calls are sent as one digest, a line per call (ID, tool, argument, outcome); the user's and the model's words stay, and recall returns any output.",
+      "Fold old turns: once a turn's outputs are pruned, its tool calls are sent as digest lines, one per call (ID, tool, argument, outcome), each where its call stood; the user's and the model's words stay, and recall returns any output.",
       {
         enabled: setting(Schema.Boolean, true, "Fold old turns whose outputs are pruned."),
         keepTurns: setting(Turns, 2, "The most recent turns (the one in progress among them) that are never folded.")

@@ -4,7 +4,8 @@ import { type Duration, Effect, Queue, Semaphore } from "effect"
  * Runs `write` in the background after `request`, so the caller (a model request) never waits for the disk.
  * Requests made while a write is under way, or within `spacing` after one, are coalesced into the next write: a
  * busy session is written about once per `spacing`, not once per request. `drain` writes now and waits; it also
- * runs when the scope closes (the plugin is disposed), so nothing requested is lost on shutdown.
+ * runs when the scope closes (the plugin is disposed), so nothing requested is lost on shutdown. `exclusive` runs a
+ * write of the caller's own between the background writes, never beside one.
  */
 export const writeBehind = Effect.fnUntraced(function*(
   write: Effect.Effect<void>,
@@ -18,6 +19,7 @@ export const writeBehind = Effect.fnUntraced(function*(
   yield* Effect.addFinalizer(() => drain)
   return {
     request: Queue.offer(wake, undefined).pipe(Effect.asVoid),
-    drain
+    drain,
+    exclusive: <A, E, R>(effect: Effect.Effect<A, E, R>) => writing.withPermits(1)(effect)
   }
 })

@@ -102,8 +102,13 @@ export interface ToolIndex {
   /** Calls the previous pass saw that are gone from this view (compaction or revert). */
   readonly vanished: ReadonlyArray<string>
   /**
-   * The previous pass's newest message is not where it was: an undo took the newest messages out (tool calls among
-   * them or not), or a compaction the oldest.
+   * Call IDs that came back with another tool or input than the call indexed under them: a new call, which inherits
+   * nothing recorded for the old one (its stable ID, prune, fold).
+   */
+  readonly replaced: ReadonlyArray<string>
+  /**
+   * The previous pass's newest message is gone: an undo took the newest messages out (tool calls among them or not).
+   * A request that lost a message in its middle (a host's glitch, for one request) still holds it, and has not shrunk.
    */
   readonly shrank: boolean
   /** This pass, unique across sessions. */
@@ -271,6 +276,37 @@ let unserialisableInputs = 0
 const maxDepth = 100
 
 const unserialisable = Symbol("unserialisable")
+
+/**
+ * Whether two inputs are the same once null/undefined values are dropped (the comparison `signatureOf` makes, without
+ * serialising either): what tells the tool index that a call ID came back with another call's input. An input nested
+ * deeper than any tool's arguments go is never the same.
+ */
+export const sameInput = (a: unknown, b: unknown, depth = 0): boolean => {
+  if (a === b) return true
+  if (a === null || a === undefined) return b === null || b === undefined
+  if (typeof a !== "object" || typeof b !== "object" || b === null || depth >= maxDepth) return false
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false
+    for (let i = 0; i < a.length; i++) if (!sameInput(a[i], b[i], depth + 1)) return false
+    return true
+  }
+  if (Array.isArray(b)) return false
+  const left = a as Record<string, unknown>
+  const right = b as Record<string, unknown>
+  let keys = 0
+  for (const key in left) {
+    const value = left[key]
+    if (value === null || value === undefined) continue
+    keys++
+    if (!sameInput(value, right[key], depth + 1)) return false
+  }
+  for (const key in right) {
+    const value = right[key]
+    if (value !== null && value !== undefined) keys--
+  }
+  return keys === 0
+}
 
 /**
  * `value` as JSON with null/undefined values dropped and object keys sorted at every depth, so that two values written

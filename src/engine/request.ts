@@ -12,7 +12,15 @@ import {
   rewritesAll
 } from "./anchor.ts"
 import { idOf, type ToolCall, type ToolIndex } from "./calls.ts"
-import { alwaysKept, type FoldPlan, planFolds, writeFolds } from "./fold.ts"
+import {
+  alwaysKept,
+  type AppliedFold,
+  type FoldPlan,
+  type FoldLayout,
+  foldsToWrite,
+  planFolds,
+  writeFolds
+} from "./fold.ts"
 import { appendTail } from "./inject.ts"
 import { nudge, prunableNow } from "./listing.ts"
 import { idOnlyHint, type RecallHint, recallToolHint } from "./placeholders.ts"
@@ -44,6 +52,8 @@ export interface Request {
   readonly estimate: Estimate
   /** What the request path derived from the view (src/engine/view.ts); rebuilt by `track` when prunes changed. */
   view: ViewState
+  /** The view's folds as this request sends them (`layOutFolds`): those it can send. */
+  folds: ReadonlyArray<FoldLayout>
 }
 
 /** A prune to make: the call, why, its stable ID, and what the placeholder says. */
@@ -102,6 +112,7 @@ export const beginRequest = (
   const reverted = index.shrank && !compactedSince(state, index)
   const resumed = index.previousPass === undefined
   const compacted = followCompaction(state, index)
+  if (index.replaced.length > 0) forgetReplaced(state, index.replaced)
   for (const call of index.changed) call.id ??= stableId(state, call.callID)
   const partial = {
     state,
@@ -112,7 +123,7 @@ export const beginRequest = (
     recallHint: recallHintFor(settings.config),
     estimate: settings.estimate
   }
-  const request: Request = { ...partial, view: undefined as unknown as ViewState }
+  const request: Request = { ...partial, view: undefined as unknown as ViewState, folds: [] }
   track(request)
   return { request, followed: { reverted, resumed, compacted } }
 }
@@ -246,7 +257,8 @@ const foldsDue = (request: Request, planned: ReadonlyMap<string, number>): Array
   if (!settings.enabled) return []
   return planFolds({
     calls: index.calls,
-    messageCount: request.messages.length,
+    messages: request.messages,
+    pass: index.pass,
     userTurns: index.userTurns,
     keepTurns: settings.keepTurns,
     rules: request.view.rules,
@@ -422,6 +434,8 @@ export interface Delivery {
   readonly systemTokens: number
   /** Tokens the applied prunes and folds take out of the request. */
   readonly prunedTokens: number
+  /** The folds the request sends. */
+  readonly folds: ReadonlyArray<AppliedFold>
   /** The model's reads of files whose every copy was pruned, in the request, and those it sends for the first time. */
   readonly reReads: ReRead
   /**
@@ -454,8 +468,9 @@ export const deliveryOf = (
     const reason = state.pruned.get(callID)?.reason
     if (reason !== undefined && reason !== "repeat") first = call.position
   }
+  const folds = request.folds.map((layout) => layout.fold)
   if (state.undeliveredFolds.size > 0) {
-    for (const fold of view.folds) {
+    for (const fold of folds) {
       if (state.undeliveredFolds.has(fold.key)) first = Math.min(first, fold.calls[0]!.position)
     }
   }
@@ -466,6 +481,7 @@ export const deliveryOf = (
     contextTokens: contextOf(request),
     systemTokens: state.systemTokens ?? 0,
     prunedTokens: view.prunedTokens + view.foldedTokens,
+    folds,
     reReads: { tokens: view.reReadTokens, first: view.reReads },
     change: changeAt(request, breakpoint, first)
   }
@@ -593,10 +609,35 @@ export const nudgeFor = (
  */
 export const render = (request: Request, anchor: Located | undefined, note: string | undefined): void => {
   const { messages, state } = request
-  applyView(request.view, messages, request.index.calls, state.pruned, state.folded)
+  applyView(request.view, messages, request.index.calls, state.pruned, state.folded, unwrittenCalls(request))
   if (anchor !== undefined) markAnchor(messages, anchor.place)
-  writeFolds(messages, request.view.folds, request.index.reasoningMessages)
+  writeFolds(messages, request.folds, request.index.reasoningMessages)
   if (note !== undefined) appendTail(messages, note)
+}
+
+/**
+ * Lays the view's folds out in the request in hand (src/engine/fold.ts, `foldsToWrite`), once the folds this request
+ * makes are recorded: a fold that cannot be written in it waits, and only those written are delivered.
+ */
+export const layOutFolds = (request: Request): void => {
+  request.folds = foldsToWrite(request.messages, request.index, request.view.folds)
+}
+
+/** The calls of the session's folds that the request holds but does not send folded: they go out unfolded. */
+const unwrittenCalls = (request: Request): ReadonlyArray<ToolCall> => {
+  const { state, index } = request
+  const written = request.folds
+  if (written.length === state.folds.size) return []
+  const keys = new Set(written.map((layout) => layout.fold.key))
+  const calls: Array<ToolCall> = []
+  for (const [key, record] of state.folds) {
+    if (keys.has(key)) continue
+    for (const callID of record.calls) {
+      const call = index.byCallId.get(callID)
+      if (call !== undefined) calls.push(call)
+    }
+  }
+  return calls
 }
 
 const placeOf = (call: ToolCall): Place => [call.messageIndex, call.partIndex]
@@ -661,6 +702,18 @@ const forget = (state: SessionState, callIDs: ReadonlyArray<string>): void => {
     state.undelivered.delete(callID)
   }
   changed(state)
+}
+
+/**
+ * Forgets what was recorded for calls whose ID came back with another tool or input (`ToolIndex.replaced`): the call
+ * under that ID now is another one, which gets a stable ID of its own and inherits no prune, fold or restore.
+ */
+const forgetReplaced = (state: SessionState, callIDs: ReadonlyArray<string>): void => {
+  forget(state, callIDs)
+  for (const callID of callIDs) {
+    state.restored.delete(callID)
+    state.reReads.delete(callID)
+  }
 }
 
 /** Whether a message is in the request, by its ID; the IDs are gathered on the first question. */

@@ -1,5 +1,6 @@
 import { Predicate } from "effect"
 import type { PluginConfig } from "../config/schema.ts"
+import { firstAtOrAfter } from "../data/sorted.ts"
 import type { FoldRecord, PruneRecord } from "../state/schema.ts"
 import { applyRendered, applyTag, type Rendered, render, tagFor } from "./apply.ts"
 import { addToRules, candidatesFrom, emptyRules, openFrom, type Rules } from "./automatic.ts"
@@ -122,7 +123,7 @@ export const trackView = (previous: ViewState | undefined, input: ViewInput): Vi
     add(viewState, input, position, copied, sent, outputOf)
   // Folds are of old turns, which a view that only grows does not change: found when the state is built afresh.
   if (!reusable) {
-    const folds = foldsIn(input.folds, { ...input, messageCount: input.messages.length })
+    const folds = foldsIn(input.folds, input)
     noteFolds(viewState, folds, input.revision)
   }
   viewState.count = input.calls.length
@@ -270,7 +271,8 @@ export const applyView = (
   messages: ReadonlyArray<unknown>,
   calls: ReadonlyArray<ToolCall>,
   pruned: ReadonlyMap<string, { readonly reason: string }>,
-  folded: ReadonlyMap<string, unknown> = new Map()
+  folded: ReadonlyMap<string, unknown> = new Map(),
+  unfolded: ReadonlyArray<ToolCall> = []
 ): void => {
   const writes = writesOf(viewState, calls, folded)
   for (const i of writes.prunes) {
@@ -285,12 +287,39 @@ export const applyView = (
         : texts
     )
   }
-  for (const position of writes.tags) {
-    const call = calls[position]!
-    const record = pruned.get(call.callID)
-    if (record === undefined || targetOf(call, record.reason as Reason)?.kind !== "output") {
-      applyTag(messages, call, tagFor(idOf(call)))
-    }
+  for (const position of writes.tags) tag(messages, calls[position]!, pruned)
+  if (unfolded.length > 0) writeUnfolded(viewState, messages, pruned, unfolded)
+}
+
+/** A tagged call's ID at the head of its output, unless a prune replaced that output. */
+const tag = (
+  messages: ReadonlyArray<unknown>,
+  call: ToolCall,
+  pruned: ReadonlyMap<string, { readonly reason: string }>
+): void => {
+  const record = pruned.get(call.callID)
+  if (record === undefined || targetOf(call, record.reason as Reason)?.kind !== "output") {
+    applyTag(messages, call, tagFor(idOf(call)))
+  }
+}
+
+/**
+ * Folded calls whose fold this request cannot send (src/engine/fold.ts, `foldsToWrite`): they go out as unfolded calls
+ * do, with their placeholders and tags. Rare (a history changed in its middle), so looked up one by one.
+ */
+const writeUnfolded = (
+  viewState: ViewState,
+  messages: ReadonlyArray<unknown>,
+  pruned: ReadonlyMap<string, { readonly reason: string }>,
+  calls: ReadonlyArray<ToolCall>
+): void => {
+  const applied = new Map(viewState.applied.map((call, i) => [call, i] as const))
+  for (const call of calls) {
+    const i = applied.get(call)
+    const texts = i === undefined ? undefined : viewState.appliedTexts[i]
+    if (texts !== undefined) applyRendered(messages, call, texts)
+    const { tagged } = viewState
+    if (tagged[firstAtOrAfter(tagged, call.position)] === call.position) tag(messages, call, pruned)
   }
 }
 

@@ -22,6 +22,7 @@ import { ToolCache } from "../services/ToolCache.ts"
 import { figuresOf, reportedNext } from "../engine/figures.ts"
 import { type SessionState, stableId } from "../engine/session.ts"
 import { refreshConfig } from "./session.ts"
+import { withUnsaved } from "./tools.ts"
 import { protectionFor, recallHintFor } from "../engine/request.ts"
 import { publishStatus } from "./status.ts"
 
@@ -48,13 +49,16 @@ export const dcp = Effect.fn("hooks.dcp")(function*(sessionID: SessionId, args: 
   const command = parseCommand(args)
   // A command can be the user's first contact with the plugin: the config's problems come first, in the note too.
   const problems = yield* refreshConfig
-  const reply = yield* store.use(
+  const computed = yield* store.use(
     sessionID,
     (state) =>
       state.isSubAgent && command._tag !== "help" && command._tag !== "invalid"
         ? Effect.succeed(done(subAgentReply))
         : Effect.tap(run(command, state), () => publishStatus(state))
   )
+  // A restore or sweep is made at once: the note says when it will not outlast the process.
+  const changes = (command._tag === "restore" || command._tag === "sweep") && computed.refused !== true
+  const reply = changes ? { ...computed, text: withUnsaved(computed.text, yield* store.persist(sessionID)) } : computed
   const origin = yield* store.use(sessionID, (state) => Effect.succeed(state.origin))
   const text = [...problems.map(reportNote), reply.text].join("\n\n")
   const stored = yield* notifier.post(sessionID, text, origin)

@@ -1,7 +1,6 @@
 import { type Hooks, tool } from "@opencode-ai/plugin"
-import { Cause, Effect, type ManagedRuntime, PlatformError, Predicate, Result } from "effect"
+import { Cause, Effect, type ManagedRuntime, Predicate, Result } from "effect"
 import type { PluginConfig } from "../config/schema.ts"
-import { whyUnreadable } from "../data/platformError.ts"
 import { discardDescription, extractDescription, recallDescription } from "../engine/prompts.ts"
 import { capAnswer } from "../engine/validate.ts"
 import type { Services } from "../layers/main.ts"
@@ -10,7 +9,7 @@ import { findSessionId } from "../host/messages.ts"
 import { decodeSessionId } from "../host/sessionId.ts"
 import { hostArgumentsSchema } from "../host/toolSchema.ts"
 import { Host, HostError } from "../services/Host.ts"
-import { PersistenceError } from "../services/Persistence.ts"
+import { PersistenceError, reasonOf } from "../services/Persistence.ts"
 import { dcp } from "./command.ts"
 import {
   ChatMessageInput,
@@ -358,11 +357,3 @@ const messagesTransform = Effect.fnUntraced(function*(messages: Array<unknown>) 
   }
   yield* transform(sessionID.success, messages)
 })
-
-/** Why a state file could not be read, in words. */
-const reasonOf = (error: PersistenceError): string =>
-  PlatformError.isPlatformError(error.cause)
-    ? whyUnreadable(error.cause)
-    : error.cause instanceof Error
-    ? error.cause.message
-    : String(error.cause)

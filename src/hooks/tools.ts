@@ -15,7 +15,7 @@ import { Config } from "../services/Config.ts"
 import { Host } from "../services/Host.ts"
 import { Paths } from "../services/Paths.ts"
 import { Pruner } from "../services/Pruner.ts"
-import { SessionStore } from "../services/SessionStore.ts"
+import { SessionStore, type Unsaved } from "../services/SessionStore.ts"
 import type { ToolIndex } from "../engine/calls.ts"
 import { ToolCache } from "../services/ToolCache.ts"
 import { changed, newestId, type SessionState, stableId } from "../engine/session.ts"
@@ -137,7 +137,7 @@ const prune = <S extends Selection>(
     const pruner = yield* Pruner
     const { current: config } = yield* Config
     const paths = yield* Paths
-    return yield* store.use(sessionID, (state) =>
+    const answer = yield* store.use(sessionID, (state) =>
       Effect.gen(function*() {
         if (state.isSubAgent)
           return yield* new ToolRejected({ message: "Pruning is not available in sub-agent sessions." })
@@ -177,7 +177,16 @@ const prune = <S extends Selection>(
         yield* publishStatus(state)
         return reply(chosen, recorded.reduce((sum, entry) => sum + entry.tokens, 0))
       }))
+    return withUnsaved(answer, yield* store.persist(sessionID))
   })
+
+/** `answer`, and when the change it reports could not be saved, a sentence saying so (the user gets a toast). */
+export const withUnsaved = (answer: string, unsaved: Option.Option<Unsaved>): string =>
+  Option.match(unsaved, { onNone: () => answer, onSome: (why) => `${answer}\n${unsavedNote(why)}` })
+
+/** That a prune or restore could not be saved: it holds until OpenCode restarts, and is lost then. */
+const unsavedNote = ({ folder, reason }: Unsaved): string =>
+  `Not saved: the context pruning plugin cannot write its state folder ${folder} (${reason}). This holds until OpenCode restarts, and is undone then.`
 
 /** What the model reads after a prune: back to its task, rather than on to more pruning. */
 const carryOn = "Carry on with your task."

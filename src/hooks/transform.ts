@@ -8,6 +8,7 @@ import {
   contextOf,
   decisionFacts,
   deliveryOf,
+  layOutFolds,
   nudgeFor,
   pendingOf,
   placeBreakpoint,
@@ -99,6 +100,7 @@ const transformSession = Effect.fnUntraced(function*(
     yield* pruner.apply(state, applied.prunes, request.recallHint, { minSaving: 1 })
     yield* pruner.fold(state, applied.folds)
   }
+  layOutFolds(request)
   const contextTokens = contextOf(request)
   const change = yield* pruner.deliver(state, deliveryOf(request, breakpoint, decision))
   const anchor = breakpoint === undefined

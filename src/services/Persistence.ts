@@ -1,4 +1,18 @@
-import { Clock, Context, Effect, Fiber, FileSystem, Layer, Option, Path, Result, Schema, Semaphore } from "effect"
+import {
+  Clock,
+  Context,
+  Effect,
+  Fiber,
+  FileSystem,
+  Layer,
+  Option,
+  Path,
+  PlatformError,
+  Result,
+  Schema,
+  Semaphore
+} from "effect"
+import { whyUnreadable } from "../data/platformError.ts"
 import { acquireFileLock, quarantine, readFileIfExists, removeLeftovers, writeFileAtomic } from "../state/disk.ts"
 import { currentOwner } from "../state/owner.ts"
 import { InvalidSessionId, sessionIdProblem } from "../host/sessionId.ts"
@@ -17,6 +31,14 @@ export class PersistenceError extends Schema.TaggedError<PersistenceError>()("Pe
     return `Could not ${this.operation} ${this.path}: ${cause}`
   }
 }
+
+/** Why a state file could not be read or written, in words for a toast or an answer. */
+export const reasonOf = (error: PersistenceError): string =>
+  PlatformError.isPlatformError(error.cause)
+    ? whyUnreadable(error.cause)
+    : error.cause instanceof Error
+    ? error.cause.message
+    : String(error.cause)
 
 /**
  * Lifetime totals live beside the session files under a name no session file can have: a session file is

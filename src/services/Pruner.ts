@@ -147,7 +147,7 @@ export class Pruner extends Context.Service<Pruner, {
           }
         }
         if (state.undeliveredFolds.size > 0) {
-          for (const applied of state.viewState?.folds ?? []) {
+          for (const applied of delivery.folds) {
             if (!state.undeliveredFolds.has(applied.key)) continue
             const record = state.folds.get(applied.key)
             if (record === undefined) continue

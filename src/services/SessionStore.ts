@@ -1,11 +1,18 @@
-import { Clock, Context, Effect, Layer, Option, Semaphore } from "effect"
+import { Clock, Context, Effect, Layer, Option, Result, Semaphore } from "effect"
 import { LruMap } from "../data/LruMap.ts"
 import { writeBehind } from "../data/writeBehind.ts"
 import { emptySessionFile } from "../state/schema.ts"
 import { fromFile, type SessionState, toFile } from "../engine/session.ts"
 import { Host, type HostError } from "./Host.ts"
 import type { InvalidSessionId } from "../host/sessionId.ts"
-import { Persistence, type PersistenceError } from "./Persistence.ts"
+import { Paths } from "./Paths.ts"
+import { Persistence, type PersistenceError, reasonOf } from "./Persistence.ts"
+
+/** State that could not be written: the state folder, and why. */
+export interface Unsaved {
+  readonly folder: string
+  readonly reason: string
+}
 
 interface Entry {
   readonly lock: Semaphore.Semaphore
@@ -31,12 +38,22 @@ export class SessionStore extends Context.Service<SessionStore, {
   readonly forget: (sessionID: string) => Effect.Effect<void, InvalidSessionId | PersistenceError>
   /** Writes every changed session now. */
   readonly flush: Effect.Effect<void>
+  /**
+   * Writes the session's state now, for a change the model or the user is told is made (a discard, an extract, a
+   * restore): none when it is on disk, else the folder that could not be written and why. The first such failure
+   * since the folder was last written to is shown in a toast naming it. The change holds in memory for the rest of the
+   * process either way, and is written once the folder can be written again.
+   */
+  readonly persist: (sessionID: string) => Effect.Effect<Option.Option<Unsaved>>
 }>()("opencode-context-pruner/SessionStore") {
-  static readonly layer: Layer.Layer<SessionStore, never, Host | Persistence> = Layer.effect(
+  static readonly layer: Layer.Layer<SessionStore, never, Host | Paths | Persistence> = Layer.effect(
     SessionStore,
     Effect.gen(function*() {
       const persistence = yield* Persistence
       const host = yield* Host
+      const { stateDir } = yield* Paths
+      // The user was shown that the state folder cannot be written, and no write has worked since.
+      let told = false
       const entries = new LruMap<string, Entry>(maxSessions, (entry) => entry.users === 0)
       const unsaved = new Map<string, SessionState>()
       // A state being written is in neither map nor (yet) on disk: it must stay reachable until the write ends,
@@ -50,7 +67,7 @@ export class SessionStore extends Context.Service<SessionStore, {
         return fromFile(file, info.parentID !== undefined)
       })
 
-      const save = (state: SessionState) =>
+      const write = (state: SessionState) =>
         Effect.gen(function*() {
           const lock = entries.get(state.sessionID)?.lock
           const snapshot = Effect.sync(() => {
@@ -59,15 +76,19 @@ export class SessionStore extends Context.Service<SessionStore, {
           })
           const file = lock === undefined ? yield* snapshot : yield* lock.withPermits(1)(snapshot)
           yield* persistence.save(file)
+          told = false
         }).pipe(
-          Effect.catch((error) =>
+          Effect.tapError(() =>
             Effect.sync(() => {
               // Kept for the next write rather than retried now: a disk that fails now likely fails again.
               state.dirty = true
               if (!unsaved.has(state.sessionID)) unsaved.set(state.sessionID, state)
-            }).pipe(Effect.andThen(Effect.logWarning("could not save session state", error)))
+            })
           )
         )
+
+      const save = (state: SessionState) =>
+        write(state).pipe(Effect.catch((error) => Effect.logWarning("could not save session state", error)))
 
       const writer = yield* writeBehind(
         Effect.gen(function*() {
@@ -128,7 +149,32 @@ export class SessionStore extends Context.Service<SessionStore, {
           if (state !== undefined) f(state)
         })
 
-      return SessionStore.of({ use, ifLoaded, forget, flush: writer.drain })
+      const persist = Effect.fnUntraced(function*(sessionID: string) {
+        const state = entries.get(sessionID)?.state ?? unsaved.get(sessionID) ?? saving.get(sessionID)
+        if (state === undefined) return Option.none<Unsaved>()
+        // After a background write of the same state, which may have failed and left it changed.
+        const written = yield* writer.exclusive(Effect.suspend(() => state.dirty ? write(state) : Effect.void)).pipe(
+          Effect.result
+        )
+        if (Result.isSuccess(written)) {
+          if (!state.dirty && unsaved.get(sessionID) === state) unsaved.delete(sessionID)
+          return Option.none<Unsaved>()
+        }
+        const error = written.failure
+        const reason = error._tag === "PersistenceError" ? reasonOf(error) : error.message
+        yield* Effect.logWarning(`could not save the state of session ${sessionID}`, error)
+        if (!told) {
+          told = true
+          yield* host.toast({
+            title: "DCP: session state not saved",
+            message: `${stateDir}\n${reason}\nWhat is pruned or restored now holds until OpenCode restarts.`,
+            variant: "warning"
+          }).pipe(Effect.ignore)
+        }
+        return Option.some<Unsaved>({ folder: stateDir, reason })
+      })
+
+      return SessionStore.of({ use, ifLoaded, forget, flush: writer.drain, persist })
     })
   )
 }

@@ -2,6 +2,7 @@ import { Context, Effect, Layer, Option, Predicate } from "effect"
 import {
   fileFieldsOf,
   keyParameterOf,
+  sameInput,
   signatureOf,
   type ToolCall,
   type ToolIndex,
@@ -19,6 +20,11 @@ import { Tokenizer } from "./Tokenizer.ts"
 
 interface SessionIndex {
   readonly byCallId: Map<string, ToolCall>
+  /**
+   * Calls that left the view, the most recent: what a call under their ID is compared with when it comes back. The
+   * session may still hold their numbers and prunes (a request without their message, for a host's glitch).
+   */
+  readonly gone: LruMap<string, ToolCall>
   latest: ToolIndex | undefined
   /** Where the latest pass's newest message was, and its ID. */
   newest: { readonly at: number; readonly id: string | undefined } | undefined
@@ -72,7 +78,7 @@ export class ToolCache extends Context.Service<ToolCache, {
       const index = (sessionID: string, messages: ReadonlyArray<unknown>): ToolIndex => {
         let session = sessions.get(sessionID)
         if (session === undefined) {
-          session = { byCallId: new Map(), latest: undefined, newest: undefined }
+          session = { byCallId: new Map(), gone: new LruMap(maxGone), latest: undefined, newest: undefined }
           sessions.set(sessionID, session)
         }
         const byCallId = session.byCallId
@@ -82,6 +88,7 @@ export class ToolCache extends Context.Service<ToolCache, {
         const pass = ++passes
         const calls: Array<ToolCall> = []
         const changed: Array<ToolCall> = []
+        const replaced: Array<string> = []
         let turns = 0
         let summaryId: string | undefined
         let lastUserMessage = -1
@@ -89,9 +96,13 @@ export class ToolCache extends Context.Service<ToolCache, {
         const reasoningMessages: Array<number> = []
         let textChars = 0
         let callTokens = 0
-        const shrank = session.newest !== undefined && messageIdOf(messages[session.newest.at]) !== session.newest.id
+        const newest = session.newest
+        const moved = newest !== undefined && messageIdOf(messages[newest.at]) !== newest.id
+        // Looked for only once it moved: a request that lost a message in its middle still holds it.
+        const shrank = moved &&
+          (newest.id === undefined || !messages.some((message) => messageIdOf(message) === newest.id))
         session.newest = { at: messages.length - 1, id: messageIdOf(messages[messages.length - 1]) }
-        let appendOnly = previous !== undefined && !shrank
+        let appendOnly = previous !== undefined && !moved
         let sawNew = false
         // What comes before the user's first message in the view (after a compaction: its summary) is a turn too.
         if (messages.length > 0 && !isTypedByUser(messages[0])) {
@@ -143,11 +154,27 @@ export class ToolCache extends Context.Service<ToolCache, {
             // Most calls sit where the previous pass found them: comparing their ID there spares hashing the request's
             // fresh copy of it. A call decoded again in this pass is no longer that pass's (`seen` is reset).
             const guess = previousCalls?.[calls.length]
-            const known = typeof callID !== "string"
+            let known = typeof callID !== "string"
               ? undefined
               : guess !== undefined && guess.seen === previousPass && guess.callID === callID
               ? guess
               : byCallId.get(callID)
+            // A second part under a call ID this request already holds is left alone: the index holds a call once.
+            if (known !== undefined && known.seen === pass) continue
+            if (known === undefined && typeof callID === "string") {
+              const left = session.gone.get(callID)
+              if (left !== undefined) {
+                session.gone.delete(callID)
+                if (!sameContent(left, part)) replaced.push(callID)
+              }
+            }
+            // A call is its ID and its content: an ID that comes back with another tool or input is a new call.
+            if (known !== undefined && !sameContent(known, part)) {
+              replaced.push(known.callID)
+              known.seen = 0
+              known = undefined
+              appendOnly = false
+            }
             let call = known
             if (known === undefined || !isFinalAndUnchanged(known, part)) {
               const decoded = decodeToolPart(part)
@@ -160,10 +187,13 @@ export class ToolCache extends Context.Service<ToolCache, {
               changed.push(call)
               if (known === undefined) sawNew = true
               else appendOnly = false
-            } else if (sawNew || known.position !== calls.length || known.turn !== turns) {
+            } else if (
+              sawNew || known.position !== calls.length || known.turn !== turns || known.messageIndex !== m ||
+              known.partIndex !== p
+            ) {
               appendOnly = false
             }
-            if (call === undefined || call.seen === pass) continue
+            if (call === undefined) continue
             call.turn = turns
             call.userTurn = Math.max(0, userTurns.length - 1)
             call.position = calls.length
@@ -180,6 +210,9 @@ export class ToolCache extends Context.Service<ToolCache, {
             if (call.seen !== pass) {
               vanished.push(callID)
               byCallId.delete(callID)
+              // Kept whatever became of the session's records of it (an undo or a compaction forgets them): compared
+              // with a call that comes back under its ID, it can only make that a new call, which it then is anyway.
+              session.gone.set(callID, call)
             }
           }
         }
@@ -195,6 +228,7 @@ export class ToolCache extends Context.Service<ToolCache, {
           callTokens,
           changed,
           vanished,
+          replaced,
           shrank,
           pass,
           previousPass: previous?.pass,
@@ -231,7 +265,14 @@ const jsonOf = (value: unknown): string => {
 /** Sessions kept indexed in memory; an evicted session is re-indexed from its next request. */
 const maxSessions = 32
 
+/** Calls kept to compare with after they left the view, per session: the most recent. */
+const maxGone = 2_000
+
 const isFinal = (status: ToolStatus) => status === "completed" || status === "error"
+
+/** Whether a tool part is the call indexed under its ID: the same tool, the same input. */
+const sameContent = (call: ToolCall, part: Record<string, unknown>): boolean =>
+  part.tool === call.tool && sameInput(call.input, Predicate.isObject(part.state) ? part.state.input ?? {} : {})
 
 const isFinalAndUnchanged = (call: ToolCall, part: Record<string, unknown>): boolean => {
   if (!isFinal(call.status)) return false

@@ -228,10 +228,13 @@ describe("with the plugin", () => {
           continue
         }
         const digest = "[folded tool calls]"
+        // A digest's lines (`#12 read src/app.ts`); only a turn's first digest opens with the header.
+        const digestLines = /^#\d+ \S/m
         if (
-          after[m] !== undefined && messageText(after[m]!).includes(digest) && !messageText(before[i]!).includes(digest)
+          after[m] !== undefined && digestLines.test(messageText(after[m]!)) &&
+          !digestLines.test(messageText(before[i]!))
         ) {
-          // A fold writes an old turn's digest into the assistant message that held its first folded call.
+          // A fold writes a digest into each assistant message that held the first call of a run of folded calls.
           assert.strictEqual(before[i]!.role, after[m]!.role, where)
           folded++
           m++

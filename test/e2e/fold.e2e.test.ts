@@ -48,9 +48,10 @@ const assertProviderShape = (request: RecordedRequest) => {
   })
 }
 
+/** The texts of the assistant messages that hold digest lines (`#N tool ...`), as OpenCode joined each step's. */
 const digestsOf = (request: RecordedRequest): Array<string> =>
   request.messages.filter((message) => message.role === "assistant").map((message) => contentText(message.content))
-    .filter((text) => text.includes(digestHeader))
+    .filter((text) => /^#\d+ /m.test(text))
 
 /** Three turns: the first reads a.ts and b.ts, the second c.ts, the third answers. */
 const threeTurns = async (s: Scenario, session: string, third: ReadonlyArray<Reply>) => {
@@ -77,6 +78,29 @@ describe("folding old turns", () => {
     assert.isDefined(resultOf(last, "fold_3"))
     assert.include(requestText(last), "read a.ts and b.ts")
     for (const request of s.requests()) assertProviderShape(request)
+  })
+
+  it("a folded turn reads in order: each digest where its calls stood, set apart from the model's words", async () => {
+    const s = scenario()
+    const session = await s.newSession()
+    s.model.script([
+      { text: "First a.ts.", toolCalls: [{ name: "read", args: { filePath: s.path("src/a.ts") }, id: "fold_1" }] },
+      { text: "Now b.ts.", toolCalls: [{ name: "read", args: { filePath: s.path("src/b.ts") }, id: "fold_2" }] },
+      done
+    ])
+    await s.prompt(session, "read a.ts and b.ts")
+    s.model.script([read(s, "src/c.ts", "fold_3"), done])
+    await s.prompt(session, "now read c.ts")
+    s.model.script([done])
+    await s.prompt(session, "what did you find?")
+
+    // OpenCode's OpenAI-style conversion joins the texts of a step with nothing between them.
+    const last = s.requests().at(-1)!
+    assert.deepStrictEqual(digestsOf(last), [
+      `First a.ts.\n${digestHeader}\n#1 read src/a.ts`,
+      "Now b.ts.\n#2 read src/b.ts"
+    ])
+    assertProviderShape(last)
   })
 
   it("recall of a folded call returns its output", async () => {

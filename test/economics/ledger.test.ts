@@ -55,6 +55,7 @@ const request = (calls: ReadonlyArray<ToolCall>, options: Partial<Delivery> = {}
   contextTokens: 10_000,
   systemTokens: 1_000,
   prunedTokens: 0,
+  folds: [],
   reReads: noReReads,
   change: { tokensAfter: 4_000, nearEnd: false },
   ...options

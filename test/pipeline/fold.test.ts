@@ -16,16 +16,11 @@ import {
   toolPart,
   user
 } from "../support/history.ts"
+import { digestsOf, firstTurn, foldConfig, laterTurns } from "../support/foldTurns.ts"
 import { pipelineTest, send, stateOf, withoutTail } from "./helpers.ts"
 
-/**
- * Folding old turns (src/engine/fold.ts), through the request path. Masking takes every output older than the newest
- * call at once, so that an old turn's outputs are pruned as soon as it is old; a turn is old once two newer ones
- * follow it (`keepTurns` 2, the default).
- */
-const config = {
-  strategies: { staleOutputs: { trigger: 0, keepRecent: 1, keepFiles: 0, clearAtLeast: 0 } }
-}
+/** Folding old turns (src/engine/fold.ts), through the request path, on the histories of test/support/foldTurns.ts. */
+const config = foldConfig
 
 const foldTest = <A, E, R>(body: Effect.Effect<A, E, R>, extra: object = {}) => pipelineTest(body, merge(config, extra))
 
@@ -39,44 +34,8 @@ const merge = (a: Record<string, any>, b: Record<string, any>): Record<string, a
   return out
 }
 
-/** The first turn: the user's request, the model reading, testing, editing, and its answer. */
-const firstTurn = (): Array<Msg> => [
-  user("fix the failing test", { id: "msg_u1" }),
-  assistant([
-    text("Let me look at the test first."),
-    tool({ tool: "read", callID: "r1", input: { filePath: "src/a.ts" }, output: lines(200) }),
-    tool({
-      tool: "bash",
-      callID: "b1",
-      input: { command: "npm test" },
-      output: lines(60, "FAIL"),
-      metadata: { exit: 1 }
-    })
-  ]),
-  assistant([
-    tool({
-      tool: "edit",
-      callID: "e1",
-      input: { filePath: "src/a.ts", oldString: lines(20, "old"), newString: lines(20, "new") },
-      output: "Edit applied successfully."
-    }),
-    text("Fixed: the comparison was inverted.")
-  ])
-]
-
-/** Two later turns: after them, the first is old. */
-const laterTurns = (): Array<Msg> => [
-  user("now add a test for it", { id: "msg_u2" }),
-  assistant([tool({ tool: "read", callID: "r2", input: { filePath: "src/b.ts" }, output: lines(100, "b") })]),
-  user("thanks, and run the suite once more", { id: "msg_u3" }),
-  assistant([tool({ tool: "bash", callID: "b2", input: { command: "npm test" }, output: lines(30, "PASS") })])
-]
-
 const partsOf = (message: Msg) => message.parts.map((part) => part.type)
-const digestOf = (messages: ReadonlyArray<Msg>): string | undefined =>
-  messages.flatMap((message) => message.parts).find((part) =>
-    part.type === "text" && String(part.text).startsWith(digestHeader)
-  )?.text
+const digestOf = (messages: ReadonlyArray<Msg>): string | undefined => digestsOf(messages)[0]
 
 /**
  * The digest line of the call with stable ID `id`, wherever the digest puts it: a line of a text part starting
@@ -94,13 +53,14 @@ const digestLines = (messages: ReadonlyArray<Msg>): Array<string> =>
   )
 
 describe("folding old turns", () => {
-  it.effect("an old turn's pruned calls are sent as one digest: a line per call with its ID, tool, argument and outcome", () =>
+  it.effect("an old turn's pruned calls are sent as a digest: a line per call with its ID, tool, argument and outcome", () =>
     foldTest(Effect.gen(function*() {
       const sent = withoutTail(yield* send(fresh([...firstTurn(), ...laterTurns()])))
+      // A line break sets it apart from the model's words before it in the step.
       assert.strictEqual(
         digestOf(sent),
         [
-          digestHeader,
+          `\n${digestHeader}`,
           "#1 read src/a.ts",
           "#2 bash npm test -> exit 1",
           "#3 edit src/a.ts"
@@ -141,11 +101,9 @@ describe("folding old turns", () => {
     foldTest(
       Effect.gen(function*() {
         const sent = withoutTail(yield* send(fresh([...firstTurn(), ...laterTurns()])))
-        const digests = sent.flatMap((message) => message.parts).filter((part) =>
-          part.type === "text" && String(part.text).startsWith(digestHeader)
-        )
+        const digests = digestsOf(sent)
         assert.lengthOf(digests, 2)
-        assert.strictEqual(digests[1]!.text, `${digestHeader}\n#4 read src/b.ts`)
+        assert.strictEqual(digests[1], `${digestHeader}\n#4 read src/b.ts`)
       }),
       { strategies: { fold: { keepTurns: 1 } } }
     ))

@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, type Scope } from "effect"
 import fc from "fast-check"
-import { digestHeader } from "../../src/engine/fold.ts"
+import { isDigest as isFoldDigest } from "../../src/engine/fold.ts"
 import { contentInputs } from "../../src/engine/strategies/supersedeWrites.ts"
 import {
   build,
@@ -126,7 +126,7 @@ const turnOfEach = (messages: ReadonlyArray<Msg>): Array<number> => {
   return messages.map((message) => (typed(message) ? ++turn : turn))
 }
 
-const isDigest = (part: Record<string, any>) => part.type === "text" && String(part.text).startsWith(digestHeader)
+const isDigest = (part: Record<string, any>) => isFoldDigest(part)
 
 /** The stable IDs the digests of folded turns (src/engine/fold.ts) name, and the turns they are in. */
 const foldsOf = (output: ReadonlyArray<Msg>) => {

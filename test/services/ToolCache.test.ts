@@ -78,6 +78,50 @@ describe("ToolCache", () => {
       assert.deepStrictEqual(index.changed.map((call) => call.callID), ["c1"])
     }).pipe(Effect.provide(cache)))
 
+  it.effect("a call ID that comes back with another tool is a new call: indexed afresh, and reported replaced", () =>
+    Effect.gen(function*() {
+      const toolCache = yield* ToolCache
+      const asTest = [user("go"), assistant([tool({ tool: "bash", callID: "c1", input: { command: "npm test" } })])]
+      const asEdit = [
+        user("go"),
+        assistant([tool({ tool: "edit", callID: "c1", input: { filePath: "a.ts", oldString: "a", newString: "b" } })])
+      ]
+      const before = (yield* toolCache.sync(sessionID, asTest)).byCallId.get("c1")
+      const index = yield* toolCache.sync(sessionID, asEdit)
+      const after = index.byCallId.get("c1")
+      assert.deepStrictEqual([after?.tool, after?.keyParameter], ["edit", "a.ts"])
+      assert.notStrictEqual(after, before)
+      assert.deepStrictEqual(index.replaced, ["c1"])
+      assert.isFalse(index.appendOnly)
+    }).pipe(Effect.provide(cache)))
+
+  it.effect("a call ID that comes back with another input is a new call; the same input in another key order is not", () =>
+    Effect.gen(function*() {
+      const toolCache = yield* ToolCache
+      const read = (input: Record<string, unknown>) => [
+        user("go"),
+        assistant([tool({ tool: "read", callID: "c1", input, output: "body" })])
+      ]
+      yield* toolCache.sync(sessionID, read({ filePath: "a.ts", offset: 1 }))
+      const reordered = yield* toolCache.sync(sessionID, read({ offset: 1, limit: null, filePath: "a.ts" }))
+      assert.deepStrictEqual(reordered.replaced, [])
+      const other = yield* toolCache.sync(sessionID, read({ filePath: "b.ts", offset: 1 }))
+      assert.deepStrictEqual(other.replaced, ["c1"])
+      assert.strictEqual(other.byCallId.get("c1")?.keyParameter, "b.ts")
+    }).pipe(Effect.provide(cache)))
+
+  it.effect("a second tool part under a call ID the request already holds is left out of the index", () =>
+    Effect.gen(function*() {
+      const index = yield* (yield* ToolCache).sync(sessionID, [
+        user("go"),
+        assistant([
+          tool({ tool: "read", callID: "c1", input: { filePath: "a.ts" }, output: "a" }),
+          tool({ tool: "bash", callID: "c1", input: { command: "ls" }, output: "b" })
+        ])
+      ])
+      assert.deepStrictEqual(index.calls.map((call) => [call.callID, call.tool, call.partIndex]), [["c1", "read", 1]])
+    }).pipe(Effect.provide(cache)))
+
   it.effect("tool parts that do not decode are skipped, not fatal", () =>
     Effect.gen(function*() {
       const messages = history()
@@ -135,6 +179,17 @@ describe("ToolCache", () => {
       assert.isTrue(undone.shrank)
       assert.isFalse(undone.appendOnly)
       assert.deepStrictEqual(undone.vanished, [])
+    }).pipe(Effect.provide(cache)))
+
+  it.effect("a request that lost a message in its middle has not shrunk; its calls are reported gone from the view", () =>
+    Effect.gen(function*() {
+      const toolCache = yield* ToolCache
+      const base = history()
+      yield* toolCache.sync(sessionID, fresh(base))
+      const withoutMiddle = yield* toolCache.sync(sessionID, fresh([base[0]!, base[2]!, user("go on")]))
+      assert.isFalse(withoutMiddle.shrank)
+      assert.isFalse(withoutMiddle.appendOnly)
+      assert.deepStrictEqual(withoutMiddle.vanished, ["c1", "c2"])
     }).pipe(Effect.provide(cache)))
 
   it.effect("sessions are indexed separately", () =>

@@ -193,13 +193,21 @@ const userSpec: fc.Arbitrary<MessageSpec> = fc.record({
   text: fc.constantFrom("go on", "now fix the test", "thanks")
 })
 
-/** A session: a first user message, then assistant turns with the odd user message and compaction summary. */
-export const historySpec = (options: { readonly maxMessages?: number } = {}): fc.Arbitrary<HistorySpec> =>
-  fc.array(fc.oneof({ weight: 5, arbitrary: assistantSpec }, { weight: 1, arbitrary: userSpec }), {
-    minLength: 0,
-    maxLength: options.maxMessages ?? 24,
-    size: "max"
-  }).chain((rest) => userSpec.map((first) => ({ messages: [first, ...rest] })))
+/**
+ * A session: a first user message, then assistant turns with the odd user message (one in six messages, or as
+ * `userWeight` of 5 assistant messages says) and compaction summary.
+ */
+export const historySpec = (
+  options: { readonly maxMessages?: number; readonly userWeight?: number } = {}
+): fc.Arbitrary<HistorySpec> =>
+  fc.array(
+    fc.oneof({ weight: 5, arbitrary: assistantSpec }, { weight: options.userWeight ?? 1, arbitrary: userSpec }),
+    {
+      minLength: 0,
+      maxLength: options.maxMessages ?? 24,
+      size: "max"
+    }
+  ).chain((rest) => userSpec.map((first) => ({ messages: [first, ...rest] })))
 
 const model = { providerID: "fake", modelID: "fake-model" }
 
