@@ -275,9 +275,9 @@ export const applyView = (
   unfolded: ReadonlyArray<ToolCall> = []
 ): void => {
   const writes = writesOf(viewState, calls, folded)
-  for (const i of writes.prunes) {
+  const write = (i: number) => {
     const texts = viewState.appliedTexts[i]
-    if (texts === undefined) continue
+    if (texts === undefined) return
     const call = viewState.applied[i]!
     applyRendered(
       messages,
@@ -287,8 +287,9 @@ export const applyView = (
         : texts
     )
   }
+  for (const i of writes.prunes) write(i)
   for (const position of writes.tags) tag(messages, calls[position]!, pruned)
-  if (unfolded.length > 0) writeUnfolded(viewState, messages, pruned, unfolded)
+  if (unfolded.length > 0) writeUnfolded(viewState, messages, pruned, unfolded, write)
 }
 
 /** A tagged call's ID at the head of its output, unless a prune replaced that output. */
@@ -311,13 +312,13 @@ const writeUnfolded = (
   viewState: ViewState,
   messages: ReadonlyArray<unknown>,
   pruned: ReadonlyMap<string, { readonly reason: string }>,
-  calls: ReadonlyArray<ToolCall>
+  calls: ReadonlyArray<ToolCall>,
+  write: (applied: number) => void
 ): void => {
   const applied = new Map(viewState.applied.map((call, i) => [call, i] as const))
   for (const call of calls) {
     const i = applied.get(call)
-    const texts = i === undefined ? undefined : viewState.appliedTexts[i]
-    if (texts !== undefined) applyRendered(messages, call, texts)
+    if (i !== undefined) write(i)
     const { tagged } = viewState
     if (tagged[firstAtOrAfter(tagged, call.position)] === call.position) tag(messages, call, pruned)
   }

@@ -6,7 +6,8 @@ import { checkFoldOrder, checkRequest, NumberLedger } from "../support/foldOracl
 import { requestsOf, scenario } from "../support/hostChanges.ts"
 import { tempDir } from "../support/layers.ts"
 import type { Msg } from "../support/history.ts"
-import { pipelineUnder, send } from "./helpers.ts"
+import { assertNoDanglingPointer, withRepeatsOf } from "../support/pointers.ts"
+import { pipelineUnder, send, withoutTail } from "./helpers.ts"
 
 const session = "ses_hostchanges00000000000001"
 
@@ -58,6 +59,42 @@ describe("folds under host changes that are not growth", () => {
               }).pipe(Effect.provide(pipelineUnder(root, settings)))
             })))),
           { numRuns: runs }
+        )
+      ),
+    { timeout: 900_000 }
+  )
+
+  it.effect(
+    "no repeat's placeholder points at a copy the request does not send whole, a fold that cannot be written included",
+    () =>
+      Effect.promise(() =>
+        fc.assert(
+          fc.asyncProperty(
+            cases,
+            fc.array(fc.boolean(), { minLength: 48, maxLength: 48 }),
+            ([{ spec, steps }, config, keepTurns], repeats) =>
+              Effect.runPromise(Effect.scoped(Effect.gen(function*() {
+                const root = yield* tempDir
+                const settings = {
+                  ...config,
+                  strategies: {
+                    repeats: { enabled: true },
+                    staleOutputs: { trigger: 0, keepRecent: 1, keepFiles: 0, clearAtLeast: 0 },
+                    fold: { keepTurns }
+                  }
+                }
+                // An output the host changes under a copy's ID makes its repeat's pointer name other content for that
+                // request; the repeat is still recallable under its own ID, which its placeholder names.
+                const kept = steps.filter((step) => step.change?.kind !== "output")
+                yield* Effect.gen(function*() {
+                  for (const request of requestsOf(build(withRepeatsOf(spec, repeats), session), kept)) {
+                    const before: Array<Msg> = structuredClone(request)
+                    assertNoDanglingPointer(before, withoutTail(yield* send(request)))
+                  }
+                }).pipe(Effect.provide(pipelineUnder(root, settings)))
+              })))
+          ),
+          { numRuns: 100 }
         )
       ),
     { timeout: 900_000 }

@@ -9,11 +9,10 @@ import {
   generatedConfig,
   type HistorySpec,
   historySpec,
-  matchesProtectedPattern,
-  type MessageSpec,
-  type ToolCallSpec
+  matchesProtectedPattern
 } from "../support/generate.ts"
 import { type Msg, syntheticId, user } from "../support/history.ts"
+import { assertNoDanglingPointer, namedCopy, sentWhole, withRepeatsOf } from "../support/pointers.ts"
 import { pluginUnder, tempDir } from "../support/layers.ts"
 import { projectConfig } from "../support/pluginTest.ts"
 import { send, stateOf, withoutTail } from "./helpers.ts"
@@ -25,28 +24,11 @@ const cases: fc.Arbitrary<[HistorySpec, GeneratedConfig]> = fc.tuple(historySpec
 const oneIn = (n: number) =>
   fc.oneof({ weight: n - 1, arbitrary: fc.constant(false) }, { weight: 1, arbitrary: fc.constant(true) })
 
-/**
- * Histories in which some tool calls repeat an earlier completed call with a long output exactly (tool, input and
- * output), as an unchanged re-read does: generated histories alone almost never do, and a repeat is pruned at its
- * first send, before any other rule meets it.
- */
+/** Histories in which some tool calls repeat an earlier completed call exactly (test/support/pointers.ts). */
 const withRepeats = (options: { readonly maxMessages: number }): fc.Arbitrary<HistorySpec> =>
-  fc.tuple(historySpec(options), fc.array(oneIn(3), { minLength: 48, maxLength: 48 })).map(([spec, repeats]) => {
-    const earlier: Array<ToolCallSpec> = []
-    let k = 0
-    const messages = spec.messages.map((message): MessageSpec => {
-      if (message.kind !== "assistant") return message
-      const parts = message.parts.map((part) => {
-        if (part.kind !== "tool") return part
-        const copy = repeats[k % repeats.length]! && earlier.length > 0 ? earlier[k % earlier.length]! : part
-        k++
-        if (copy.status === "completed" && typeof copy.output !== "string") earlier.push(copy)
-        return copy
-      })
-      return { ...message, parts }
-    })
-    return { messages }
-  })
+  fc.tuple(historySpec(options), fc.array(oneIn(3), { minLength: 48, maxLength: 48 })).map(([spec, repeats]) =>
+    withRepeatsOf(spec, repeats)
+  )
 
 /**
  * Checks `check` on generated values. Each run is an Effect program with its own scope (temp dirs, layers); a
@@ -328,58 +310,11 @@ const assertProviderShape = (messages: ReadonlyArray<ModelMessage>) => {
   })
 }
 
-/** The ID of the earlier copy a repeat's placeholder names, when it names one by ID. */
-const namedCopy = (text: unknown): number | undefined => {
-  const match = typeof text === "string"
-    ? /^\[(?:same output as id|these lines are unchanged in the output of id) (\d+); /.exec(text)
-    : null
-  return match === null ? undefined : Number(match[1])
-}
-
-/** A tool part of `output` that carries the `[id N]` tag of the call with stable ID `id`: an output sent whole. */
-const sentWhole = (output: ReadonlyArray<Msg>, id: number) =>
-  output.flatMap((message) => message.parts).find((part) =>
-    part.type === "tool" && typeof part.state?.output === "string" && part.state.output.startsWith(`[id ${id}]\n`)
-  ) as Record<string, any> | undefined
-
 /** `before` named a copy that `output` no longer sends whole, and `after` is the repeat's own placeholder, naming none. */
 const droppedPointer = (before: unknown, after: unknown, id: number | undefined, output: ReadonlyArray<Msg>) => {
   const copy = namedCopy(before)
   return copy !== undefined && sentWhole(output, copy) === undefined &&
     typeof after === "string" && new RegExp(`^\\[pruned(?:: [^;\\]]+)?; (?:recall|id) ${id}\\]$`).test(after)
-}
-
-/**
- * Every placeholder that points at an earlier copy finds it in the same request, read off what is sent and the history
- * it came from: "same output as id N" a tool output tagged `[id N]` holding exactly the repeat's original output,
- * "these lines are unchanged in the output of id N" one holding its numbered lines, "the same content as the earlier
- * write of this file" a write of that file whose content is sent as it came.
- */
-const assertNoDanglingPointer = (input: ReadonlyArray<Msg>, output: ReadonlyArray<Msg>) => {
-  const { calls } = callsOf(input)
-  for (const { part } of calls) {
-    const sent = partOf(output, part.callID)?.state?.output
-    if (typeof sent !== "string") continue
-    const original = String(part.state.output)
-    const copy = namedCopy(sent)
-    if (copy !== undefined) {
-      const whole = sentWhole(output, copy)
-      const lines = original.split("\n").filter((line) => /^\d+: /.test(line)).join("\n")
-      assert.isTrue(
-        whole !== undefined &&
-          (sent.startsWith("[same output") ? whole.state.output === `[id ${copy}]\n${original}` : whole.state.output
-            .includes(lines)),
-        `${part.callID} is sent as ${sent}, and the request holds no such copy`
-      )
-    }
-    if (sent.startsWith("[the same content as the earlier write of this file")) {
-      const writes = calls.map((call) => call.part).filter((call) =>
-        call.tool === "write" && call.state.input?.filePath === part.state.input?.filePath &&
-        partOf(output, call.callID)?.state?.input?.content === call.state.input?.content
-      )
-      assert.isNotEmpty(writes, `${part.callID} is sent as ${sent}, and no write of the file is sent whole`)
-    }
-  }
 }
 
 describe("transform properties over generated histories", () => {
