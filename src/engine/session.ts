@@ -56,7 +56,11 @@ export interface SessionState {
    * messages it sent.
    */
   systemParts: ReadonlyArray<string> | undefined
-  /** The model of the latest request: its provider's pricing and its context window decide when prunes are applied. */
+  /**
+   * The model of the latest request: its provider's pricing and its context window decide when prunes are applied.
+   * Kept in the session's file, so that a restarted OpenCode prices the session's first request under it; a session
+   * with none stored takes its user's newest message's (`modelOfRequest`).
+   */
   model: SessionModel | undefined
   /**
    * Tokens of the latest request the model got in this process, as the plugin sent it (the summariser's excluded),
@@ -148,7 +152,13 @@ export const fromFile = (file: SessionFile, isSubAgent: boolean): SessionState =
     systemTokens: undefined,
     systemTexts: undefined,
     systemParts: undefined,
-    model: undefined,
+    model: file.model === undefined ? undefined : {
+      providerID: file.model.providerID,
+      modelID: file.model.modelID,
+      npm: file.model.npm,
+      contextLimit: file.model.contextLimit,
+      outputLimit: file.model.outputLimit
+    },
     lastContext: undefined,
     sentLeft: undefined,
     lastRequestAt: undefined,
@@ -179,7 +189,8 @@ export const toFile = (state: SessionState): SessionFile => ({
   findings: state.findings,
   restored: [...state.restored],
   reReads: Object.fromEntries(state.reReads),
-  folds: Object.fromEntries(state.folds)
+  folds: Object.fromEntries(state.folds),
+  ...(state.model === undefined ? {} : { model: { ...state.model } })
 })
 
 /** The call's stable ID, assigning the next one the first time the call is seen. */

@@ -169,14 +169,18 @@ export class Pruner extends Context.Service<Pruner, {
             if (head.position < first) first = head.position
           }
         }
-        ledger.charge(state, {
-          profile: delivery.profile,
-          cold: delivery.cold,
-          pruned: delivery.prunedTokens,
-          fresh,
-          contextTokens,
-          reReads: delivery.reReads
-        })
+        // Nothing is priced under a profile that is not the provider's (the model not known yet).
+        const priced = delivery.priced !== false
+        if (priced) {
+          ledger.charge(state, {
+            profile: delivery.profile,
+            cold: delivery.cold,
+            pruned: delivery.prunedTokens,
+            fresh,
+            contextTokens,
+            reReads: delivery.reReads
+          })
+        }
         if (delivered.length === 0) return undefined
         // Repeats alone change nothing the provider cached: no application of prunes to count.
         const changedCached = first !== Infinity
@@ -188,7 +192,7 @@ export class Pruner extends Context.Service<Pruner, {
             change: delivery.change
           })
         const { profile } = delivery
-        const extra = profile.kind === "anthropic" || profile.kind === "openai"
+        const extra = priced && (profile.kind === "anthropic" || profile.kind === "openai")
           ? rebuilt * (profile.write - profile.read)
           : 0
         yield* ledger.deliver(

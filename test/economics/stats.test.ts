@@ -249,13 +249,13 @@ effectDescribe("/dcp stats", () => {
       )
     }))
 
-  effectIt.effect("shows what pruning saved under the provider's pricing", () =>
+  effectIt.effect("shows what pruning saved under the provider's pricing (a prefix cache for the scripted provider)", () =>
     Effect.gen(function*() {
       const root = yield* tempDir
       const note = yield* statsAfter(coldRequest).pipe(Effect.provide(withStored(root)))
       assert.match(
         note.replace(/\s+/g, " "),
-        / cost \(Anthropic prompt-cache pricing, estimated, in input tokens\): the pruned tokens would have cost ~[\d.]+k? over 1 request; cache rebuilds cost ~0; net ~[\d.]+k? saved\./
+        / cost \(prefix-cache pricing, estimated, in input tokens\): the pruned tokens would have cost ~[\d.]+k? over 1 request; cache rebuilds cost ~0; net ~[\d.]+k? saved\./
       )
     }))
 
