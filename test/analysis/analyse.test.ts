@@ -362,6 +362,20 @@ describe("the bundled example (npm start)", () => {
     )
   })
 
+  it("a final request against a run OpenCode compacted says so, and no change in size is read as the plugin's", async () => {
+    // In a 90k window, OpenCode alone compacts the example once and the plugin never: the run without it ends on a
+    // summary, a little smaller than the plugin's final request, which keeps the turns.
+    const result = await analyse(["--example", "--context-window", "90000"])
+    assert.strictEqual(result.code, 0)
+    const report = result.stdout.replace(/\s+/g, " ")
+    assert.match(report, /Compactions 1 1 0 /)
+    assert.match(
+      report,
+      /Without the plugin: [\d,]+ tokens, not comparable: OpenCode compacted the run without the plugin once and the run with it never, so the final request of the run without the plugin holds a summary and the recent messages in place of the turns the other keeps \(62 calls pruned; the whole session below compares the runs as they went\)\./
+    )
+    assert.notMatch(report, /% (larger|smaller) with it/)
+  })
+
   it("nothing is written under HOME: state and config live in a temporary directory", async () => {
     assert.deepStrictEqual(await readdir(home), [])
   })
