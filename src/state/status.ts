@@ -24,7 +24,7 @@ export const statusFileName = (sessionID: string) => `${sessionID}.json`
 const Count = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
 
 /** The session's next request as things stand (the latest one, with the prunes made since), estimated. */
-export const StatusContext = Schema.Struct({
+const StatusContext = Schema.Struct({
   /** Tokens sent: system prompt, conversation text and what tool calls kept. */
   tokens: Count,
   /** The model's context window, when the host named it. */
@@ -52,7 +52,6 @@ export const StatusContext = Schema.Struct({
   /** What the prunes and folds in effect left out of the latest request this process sent (with `changed`). */
   leftAtLatest: Schema.optional(Count)
 })
-export type StatusContext = typeof StatusContext.Type
 
 /**
  * One call the next request leaves out, for the dialog's restore list: pruned, or folded with its turn (`reason`
@@ -93,14 +92,13 @@ export type StatusProblem = typeof StatusProblem.Type
  * in input-token equivalents (one uncached input token = 1): what the pruned tokens would have cost, and what the
  * prompt-cache rebuilds the prunes caused and the model's reads of masked files cost on top. Estimates.
  */
-export const StatusCost = Schema.Struct({
+const StatusCost = Schema.Struct({
   profile: Schema.String,
   saved: Schema.Number.check(Schema.isGreaterThanOrEqualTo(0)),
   rebuilt: Schema.Number.check(Schema.isGreaterThanOrEqualTo(0)),
   /** What the model's reads of masked files cost (`CostLedger.reRead`); absent from status files of earlier builds. */
   reRead: Schema.optional(Schema.Number.check(Schema.isGreaterThanOrEqualTo(0)))
 })
-export type StatusCost = typeof StatusCost.Type
 
 export const SessionStatus = Schema.Struct({
   version: Schema.Literal(statusVersion),
