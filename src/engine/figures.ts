@@ -156,7 +156,10 @@ export const figuresOf = (
     queued: { calls: queuedCalls, tokens: queuedTokens },
     waiting: waitingNow(state, ttlSeconds),
     restored: state.restored.size,
-    changedSinceSent: state.revision !== state.sentRevision,
+    // In a process that has sent no request of the session yet, the stored state tells what the latest one left out:
+    // a sweep or a restore made after it, before OpenCode started again, is a change too.
+    changedSinceSent: state.revision !== state.sentRevision ||
+      (state.lastRequestAt === undefined && state.sentLeft !== undefined && state.sentLeft !== inEffect.tokens),
     context: index === undefined ? undefined : contextNow(state, index, inEffect.tokens, queuedTokens)
   }
 }

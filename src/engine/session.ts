@@ -69,7 +69,8 @@ export interface SessionState {
   lastContext: number | undefined
   /**
    * Tokens the prunes and folds in effect left out of the latest request: against what they leave out now, how much
-   * a sweep or a restore since changed the next request from what the provider counted for that one.
+   * a sweep or a restore since changed the next request from what the provider counted for that one. Kept with the
+   * session, so a restarted OpenCode knows what a restore made before the restart changed.
    */
   sentLeft: number | undefined
   /** When this process last saw a request for the session: an idle gap beyond the cache TTL means a cold cache. */
@@ -160,7 +161,7 @@ export const fromFile = (file: SessionFile, isSubAgent: boolean): SessionState =
       outputLimit: file.model.outputLimit
     },
     lastContext: undefined,
-    sentLeft: undefined,
+    sentLeft: file.sentLeft,
     lastRequestAt: undefined,
     pace: undefined,
     toolsSeen: undefined,
@@ -190,7 +191,8 @@ export const toFile = (state: SessionState): SessionFile => ({
   restored: [...state.restored],
   reReads: Object.fromEntries(state.reReads),
   folds: Object.fromEntries(state.folds),
-  ...(state.model === undefined ? {} : { model: { ...state.model } })
+  ...(state.model === undefined ? {} : { model: { ...state.model } }),
+  ...(state.sentLeft === undefined ? {} : { sentLeft: state.sentLeft })
 })
 
 /** The call's stable ID, assigning the next one the first time the call is seen. */

@@ -123,7 +123,12 @@ const transformSession = Effect.fnUntraced(function*(
   render(request, anchor, note)
   state.sentRevision = state.revision
   state.lastContext = contextTokens
-  state.sentLeft = request.view.prunedTokens + request.view.foldedTokens
+  const left = request.view.prunedTokens + request.view.foldedTokens
+  if (state.sentLeft !== left) {
+    state.sentLeft = left
+    // Kept with the session (`SessionState.sentLeft`): it changes only when what is pruned or folded did.
+    state.dirty = true
+  }
   yield* publishStatus(state)
   if (logger.debug) yield* logger.snapshot(sessionID, messages)
 })

@@ -158,7 +158,12 @@ export const SessionFile = Schema.Struct({
   reReads: withDefault(Schema.Record(Schema.String, Count), () => ({})),
   /** Turn key -> the fold of that old turn. */
   folds: withDefault(Schema.Record(Schema.String, FoldRecord), () => ({})),
-  model: Schema.optional(StoredModel)
+  model: Schema.optional(StoredModel),
+  /**
+   * Tokens the prunes and folds in effect left out of the latest request: after a restart, whether a sweep or a restore
+   * made since that request (before the restart) changed what the next one sends from what the provider counted.
+   */
+  sentLeft: Schema.optional(Count)
 })
 export type SessionFile = typeof SessionFile.Type
 

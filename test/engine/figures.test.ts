@@ -224,3 +224,20 @@ describe("the waiting prunes' reason", () => {
     assert.isTrue(waitingExpired(waiting, 310_000))
   })
 })
+
+describe("a change since the latest request, after OpenCode started again", () => {
+  it("is a restore made before the restart: the stored state says what the latest request left out", () => {
+    const state = fromFile({ ...emptySessionFile("ses_figures000000000000003", 0), sentLeft: 1_500 }, false)
+    const figures = figuresOf(state, indexOf(messages))
+    assert.isTrue(figures.changedSinceSent)
+    assert.strictEqual(reportedNext(11_548, figures.context, figures.changedSinceSent), 11_548 + 1_500)
+  })
+
+  it("is nothing when what is in effect is what the latest request left out", () => {
+    const state = restarted()
+    state.undelivered.clear()
+    state.sentRevision = state.revision
+    state.sentLeft = 1_500
+    assert.isFalse(figuresOf(state, indexOf(messages)).changedSinceSent)
+  })
+})
