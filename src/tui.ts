@@ -2,7 +2,7 @@ import type { TuiPlugin, TuiPluginModule } from "@opencode-ai/plugin/tui"
 import { createSignal } from "solid-js"
 import { openDialogOnBareCommand } from "./tui/bare.ts"
 import { createBoard, statusDirectory } from "./tui/board.ts"
-import { onResize, openDialog, registerPanel } from "./tui/view.ts"
+import { createAlarm, onResize, openDialog, registerPanel } from "./tui/view.ts"
 
 /**
  * The terminal UI part: a sidebar panel for the session shown and a `/dcp` dialog, both fed by the status files the
@@ -19,7 +19,10 @@ const tui: TuiPlugin = async (api) => {
     api.lifecycle.onDispose(onResize(api, () => setVersion((value) => value + 1)))
     // Watching the directory is the way updates arrive; the end of a run is a second chance where it reports nothing.
     api.lifecycle.onDispose(api.event.on("session.idle", (event) => void board.refresh(event.properties.sessionID)))
-    registerPanel(api, board, version)
+    // Drawn again when what the views show expires (the waiting prunes' reason, with the prompt cache).
+    const alarm = createAlarm(() => setVersion((value) => value + 1))
+    api.lifecycle.onDispose(alarm.stop)
+    registerPanel(api, board, version, alarm)
     const currentSession = () => {
       const route = api.route.current
       return route.name === "session" && typeof route.params?.sessionID === "string"
@@ -34,11 +37,11 @@ const tui: TuiPlugin = async (api) => {
         desc: "context breakdown, sweep and restore",
         category: "Session",
         namespace: "palette",
-        run: () => openDialog(api, board, version, currentSession())
+        run: () => openDialog(api, board, version, alarm, currentSession())
       }]
     }))
     api.lifecycle.onDispose(
-      openDialogOnBareCommand(api, (sessionID) => openDialog(api, board, version, sessionID))
+      openDialogOnBareCommand(api, (sessionID) => openDialog(api, board, version, alarm, sessionID))
     )
   } catch (error) {
     try {

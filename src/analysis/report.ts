@@ -170,22 +170,41 @@ const configLines = (a: Analysis, options: ReportOptions): Array<string> => {
   return out
 }
 
-/** The last request by kind of content, with the plugin, against its size without. */
+/**
+ * The last request by kind of content, with the plugin, against its size without. When OpenCode compacted the two runs
+ * a different number of times, their final requests hold different histories (a summary and the recent messages in
+ * place of the turns it summarised): their sizes are given, and why they do not compare, rather than a change that
+ * reads as the plugin's effect (the whole-session figures below compare the runs as they went).
+ */
 const finalRequestLines = (a: Analysis): Array<string> => {
   const final = a.finalRequest
   const without = final.withoutPlugin.total
+  const compactions = { without: a.sent.withoutPlugin.compactions, with: a.sent.withPlugin.compactions }
+  const pruned = `${plural(final.prunedCalls, "call")} pruned`
+  const head = [`Final request (#${n(final.request)}) by kind of content, with the plugin:`, ...chart(final.withPlugin)]
+  if (compactions.without !== compactions.with) {
+    const times = (count: number) => (count === 0 ? "never" : count === 1 ? "once" : `${n(count)} times`)
+    const summarised = compactions.without > compactions.with ? "the run without the plugin" : "the run with it"
+    return [
+      ...head,
+      ...wrap(
+        `Without the plugin: ${n(without)} tokens, not comparable: OpenCode compacted the run without the plugin ${
+          times(compactions.without)
+        } and the run with it ${times(compactions.with)}, so the final request of ${summarised} holds a summary ` +
+          `and the recent messages in place of the turns the other keeps (${pruned}; the whole session below ` +
+          `compares the runs as they went).`,
+        "  "
+      )
+    ]
+  }
   const delta = without === 0 ? 0 : (final.withPlugin.total - without) / without
   const effect = delta === 0
     ? "the same size with it"
     : `${(Math.abs(delta) * 100).toFixed(1)}% ${delta < 0 ? "smaller" : "larger"} with it`
-  return [
-    `Final request (#${n(final.request)}) by kind of content, with the plugin:`,
-    ...chart(final.withPlugin),
-    ...wrap(
-      `Without the plugin: ${n(without)} tokens (${effect}; ${plural(final.prunedCalls, "call")} pruned).`,
-      "  "
-    )
-  ]
+  const both = compactions.without === 0
+    ? ""
+    : `, both runs compacted ${compactions.without === 1 ? "once" : `${n(compactions.without)} times`}`
+  return [...head, ...wrap(`Without the plugin: ${n(without)} tokens (${effect}; ${pruned}${both}).`, "  ")]
 }
 
 /** Calls pruned by strategy, and the model's own discard/extract calls. */

@@ -1,34 +1,5 @@
 import { Predicate } from "effect"
-import { partsOf, roleOf } from "../host/messages.ts"
-
-/** The text of the visible history, by kind of content, for counting. Tool calls keep their callID. */
-export interface Contents {
-  readonly user: Array<string>
-  readonly assistant: Array<string>
-  readonly tools: Array<{ readonly callID: string; readonly texts: ReadonlyArray<string> }>
-}
-
-export const contentsOf = (messages: ReadonlyArray<unknown>): Contents => {
-  const contents: Contents = { user: [], assistant: [], tools: [] }
-  for (const message of messages) {
-    const role = roleOf(message)
-    for (const part of partsOf(message)) {
-      if (!Predicate.isObject(part)) continue
-      if (part.type === "text" && typeof part.text === "string" && part.ignored !== true) {
-        ;(role === "user" ? contents.user : contents.assistant).push(part.text)
-      } else if (part.type === "reasoning" && typeof part.text === "string") {
-        contents.assistant.push(part.text)
-      } else if (part.type === "tool" && typeof part.callID === "string" && Predicate.isObject(part.state)) {
-        const state = part.state
-        const texts = [JSON.stringify(state.input ?? {})]
-        if (typeof state.output === "string") texts.push(state.output)
-        if (typeof state.error === "string") texts.push(state.error)
-        contents.tools.push({ callID: part.callID, texts })
-      }
-    }
-  }
-  return contents
-}
+import { roleOf } from "../host/messages.ts"
 
 // Token counts are read one value at a time, not decoded as a whole: one odd value a provider reports must not
 // hide the others of its message.

@@ -1,5 +1,5 @@
 import { formatTokens } from "../engine/placeholders.ts"
-import type { Figures } from "../engine/figures.ts"
+import { type ContextParts, type Figures, waitingExpired } from "../engine/figures.ts"
 import type { Waiting } from "../engine/schedule.ts"
 import type { LifetimeTotals, SessionStats, Tally } from "../state/schema.ts"
 import type { CacheUsage } from "./breakdown.ts"
@@ -11,47 +11,206 @@ export const formatHelp = (): string => {
   return ["Context pruning commands:", ...lines].join("\n")
 }
 
-/** Where the tokens of the current context go, by kind of content. */
-export interface Breakdown {
-  /** Undefined when this process has not sent a request yet: OpenCode hands the system prompt over with each one. */
-  readonly system: number | undefined
-  readonly user: number
-  readonly assistant: number
-  readonly tools: number
-  readonly toolCalls: number
-  readonly prunedCalls: number
-  /** Tokens pruning takes out of every request: what the context would grow by without it. */
-  readonly prunedTokens: number
-  /** Old turns folded (src/engine/fold.ts): the turns, the calls their digests stand for, the tokens they take out. */
-  readonly folded?: { readonly turns: number; readonly calls: number; readonly tokens: number } | undefined
-  /**
-   * The context's size as OpenCode shows it, from what the provider reported for the latest request and its reply
-   * (`contextOfUsage`), when it reported any and nothing changed since.
-   */
-  readonly reported: number | undefined
-  /**
-   * `reported` is the provider's count of the latest request less what a sweep or a restore since changed (an
-   * estimate of the next request in the provider's terms), not the count itself.
-   */
-  readonly reportedChanged?: boolean | undefined
-  /** Prunes made since the latest request (by the model or the user): the next request carries them. */
-  readonly pending: Tally
-  /** Automatic prunes waiting for the prompt cache, and why. */
-  readonly waiting: WaitingPrunes | undefined
-  readonly ttlSeconds: number
-  readonly pressure: number
+const callCount = (n: number) => `${n} call${n === 1 ? "" : "s"}`
+
+const barWidth = 24
+
+/** A horizontal bar, `share` (0 to 1) of it filled. */
+export const bar = (share: number, width = barWidth): string => {
+  const full = Math.max(0, Math.min(width, Math.round(share * width)))
+  return `${"█".repeat(full)}${"░".repeat(width - full)}`
 }
+
+const thousands = (n: number) => n.toLocaleString("en-US")
+
+/** A share as a whole percentage; a share under 1% that is not nothing as "<1%". */
+export const percent = (part: number, whole: number): string => {
+  if (whole <= 0) return "0%"
+  const value = (part / whole) * 100
+  return value > 0 && value < 1 ? "<1%" : `${Math.round(value)}%`
+}
+
+/** A context window as models are described ("200k"): an exact size, so without the estimate's "~". */
+export const windowSize = (limit: number): string => formatTokens(limit).replace(/^~/, "")
+
+/** A line of text, and whether it is a remark rather than a figure (the terminal UI shows those muted). */
+export interface TextLine {
+  readonly text: string
+  readonly muted?: boolean
+}
+
+const labelWidth = 14
+
+/** A row of the breakdown: label, bar, share, tokens. */
+const breakdownRow = (label: string, tokens: number, whole: number): string =>
+  `${label.padEnd(labelWidth)}${bar(whole === 0 ? 0 : tokens / whole)} ${percent(tokens, whole).padStart(4)}  ${
+    formatTokens(tokens).padStart(6)
+  }`
+
+/**
+ * The context's size, in one line: the provider's count when there is one (less what changed since, "~"), else the
+ * figures' estimate when it is whole, else that it is not known yet.
+ */
+const contextSize = (context: ContextParts | undefined, reported: number | undefined): string => {
+  if (context === undefined && reported === undefined) return "Context: not known yet: it comes with the first request."
+  const limit = context?.limit
+  const window = (tokens: number) =>
+    limit === undefined ? "" : `, ${percent(tokens, limit)} of a ${windowSize(limit)} window`
+  if (reported !== undefined) {
+    return context?.changed === true
+      ? `Next request: ${formatTokens(reported)} tokens${
+        window(reported)
+      } (the provider's count of the latest request, less what changed since).`
+      : `Context: ${thousands(reported)} tokens${window(reported)} (reported by the provider).`
+  }
+  if (context!.systemUnknown === true) {
+    return "Context: not known yet: the provider counts it with its reply, and this process has not seen the system prompt."
+  }
+  const counted = context!.system + context!.text + context!.tools
+  return `Next request: ${formatTokens(counted)} tokens${
+    window(counted)
+  } (estimated; the provider counts it with its reply).`
+}
+
+/**
+ * Where the next request's tokens go, as bars of one whole: what is sent plus what pruning leaves out. The provider's
+ * figure is the size sent when there is one; what it counts beyond the estimated content (tool definitions, its own
+ * framing, and the system prompt while it is not known) is "Other", and should it count less, the rows are scaled
+ * down to it. A part not known yet says so. The `/dcp` dialog and `/dcp context` show these same lines.
+ */
+export const contextBreakdown = (context: ContextParts, reported: number | undefined): Array<TextLine> => {
+  const counted = context.system + context.text + context.tools
+  const sent = reported ?? counted
+  const other = Math.max(0, sent - counted)
+  const scale = counted === 0 || sent >= counted ? 1 : sent / counted
+  const whole = sent + context.pruned
+  const indent = " ".repeat(labelWidth)
+  const unknownSystem = context.systemUnknown === true
+  return [
+    { text: contextSize(context, reported) },
+    { text: "" },
+    unknownSystem
+      ? { text: `${"System".padEnd(labelWidth)}not known until this process sends a request`, muted: true }
+      : { text: breakdownRow("System", Math.round(context.system * scale), whole) },
+    { text: breakdownRow("Conversation", Math.round(context.text * scale), whole) },
+    { text: breakdownRow(`Tools (${context.calls})`, Math.round(context.tools * scale), whole) },
+    ...(other > 0 ? [{ text: breakdownRow("Other", other, whole) }] : []),
+    { text: breakdownRow("Pruned", context.pruned, whole), muted: context.pruned === 0 },
+    { text: `${indent}Without pruning: ${formatTokens(whole)} tokens (estimated).`, muted: true },
+    ...(other > 0
+      ? [{
+        text: `${indent}Other: tool definitions and the provider's own framing${
+          unknownSystem ? ", and the system prompt until it is known" : ""
+        }.`,
+        muted: true
+      }]
+      : [])
+  ]
+}
+
+/** The cost effect as `/dcp stats` prices it, in input tokens. */
+export interface CostFigures {
+  readonly profile: string
+  readonly saved: number
+  readonly rebuilt: number
+  readonly reRead?: number | undefined
+}
+
+/** The pricing a cost figure follows, named alike everywhere (`/dcp stats` describes it at length). */
+export const pricingLabel = (profile: string): string => `${profile} pricing`
+
+/** The net cost effect in input tokens: `~2.1k saved` or `~800 more`. */
+export const costNet = (cost: CostFigures): string => {
+  const net = Math.round(cost.saved - cost.rebuilt - (cost.reRead ?? 0))
+  return net >= 0 ? `${formatTokens(net)} saved` : `${formatTokens(-net)} more`
+}
+
+/**
+ * Why the net effect is what it is, where it is less than the pruned tokens: what they would have cost, less the cache
+ * rebuilds and the model's reads of masked files; nothing when nothing was taken off them.
+ */
+export const costWhy = (cost: CostFigures): Array<string> => {
+  const rebuilt = Math.round(cost.rebuilt)
+  const reRead = Math.round(cost.reRead ?? 0)
+  if (rebuilt === 0 && reRead === 0) return []
+  return [
+    `pruned tokens ${formatTokens(Math.round(cost.saved))}`,
+    ...(rebuilt === 0 ? [] : [`less cache rebuilds ${formatTokens(rebuilt)}`]),
+    ...(reRead === 0 ? [] : [`less masked files read again ${formatTokens(reRead)}`])
+  ]
+}
+
+/** The cost effect in one line: net, why, and the pricing. */
+const costLine = (cost: CostFigures): string => {
+  const why = costWhy(cost)
+  return `${costNet(cost)} in input tokens (${pricingLabel(cost.profile)}, estimated)${
+    why.length === 0 ? "" : `: ${why.join(", ")}`
+  }`
+}
+
+/** Everything pruned over a session, by reason (`tallyByReason`: each call once), in one line of parts. */
+export const byReasonParts = (byReason: Readonly<Record<string, Tally>>, name: (reason: string) => string): string =>
+  Object.entries(byReason).filter(([, tally]) => tally.calls > 0)
+    .sort((a, b) => b[1].tokens - a[1].tokens)
+    .map(([reason, tally]) => `${name(reason)} ${tally.calls}`)
+    .join(", ")
+
+/** A problem in a config file in effect. */
+export interface ConfigProblem {
+  readonly file: string
+  readonly message: string
+}
+
+/** The problems of the config files in effect, with their files, for as long as they are not fixed. */
+export const problemLines = (problems: ReadonlyArray<ConfigProblem>): Array<string> => {
+  if (problems.length === 0) return []
+  const files = [...new Set(problems.map((problem) => problem.file))]
+  const head = `${problems.length} config problem${problems.length === 1 ? "" : "s"} in ${
+    files.join(", ")
+  } (shown until fixed):`
+  return [head, ...problems.map((problem) => `  • ${problem.message}`)]
+}
+
+/** Whether a session pruned anything yet: "nothing yet" is said only when it never did. */
+export const nothingEverPruned = (inEffect: Tally, session: Tally): boolean =>
+  inEffect.calls === 0 && inEffect.tokens === 0 && session.calls === 0 && session.tokens === 0
+
+/** What is in effect, in one line: the calls and tokens, or why there are none. */
+export const inEffectLine = (inEffect: Tally, session: Tally, restored: number | undefined): string => {
+  if (inEffect.calls > 0 || inEffect.tokens > 0) {
+    return `${callCount(inEffect.calls)}, ${formatTokens(inEffect.tokens)} tokens out of every request`
+  }
+  if (nothingEverPruned(inEffect, session)) return "nothing yet"
+  return restored !== undefined && restored > 0 ? "none now (restored)" : "none now"
+}
+
+/** The folded turns, in one line: the calls their digests stand for are among those in effect. */
+export const foldedLine = (folded: { readonly turns: number; readonly calls: number; readonly tokens: number }) =>
+  `${folded.turns} old turn${folded.turns === 1 ? "" : "s"} (${folded.calls} of those calls sent as ${
+    folded.turns === 1 ? "one digest" : "digests"
+  }), ${formatTokens(folded.tokens)} of those tokens`
 
 interface WaitingPrunes {
   readonly calls: number
   readonly tokens: number
   readonly why: Waiting
+  /** When the cache goes cold without another request: the reason expires with it. */
+  readonly expiresAt?: number | undefined
 }
 
-const callCount = (n: number) => `${n} call${n === 1 ? "" : "s"}`
-
-/** Why automatic prunes wait, in two or three short lines. */
-const waitingLines = (waiting: WaitingPrunes, ttlSeconds: number, pressure: number, indent: string): Array<string> => {
+/** Why automatic prunes wait, in two or three short lines; once the cache went cold, that they apply next. */
+const waitingLines = (
+  waiting: WaitingPrunes,
+  options: { readonly ttlSeconds: number; readonly pressure: number; readonly now: number },
+  indent: string
+): Array<string> => {
+  const { ttlSeconds, pressure } = options
+  if (waitingExpired(waiting, options.now)) {
+    return [
+      `${callCount(waiting.calls)}, ${formatTokens(waiting.tokens)} tokens, waited for the prompt cache, which has ` +
+      `gone cold since (${Math.round(ttlSeconds / 60)} min without a request): they apply with the next request.`
+    ]
+  }
   const { appliesAfter, paysBackAfter, horizon, reason } = waiting.why
   const why = reason === "below-minimum"
     ? "too few tokens to be worth a prompt-cache rebuild yet"
@@ -70,85 +229,62 @@ const waitingLines = (waiting: WaitingPrunes, ttlSeconds: number, pressure: numb
   ]
 }
 
-const barWidth = 24
+/** What of the figures in effect the latest request did not carry: the next one does. */
+const notSentYet = (queued: Tally): string =>
+  `Of those, ${
+    queued.calls > 0
+      ? `${callCount(queued.calls)} (${formatTokens(queued.tokens)} tokens)`
+      : `${formatTokens(queued.tokens)} tokens`
+  } ${queued.calls === 1 ? "goes" : "go"} out with the next request for the first time.`
 
-/** A horizontal bar, `share` (0 to 1) of it filled. */
-export const bar = (share: number, width = barWidth): string => {
-  const full = Math.max(0, Math.min(width, Math.round(share * width)))
-  return `${"█".repeat(full)}${"░".repeat(width - full)}`
+/** What `/dcp context` reports: the figures of the next request (src/engine/figures.ts), as the dialog shows them. */
+export interface ContextReport {
+  readonly context: ContextParts
+  /** The provider's count for the next request (`reportedNext`), when there is one. */
+  readonly reported: number | undefined
+  readonly figures: Pick<Figures, "inEffect" | "folded" | "queued" | "waiting" | "restored">
+  /** The session's prunes since the start: whether anything was ever pruned. */
+  readonly session: Tally
+  readonly cost?: CostFigures | undefined
+  readonly problems?: ReadonlyArray<ConfigProblem> | undefined
+  readonly now: number
+  readonly ttlSeconds: number
+  readonly pressure: number
 }
 
-const thousands = (n: number) => n.toLocaleString("en-US")
-
 /**
- * The provider's figure for the latest request is the total when there is one. What the tokenizer does not see
- * in the messages (tool definitions, the provider's own formatting) shows as "Other"; should the provider count
- * less than the tokenizer, the rows are scaled down to its total. The content is counted exactly; what pruning
- * removed comes from the request path's estimates (the ledger), so the pruned figures and the tool row less them
- * are estimates, and say so.
+ * `/dcp context`: the config's problems while they last, the next request's breakdown (the dialog's), what is in
+ * effect and folded, what goes out with the next request, what waits, and the cost effect.
  */
-export const formatContext = (b: Breakdown): string => {
-  const system = b.system ?? 0
-  const counted = system + b.user + b.assistant + b.tools
-  const current = b.reported ?? counted
-  const other = Math.max(0, current - counted)
-  const scale = counted === 0 || current >= counted ? 1 : current / counted
-  const rows: Array<[string, number]> = [
-    ["System", system * scale],
-    ["User", b.user * scale],
-    ["Assistant", b.assistant * scale],
-    [`Tools (${b.toolCalls})`, b.tools * scale],
-    ...(other > 0 ? [["Other", other] as [string, number]] : [])
+export const formatContext = (report: ContextReport): string => {
+  const { figures } = report
+  const { folded, inEffect, queued, waiting } = figures
+  const pad = (label: string) => label.padEnd(10)
+  const problems = problemLines(report.problems ?? [])
+  const lines = [
+    ...problems,
+    ...(problems.length === 0 ? [] : [""]),
+    ...contextBreakdown(report.context, report.reported).map((line) => line.text === "" ? "" : `  ${line.text}`)
+      .map((line, i) => (i === 0 ? line.trimStart() : line)),
+    "",
+    `${pad("Pruned:")}${inEffectLine(inEffect, report.session, figures.restored)}${
+      inEffect.calls > 0 || inEffect.tokens > 0 ? " (estimated)" : ""
+    }`
   ]
-  const labelWidth = Math.max(...rows.map(([label]) => label.length))
-  const lines = ["Current context by kind of content (o200k tokenizer; what pruning removed is estimated):"]
-  for (const [label, tokens] of rows) {
-    const share = current === 0 ? 0 : tokens / current
-    const shown = formatTokens(Math.round(tokens)).padStart(6)
-    lines.push(`  ${label.padEnd(labelWidth)}  ${bar(share)} ${`${Math.round(share * 100)}%`.padStart(4)}  ${shown}`)
+  if (folded.turns > 0) lines.push(`${pad("Folded:")}${foldedLine(folded)}`)
+  if (queued.calls > 0 || queued.tokens > 0) lines.push(`${pad("")}${notSentYet(queued)}`)
+  if (waiting !== undefined) {
+    const [first, ...rest] = waitingLines(waiting, report, pad(""))
+    lines.push(`${pad("Waiting:")}${first}`, ...rest)
   }
-  if (other > 0) lines.push("  (Other: what the provider counted beyond the messages, such as tool definitions.)")
-  if (b.system === undefined) {
-    lines.push("  (System: not known until this process sends a request; OpenCode hands it the system prompt then.)")
-  }
-  const currentText = b.reported === undefined
-    ? `${formatTokens(counted)} tokens (estimated)`
-    : b.reportedChanged === true
-    ? `${
-      formatTokens(b.reported)
-    } tokens (estimated: what OpenCode shows for the latest request, less what changed since)`
-    : `${thousands(b.reported)} tokens (as OpenCode shows it: the latest request and reply, reported by the provider)`
-  lines.push("", `Pruned:           ${callCount(b.prunedCalls)}, ${formatTokens(b.prunedTokens)} tokens (estimated)`)
-  const folded = b.folded ?? { turns: 0, calls: 0, tokens: 0 }
-  if (folded.turns > 0) {
-    lines.push(
-      `Folded:           ${folded.turns} old turn${folded.turns === 1 ? "" : "s"}, ${
-        callCount(folded.calls)
-      } sent as digests, ${formatTokens(folded.tokens)} tokens more (estimated)`
-    )
-  }
-  if (b.pending.calls > 0) {
-    lines.push(
-      `                  ${b.pending.calls} of them (${formatTokens(b.pending.tokens)}) go out with the next request.`
-    )
-  }
-  if (b.waiting !== undefined) {
-    const [first, ...rest] = waitingLines(b.waiting, b.ttlSeconds, b.pressure, "                  ")
-    lines.push(`Waiting:          ${first}`, ...rest)
-  }
-  lines.push(
-    `${
-      b.reported === undefined || b.reportedChanged === true ? "Next request:   " : "Current context:"
-    }  ${currentText}`,
-    `Without pruning:  ${formatTokens(current + b.prunedTokens + folded.tokens)} tokens (estimated)`
-  )
+  if (report.cost !== undefined) lines.push(`${pad("Cost:")}${costLine(report.cost)}`)
   return lines.join("\n")
 }
 
 const profileNames: Readonly<Record<string, string>> = {
-  anthropic: "Anthropic prompt-cache pricing",
-  "anthropic-1h": "Anthropic 1-hour prompt-cache pricing",
-  openai: "prefix-cache pricing",
+  anthropic: "Anthropic's prompt cache",
+  "anthropic-1h": "Anthropic's 1-hour prompt cache",
+  openai: "a prefix cache",
   "per-request": "billed per request",
   none: "no prompt cache"
 }
@@ -173,7 +309,7 @@ const ago = (at: number, now: number): string => {
 export const formatStats = (input: {
   readonly session: SessionStats
   /** What is in effect now, made since the latest request, and waiting (src/engine/figures.ts). */
-  readonly figures: Pick<Figures, "inEffect" | "folded" | "queued" | "waiting">
+  readonly figures: Pick<Figures, "inEffect" | "folded" | "queued" | "waiting"> & { readonly restored?: number }
   readonly lifetime: LifetimeTotals
   readonly now: number
   readonly reasonName: (reason: string) => string
@@ -181,37 +317,31 @@ export const formatStats = (input: {
   readonly cache?: CacheUsage | undefined
   readonly ttlSeconds: number
   readonly pressure: number
-  /** The pricing profile the cost figures follow. */
-  readonly profile?: string | undefined
+  /** Problems in the config files in effect: shown until they are fixed. */
+  readonly problems?: ReadonlyArray<ConfigProblem> | undefined
 }): string => {
   const { figures, lifetime, session } = input
   const { folded, inEffect, queued, waiting } = figures
+  const now = inEffectLine(inEffect, session, figures.restored)
+  const problems = problemLines(input.problems ?? [])
   const lines = [
-    `This session: ${callCount(inEffect.calls)} pruned now, ${
-      formatTokens(inEffect.tokens)
-    } tokens out of every request.`
+    ...problems,
+    ...(problems.length === 0 ? [] : [""]),
+    inEffect.calls > 0 || inEffect.tokens > 0
+      ? `This session: ${callCount(inEffect.calls)} pruned now, ${
+        formatTokens(inEffect.tokens)
+      } tokens out of every request.`
+      : `This session: ${now === "nothing yet" ? "nothing pruned yet" : now.replace(/^none now/, "none pruned now")}.`
   ]
-  if (folded.turns > 0) {
-    lines.push(
-      `  folded:      ${folded.turns} old turn${folded.turns === 1 ? "" : "s"} (${
-        callCount(folded.calls)
-      } sent as digests), ${formatTokens(folded.tokens)} tokens more.`
-    )
-  }
-  if (queued.calls > 0) {
-    lines.push(
-      `  next request: ${callCount(queued.calls)} of them (${
-        formatTokens(queued.tokens)
-      } tokens) changed since the latest request.`
-    )
-  }
+  if (folded.turns > 0) lines.push(`  folded:      ${foldedLine(folded)}.`)
+  if (queued.calls > 0 || queued.tokens > 0) lines.push(`  ${notSentYet(queued)}`)
   if (waiting !== undefined) {
-    const [first, ...rest] = waitingLines(waiting, input.ttlSeconds, input.pressure, "    ")
+    const [first, ...rest] = waitingLines(waiting, input, "    ")
     lines.push(`  waiting for the cache: ${first}`, ...rest)
   }
-  if (session.calls > 0) {
+  if (session.calls > 0 || session.tokens > 0) {
     lines.push(
-      `  since the start: ${session.calls} prune${session.calls === 1 ? "" : "s"} reached the model, ${
+      `  since the start: ${callCount(session.calls)} pruned, ${
         formatTokens(session.tokens)
       } tokens (restored and undone ones included)`
     )
@@ -251,9 +381,9 @@ export const formatStats = (input: {
   if (cost.requests > 0 && (cost.saved > 0 || cost.rebuilt > 0)) {
     const net = cost.saved - cost.rebuilt - cost.reRead
     lines.push(
-      `  cost (${profileName(cost.profile)}, estimated, in input tokens): the pruned tokens would have cost ${
-        formatTokens(Math.round(cost.saved))
-      } ` +
+      `  cost (${pricingLabel(cost.profile)}, ${
+        profileName(cost.profile)
+      }; estimated, in input tokens): the pruned tokens would have cost ${formatTokens(Math.round(cost.saved))} ` +
         `over ${cost.requests} request${cost.requests === 1 ? "" : "s"}; cache rebuilds cost ${
           formatTokens(Math.round(cost.rebuilt))
         }; ` +

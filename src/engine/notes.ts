@@ -1,7 +1,7 @@
 import { formatTokens } from "./placeholders.ts"
 import { type Reason, reasonName } from "./reasons.ts"
 
-/** One pruned call, as reported to the user. */
+/** One pruned call, as reported to the user; or one fold of an old turn (`folded`). */
 export interface PrunedCall {
   readonly id: number
   readonly tool: string
@@ -9,15 +9,65 @@ export interface PrunedCall {
   readonly reason: Reason
   readonly tokens: number
   readonly distillation?: string | undefined
-  /** A fold (src/engine/fold.ts): the calls of its turn it stands for; `id` is the first one's. */
-  readonly folded?: number | undefined
+  /**
+   * A fold (src/engine/fold.ts): the calls of its turn it stands for, oldest first, each with its share of the fold's
+   * tokens (`foldShares`); `id`, `tool` and `keyParameter` are the first one's, `tokens` the whole fold's.
+   */
+  readonly folded?: ReadonlyArray<FoldedCall> | undefined
+}
+
+/** A call of a fold. */
+interface FoldedCall {
+  readonly id: number
+  readonly tool: string
+  readonly keyParameter: string
+  /** Its share of the fold's tokens. */
+  readonly tokens: number
+  /** A prune of its own keeps its content out too: it is counted under that prune's reason, not as folded. */
+  readonly pruned: boolean
 }
 
 export type NotificationMode = "off" | "minimal" | "detailed"
 
 /**
+ * The calls prunes and folds take out, each counted once, by reason: a call a prune of its own takes out counts under
+ * that prune's reason, a call only its fold takes out as "folded". Their counts add up to the calls counted, and
+ * their tokens (a fold's all under "folded") to the tokens.
+ */
+export const tallyByReason = (calls: ReadonlyArray<PrunedCall>): { calls: number; byReason: Map<Reason, number> } => {
+  const byReason = new Map<Reason, number>()
+  let count = 0
+  const add = (reason: Reason, n: number) => {
+    if (n === 0) return
+    byReason.set(reason, (byReason.get(reason) ?? 0) + n)
+    count += n
+  }
+  for (const call of calls) {
+    if (call.folded === undefined) add(call.reason, 1)
+    else add(call.reason, call.folded.filter((member) => !member.pruned).length)
+  }
+  return { calls: count, byReason }
+}
+
+/** IDs as ranges, ascending: `1-4, 7`. */
+export const idRanges = (ids: ReadonlyArray<number>): string => {
+  const sorted = [...new Set(ids)].sort((a, b) => a - b)
+  const ranges: Array<string> = []
+  for (let i = 0; i < sorted.length; i++) {
+    let j = i
+    while (j + 1 < sorted.length && sorted[j + 1] === sorted[j]! + 1) j++
+    ranges.push(j === i ? `${sorted[i]}` : j === i + 1 ? `${sorted[i]}, ${sorted[j]}` : `${sorted[i]}-${sorted[j]}`)
+    i = j
+  }
+  return ranges.join(", ")
+}
+
+const plural = (count: number, word: string) => `${count} ${word}${count === 1 ? "" : "s"}`
+
+/**
  * The note shown after an agent run (or a command) that pruned something: one line with the tokens saved now and
- * in the session, then, in detailed mode, one line per call with paths relative to the project.
+ * in the session, then, in detailed mode, one line per call with paths relative to the project. A fold counts the
+ * calls it alone takes out (`tallyByReason`), names each of them, and says which calls its digest stands for.
  */
 export const formatNote = (
   calls: ReadonlyArray<PrunedCall>,
@@ -25,21 +75,50 @@ export const formatNote = (
 ): string | undefined => {
   if (options.mode === "off" || calls.length === 0) return undefined
   const tokens = calls.reduce((sum, call) => sum + call.tokens, 0)
-  const reasons = new Map<Reason, number>()
-  for (const call of calls) reasons.set(call.reason, (reasons.get(call.reason) ?? 0) + 1)
-  const why = [...reasons].map(([reason, count]) => `${count} ${reasonName(reason)}`).join(", ")
-  const plural = calls.length === 1 ? "call" : "calls"
-  const head = `Context pruned: ${formatTokens(tokens)} tokens from ${calls.length} ${plural} (${why}); ` +
-    `${formatTokens(options.sessionTokens)} saved in this session.`
+  const { byReason, calls: count } = tallyByReason(calls)
+  const folds = calls.filter((call) => call.folded !== undefined)
+  const why = [...byReason].map(([reason, n]) => `${n} ${reasonName(reason)}`).join(", ")
+  const head = `Context pruned: ${formatTokens(tokens)} tokens` +
+    (count === 0 ? "" : ` from ${plural(count, "call")} (${why})`) +
+    (folds.length === 0 ? "" : `, ${plural(folds.length, "old turn")} folded`) +
+    `; ${formatTokens(options.sessionTokens)} saved in this session.`
   if (options.mode === "minimal") return head
-  const lines = [head]
-  const id = idColumn(calls.map((call) => call.id))
+  const rows = new Map<number, { what: string; reasons: Array<string>; tokens: number; distillation?: string }>()
   for (const call of calls) {
+    if (call.folded !== undefined) continue
     const what = call.keyParameter === "" ? call.tool : `${call.tool} ${call.keyParameter}`
-    lines.push(`  ${id(call.id)}  ${what}  ${reasonName(call.reason)}, ${formatTokens(call.tokens)}`)
-    if (options.showDistillation && call.distillation !== undefined) {
-      lines.push(`${" ".repeat(id(call.id).length + 5)}↳ ${call.distillation}`)
+    rows.set(call.id, {
+      what,
+      reasons: [reasonName(call.reason)],
+      tokens: call.tokens,
+      ...(call.distillation === undefined ? {} : { distillation: call.distillation })
+    })
+  }
+  for (const fold of folds) {
+    for (const member of fold.folded!) {
+      const known = rows.get(member.id)
+      if (known !== undefined) {
+        known.reasons.push(reasonName("fold"))
+      } else if (!member.pruned) {
+        const what = member.keyParameter === "" ? member.tool : `${member.tool} ${member.keyParameter}`
+        rows.set(member.id, { what, reasons: [reasonName("fold")], tokens: member.tokens })
+      }
     }
+  }
+  const lines = [head]
+  const id = idColumn([...rows.keys()])
+  for (const [callId, row] of [...rows].sort((a, b) => a[0] - b[0])) {
+    lines.push(`  ${id(callId)}  ${row.what}  ${row.reasons.join(", ")}, ${formatTokens(row.tokens)}`)
+    if (options.showDistillation && row.distillation !== undefined) {
+      lines.push(`${" ".repeat(id(callId).length + 5)}↳ ${row.distillation}`)
+    }
+  }
+  for (const fold of folds) {
+    lines.push(
+      `  old turn folded: ${idRanges(fold.folded!.map((member) => member.id))} sent as one digest, ${
+        formatTokens(fold.tokens)
+      } of the tokens`
+    )
   }
   return lines.join("\n")
 }

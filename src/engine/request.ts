@@ -427,6 +427,11 @@ const stillWaiting = (request: Request, all: Batch, applied: Batch | undefined):
 /** The request that carries prunes to the model, as far as delivering them goes (`Pruner.deliver`). */
 export interface Delivery {
   readonly profile: PricingProfile
+  /**
+   * `profile` is the provider's (`Scheduler.priced`); when it is not (the model not known yet), the request's costs
+   * are not priced at all rather than under a guess.
+   */
+  readonly priced?: boolean | undefined
   readonly cold: boolean
   /** The calls of the request, and its estimated size and system prompt size. */
   readonly calls: ReadonlyArray<ToolCall>

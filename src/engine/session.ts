@@ -56,7 +56,11 @@ export interface SessionState {
    * messages it sent.
    */
   systemParts: ReadonlyArray<string> | undefined
-  /** The model of the latest request: its provider's pricing and its context window decide when prunes are applied. */
+  /**
+   * The model of the latest request: its provider's pricing and its context window decide when prunes are applied.
+   * Kept in the session's file, so that a restarted OpenCode prices the session's first request under it; a session
+   * with none stored takes its user's newest message's (`modelOfRequest`).
+   */
   model: SessionModel | undefined
   /**
    * Tokens of the latest request the model got in this process, as the plugin sent it (the summariser's excluded),
@@ -65,7 +69,8 @@ export interface SessionState {
   lastContext: number | undefined
   /**
    * Tokens the prunes and folds in effect left out of the latest request: against what they leave out now, how much
-   * a sweep or a restore since changed the next request from what the provider counted for that one.
+   * a sweep or a restore since changed the next request from what the provider counted for that one. Kept with the
+   * session, so a restarted OpenCode knows what a restore made before the restart changed.
    */
   sentLeft: number | undefined
   /** When this process last saw a request for the session: an idle gap beyond the cache TTL means a cold cache. */
@@ -148,9 +153,15 @@ export const fromFile = (file: SessionFile, isSubAgent: boolean): SessionState =
     systemTokens: undefined,
     systemTexts: undefined,
     systemParts: undefined,
-    model: undefined,
+    model: file.model === undefined ? undefined : {
+      providerID: file.model.providerID,
+      modelID: file.model.modelID,
+      npm: file.model.npm,
+      contextLimit: file.model.contextLimit,
+      outputLimit: file.model.outputLimit
+    },
     lastContext: undefined,
-    sentLeft: undefined,
+    sentLeft: file.sentLeft,
     lastRequestAt: undefined,
     pace: undefined,
     toolsSeen: undefined,
@@ -179,7 +190,9 @@ export const toFile = (state: SessionState): SessionFile => ({
   findings: state.findings,
   restored: [...state.restored],
   reReads: Object.fromEntries(state.reReads),
-  folds: Object.fromEntries(state.folds)
+  folds: Object.fromEntries(state.folds),
+  ...(state.model === undefined ? {} : { model: { ...state.model } }),
+  ...(state.sentLeft === undefined ? {} : { sentLeft: state.sentLeft })
 })
 
 /** The call's stable ID, assigning the next one the first time the call is seen. */

@@ -1,25 +1,23 @@
 import { Clock, Effect, Option, Predicate } from "effect"
-import { contentsOf, reportedCacheUsage, reportedContext } from "../commands/breakdown.ts"
-import { formatContext, formatHelp, formatStats } from "../commands/format.ts"
+import { reportedCacheUsage, reportedContext } from "../commands/breakdown.ts"
+import { formatContext, formatHelp, formatStats, problemLines } from "../commands/format.ts"
 import { type DcpCommand, parseCommand } from "../commands/parse.ts"
 import { sweepSelection } from "../commands/select.ts"
 import { reasonName } from "../engine/reasons.ts"
-import { idColumn } from "../engine/notes.ts"
+import { idColumn, idRanges } from "../engine/notes.ts"
 import { formatTokens } from "../engine/placeholders.ts"
 import { partsOf, roleOf } from "../host/messages.ts"
 import type { SessionId } from "../host/sessionId.ts"
 import { visibleHistory } from "../host/view.ts"
-import { Config, reportNote } from "../services/Config.ts"
+import { Config, currentProblems, reportNote } from "../services/Config.ts"
 import { Host } from "../services/Host.ts"
 import { Ledger } from "../services/Ledger.ts"
 import { Notifier } from "../services/Notifier.ts"
 import { Paths } from "../services/Paths.ts"
 import { Pruner } from "../services/Pruner.ts"
-import { Scheduler } from "../services/Scheduler.ts"
 import { SessionStore } from "../services/SessionStore.ts"
-import { Tokenizer } from "../services/Tokenizer.ts"
 import { ToolCache } from "../services/ToolCache.ts"
-import { figuresOf, reportedNext } from "../engine/figures.ts"
+import { callsInEffect, contextParts, figuresOf, reportedNext } from "../engine/figures.ts"
 import { type SessionState, stableId } from "../engine/session.ts"
 import { refreshConfig } from "./session.ts"
 import { withUnsaved } from "./tools.ts"
@@ -60,7 +58,14 @@ export const dcp = Effect.fn("hooks.dcp")(function*(sessionID: SessionId, args: 
   const changes = (command._tag === "restore" || command._tag === "sweep") && computed.refused !== true
   const reply = changes ? { ...computed, text: withUnsaved(computed.text, yield* store.persist(sessionID)) } : computed
   const origin = yield* store.use(sessionID, (state) => Effect.succeed(state.origin))
-  const text = [...problems.map(reportNote), reply.text].join("\n\n")
+  // `/dcp stats` and `/dcp context` name the problems of the files in effect themselves, as long as they last.
+  const { reports } = yield* Config
+  const shown = command._tag === "stats" || command._tag === "context"
+    ? problems.filter((report) =>
+      report.problems.length === 0 || !reports.some((current) => current.file === report.file)
+    )
+    : problems
+  const text = [...shown.map(reportNote), reply.text].join("\n\n")
   const stored = yield* notifier.post(sessionID, text, origin)
   if (!(yield* host.busy(sessionID))) {
     yield* host.announceIdle(sessionID)
@@ -125,14 +130,7 @@ const prunedIds = (state: SessionState): ReadonlyArray<readonly [number, string]
 const restorable = (state: SessionState): string | undefined => {
   const ids = prunedIds(state).map(([id]) => id)
   if (ids.length === 0) return undefined
-  const ranges: Array<string> = []
-  for (let i = 0; i < ids.length; i++) {
-    let j = i
-    while (j + 1 < ids.length && ids[j + 1] === ids[j]! + 1) j++
-    ranges.push(j === i ? `${ids[i]}` : j === i + 1 ? `${ids[i]}, ${ids[j]}` : `${ids[i]}-${ids[j]}`)
-    i = j
-  }
-  return `Pruned now: ${ranges.join(", ")} (the number before each call in the pruning notes).`
+  return `Pruned now: ${idRanges(ids)} (the number before each call in the pruning notes).`
 }
 
 /**
@@ -154,7 +152,7 @@ const indexOf = Effect.fnUntraced(function*(state: SessionState) {
 const stats = Effect.fnUntraced(function*(state: SessionState) {
   const ledger = yield* Ledger
   const host = yield* Host
-  const { current: config } = yield* Config
+  const config = yield* Config
   const lifetime = yield* ledger.lifetime
   const now = yield* Clock.currentTimeMillis
   // The provider's figures are a bonus: without the stored session, the plugin's own statistics still answer.
@@ -165,51 +163,50 @@ const stats = Effect.fnUntraced(function*(state: SessionState) {
       (error) => Effect.as(Effect.logWarning("/dcp stats: the stored session could not be read", error), undefined)
     )
   )
-  const scheduler = yield* Scheduler
-  const figures = figuresOf(state, yield* indexOf(state))
+  const { ttlSeconds, pressure } = config.current.cache
   return formatStats({
     session: state.stats,
-    figures,
+    figures: figuresOf(state, yield* indexOf(state), ttlSeconds),
     lifetime,
     now,
     cache,
     reasonName,
-    ttlSeconds: config.cache.ttlSeconds,
-    pressure: config.cache.pressure,
-    profile: scheduler.profile(state).name
+    ttlSeconds,
+    pressure,
+    problems: currentProblems(config.reports)
   })
 })
 
+/**
+ * `/dcp context`: the figures of the next request (src/engine/figures.ts), broken down as the dialog breaks them down,
+ * the provider's count of the latest request taken as its size as the panel takes it.
+ */
 const context = Effect.fnUntraced(function*(state: SessionState) {
   const host = yield* Host
-  const tokenizer = yield* Tokenizer
+  const config = yield* Config
+  const index = yield* indexOf(state)
+  if (index.calls.length === 0 && index.textChars === 0) {
+    const problems = problemLines(currentProblems(config.reports))
+    return [...problems, ...(problems.length === 0 ? [] : [""]), nothingYet].join("\n")
+  }
   const view = visibleHistory(yield* host.messages(state.sessionID))
-  const contents = contentsOf(view)
-  if (contents.user.length + contents.assistant.length + contents.tools.length === 0) return nothingYet
-  const sum = (texts: ReadonlyArray<string>) =>
-    Effect.map(Effect.forEach(texts, tokenizer.count), (counts) => counts.reduce((a, b) => a + b, 0))
-  let tools = 0
-  for (const call of contents.tools) tools += yield* sum(call.texts)
-  const figures = figuresOf(state, yield* indexOf(state))
-  // The system prompt of the latest request, counted exactly when this process saw one.
-  const system = state.systemTexts === undefined ? state.systemTokens : yield* sum(state.systemTexts)
-  const { current: config } = yield* Config
+  const { ttlSeconds, pressure } = config.current.cache
+  const figures = figuresOf(state, index, ttlSeconds)
+  const cost = state.stats.cost
   return formatContext({
-    system,
-    user: yield* sum(contents.user),
-    assistant: yield* sum(contents.assistant),
-    tools: Math.max(0, tools - figures.inEffect.tokens - figures.folded.tokens),
-    toolCalls: contents.tools.length,
-    prunedCalls: figures.inEffect.calls,
-    prunedTokens: figures.inEffect.tokens,
-    folded: figures.folded,
+    context: contextParts(figures.context!, {
+      limit: state.model?.contextLimit,
+      changed: figures.changedSinceSent
+    }),
     // The provider's count describes the latest request: for the next one, less what was pruned or restored since.
     reported: reportedNext(reportedContext(view), figures.context, figures.changedSinceSent),
-    reportedChanged: figures.changedSinceSent,
-    pending: figures.queued,
-    waiting: figures.waiting,
-    ttlSeconds: config.cache.ttlSeconds,
-    pressure: config.cache.pressure
+    figures,
+    session: state.stats,
+    ...(cost.requests > 0 && (cost.saved > 0 || cost.rebuilt > 0) ? { cost } : {}),
+    problems: currentProblems(config.reports),
+    now: yield* Clock.currentTimeMillis,
+    ttlSeconds,
+    pressure
   })
 })
 
@@ -235,20 +232,26 @@ const sweep = Effect.fnUntraced(function*(state: SessionState, count: number | u
     selected.map((call) => ({ call, reason: "sweep" as const, id: stableId(state, call.callID) })),
     recallHintFor(config)
   )
-  const scope = count === undefined ? "since your last message" : `among the last ${count}`
+  const plural = (n: number) => `${n} call${n === 1 ? "" : "s"}`
   if (recorded.length === 0) {
-    const any = count === undefined
-      ? index.calls.some((call) => call.messageIndex > index.lastUserMessage)
-      : index.calls.length > 0
-    return any
-      ? `Nothing to sweep ${scope}: every call there is already pruned, protected or empty.`
-      : `Nothing to sweep ${scope}: no tool was called there.`
+    if (count !== undefined) return "Nothing to sweep: every call is already pruned, protected or empty."
+    return index.calls.some((call) => call.messageIndex > index.lastUserMessage)
+      ? "Nothing to sweep since your last message: every call there is already pruned, protected or empty."
+      : "Nothing to sweep since your last message: no tool was called there."
   }
   const tokens = recorded.reduce((total, entry) => total + entry.tokens, 0)
   const id = idColumn(recorded.map((entry) => entry.id))
   const lines = recorded.map((entry) => `  ${id(entry.id)}  ${entry.tool} ${entry.keyParameter}`.trimEnd())
+  // Which calls `/dcp sweep n` takes: the newest n that are not pruned, protected or empty, wherever they are.
+  const what = count === undefined
+    ? `${plural(recorded.length)} since your last message`
+    : recorded.length === count
+    ? `${plural(recorded.length)}, the ${
+      count === 1 ? "newest" : `${count} newest`
+    } not already pruned, protected or empty`
+    : `${plural(recorded.length)}, every call not already pruned, protected or empty (of the ${count} asked for)`
   return [
-    `Swept ${recorded.length} call${recorded.length === 1 ? "" : "s"} ${scope}: ${
+    `Swept ${what} (${idRanges(recorded.map((entry) => entry.id))}): ${
       formatTokens(tokens)
     } tokens out of every request from the next one on.`,
     ...lines
@@ -268,11 +271,33 @@ const restore = Effect.fnUntraced(function*(state: SessionState, target: "all" |
       }`
     )
   }
+  // Described before the restore: what the call takes out of every request (its share of a fold included), and the
+  // calls its turn's fold stands for, which unfold with it.
+  const firstCallID = chosen[0]![1]
+  const own = target === "all"
+    ? undefined
+    : callsInEffect(state, yield* indexOf(state)).find((call) => call.callID === firstCallID)
+  const fold = target === "all" ? undefined : state.folds.get(state.folded.get(firstCallID) ?? "")
+  const foldedIds = fold?.calls.flatMap((callID) => {
+    const id = state.ids.get(callID)
+    return id === undefined ? [] : [id]
+  }) ?? []
+  const stayPruned = fold?.calls.filter((callID) => callID !== firstCallID && state.pruned.has(callID)) ?? []
   const tokens = pruner.restore(state, chosen.map(([, callID]) => callID))
-  const what = target !== "all"
-    ? `id ${target}`
-    : chosen.length === 1
-    ? "the 1 pruned call"
-    : `all ${chosen.length} pruned calls`
-  return done(`Restored ${what}: ${formatTokens(tokens)} tokens are sent to the model again from the next request on.`)
+  const again = `${formatTokens(tokens)} tokens are sent to the model again from the next request on`
+  if (target === "all") {
+    return done(
+      `Restored ${chosen.length === 1 ? "the 1 pruned call" : `all ${chosen.length} pruned calls`}: ${again}.`
+    )
+  }
+  if (fold === undefined) return done(`Restored id ${target}: ${again}.`)
+  const kept = stayPruned.flatMap((callID) => {
+    const id = state.ids.get(callID)
+    return id === undefined ? [] : [id]
+  })
+  return done(
+    `Restored id ${target} (${formatTokens(own?.tokens ?? 0)} tokens of its own) and unfolded its old turn (${
+      idRanges(foldedIds)
+    }): ${again}${kept.length === 0 ? "" : `; ${idRanges(kept)} stay${kept.length === 1 ? "s" : ""} pruned`}.`
+  )
 })

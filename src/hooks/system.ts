@@ -31,7 +31,12 @@ export const system = Effect.fn("hooks.system")(function*(
   yield* store.use(sessionID, (state) =>
     Effect.sync(() => {
       if (state.isSubAgent) return
-      state.model = modelOf(model)
+      const described = modelOf(model)
+      if (described !== undefined && JSON.stringify(described) !== JSON.stringify(state.model)) {
+        state.model = described
+        // Kept with the session: a restarted OpenCode prices its first request under this model.
+        state.dirty = true
+      }
       state.systemParts = parts
       // Into OpenCode's last system text, not a new one: OpenCode marks each of the first two system messages as a
       // cache breakpoint, and Anthropic allows four, one of which the plugin keeps for itself (src/engine/anchor.ts).

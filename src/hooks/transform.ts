@@ -18,7 +18,7 @@ import {
   track,
   undone
 } from "../engine/request.ts"
-import { requestTimes } from "../host/messages.ts"
+import { latestTurn, requestTimes } from "../host/messages.ts"
 import type { SessionId } from "../host/sessionId.ts"
 import { Config } from "../services/Config.ts"
 import { Instructions } from "../services/Instructions.ts"
@@ -78,6 +78,10 @@ const transformSession = Effect.fnUntraced(function*(
   if (withdrawn.length > 0) pruner.withdraw(state, withdrawn)
   if (state.revision !== request.view.revision) track(request)
 
+  // A session OpenCode has not described the model of in this process (the first request after a restart, of a session
+  // whose file keeps none): its user's newest message names it, which is what its provider's pricing follows.
+  if (state.model === undefined) state.model = modelOfRequest(messages)
+
   // plan
   const repeats = repeatsOf(request)
   if (repeats.length > 0) yield* pruner.apply(state, repeats, request.recallHint, { minSaving: 1 })
@@ -102,7 +106,10 @@ const transformSession = Effect.fnUntraced(function*(
   }
   layOutFolds(request)
   const contextTokens = contextOf(request)
-  const change = yield* pruner.deliver(state, deliveryOf(request, breakpoint, decision))
+  const change = yield* pruner.deliver(state, {
+    ...deliveryOf(request, breakpoint, decision),
+    priced: scheduler.priced(state)
+  })
   const anchor = breakpoint === undefined
     ? undefined
     : placeBreakpoint(request, breakpoint, { change, cold: decision.cold, contextTokens, heldBack })
@@ -116,10 +123,29 @@ const transformSession = Effect.fnUntraced(function*(
   render(request, anchor, note)
   state.sentRevision = state.revision
   state.lastContext = contextTokens
-  state.sentLeft = request.view.prunedTokens + request.view.foldedTokens
+  const left = request.view.prunedTokens + request.view.foldedTokens
+  if (state.sentLeft !== left) {
+    state.sentLeft = left
+    // Kept with the session (`SessionState.sentLeft`): it changes only when what is pruned or folded did.
+    state.dirty = true
+  }
   yield* publishStatus(state)
   if (logger.debug) yield* logger.snapshot(sessionID, messages)
 })
+
+/** The model the request's newest user message names, without what only OpenCode's description of it says. */
+const modelOfRequest = (messages: ReadonlyArray<unknown>): SessionState["model"] => {
+  const model = latestTurn(messages).asked?.model
+  return model === undefined
+    ? undefined
+    : {
+      providerID: model.providerID,
+      modelID: model.modelID,
+      npm: undefined,
+      contextLimit: undefined,
+      outputLimit: undefined
+    }
+}
 
 /**
  * OpenCode's compaction summariser's request (the transform right after `experimental.session.compacting`): the

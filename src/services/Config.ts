@@ -372,6 +372,20 @@ const outcome = (report: FileReport): ReadonlyArray<string> => {
 const orList = (items: ReadonlyArray<string>): string =>
   items.length <= 1 ? items.join("") : `${items.slice(0, -1).join(", ")} and ${items[items.length - 1]}`
 
+/**
+ * Each problem of the config files in effect, with its file: what `/dcp stats`, `/dcp context` and the terminal UI show
+ * until the file is fixed (a toast is shown once).
+ */
+export const currentProblems = (
+  reports: ReadonlyArray<FileReport>
+): ReadonlyArray<{ readonly file: string; readonly message: string }> =>
+  reports.flatMap((report) =>
+    report.problems.map((problem) => ({
+      file: report.file,
+      message: report.ignored ? `the whole file is ignored: ${problem.message}` : problem.message
+    }))
+  )
+
 /** The same report as lines of a note, for a command's output: toasts do not reach every client. */
 export const reportNote = (report: FileReport): string => {
   const { message, title } = formatReport(report)

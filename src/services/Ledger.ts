@@ -1,7 +1,7 @@
 import { Clock, Context, Effect, Layer } from "effect"
 import { writeBehind } from "../data/writeBehind.ts"
 import type { ToolCall } from "../engine/calls.ts"
-import type { PrunedCall } from "../engine/notes.ts"
+import { type PrunedCall, tallyByReason } from "../engine/notes.ts"
 import type { RecallHint } from "../engine/placeholders.ts"
 import type { ReRead } from "../engine/request.ts"
 import { savingOf } from "../engine/savings.ts"
@@ -92,18 +92,25 @@ export class Ledger extends Context.Service<Ledger, {
       ) {
         if (calls.length === 0) return
         const at = yield* Clock.currentTimeMillis
-        // A fold is one entry for the calls of a turn, most of them counted already by their own prunes: its calls
-        // are counted under its reason, not in the session's total of calls pruned nor by tool.
-        const count = calls.filter((entry) => entry.folded === undefined).length
+        // Each call counts once: under its own prune's reason, or, when only its turn's fold takes it out, as folded
+        // (`tallyByReason`). A fold's tokens go to its reason whole, and by tool to its calls in their shares.
+        const count = tallyByReason(calls).calls
         const tokens = calls.reduce((sum, entry) => sum + entry.tokens, 0)
         const byReason: Record<string, Tally> = {}
         for (const entry of calls) {
-          byReason[entry.reason] = add(byReason[entry.reason], entry.folded ?? 1, entry.tokens)
+          const n = entry.folded === undefined ? 1 : entry.folded.filter((member) => !member.pruned).length
+          byReason[entry.reason] = add(byReason[entry.reason], n, entry.tokens)
         }
         const stats = state.stats
         const byTool = { ...stats.byTool }
         for (const entry of calls) {
-          if (entry.folded === undefined) byTool[entry.tool] = add(byTool[entry.tool], 1, entry.tokens)
+          if (entry.folded === undefined) {
+            byTool[entry.tool] = add(byTool[entry.tool], 1, entry.tokens)
+            continue
+          }
+          for (const member of entry.folded) {
+            byTool[member.tool] = add(byTool[member.tool], member.pruned ? 0 : 1, member.tokens)
+          }
         }
         const sessionByReason = { ...stats.byReason }
         for (const [reason, tally] of Object.entries(byReason)) {

@@ -4,6 +4,7 @@ import type { PrunedCall } from "../engine/notes.ts"
 import type { RecallHint } from "../engine/placeholders.ts"
 import { targetOf } from "../engine/placeholders.ts"
 import { rebuildTokens } from "../engine/schedule.ts"
+import { foldShares, sendsBeforeFold } from "../engine/figures.ts"
 import type { FoldPlan } from "../engine/fold.ts"
 import type { Delivery, Prune } from "../engine/request.ts"
 import type { Reason } from "../engine/reasons.ts"
@@ -156,27 +157,43 @@ export class Pruner extends Context.Service<Pruner, {
             state.folds.set(applied.key, sent)
             state.undeliveredFolds.delete(applied.key)
             const head = applied.calls[0]!
+            const sends = new Map(
+              applied.calls.map((
+                call
+              ) => [call.callID, sendsBeforeFold(call, state.pruned.get(call.callID)?.tokens ?? 0)])
+            )
+            const shares = foldShares([...sends.keys()], record.tokens, (callID) => sends.get(callID) ?? 0)
             const entry: PrunedCall = {
               id: head.id ?? 0,
               tool: head.tool,
               keyParameter: head.keyParameter,
               reason: "fold",
               tokens: record.tokens,
-              folded: applied.calls.length
+              folded: applied.calls.map((call) => ({
+                id: call.id ?? state.ids.get(call.callID) ?? 0,
+                tool: call.tool,
+                keyParameter: call.keyParameter,
+                tokens: shares.get(call.callID) ?? 0,
+                pruned: state.pruned.has(call.callID)
+              }))
             }
             delivered.push(entry)
             notify.push(entry)
             if (head.position < first) first = head.position
           }
         }
-        ledger.charge(state, {
-          profile: delivery.profile,
-          cold: delivery.cold,
-          pruned: delivery.prunedTokens,
-          fresh,
-          contextTokens,
-          reReads: delivery.reReads
-        })
+        // Nothing is priced under a profile that is not the provider's (the model not known yet).
+        const priced = delivery.priced !== false
+        if (priced) {
+          ledger.charge(state, {
+            profile: delivery.profile,
+            cold: delivery.cold,
+            pruned: delivery.prunedTokens,
+            fresh,
+            contextTokens,
+            reReads: delivery.reReads
+          })
+        }
         if (delivered.length === 0) return undefined
         // Repeats alone change nothing the provider cached: no application of prunes to count.
         const changedCached = first !== Infinity
@@ -188,7 +205,7 @@ export class Pruner extends Context.Service<Pruner, {
             change: delivery.change
           })
         const { profile } = delivery
-        const extra = profile.kind === "anthropic" || profile.kind === "openai"
+        const extra = priced && (profile.kind === "anthropic" || profile.kind === "openai")
           ? rebuilt * (profile.write - profile.read)
           : 0
         yield* ledger.deliver(

@@ -48,8 +48,13 @@ export interface Scheduled extends Decision {
 export class Scheduler extends Context.Service<Scheduler, {
   /** Records the request (its time, the session's pace) and returns whether pending prunes apply to it, and why not. */
   readonly decide: (state: SessionState, request: Request) => Effect.Effect<Scheduled>
-  /** How the session's provider bills input: the configured profile, else the one its model calls for. */
+  /**
+   * How the session's provider bills input: the configured profile, else the one its model calls for; Anthropic's, the
+   * dearest to rebuild, while the model is not known (`priced`).
+   */
   readonly profile: (state: SessionState) => PricingProfile
+  /** Whether `profile` is the provider's (configured, or its model known): only then are costs priced under it. */
+  readonly priced: (state: SessionState) => boolean
   /** Requests the prompt cache is expected to serve from now on. */
   readonly horizon: (state: SessionState) => number
   /**
@@ -83,6 +88,7 @@ export class Scheduler extends Context.Service<Scheduler, {
       }
       return Scheduler.of({
         profile,
+        priced: (state) => config.current.cache.pricing !== "auto" || state.model !== undefined,
         horizon: (state) => horizon(state.pace ?? { requests: 1, coldGaps: 0, run: 1 }, config.current.cache.horizon),
         toolsChanged: Ref.update(toolChanges, (count) => count + 1),
         agentsConfigured: (prompts) => Ref.set(agentPrompts, prompts),

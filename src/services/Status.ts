@@ -1,18 +1,20 @@
 import { Clock, Context, Effect, Layer, Option } from "effect"
 import { writeBehind } from "../data/writeBehind.ts"
 import type { Waiting } from "../engine/schedule.ts"
-import { figuresOf } from "../engine/figures.ts"
-import type { Tally } from "../state/schema.ts"
+import { callsInEffect, figuresOf } from "../engine/figures.ts"
 import type { SessionId } from "../host/sessionId.ts"
 import type { SessionState } from "../engine/session.ts"
-import { type SessionStatus, type StatusPrune, statusVersion } from "../state/status.ts"
-import { Config } from "./Config.ts"
+import { type SessionStatus, type StatusProblem, type StatusPrune, statusVersion } from "../state/status.ts"
+import { Config, currentProblems } from "./Config.ts"
 import { Persistence } from "./Persistence.ts"
 import type { ToolIndex } from "../engine/calls.ts"
 import { ToolCache } from "./ToolCache.ts"
 
-/** How many prunes a status lists for the dialog's restore choices: the newest; "restore all" covers the rest. */
-const recentLimit = 10
+/**
+ * How many calls in effect a status lists for the dialog's restore choices: the newest; "restore all" and
+ * `/dcp restore <id>` cover the rest. A bound on what is written after every request of a long session.
+ */
+const recentLimit = 100
 
 /**
  * The status the terminal UI shows for each session (src/state/status.ts): taken when the request path, a pruning
@@ -31,7 +33,7 @@ export class Status extends Context.Service<Status, {
     Effect.gen(function*() {
       const persistence = yield* Persistence
       const cache = yield* ToolCache
-      const { current: config } = yield* Config
+      const config = yield* Config
       const taken = new Map<string, SessionStatus>()
       const prunes = new WeakMap<SessionState, PrunedSummary>()
 
@@ -58,7 +60,15 @@ export class Status extends Context.Service<Status, {
           prunes.set(state, summary)
         }
         const now = yield* Clock.currentTimeMillis
-        taken.set(state.sessionID, statusOf(state, index, summary, { now, commands: config.commands.enabled }))
+        taken.set(
+          state.sessionID,
+          statusOf(state, index, summary, {
+            now,
+            commands: config.current.commands.enabled,
+            ttlSeconds: config.current.cache.ttlSeconds,
+            problems: currentProblems(config.reports)
+          })
+        )
         yield* writer.request
       })
 
@@ -76,50 +86,40 @@ export class Status extends Context.Service<Status, {
   )
 }
 
-/** The prunes in effect, derived again only when they changed (the session's revision moved). */
+/** The calls in effect, listed again only when they changed (the session's revision moved). */
 interface PrunedSummary {
   readonly revision: number
   /** Whether tool names were known (the session's calls indexed) when it was derived. */
   readonly indexed: boolean
-  readonly pruned: Tally
   readonly recent: ReadonlyArray<StatusPrune>
 }
 
-const summarisePrunes = (state: SessionState, index: ToolIndex | undefined): PrunedSummary => {
-  let tokens = 0
-  for (const record of state.pruned.values()) tokens += record.tokens
-  // A Map iterates in insertion order, and a prune (re)inserts its call: the newest prunes are last.
-  const recent: Array<StatusPrune> = []
-  const entries = [...state.pruned]
-  for (let i = entries.length - 1; i >= 0 && recent.length < recentLimit; i--) {
-    const [callID, record] = entries[i]!
-    const id = state.ids.get(callID)
-    if (id === undefined) continue
-    const call = index?.byCallId.get(callID)
-    recent.push({
-      id,
-      tool: call?.tool ?? "call",
-      target: call?.keyParameter ?? "",
-      tokens: record.tokens,
-      reason: record.reason
-    })
-  }
-  return {
-    revision: state.revision,
-    indexed: index !== undefined,
-    pruned: { calls: state.pruned.size, tokens },
-    recent
-  }
-}
+const summarisePrunes = (state: SessionState, index: ToolIndex | undefined): PrunedSummary => ({
+  revision: state.revision,
+  indexed: index !== undefined,
+  recent: callsInEffect(state, index).slice(0, recentLimit).map((call) => ({
+    id: call.id,
+    tool: call.tool,
+    target: call.target,
+    tokens: call.tokens,
+    reason: call.reason,
+    ...(call.folded ? { folded: true } : {})
+  }))
+})
 
 /** The status of a session from its state and its latest request's index (src/engine/figures.ts: what it counts). */
 const statusOf = (
   state: SessionState,
   index: ToolIndex | undefined,
   summary: PrunedSummary,
-  options: { readonly now: number; readonly commands: boolean }
+  options: {
+    readonly now: number
+    readonly commands: boolean
+    readonly ttlSeconds: number
+    readonly problems: ReadonlyArray<StatusProblem>
+  }
 ): SessionStatus => {
-  const figures = figuresOf(state, index)
+  const figures = figuresOf(state, index, options.ttlSeconds)
   const { context, folded, queued, waiting } = figures
   const cost = state.stats.cost
   const limit = state.model?.contextLimit
@@ -136,6 +136,7 @@ const statusOf = (
         tokens: context.tokens,
         ...(limit === undefined ? {} : { limit }),
         system: context.system,
+        ...(context.systemKnown ? {} : { systemUnknown: true }),
         text: context.text,
         tools: context.tools,
         calls: context.calls,
@@ -146,13 +147,18 @@ const statusOf = (
       }
     }),
     ...(folded.turns === 0 ? {} : { folded }),
-    ...(queued.calls === 0 ? {} : { queued }),
-    pending: waiting === undefined
-      ? { calls: 0, tokens: 0, reason: "" }
-      : { calls: waiting.calls, tokens: waiting.tokens, reason: waitingReason(waiting.why) },
+    ...(figures.restored === 0 ? {} : { restored: figures.restored }),
+    ...(queued.calls === 0 && queued.tokens === 0 ? {} : { queued }),
+    pending: waiting === undefined ? { calls: 0, tokens: 0, reason: "" } : {
+      calls: waiting.calls,
+      tokens: waiting.tokens,
+      reason: waitingReason(waiting.why),
+      ...(waiting.expiresAt === undefined ? {} : { expiresAt: waiting.expiresAt })
+    },
     ...(cost.requests > 0 && (cost.saved > 0 || cost.rebuilt > 0)
       ? { cost: { profile: cost.profile, saved: cost.saved, rebuilt: cost.rebuilt, reRead: cost.reRead } }
-      : {})
+      : {}),
+    ...(options.problems.length === 0 ? {} : { problems: options.problems })
   }
 }
 

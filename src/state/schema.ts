@@ -126,6 +126,18 @@ export const Finding = Schema.Struct({
 })
 export type Finding = typeof Finding.Type
 
+/**
+ * The model of the session's latest request, as OpenCode described it: after a restart, its provider's pricing and
+ * window apply from the first request on, before OpenCode describes the model again.
+ */
+const StoredModel = Schema.Struct({
+  providerID: Schema.String,
+  modelID: Schema.String,
+  npm: Schema.optional(Schema.String),
+  contextLimit: Schema.optional(Count),
+  outputLimit: Schema.optional(Count)
+})
+
 export const SessionFile = Schema.Struct({
   version: Schema.Literal(1),
   sessionID: Schema.String,
@@ -145,7 +157,13 @@ export const SessionFile = Schema.Struct({
   /** callID -> tokens of a read of a file whose every copy was pruned (`CostLedger.reReads`). */
   reReads: withDefault(Schema.Record(Schema.String, Count), () => ({})),
   /** Turn key -> the fold of that old turn. */
-  folds: withDefault(Schema.Record(Schema.String, FoldRecord), () => ({}))
+  folds: withDefault(Schema.Record(Schema.String, FoldRecord), () => ({})),
+  model: Schema.optional(StoredModel),
+  /**
+   * Tokens the prunes and folds in effect left out of the latest request: after a restart, whether a sweep or a restore
+   * made since that request (before the restart) changed what the next one sends from what the provider counted.
+   */
+  sentLeft: Schema.optional(Count)
 })
 export type SessionFile = typeof SessionFile.Type
 

@@ -1,10 +1,21 @@
 import { contextOfUsage } from "../commands/breakdown.ts"
-import { reportedNext } from "../engine/figures.ts"
-import { bar } from "../commands/format.ts"
+import {
+  byReasonParts,
+  contextBreakdown,
+  costNet,
+  costWhy,
+  foldedLine,
+  inEffectLine,
+  nothingEverPruned,
+  percent,
+  pricingLabel,
+  windowSize
+} from "../commands/format.ts"
+import { reportedNext, waitingExpired } from "../engine/figures.ts"
 import { idColumn, wrapText } from "../engine/notes.ts"
-import { reasonName } from "../engine/reasons.ts"
 import { formatTokens } from "../engine/placeholders.ts"
-import type { SessionStatus, StatusContext, StatusCost, StatusPrune } from "../state/status.ts"
+import { reasonName } from "../engine/reasons.ts"
+import type { SessionStatus, StatusPrune } from "../state/status.ts"
 import type { Loaded } from "./board.ts"
 
 /**
@@ -28,6 +39,8 @@ export interface Situation {
    * definitions included, where the status has only estimates.
    */
   readonly reported?: number | undefined
+  /** The time now (ms): whether the prompt cache the waiting prunes wait for has gone cold since. */
+  readonly now?: number | undefined
 }
 
 interface AssistantUsage {
@@ -65,6 +78,22 @@ const panelWidth = 37
  */
 export const dialogWidth = (terminalColumns: number): number => Math.max(40, Math.min(88, terminalColumns - 2) - 8)
 
+/**
+ * Rows the dialog's lines may take in a terminal `rows` high, above the list of `actions`, so that the whole dialog
+ * stays on screen and its list's highlighted row with it. OpenCode 1.18.33 puts a dialog a quarter of the way down,
+ * with a row of padding on top; a choice list takes its title and filter (3 rows), a row of gap each side of the list,
+ * a row below, and for the list as many rows as its choices and their categories need (a row per choice, a row per
+ * category and one between two), at most half the terminal less 6, scrolling within. Above it: the title and a row
+ * below the lines.
+ */
+export const dialogLineRows = (rows: number, actions: ReadonlyArray<Action>): number => {
+  const top = Math.ceil(rows / 4) + 1
+  if (actions.length === 0) return Math.max(1, rows - top - 2)
+  const categories = new Set(actions.map((action) => action.category)).size
+  const list = Math.max(0, Math.min(actions.length + categories * 2 - 1, Math.floor(rows / 2) - 6))
+  return Math.max(1, rows - top - 2 - (list + 6))
+}
+
 /** `lines` with every one kept within `width` columns, a wrapped one continuing under its value or column. */
 const fitted = (lines: ReadonlyArray<Line>, width: number): Array<Line> =>
   lines.flatMap((entry) => wrapText(entry.text, width).split("\n").map((text) => ({ text, tone: entry.tone })))
@@ -72,18 +101,6 @@ const fitted = (lines: ReadonlyArray<Line>, width: number): Array<Line> =>
 const line = (text: string, tone: Tone = "text"): Line => ({ text, tone })
 
 const plural = (count: number, word: string) => `${count} ${word}${count === 1 ? "" : "s"}`
-
-const percent = (part: number, whole: number): string => {
-  if (whole <= 0) return "0%"
-  const value = (part / whole) * 100
-  return value > 0 && value < 1 ? "<1%" : `${Math.round(value)}%`
-}
-
-/** The net cost effect in input tokens: `~2.1k saved` or `~800 more`. */
-const costNet = (cost: StatusCost): string => {
-  const net = Math.round(cost.saved - cost.rebuilt - (cost.reRead ?? 0))
-  return net >= 0 ? `${formatTokens(net)} saved` : `${formatTokens(-net)} more`
-}
 
 /** Lines for a status file that cannot be shown, or undefined when it can. */
 const unavailable = (loaded: Loaded | undefined, situation: Situation): ReadonlyArray<Line> | undefined => {
@@ -104,9 +121,6 @@ const unavailable = (loaded: Loaded | undefined, situation: Situation): Readonly
   }
 }
 
-/** A context window as models are described ("200k"): an exact size, so without the estimate's "~". */
-const windowSize = (limit: number): string => formatTokens(limit).replace(/^~/, "")
-
 const thousands = (n: number) => n.toLocaleString("en-US")
 
 /**
@@ -123,26 +137,41 @@ const reportedNow = (status: SessionStatus, situation: Situation): number | unde
 }
 
 /**
- * The context's size: the provider's figure when there is one (estimated, "~", once a sweep or a restore changed it),
- * else the status's estimate.
+ * The context's size in a few words, as the panel and the dialog's head show it: the provider's count of the latest
+ * request (the figure OpenCode's own sidebar shows) and its share of the window, with the next request's when a sweep or
+ * a restore changed it since; before there is a count, the status's estimate when it is whole (the system prompt
+ * known); else that it is not known yet.
  */
-const contextSize = (status: SessionStatus, situation: Situation): { tokens: number; text: string } | undefined => {
-  const reported = reportedNow(status, situation)
-  if (reported !== undefined) {
-    return { tokens: reported, text: status.context?.changed === true ? formatTokens(reported) : thousands(reported) }
+const contextShort = (
+  status: SessionStatus,
+  situation: Situation
+): { readonly size: string | undefined; readonly next: string | undefined } => {
+  const limit = status.context?.limit
+  const share = (tokens: number) => (limit === undefined ? "" : `, ${percent(tokens, limit)} of ${windowSize(limit)}`)
+  if (situation.reported !== undefined) {
+    const next = reportedNow(status, situation)
+    return {
+      size: `${thousands(situation.reported)} tokens${share(situation.reported)}`,
+      next: status.context?.changed === true && next !== undefined ? `next request: ${formatTokens(next)}` : undefined
+    }
   }
   const context = status.context
-  return context === undefined ? undefined : { tokens: context.tokens, text: formatTokens(context.tokens) }
+  if (context === undefined || context.systemUnknown === true) return { size: undefined, next: undefined }
+  return { size: `${formatTokens(context.tokens)} tokens${share(context.tokens)}`, next: undefined }
 }
 
-const contextSummary = (status: SessionStatus, situation: Situation): string => {
-  const size = contextSize(status, situation)
-  if (size === undefined) return "No request seen yet."
-  const limit = status.context?.limit
-  return limit === undefined
-    ? `${size.text} tokens sent`
-    : `${size.text} tokens, ${percent(size.tokens, limit)} of ${windowSize(limit)}`
+const panelContext = (status: SessionStatus, situation: Situation): Array<Line> => {
+  const { next, size } = contextShort(status, situation)
+  if (size === undefined) return [line("Context: not known yet", "muted")]
+  return [line(size), ...(next === undefined ? [] : [line(`  ${next}`, "muted")])]
 }
+
+/** A config file's path, short: its folder and name (`.opencode/dcp.jsonc`). */
+const shortFile = (file: string): string => file.split(/[\\/]/).slice(-2).join("/")
+
+/** Whether the prunes waiting for the cache still wait: once the cache has gone cold, the next request applies them. */
+const pendingExpired = (status: SessionStatus, situation: Situation): boolean =>
+  status.pending !== undefined && situation.now !== undefined && waitingExpired(status.pending, situation.now)
 
 /** The sidebar panel: short lines, `width` columns at most. */
 export const panelLines = (
@@ -156,24 +185,35 @@ const panelContent = (loaded: Loaded | undefined, situation: Situation): Readonl
   const problem = unavailable(loaded, situation)
   if (problem !== undefined || loaded?._tag !== "ok") return [title, ...(problem ?? [])]
   const status = loaded.status
-  const lines = [title, line(contextSummary(status, situation))]
+  const lines = [title, ...panelContext(status, situation)]
+  const pruned = inEffectLine(status.pruned, status.session, status.restored)
   lines.push(
-    status.pruned.calls > 0
+    status.pruned.calls > 0 || status.pruned.tokens > 0
       ? line(`Pruned: ${plural(status.pruned.calls, "call")}, ${formatTokens(status.pruned.tokens)} tokens`)
-      : line("Pruned: nothing yet", "muted")
+      : line(`Pruned: ${pruned}`, "muted")
   )
   if (status.folded !== undefined && status.folded.turns > 0) {
-    lines.push(line(`Folded: ${plural(status.folded.turns, "turn")}, ${plural(status.folded.calls, "call")}`))
+    lines.push(line(`Folded: ${plural(status.folded.turns, "turn")} (${plural(status.folded.calls, "call")})`))
   }
   const pending = status.pending
   if (pending !== undefined && pending.calls > 0) {
     lines.push(line(`Pending: ${plural(pending.calls, "call")}, ${formatTokens(pending.tokens)}`))
-    lines.push(line(`  waiting: ${pending.reason}`, "muted"))
-  } else if (pending !== undefined && status.pruned.calls === 0) {
-    lines.push(line("No stale tool output so far.", "muted"))
+    lines.push(
+      pendingExpired(status, situation)
+        ? line("  cache expired: they apply with the next request", "muted")
+        : line(`  waiting: ${pending.reason}`, "muted")
+    )
   }
   if (status.cost !== undefined) {
     lines.push(line(`Cost: ${costNet(status.cost)} (${status.cost.profile})`))
+    for (const why of costWhy(status.cost)) lines.push(line(`  ${why}`, "muted"))
+  }
+  const problems = status.problems ?? []
+  if (problems.length > 0) {
+    lines.push(line(`Config: ${plural(problems.length, "problem")}, see /dcp`, "warning"))
+  }
+  if (nothingEverPruned(status.pruned, status.session) && (pending === undefined || pending.calls === 0)) {
+    lines.push(line("No stale tool output so far.", "muted"))
   }
   return lines
 }
@@ -189,69 +229,21 @@ export interface Action {
 }
 
 export interface DialogModel {
+  /** What the dialog says above its choices, most needed first: what a short terminal cuts is the end. */
   readonly lines: ReadonlyArray<Line>
   readonly actions: ReadonlyArray<Action>
 }
 
 const labelWidth = 14
 
-/** A row of the breakdown: label, bar, share, tokens. */
-const breakdownRow = (label: string, tokens: number, whole: number): string =>
-  `${label.padEnd(labelWidth)}${bar(whole === 0 ? 0 : tokens / whole)} ${percent(tokens, whole).padStart(4)}  ${
-    formatTokens(tokens).padStart(6)
-  }`
-
-const byReason = (status: SessionStatus): string => {
-  const entries = Object.entries(status.session.byReason).filter(([, tally]) => tally.calls > 0)
-    .sort((a, b) => b[1].tokens - a[1].tokens)
-  return entries.map(([reason, tally]) => `${reasonName(reason)} ${tally.calls}`).join(", ")
-}
+const labelled = (label: string, text: string, tone: Tone = "text"): Line =>
+  line(`${label.padEnd(labelWidth)}${text}`, tone)
 
 /**
- * Where the last request's tokens went, as bars of one whole: what was sent plus what pruning left out. The
- * provider's figure is the size sent when there is one; what it counted beyond the estimated content (tool
- * definitions, its own formatting) shows as "Other", and should it count less, the rows are scaled down to it, as
- * `/dcp context` does.
- */
-const breakdown = (context: StatusContext, reported: number | undefined): ReadonlyArray<Line> => {
-  const changed = context.changed === true
-  const counted = context.system + context.text + context.tools
-  const sent = reported ?? counted
-  const other = Math.max(0, sent - counted)
-  const scale = counted === 0 || sent >= counted ? 1 : sent / counted
-  const whole = sent + context.pruned
-  const window = context.limit === undefined
-    ? ""
-    : `, ${percent(sent, context.limit)} of a ${windowSize(context.limit)} window`
-  const size = reported === undefined
-    ? `${formatTokens(sent)} tokens${window} (estimated from the last request)`
-    : changed
-    ? `${formatTokens(reported)} tokens${window} (the provider's count of the last request, less what changed since)`
-    : `${thousands(reported)} tokens${window} (reported by the provider)`
-  return [
-    line(`Context: ${size}.`),
-    line(""),
-    line(breakdownRow("System", Math.round(context.system * scale), whole)),
-    line(breakdownRow("Conversation", Math.round(context.text * scale), whole)),
-    line(breakdownRow(`Tools (${context.calls})`, Math.round(context.tools * scale), whole)),
-    ...(other > 0 ? [line(breakdownRow("Other", other, whole))] : []),
-    line(breakdownRow("Pruned", context.pruned, whole), context.pruned > 0 ? "text" : "muted"),
-    line(
-      `${" ".repeat(labelWidth)}Without pruning: ${formatTokens(whole)} tokens${
-        reported === undefined ? "" : " (estimated)"
-      }.`,
-      "muted"
-    ),
-    ...(other > 0
-      ? [line(`${" ".repeat(labelWidth)}Other: tool definitions and the provider's own framing.`, "muted")]
-      : [])
-  ]
-}
-
-/**
- * The `/dcp` dialog: where the context goes (the last request as sent, plus what pruning left out of it, as bars
- * of one whole), what is pruned, what waits, and the sweep and restore choices the server part can carry out, in
- * lines of `width` columns at most (`dialogWidth`).
+ * The `/dcp` dialog: what the user needs most first (the context's size, what is pruned, the cost effect, the config's
+ * problems), then what is folded and waits, the session's prunes by reason, and where the context goes (the breakdown
+ * `/dcp context` shows), with the sweep and restore choices the server part can carry out; lines of `width` columns
+ * at most (`dialogWidth`). Where the sidebar is hidden (under 121 columns), its head is the panel.
  */
 export const dialogModel = (
   loaded: Loaded | undefined,
@@ -266,52 +258,51 @@ const dialogContent = (loaded: Loaded | undefined, situation: Situation, width: 
   const problem = unavailable(loaded, situation)
   if (problem !== undefined || loaded?._tag !== "ok") return { lines: problem ?? [], actions: [] }
   const status = loaded.status
-  const lines: Array<Line> = []
   const context = status.context
+  const breakdown = context === undefined ? [] : contextBreakdown(context, reportedNow(status, situation))
+  const { next, size } = contextShort(status, situation)
+  // The head: what the sidebar panel shows, where a narrow terminal hides it, in the rows every terminal leaves.
+  const lines: Array<Line> = [
+    labelled("Context", size === undefined ? "not known yet" : next === undefined ? size : `${size}; ${next}`),
+    labelled("Pruned", inEffectLine(status.pruned, status.session, status.restored))
+  ]
+  if (status.cost !== undefined) {
+    lines.push(
+      labelled("Cost", `${costNet(status.cost)} in input tokens (${pricingLabel(status.cost.profile)}, estimated)`)
+    )
+  }
+  if (status.cost !== undefined) {
+    const why = costWhy(status.cost)
+    if (why.length > 0) lines.push(labelled("", why.join(", ")))
+  }
+  for (const problem of status.problems ?? []) {
+    lines.push(labelled("Config", `${problem.message} (${shortFile(problem.file)}; until fixed)`, "warning"))
+  }
+  if (status.folded !== undefined && status.folded.turns > 0) lines.push(labelled("Folded", foldedLine(status.folded)))
+  const pending = status.pending
+  if (pending !== undefined && pending.calls > 0) {
+    const tally = `${plural(pending.calls, "call")}, ${formatTokens(pending.tokens)} tokens`
+    lines.push(labelled(
+      "Pending",
+      pendingExpired(status, situation)
+        ? `${tally}: the cache has gone cold, they apply with the next request`
+        : `${tally}, waiting: ${pending.reason}`
+    ))
+  }
+  const reasons = byReasonParts(status.session.byReason, reasonName)
+  if (status.session.calls > 0 || status.session.tokens > 0) {
+    lines.push(labelled(
+      "This session",
+      `${plural(status.session.calls, "call")}, ${formatTokens(status.session.tokens)} tokens pruned${
+        reasons === "" ? "" : ` (${reasons})`
+      }`
+    ))
+  }
+  lines.push(line(""))
   if (context === undefined) {
     lines.push(line("No request of this session seen yet: the breakdown comes with the first one.", "muted"))
   } else {
-    lines.push(...breakdown(context, reportedNow(status, situation)))
-  }
-  lines.push(line(""))
-  lines.push(line(
-    `${"In effect".padEnd(labelWidth)}${plural(status.pruned.calls, "call")}, ${
-      formatTokens(status.pruned.tokens)
-    } tokens out of every request`
-  ))
-  if (status.folded !== undefined && status.folded.turns > 0) {
-    lines.push(line(
-      `${"Folded".padEnd(labelWidth)}${plural(status.folded.turns, "turn")} (${
-        plural(status.folded.calls, "call")
-      } as digests), ${formatTokens(status.folded.tokens)} tokens more`
-    ))
-  }
-  const reasons = byReason(status)
-  lines.push(line(
-    `${"This session".padEnd(labelWidth)}${plural(status.session.calls, "call")}, ${
-      formatTokens(status.session.tokens)
-    } tokens pruned${reasons === "" ? "" : ` (${reasons})`}`
-  ))
-  if (status.pending !== undefined) {
-    const pending = status.pending
-    lines.push(line(
-      pending.calls === 0
-        ? `${"Pending".padEnd(labelWidth)}none`
-        : `${"Pending".padEnd(labelWidth)}${plural(pending.calls, "call")}, ${
-          formatTokens(pending.tokens)
-        } tokens, waiting: ${pending.reason}`
-    ))
-  }
-  const cost = status.cost
-  if (cost !== undefined) {
-    lines.push(line(
-      `${"Cost".padEnd(labelWidth)}${costNet(cost)} in input tokens: pruned tokens ${
-        formatTokens(Math.round(cost.saved))
-      }, ` +
-        `cache rebuilds ${formatTokens(Math.round(cost.rebuilt))}` +
-        (cost.reRead ? `, masked files read again ${formatTokens(Math.round(cost.reRead))}` : "") +
-        ` (${cost.profile} pricing, estimated)`
-    ))
+    lines.push(...breakdown.map((entry) => line(entry.text, entry.muted === true ? "muted" : "text")))
   }
   if (!status.commands) {
     lines.push(line(""))
@@ -335,6 +326,13 @@ const dialogContent = (loaded: Loaded | undefined, situation: Situation, width: 
   }
   const id = idColumn(status.recent.map((prune) => prune.id))
   for (const prune of status.recent) actions.push(restoreChoice(prune, id, width))
+  if (status.recent.length < status.pruned.calls) {
+    lines.push(line(""))
+    lines.push(line(
+      `The list holds the ${status.recent.length} newest of the ${status.pruned.calls} calls; /dcp restore <id> restores any.`,
+      "muted"
+    ))
+  }
   return { lines, actions }
 }
 
@@ -348,7 +346,9 @@ const maxTitle = 61
  */
 const restoreChoice = (prune: StatusPrune, id: (id: number) => string, width: number): Action => {
   const footer = formatTokens(prune.tokens)
-  const description = reasonName(prune.reason)
+  const description = prune.folded === true && prune.reason !== "fold"
+    ? `${reasonName(prune.reason)}, ${reasonName("fold")}`
+    : reasonName(prune.reason)
   const head = `${id(prune.id)}  ${prune.tool}`
   const room = Math.min(maxTitle, width - footer.length - 1 - description.length - 1) - head.length - 1
   return {

@@ -4,6 +4,7 @@ import { createMemo } from "solid-js"
 import type { Board } from "./board.ts"
 import {
   type Action,
+  dialogLineRows,
   dialogModel,
   type DialogModel,
   dialogWidth,
@@ -49,6 +50,53 @@ const terminalColumns = (api: TuiPluginApi): number => {
   return typeof width === "number" && width > 0 ? width : 160
 }
 
+/** The terminal's height, which sets how many of the dialog's lines fit (48 should a host not say). */
+const terminalRows = (api: TuiPluginApi): number => {
+  const height = (api.renderer as { readonly height?: unknown } | undefined)?.height
+  return typeof height === "number" && height > 0 ? height : 48
+}
+
+/**
+ * Rings once at the earliest time it is set for: a view that shows something until a time (the waiting prunes' reason,
+ * until the prompt cache goes cold) is drawn again then, with nothing written to any file to say so.
+ */
+export interface Alarm {
+  readonly set: (at: number) => void
+  readonly stop: () => void
+}
+
+export const createAlarm = (ring: () => void, now: () => number = Date.now): Alarm => {
+  let timer: ReturnType<typeof setTimeout> | undefined
+  let due: number | undefined
+  const stop = () => {
+    if (timer !== undefined) clearTimeout(timer)
+    timer = undefined
+    due = undefined
+  }
+  return {
+    set: (at) => {
+      const wait = at - now()
+      if (wait <= 0 || (due !== undefined && due <= at)) return
+      stop()
+      due = at
+      timer = setTimeout(() => {
+        timer = undefined
+        due = undefined
+        ring()
+      }, wait) // The UI exits whether or not the alarm is still set.
+      ;(timer as { unref?: () => void }).unref?.()
+    },
+    stop
+  }
+}
+
+/** Sets the alarm for when the session's waiting prunes' reason expires, if it has not yet. */
+const alarmFor = (alarm: Alarm, loaded: ReturnType<Board["get"]>) => {
+  const at = loaded?._tag === "ok" ? loaded.status.pending?.expiresAt : undefined
+  // A little after: the view is drawn again once the reason has expired, not just before.
+  if (at !== undefined) alarm.set(at + 100)
+}
+
 /** Calls `changed` whenever the terminal is resized, so the views fit the new width; returns what stops it. */
 export const onResize = (api: TuiPluginApi, changed: () => void): () => void => {
   const renderer = api.renderer as
@@ -61,20 +109,23 @@ export const onResize = (api: TuiPluginApi, changed: () => void): () => void => 
 
 const situationOf = (api: TuiPluginApi, sessionID: string): Situation => ({
   subAgent: api.state.session.get(sessionID)?.parentID !== undefined,
-  reported: reportedContext(api.state.session.messages(sessionID))
+  reported: reportedContext(api.state.session.messages(sessionID)),
+  now: Date.now()
 })
 
 /** The sidebar panel for the session shown, below OpenCode's own context figures. */
-export const registerPanel = (api: TuiPluginApi, board: Board, version: () => number) =>
+export const registerPanel = (api: TuiPluginApi, board: Board, version: () => number, alarm: Alarm) =>
   api.slots.register({
     order: 150,
     slots: {
       sidebar_content(context: { theme: { current: TuiThemeCurrent } }, props: { session_id: string }) {
         const lines = () => {
           version()
-          return guarded(() => panelLines(board.get(props.session_id), situationOf(api, props.session_id)), (error) => [
-            failure(error)
-          ])
+          return guarded(() => {
+            const loaded = board.get(props.session_id)
+            alarmFor(alarm, loaded)
+            return panelLines(loaded, situationOf(api, props.session_id))
+          }, (error) => [failure(error)])
         }
         return jsx("box", { children: () => lines().map((entry) => textLine(context.theme.current, entry)) })
       }
@@ -111,7 +162,13 @@ const describeError = (error: unknown): string => {
  * `/dcp` in the terminal UI: the dialog opens here, in the TUI process, and sends nothing to the model. Sweep and
  * restore are the server part's `/dcp` subcommands (its state is in that process), which answer without a model turn.
  */
-export const openDialog = (api: TuiPluginApi, board: Board, version: () => number, sessionID: string | undefined) => {
+export const openDialog = (
+  api: TuiPluginApi,
+  board: Board,
+  version: () => number,
+  alarm: Alarm,
+  sessionID: string | undefined
+) => {
   if (sessionID === undefined) {
     api.ui.toast({
       variant: "info",
@@ -160,13 +217,24 @@ export const openDialog = (api: TuiPluginApi, board: Board, version: () => numbe
     const model = createMemo((): DialogModel => {
       version()
       return guarded(
-        () => dialogModel(board.get(sessionID), situationOf(api, sessionID), dialogWidth(terminalColumns(api))),
+        () => {
+          const loaded = board.get(sessionID)
+          alarmFor(alarm, loaded)
+          // A column less than the dialog's room: the lines' scrollbar takes one when they do not all fit.
+          return dialogModel(loaded, situationOf(api, sessionID), dialogWidth(terminalColumns(api)) - 1)
+        },
         (error) => ({
           lines: [failure(error)],
           actions: []
         })
       )
     })
+    // As many of the lines as the terminal leaves room for above the choices: the rest scroll (the most needed come
+    // first), so the dialog never reaches past the screen's bottom, where its list's highlighted row would be lost.
+    const lineRows = () => {
+      version()
+      return guarded(() => dialogLineRows(terminalRows(api), model().actions), () => 1)
+    }
     // The choices are a component of their own: rebuilt only when they appear or go, so a status update does not
     // reset the user's place in the list.
     const hasActions = createMemo(() => model().actions.length > 0)
@@ -188,7 +256,15 @@ export const openDialog = (api: TuiPluginApi, board: Board, version: () => numbe
                 () => (hasActions() ? null : jsx("text", { fg: api.theme.current.textMuted, children: "esc" }))
               ]
             }),
-            () => model().lines.map((entry) => textLine(api.theme.current, entry))
+            jsx("scrollbox", {
+              get maxHeight() {
+                return lineRows()
+              },
+              get height() {
+                return Math.min(lineRows(), model().lines.length)
+              },
+              children: () => model().lines.map((entry) => textLine(api.theme.current, entry))
+            })
           ]
         }),
         () =>

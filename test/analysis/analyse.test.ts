@@ -152,8 +152,9 @@ describe("the bundled example (npm start)", () => {
       ["purgeErrors", "failed call input", 1, 173],
       ["staleOutputs", "stale output", 34, 38_764],
       ["repeat", "repeat", 4, 1_841],
-      ["fold", "folded", 59, 2_487],
-      ["Total", "", 62, 53_059]
+      // A call counts once: the fold's are those no prune of their own took (the others are counted above).
+      ["fold", "folded", 2, 2_487],
+      ["Total", "", 64, 53_059]
     ] as const
     for (const [reason, name, calls, tokens] of strategies) {
       const label = name === "" ? reason : `${reason} +\\(${name}\\)`
@@ -268,9 +269,10 @@ describe("the bundled example (npm start)", () => {
       { reason: "purgeErrors", name: "failed call input", calls: 1, enabled: true },
       { reason: "staleOutputs", name: "stale output", calls: 34, enabled: true },
       { reason: "repeat", name: "repeat", calls: 4, enabled: true },
-      { reason: "fold", name: "folded", calls: 59, enabled: true }
+      { reason: "fold", name: "folded", calls: 2, enabled: true }
     ])
-    assert.strictEqual(json.prunedTotal.calls, 62)
+    assert.strictEqual(json.prunedTotal.calls, 64)
+    assert.strictEqual(json.prunedTotal.calls, json.pruned.reduce((sum, entry) => sum + entry.calls, 0))
     near(json.prunedTotal.tokens, 53_059)
     assert.strictEqual(json.prunedTotal.tokens, json.pruned.reduce((sum, entry) => sum + entry.tokens, 0))
     assert.strictEqual(json.finalRequest.request, 71)
@@ -360,6 +362,20 @@ describe("the bundled example (npm start)", () => {
       report.replace(/\s+/g, " "),
       "Replayed as recorded (--blind-edits): no cost figure includes a re-read."
     )
+  })
+
+  it("a final request against a run OpenCode compacted says so, and no change in size is read as the plugin's", async () => {
+    // In a 90k window, OpenCode alone compacts the example once and the plugin never: the run without it ends on a
+    // summary, a little smaller than the plugin's final request, which keeps the turns.
+    const result = await analyse(["--example", "--context-window", "90000"])
+    assert.strictEqual(result.code, 0)
+    const report = result.stdout.replace(/\s+/g, " ")
+    assert.match(report, /Compactions 1 1 0 /)
+    assert.match(
+      report,
+      /Without the plugin: [\d,]+ tokens, not comparable: OpenCode compacted the run without the plugin once and the run with it never, so the final request of the run without the plugin holds a summary and the recent messages in place of the turns the other keeps \(62 calls pruned; the whole session below compares the runs as they went\)\./
+    )
+    assert.notMatch(report, /% (larger|smaller) with it/)
   })
 
   it("nothing is written under HOME: state and config live in a temporary directory", async () => {

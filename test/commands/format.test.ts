@@ -1,5 +1,5 @@
 import { assert, describe, it } from "vitest"
-import { formatContext, formatHelp, formatStats } from "../../src/commands/format.ts"
+import { type ContextReport, formatContext, formatHelp, formatStats } from "../../src/commands/format.ts"
 import { type Reason, reasonName } from "../../src/engine/reasons.ts"
 import { emptySessionFile, type LifetimeTotals } from "../../src/state/schema.ts"
 
@@ -7,24 +7,31 @@ const emptyStats = () => emptySessionFile("ses_none", 0).stats
 
 const names = (reason: string) => reasonName(reason as Reason)
 
-/** Nothing pruned since the latest request, nothing waiting for the cache; the default cache settings. */
-const settled = { pending: { calls: 0, tokens: 0 }, waiting: undefined, ttlSeconds: 300, pressure: 0.9 }
-
-/** A context of 10k tokens, 4.2k pruned. */
-const context = {
-  ...settled,
-  system: 2000,
-  user: 500,
-  assistant: 1500,
-  tools: 6000,
-  toolCalls: 12,
-  prunedCalls: 3,
-  prunedTokens: 4200,
-  reported: undefined
-}
-
 /** Three automatic prunes waiting for a warm cache: they would pay back after 11.2 requests, the cache serves 7.4. */
 const waiting = { calls: 3, tokens: 6200, why: { reason: "warm-cache", paysBackAfter: 11.2, horizon: 7.4 } } as const
+
+/** The next request: 10k tokens sent of a 200k window, 4.2k pruned, the system prompt known. */
+const parts = { system: 2000, text: 2000, tools: 6000, calls: 12, pruned: 4200, limit: 200_000, changed: false }
+
+/** Three calls pruned now, nothing else; no provider figure yet; the default cache settings. */
+const report = (overrides: Partial<ContextReport> = {}): ContextReport => ({
+  context: parts,
+  reported: undefined,
+  figures: {
+    inEffect: { calls: 3, tokens: 4200 },
+    folded: { turns: 0, calls: 0, tokens: 0 },
+    queued: { calls: 0, tokens: 0 },
+    waiting: undefined,
+    restored: 0
+  },
+  session: { calls: 3, tokens: 4200 },
+  now: 0,
+  ttlSeconds: 300,
+  pressure: 0.9,
+  ...overrides
+})
+
+const contextLines = (overrides: Partial<ContextReport> = {}) => formatContext(report(overrides)).split("\n")
 
 const nothingNow = {
   inEffect: { calls: 0, tokens: 0 },
@@ -50,101 +57,136 @@ describe("/dcp output", () => {
     )
   })
 
-  it("context without a provider figure: estimated split, total, and the total without pruning", () => {
+  it("context without a provider figure: the estimate, broken down as bars of one whole with what pruning left out", () => {
     assert.strictEqual(
-      formatContext(context),
+      formatContext(report()),
       [
-        "Current context by kind of content (o200k tokenizer; what pruning removed is estimated):",
-        "  System      █████░░░░░░░░░░░░░░░░░░░  20%     ~2k",
-        "  User        █░░░░░░░░░░░░░░░░░░░░░░░   5%    ~500",
-        "  Assistant   ████░░░░░░░░░░░░░░░░░░░░  15%   ~1.5k",
-        "  Tools (12)  ██████████████░░░░░░░░░░  60%     ~6k",
+        "Next request: ~10k tokens, 5% of a 200k window (estimated; the provider counts it with its reply).",
         "",
-        "Pruned:           3 calls, ~4.2k tokens (estimated)",
-        "Next request:     ~10k tokens (estimated)",
-        "Without pruning:  ~14k tokens (estimated)"
+        "  System        ███░░░░░░░░░░░░░░░░░░░░░  14%     ~2k",
+        "  Conversation  ███░░░░░░░░░░░░░░░░░░░░░  14%     ~2k",
+        "  Tools (12)    ██████████░░░░░░░░░░░░░░  42%     ~6k",
+        "  Pruned        ███████░░░░░░░░░░░░░░░░░  30%   ~4.2k",
+        "                Without pruning: ~14k tokens (estimated).",
+        "",
+        "Pruned:   3 calls, ~4.2k tokens out of every request (estimated)"
       ].join("\n")
     )
   })
 
-  it("context counts the folded turns, the calls their digests stand for, and what they save besides", () => {
-    const lines = formatContext({ ...context, folded: { turns: 2, calls: 30, tokens: 1_800 } }).split("\n")
-    assert.include(lines, "Folded:           2 old turns, 30 calls sent as digests, ~1.8k tokens more (estimated)")
-    assert.include(lines, "Without pruning:  ~16k tokens (estimated)")
+  it("context with a provider figure: it is the size, and what the messages do not explain shows as Other", () => {
+    const lines = contextLines({ reported: 14_000 })
+    assert.strictEqual(lines[0], "Context: 14,000 tokens, 7% of a 200k window (reported by the provider).")
+    assert.include(lines, "  Other         █████░░░░░░░░░░░░░░░░░░░  22%     ~4k")
+    assert.include(lines, "                Without pruning: ~18k tokens (estimated).")
+    assert.include(lines, "                Other: tool definitions and the provider's own framing.")
   })
 
-  it("context says how many of the pruned calls go out with the next request", () => {
-    assert.include(
-      formatContext({ ...context, pending: { calls: 2, tokens: 3000 } }).split("\n"),
-      "                  2 of them (~3k) go out with the next request."
+  it("context after a sweep or a restore: the next request's size is the provider's count less what changed", () => {
+    assert.strictEqual(
+      contextLines({ reported: 12_000, context: { ...parts, changed: true } })[0],
+      "Next request: ~12k tokens, 6% of a 200k window (the provider's count of the latest request, less what changed since)."
     )
   })
 
+  it("context where the provider counted less than the estimate: the rows are scaled down to its total", () => {
+    const lines = contextLines({ reported: 5000 })
+    assert.include(lines, "  System        ███░░░░░░░░░░░░░░░░░░░░░  11%     ~1k")
+    assert.notInclude(lines.join("\n"), "Other")
+  })
+
+  it("context before this process saw the system prompt says so, and that Other holds it until then", () => {
+    const lines = contextLines({ reported: 14_000, context: { ...parts, system: 0, systemUnknown: true } })
+    assert.include(lines, "  System        not known until this process sends a request")
+    assert.include(
+      lines,
+      "                Other: tool definitions and the provider's own framing, and the system prompt until it is known."
+    )
+  })
+
+  it("context with neither a provider figure nor the system prompt says the size is not known yet", () => {
+    assert.strictEqual(
+      contextLines({ context: { ...parts, system: 0, systemUnknown: true } })[0],
+      "Context: not known yet: the provider counts it with its reply, and this process has not seen the system prompt."
+    )
+  })
+
+  it("context counts the folded turns among the calls in effect, and what goes out with the next request", () => {
+    const lines = contextLines({
+      figures: {
+        ...report().figures,
+        inEffect: { calls: 4, tokens: 4311 },
+        folded: { turns: 1, calls: 4, tokens: 111 },
+        queued: { calls: 1, tokens: 111 }
+      }
+    })
+    assert.include(lines, "Pruned:   4 calls, ~4.3k tokens out of every request (estimated)")
+    assert.include(lines, "Folded:   1 old turn (4 of those calls sent as one digest), ~111 of those tokens")
+    assert.include(lines, "          Of those, 1 call (~111 tokens) goes out with the next request for the first time.")
+  })
+
   it("context says why automatic prunes wait for the cache, and when they apply", () => {
-    const lines = formatContext({ ...context, waiting }).split("\n")
-    assert.deepStrictEqual(lines.slice(lines.findIndex((line) => line.startsWith("Waiting:")), -2), [
-      "Waiting:          3 calls, ~6.2k tokens: applying them now would pay for the prompt-cache rebuild after ~12 more requests, and this session's cache serves ~7.",
-      "                  They apply when the cache goes cold (5 min without a request, another model, a new day), at a compaction, or at 90% of the window."
+    const lines = contextLines({ figures: { ...report().figures, waiting } })
+    assert.deepStrictEqual(lines.slice(lines.findIndex((line) => line.startsWith("Waiting:"))), [
+      "Waiting:  3 calls, ~6.2k tokens: applying them now would pay for the prompt-cache rebuild after ~12 more requests, and this session's cache serves ~7.",
+      "          They apply when the cache goes cold (5 min without a request, another model, a new day), at a compaction, or at 90% of the window."
     ])
   })
 
   it("context says when waiting prunes are too few to be worth a rebuild", () => {
-    const text = formatContext({
-      ...context,
-      waiting: { ...waiting, why: { ...waiting.why, reason: "below-minimum" } }
+    const lines = contextLines({
+      figures: { ...report().figures, waiting: { ...waiting, why: { ...waiting.why, reason: "below-minimum" } } }
     })
-    assert.include(
-      text,
-      "Waiting:          3 calls, ~6.2k tokens: too few tokens to be worth a prompt-cache rebuild yet."
-    )
+    assert.include(lines, "Waiting:  3 calls, ~6.2k tokens: too few tokens to be worth a prompt-cache rebuild yet.")
   })
 
   it("context says when waiting prunes pay back but are being gathered into one batch, and when they apply", () => {
-    const text = formatContext({
-      ...context,
-      waiting: { ...waiting, why: { reason: "gathering", paysBackAfter: 3.5, horizon: 40, appliesAfter: 6 } }
+    const lines = contextLines({
+      figures: {
+        ...report().figures,
+        waiting: { ...waiting, why: { reason: "gathering", paysBackAfter: 3.5, horizon: 40, appliesAfter: 6 } }
+      }
     })
     assert.include(
-      text,
-      "Waiting:          3 calls, ~6.2k tokens: they would pay for the prompt-cache rebuild within the ~40 requests this session's cache serves, and are gathered into one batch first: they apply in ~6 more requests."
+      lines,
+      "Waiting:  3 calls, ~6.2k tokens: they would pay for the prompt-cache rebuild within the ~40 requests this session's cache serves, and are gathered into one batch first: they apply in ~6 more requests."
     )
   })
 
-  it("context with a provider figure: it is the total, and what the messages do not explain shows as Other", () => {
-    const text = formatContext({
-      system: 1000,
-      user: 1000,
-      assistant: 1000,
-      tools: 1000,
-      toolCalls: 2,
-      prunedCalls: 1,
-      prunedTokens: 900,
-      reported: 8000,
-      ...settled
+  it("context: once the cache has gone cold, the waiting prunes' reason expired, and they apply with the next request", () => {
+    const lines = contextLines({
+      now: 300_000,
+      figures: { ...report().figures, waiting: { ...waiting, expiresAt: 300_000 } }
     })
-    assert.include(text, "  System     ███░░░░░░░░░░░░░░░░░░░░░  13%     ~1k")
-    assert.include(text, "  Other      ████████████░░░░░░░░░░░░  50%     ~4k")
     assert.include(
-      text,
-      "Current context:  8,000 tokens (as OpenCode shows it: the latest request and reply, reported by the provider)"
+      lines,
+      "Waiting:  3 calls, ~6.2k tokens, waited for the prompt cache, which has gone cold since (5 min without a request): they apply with the next request."
     )
-    assert.include(text, "Without pruning:  ~8.9k tokens (estimated)")
   })
 
-  it("context where the provider counted less than the tokenizer: the rows are scaled down to its total", () => {
-    const text = formatContext({
-      system: 2000,
-      user: 2000,
-      assistant: 2000,
-      tools: 2000,
-      toolCalls: 2,
-      prunedCalls: 0,
-      prunedTokens: 0,
-      reported: 4000,
-      ...settled
+  it("context names the cost effect, why it is less than the pruned tokens, and the pricing it follows", () => {
+    const lines = contextLines({ cost: { profile: "openai", saved: 12_000, rebuilt: 0, reRead: 7000 } })
+    assert.strictEqual(
+      lines.at(-1),
+      "Cost:     ~5k saved in input tokens (openai pricing, estimated): pruned tokens ~12k, less masked files read again ~7k"
+    )
+  })
+
+  it("context names the config's problems first, as long as they last", () => {
+    const lines = contextLines({
+      problems: [{ file: "/p/.opencode/dcp.jsonc", message: "strategies.nonsense: unknown key" }]
     })
-    assert.include(text, "  System     ██████░░░░░░░░░░░░░░░░░░  25%     ~1k")
-    assert.notInclude(text, "Other")
+    assert.deepStrictEqual(lines.slice(0, 3), [
+      "1 config problem in /p/.opencode/dcp.jsonc (shown until fixed):",
+      "  • strategies.nonsense: unknown key",
+      ""
+    ])
+  })
+
+  it('context says "nothing yet" only when nothing was ever pruned, and how many calls were restored', () => {
+    const none = { ...report().figures, inEffect: { calls: 0, tokens: 0 } }
+    assert.include(contextLines({ figures: none, session: { calls: 0, tokens: 0 } }), "Pruned:   nothing yet")
+    assert.include(contextLines({ figures: { ...none, restored: 3 } }), "Pruned:   none now (restored)")
   })
 
   it("stats: this session by strategy and tool with the last prune, then lifetime totals", () => {
@@ -176,12 +218,12 @@ describe("/dcp output", () => {
       }),
       [
         "This session: 4 calls pruned now, ~11k tokens out of every request.",
-        "  since the start: 5 prunes reached the model, ~12k tokens (restored and undone ones included)",
+        "  since the start: 5 calls pruned, ~12k tokens (restored and undone ones included)",
         "  by strategy: duplicate 3 (~9k) · discarded 2 (~3.4k)",
         "  by tool:     read 4 (~11k) · bash 1 (~1.4k)",
         "  last prune:  5 min ago, 2 calls (discarded), ~3.4k tokens",
         "  prompt cache: prunes reached the model 2 times (1 with the cache already expired); ~20k cached tokens were rebuilt for them (estimated).",
-        "  cost (Anthropic prompt-cache pricing, estimated, in input tokens): the pruned tokens would have cost ~36k over 40 requests; cache rebuilds cost ~23k; net ~13k saved.",
+        "  cost (anthropic pricing, Anthropic's prompt cache; estimated, in input tokens): the pruned tokens would have cost ~36k over 40 requests; cache rebuilds cost ~23k; net ~13k saved.",
         "  provider: 40 requests, ~1.2M tokens read from cache, ~90k written to it, ~15k uncached (as reported).",
         "All sessions: 120 calls pruned, ~310k tokens, in 7 sessions.",
         "  by strategy: duplicate 100 (~250k) · failed call input 20 (~60k)"
@@ -201,7 +243,7 @@ describe("/dcp output", () => {
         pressure: 0.9
       }),
       [
-        "This session: 0 calls pruned now, ~0 tokens out of every request.",
+        "This session: nothing pruned yet.",
         "All sessions: 0 calls pruned, ~0 tokens, in 0 sessions."
       ].join("\n")
     )
@@ -217,7 +259,10 @@ describe("/dcp output", () => {
       ttlSeconds: 300,
       pressure: 0.9
     })
-    assert.include(text.split("\n"), "  next request: 2 calls of them (~3k tokens) changed since the latest request.")
+    assert.include(
+      text.split("\n"),
+      "  Of those, 2 calls (~3k tokens) go out with the next request for the first time."
+    )
   })
 
   it("stats names the compactions the plugin asked for, with the figure OpenCode showed", () => {
@@ -249,7 +294,10 @@ describe("/dcp output", () => {
       ttlSeconds: 300,
       pressure: 0.9
     })
-    assert.include(text.split("\n"), "  folded:      3 old turns (40 calls sent as digests), ~2.1k tokens more.")
+    assert.include(
+      text.split("\n"),
+      "  folded:      3 old turns (40 of those calls sent as digests), ~2.1k of those tokens."
+    )
   })
 
   it("stats says why automatic prunes wait for the cache, and when they apply", () => {

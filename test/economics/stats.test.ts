@@ -89,21 +89,21 @@ describe("formatStats: the cost line", () => {
   it("names the pricing, what the pruned tokens would have cost, the rebuilds and the net saving", () => {
     assert.strictEqual(
       costLine(stats({ ...someStats, cost: cost(30_000, 11_500) })),
-      "  cost (Anthropic prompt-cache pricing, estimated, in input tokens): the pruned tokens would have cost ~30k over 12 requests; cache rebuilds cost ~12k; net ~19k saved."
+      "  cost (anthropic pricing, Anthropic's prompt cache; estimated, in input tokens): the pruned tokens would have cost ~30k over 12 requests; cache rebuilds cost ~12k; net ~19k saved."
     )
   })
 
   it("names the model's reads of masked files and takes what they cost from the net saving", () => {
     assert.strictEqual(
       costLine(stats({ ...someStats, cost: cost(30_000, 11_500, 12, 2, 8_000) })),
-      "  cost (Anthropic prompt-cache pricing, estimated, in input tokens): the pruned tokens would have cost ~30k over 12 requests; cache rebuilds cost ~12k; the model read 2 masked files again, for ~8k; net ~11k saved."
+      "  cost (anthropic pricing, Anthropic's prompt cache; estimated, in input tokens): the pruned tokens would have cost ~30k over 12 requests; cache rebuilds cost ~12k; the model read 2 masked files again, for ~8k; net ~11k saved."
     )
   })
 
   it("says so when the rebuilds cost more than pruning saved", () => {
     assert.strictEqual(
       costLine(stats({ ...someStats, cost: cost(2_000, 11_500, 1) })),
-      "  cost (Anthropic prompt-cache pricing, estimated, in input tokens): the pruned tokens would have cost ~2k over 1 request; cache rebuilds cost ~12k; net ~9.5k more than without pruning."
+      "  cost (anthropic pricing, Anthropic's prompt cache; estimated, in input tokens): the pruned tokens would have cost ~2k over 1 request; cache rebuilds cost ~12k; net ~9.5k more than without pruning."
     )
   })
 })
@@ -236,7 +236,7 @@ effectDescribe("/dcp stats", () => {
       const root = yield* tempDir
       const note = yield* statsAfter(warmRequests).pipe(Effect.provide(withStored(root)))
       assert.notInclude(note, "prompt cache:")
-      assert.include(note, "This session: 0 calls pruned")
+      assert.include(note, "This session: nothing pruned yet.")
     }))
 
   effectIt.effect("says why automatic prunes wait for the cache", () =>
@@ -249,15 +249,18 @@ effectDescribe("/dcp stats", () => {
       )
     }))
 
-  effectIt.effect("shows what pruning saved under the provider's pricing", () =>
-    Effect.gen(function*() {
-      const root = yield* tempDir
-      const note = yield* statsAfter(coldRequest).pipe(Effect.provide(withStored(root)))
-      assert.match(
-        note.replace(/\s+/g, " "),
-        / cost \(Anthropic prompt-cache pricing, estimated, in input tokens\): the pruned tokens would have cost ~[\d.]+k? over 1 request; cache rebuilds cost ~0; net ~[\d.]+k? saved\./
-      )
-    }))
+  effectIt.effect(
+    "shows what pruning saved under the provider's pricing (a prefix cache for the scripted provider)",
+    () =>
+      Effect.gen(function*() {
+        const root = yield* tempDir
+        const note = yield* statsAfter(coldRequest).pipe(Effect.provide(withStored(root)))
+        assert.match(
+          note.replace(/\s+/g, " "),
+          / cost \(openai pricing, a prefix cache; estimated, in input tokens\): the pruned tokens would have cost ~[\d.]+k? over 1 request; cache rebuilds cost ~0; net ~[\d.]+k? saved\./
+        )
+      })
+  )
 
   effectIt.effect(
     "shows the provider line computed from the stored session's assistant tokens",

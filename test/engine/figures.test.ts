@@ -1,5 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
-import { figuresOf, reportedNext } from "../../src/engine/figures.ts"
+import type { ToolIndex } from "../../src/engine/calls.ts"
+import { callsInEffect, figuresOf, foldShares, reportedNext, waitingExpired } from "../../src/engine/figures.ts"
 import { fromFile, type SessionState } from "../../src/engine/session.ts"
 import { emptySessionFile } from "../../src/state/schema.ts"
 import { assistant, lines, tool, user } from "../support/history.ts"
@@ -139,5 +140,104 @@ describe("the next request's size in OpenCode's terms", () => {
 
   it("is unknown without a count from OpenCode", () => {
     assert.isUndefined(reportedNext(undefined, figuresOf(restarted(), indexOf(messages)).context, true))
+  })
+})
+
+describe("a fold shared among its calls", () => {
+  it("gives each call a share in proportion to what it sends, in whole tokens adding up to the fold's", () => {
+    const shares = foldShares(["a", "b", "c"], 100, (callID) => ({ a: 60, b: 30, c: 10 })[callID]!)
+    assert.deepStrictEqual([...shares], [["a", 60], ["b", 30], ["c", 10]])
+    const odd = foldShares(["a", "b", "c"], 10, () => 7)
+    assert.strictEqual([...odd.values()].reduce((sum, share) => sum + share, 0), 10)
+    assert.deepStrictEqual([...odd.values()], [4, 3, 3])
+  })
+
+  it("shares evenly when no call sends anything the index knows", () => {
+    assert.deepStrictEqual([...foldShares(["a", "b"], 9, () => 0).values()], [5, 4])
+  })
+})
+
+describe("the calls in effect", () => {
+  /** Calls 1-3 of an old turn folded, 1 and 2 pruned of their own too; call 4 pruned alone. */
+  const folded = () => {
+    const state = fromFile({
+      ...emptySessionFile("ses_figures000000000000002", 0),
+      nextId: 5,
+      ids: { c1: 1, c2: 2, c3: 3, c4: 4 },
+      pruned: {
+        c1: { reason: "staleOutputs", tokens: 500, at: 0 },
+        c2: { reason: "staleOutputs", tokens: 300, at: 0 },
+        c4: { reason: "sweep", tokens: 200, at: 0 }
+      },
+      folds: { turn1: { calls: ["c1", "c2", "c3"], tokens: 90, at: 0 } }
+    }, false)
+    const call = (tool: string, totalTokens: number) => ({ tool, keyParameter: "", frameTokens: 20, totalTokens })
+    const calls = {
+      c1: call("read", 520),
+      c2: call("read", 320),
+      c3: call("bash", 20),
+      c4: call("grep", 250)
+    }
+    const indexed = {
+      calls: Object.values(calls),
+      byCallId: new Map(Object.entries(calls)),
+      callTokens: 1_190,
+      textChars: 0,
+      pass: 1
+    } as unknown as ToolIndex
+    return { state, indexed }
+  }
+
+  it("are counted once each, a call only its turn's fold takes out among them, with the folds' tokens", () => {
+    const { indexed, state } = folded()
+    const figures = figuresOf(state, indexed)
+    assert.deepStrictEqual(figures.inEffect, { calls: 4, tokens: 500 + 300 + 200 + 90 })
+    assert.deepStrictEqual(figures.folded, { turns: 1, calls: 3, tokens: 90 })
+  })
+
+  it("are listed newest first, each with its prune and its share of its fold, adding up to what is in effect", () => {
+    const { indexed, state } = folded()
+    const calls = callsInEffect(state, indexed)
+    assert.deepStrictEqual(calls.map(({ folded, id, reason }) => [id, reason, folded]), [
+      [4, "sweep", false],
+      [3, "fold", true],
+      [2, "staleOutputs", true],
+      [1, "staleOutputs", true]
+    ])
+    // Each folded call sends 40 tokens before folding (its framing, its content less its prune): a third of the 90.
+    assert.deepStrictEqual(calls.map((call) => call.tokens), [200, 30, 330, 530])
+    assert.strictEqual(calls.reduce((sum, call) => sum + call.tokens, 0), figuresOf(state, indexed).inEffect.tokens)
+  })
+})
+
+describe("the waiting prunes' reason", () => {
+  it("expires with the prompt cache: the latest request plus the cache's life", () => {
+    const state = restarted()
+    state.lastRequestAt = 10_000
+    state.waiting = {
+      prunes: [{ callID: "c3", tokens: 700 }],
+      why: { reason: "warm-cache", paysBackAfter: 12, horizon: 7 }
+    }
+    const waiting = figuresOf(state, indexOf(messages), 300).waiting!
+    assert.strictEqual(waiting.expiresAt, 310_000)
+    assert.isFalse(waitingExpired(waiting, 309_999))
+    assert.isTrue(waitingExpired(waiting, 310_000))
+  })
+})
+
+describe("a change since the latest request, after OpenCode started again", () => {
+  it("is a restore made before the restart: the stored state says what the latest request left out", () => {
+    const state = fromFile({ ...emptySessionFile("ses_figures000000000000003", 0), sentLeft: 1_500 }, false)
+    const figures = figuresOf(state, indexOf(messages))
+    assert.isTrue(figures.changedSinceSent)
+    assert.strictEqual(reportedNext(11_548, figures.context, figures.changedSinceSent), 11_548 + 1_500)
+  })
+
+  it("is nothing when what is in effect is what the latest request left out", () => {
+    const state = restarted()
+    state.undelivered.clear()
+    state.sentRevision = state.revision
+    state.sentLeft = 1_500
+    assert.isFalse(figuresOf(state, indexOf(messages)).changedSinceSent)
   })
 })

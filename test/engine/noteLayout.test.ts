@@ -76,23 +76,41 @@ const notes: ReadonlyArray<readonly [string, string]> = [
       },
       ttlSeconds: 300,
       pressure: 0.8,
-      profile: "anthropic-1h",
+      problems: [{
+        file: "/home/someone/project/.opencode/dcp.jsonc",
+        message: `pruneNotification: expected "off", "minimal" or "detailed", found the string "loud"`
+      }],
       reasonName
     })
   ],
   [
     "/dcp context",
     formatContext({
-      system: 12_000,
-      user: 3000,
-      assistant: 9000,
-      tools: 140_000,
-      toolCalls: 412,
-      prunedCalls: 230,
-      prunedTokens: 410_000,
+      context: {
+        system: 0,
+        systemUnknown: true,
+        text: 12_000,
+        tools: 140_000,
+        calls: 412,
+        pruned: 418_000,
+        limit: 200_000,
+        changed: true
+      },
       reported: 171_234,
-      pending: { calls: 12, tokens: 31_000 },
-      waiting: { calls: 140, tokens: 412_000, why: { reason: "warm-cache", paysBackAfter: 11.2, horizon: 7.4 } },
+      figures: {
+        inEffect: { calls: 230, tokens: 418_000 },
+        folded: { turns: 12, calls: 400, tokens: 8_000 },
+        queued: { calls: 12, tokens: 31_000 },
+        waiting: { calls: 140, tokens: 412_000, why: { reason: "warm-cache", paysBackAfter: 11.2, horizon: 7.4 } },
+        restored: 3
+      },
+      session: { calls: 900, tokens: 2_000_000 },
+      cost: { profile: "anthropic-1h", saved: 2_400_000, rebuilt: 3_100_000, reRead: 12_000 },
+      problems: [{
+        file: "/home/someone/project/.opencode/dcp.jsonc",
+        message: `pruneNotification: expected "off", "minimal" or "detailed", found the string "loud"`
+      }],
+      now,
       ttlSeconds: 300,
       pressure: 0.8
     })
@@ -116,6 +134,30 @@ const notes: ReadonlyArray<readonly [string, string]> = [
         tokens: 900,
         distillation:
           "The build fails in src/app.ts: the type of handler does not match the router's, since the router was upgraded."
+      }
+    ], { mode: "detailed", sessionTokens: 52_000, showDistillation: true })!
+  ],
+  [
+    "a detailed note with a fold",
+    formatNote([
+      { id: 1203, tool: "read", keyParameter: longPath, reason: "staleOutputs", tokens: 14_200 },
+      {
+        id: 1203,
+        tool: "read",
+        keyParameter: longPath,
+        reason: "fold",
+        tokens: 480,
+        folded: [
+          { id: 1203, tool: "read", keyParameter: longPath, tokens: 200, pruned: true },
+          {
+            id: 1204,
+            tool: "bash",
+            keyParameter: "mkdir -p src/components/dashboard/widgets/charts",
+            tokens: 140,
+            pruned: false
+          },
+          { id: 1210, tool: "glob", keyParameter: "src/components/dashboard/*.tsx", tokens: 140, pruned: false }
+        ]
       }
     ], { mode: "detailed", sessionTokens: 52_000, showDistillation: true })!
   ],

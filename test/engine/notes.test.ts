@@ -73,13 +73,13 @@ describe("formatNote", () => {
     ])
   })
 
-  it("puts the distilled text under the tool, after IDs of any width", () => {
+  it("puts the distilled text under the tool, after IDs of any width, the calls in the order of their IDs", () => {
     assert.deepStrictEqual(
       note([{ ...extracted[0]!, id: 12 }, { ...extracted[0]!, id: 4 }], "detailed", true)!.split("\n").slice(1),
       [
-        "  12  bash npm test  extracted, ~900",
-        "       ↳ 3 tests fail in auth.test.ts",
         "   4  bash npm test  extracted, ~900",
+        "       ↳ 3 tests fail in auth.test.ts",
+        "  12  bash npm test  extracted, ~900",
         "       ↳ 3 tests fail in auth.test.ts"
       ]
     )
@@ -91,5 +91,55 @@ describe("formatNote", () => {
 
   it("leaves the distilled text out of the minimal line", () => {
     assert.notInclude(note(extracted, "minimal", true), "3 tests fail")
+  })
+
+  describe("a fold of an old turn", () => {
+    /** Calls 1-3 read files and were masked as stale output; call 4's output was too small to prune. */
+    const stale = [1, 2, 3].map((id): PrunedCall => ({
+      id,
+      tool: "read",
+      keyParameter: `src/${"abc"[id - 1]}.ts`,
+      reason: "staleOutputs",
+      tokens: 3000
+    }))
+    const fold = (pruned: boolean): PrunedCall => ({
+      id: 1,
+      tool: "read",
+      keyParameter: "src/a.ts",
+      reason: "fold",
+      tokens: 111,
+      folded: [
+        ...stale.map((call) => ({ id: call.id, tool: call.tool, keyParameter: call.keyParameter, tokens: 28, pruned })),
+        { id: 4, tool: "bash", keyParameter: "echo ok", tokens: 27, pruned: false }
+      ]
+    })
+
+    it("counts each call once: a pruned call under its prune's reason, a call only the fold takes out as folded", () => {
+      assert.strictEqual(
+        note([...stale, fold(true)], "minimal"),
+        "Context pruned: ~9.1k tokens from 4 calls (3 stale output, 1 folded), 1 old turn folded; ~52k saved in this session."
+      )
+    })
+
+    it("names every call, the fold's own calls with their share of it, and which calls the digest stands for", () => {
+      assert.deepStrictEqual(note([...stale, fold(true)], "detailed")!.split("\n").slice(1), [
+        "  1  read src/a.ts  stale output, folded, ~3k",
+        "  2  read src/b.ts  stale output, folded, ~3k",
+        "  3  read src/c.ts  stale output, folded, ~3k",
+        "  4  bash echo ok  folded, ~27",
+        "  old turn folded: 1-4 sent as one digest, ~111 of the tokens"
+      ])
+    })
+
+    it("of calls pruned before, counts only what the fold alone takes out", () => {
+      assert.strictEqual(
+        note([fold(true)], "minimal"),
+        "Context pruned: ~111 tokens from 1 call (1 folded), 1 old turn folded; ~52k saved in this session."
+      )
+      assert.strictEqual(
+        note([{ ...fold(true), folded: fold(true).folded!.slice(0, 3) }], "minimal"),
+        "Context pruned: ~111 tokens, 1 old turn folded; ~52k saved in this session."
+      )
+    })
   })
 })

@@ -271,7 +271,25 @@ describe("folding old turns", () => {
       assert.deepStrictEqual(Object.keys(folds), ["msg_u1"])
       assert.deepStrictEqual(folds.msg_u1!.calls, ["r1", "b1", "e1"])
       assert.isAbove(folds.msg_u1!.tokens, 0)
-      assert.strictEqual(stats.byReason.fold?.calls, 3)
+      // Each call of the fold is counted under its own prune (all three are stale): the fold adds its tokens only.
+      assert.deepStrictEqual(stats.byReason.fold, { calls: 0, tokens: folds.msg_u1!.tokens })
+    })))
+
+  it.effect("a call only its fold takes out counts once in the statistics, as folded, with its share by tool", () =>
+    foldTest(Effect.gen(function*() {
+      const turn = firstTurn()
+      turn[2] = assistant([tool({ tool: "bash", callID: "b0", input: { command: "mkdir out" }, output: "" })])
+      yield* send(fresh([...turn, ...laterTurns()]))
+      const { folds, pruned, stats } = yield* stateOf(sessionID)
+      assert.deepStrictEqual(folds.msg_u1!.calls, ["r1", "b1", "b0"])
+      assert.isUndefined(pruned.b0)
+      assert.deepStrictEqual(stats.byReason.fold, { calls: 1, tokens: folds.msg_u1!.tokens })
+      const byReason = Object.values(stats.byReason)
+      assert.strictEqual(byReason.reduce((sum, tally) => sum + tally.calls, 0), stats.calls)
+      assert.strictEqual(byReason.reduce((sum, tally) => sum + tally.tokens, 0), stats.tokens)
+      const byTool = Object.values(stats.byTool)
+      assert.strictEqual(byTool.reduce((sum, tally) => sum + tally.calls, 0), stats.calls)
+      assert.strictEqual(byTool.reduce((sum, tally) => sum + tally.tokens, 0), stats.tokens)
     })))
 
   it.effect("recall returns a folded call's output from the stored session", () =>

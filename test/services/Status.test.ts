@@ -164,4 +164,70 @@ describe("the status the terminal UI reads", () => {
         assert.deepStrictEqual(yield* readByTui(root), { _tag: "missing" })
       })
     ))
+
+  it.effect("after OpenCode starts again, the window is the stored model's, and the system prompt is said to be unknown", () =>
+    Effect.gen(function*() {
+      const root = yield* tempDir
+      const messages = history(root)
+      const plugin = () => pluginUnder(root, { host: { messages: { [sessionID]: messages } } })
+      yield* Effect.gen(function*() {
+        yield* system(sessionID, ["You are a coding agent."], { providerID: "fake", limit: { context: 200_000 } })
+        yield* transformOf(fresh(messages))
+      }).pipe(Effect.provide(plugin()))
+      const restarted = yield* Effect.gen(function*() {
+        yield* dcp(sessionID, "sweep")
+        return yield* okStatus(root)
+      }).pipe(Effect.provide(plugin()))
+      assert.strictEqual(restarted.context?.limit, 200_000)
+      assert.isTrue(restarted.context?.systemUnknown)
+      assert.strictEqual(restarted.context?.system, 0)
+    }).pipe(Effect.provide(platform)))
+
+  it.effect("the waiting prunes' reason expires with the prompt cache: the last request plus its life", () =>
+    scenario((root, messages) =>
+      Effect.gen(function*() {
+        yield* transformOf(fresh(messages))
+        const status = yield* okStatus(root)
+        assert.strictEqual(status.pending?.calls, 1)
+        assert.strictEqual(status.pending?.expiresAt, status.context!.at + 120_000)
+      }), `{ "cache": { "mode": "auto", "ttlSeconds": 120 } }`))
+
+  it.effect("names the problems of the config files in effect, until they are fixed", () =>
+    scenario((root, messages) =>
+      Effect.gen(function*() {
+        yield* transformOf(fresh(messages))
+        assert.deepStrictEqual((yield* okStatus(root)).problems, [
+          { file: `${root}/config/opencode/dcp.jsonc`, message: "strategies.nonsense: unknown key" }
+        ])
+      }), `{ "cache": { "mode": "immediate" }, "strategies": { "nonsense": true } }`))
+
+  it.effect("counts a fold per call: a call only its fold takes out is listed, and the list adds up to what is in effect", () =>
+    scenario(
+      (root) =>
+        Effect.gen(function*() {
+          const file = (name: string) => `${root}/project/${name}.ts`
+          const turns: Array<Msg> = [
+            user("read a and b, then list"),
+            assistant([
+              tool({ tool: "read", callID: "r1", input: { filePath: file("a") }, output: lines(80, "a") }),
+              tool({ tool: "read", callID: "r2", input: { filePath: file("b") }, output: lines(80, "b") })
+            ]),
+            assistant([tool({ tool: "bash", callID: "b1", input: { command: "mkdir out" }, output: "" })]),
+            user("now read c"),
+            assistant([tool({ tool: "read", callID: "r3", input: { filePath: file("c") }, output: lines(80, "c") })]),
+            user("and what now?")
+          ]
+          yield* transformOf(fresh(turns))
+          const status = yield* okStatus(root)
+          assert.deepStrictEqual(status.folded && [status.folded.turns, status.folded.calls], [1, 3])
+          assert.deepStrictEqual(status.recent.map(({ folded, id, reason }) => [id, reason, folded]), [
+            [3, "fold", true],
+            [2, "staleOutputs", true],
+            [1, "staleOutputs", true]
+          ])
+          assert.strictEqual(status.pruned.calls, 3)
+          assert.strictEqual(status.recent.reduce((sum, call) => sum + call.tokens, 0), status.pruned.tokens)
+        }),
+      `{ "cache": { "mode": "immediate" }, "strategies": { "staleOutputs": { "trigger": 0, "keepRecent": 1, "keepFiles": 0, "clearAtLeast": 0 } } }`
+    ))
 })

@@ -21,6 +21,7 @@ vi.mock("solid-js", () => ({
 vi.mock("@opentui/solid/jsx-runtime", () => ({ jsx: (type: unknown, props: object) => ({ type, props }) }))
 
 const { default: plugin } = await import("../../src/tui.ts")
+const { createAlarm } = await import("../../src/tui/view.ts")
 
 const root = useIsolatedHome("dcp-tui-plugin-")
 const sessionID = "ses_tui0000000000000000001"
@@ -67,7 +68,9 @@ const eventually = (check: () => void) => vi.waitFor(check, { timeout: 60_000, i
 const theme = { text: "text", textMuted: "muted", warning: "warning" }
 
 /** A stand-in for the host's plugin API that records what the plugin registers and asks for. */
-const fakeApi = (options: { readonly broken?: boolean } = {}) => {
+const fakeApi = (
+  options: { readonly broken?: boolean; readonly terminal?: { width: number; height: number } } = {}
+) => {
   const slots: Array<{ slots: Record<string, (...args: Array<unknown>) => unknown> }> = []
   const layers: Array<{ commands: Array<{ name: string; slashName?: string; run: () => void }> }> = []
   const toasts: Array<{ variant?: string; message: string }> = []
@@ -76,6 +79,7 @@ const fakeApi = (options: { readonly broken?: boolean } = {}) => {
   let dialog: (() => unknown) | undefined
   const DialogSelect = () => null
   const api = {
+    ...(options.terminal === undefined ? {} : { renderer: options.terminal }),
     slots: {
       register: (plugin: (typeof slots)[number]) => {
         if (options.broken) throw new Error("slots are broken")
@@ -164,7 +168,7 @@ describe("the TUI part in the host", () => {
     const host = running = await start(fakeApi())
     host.layers[0]!.commands[0]!.run()
     const view = host.dialog()!()
-    await eventually(() => assert.include(textOf(view), "In effect     1 call, ~800 tokens out of every request"))
+    await eventually(() => assert.include(textOf(view), "Pruned        1 call, ~800 tokens out of every request"))
     assert.deepStrictEqual(host.commands, [])
     const choices = findComponent(view, host.DialogSelect)!
     assert.strictEqual(textOf(choices), "Sweep\nRestore all\n1  read src/a.ts")
@@ -191,7 +195,7 @@ describe("the TUI part in the host", () => {
     const result = await host.api.client.session.command({ sessionID, command: "dcp", arguments: "" } as never)
     assert.deepStrictEqual(result, { data: undefined, error: undefined } as never)
     await eventually(() =>
-      assert.include(textOf(host.dialog()!()), "In effect     1 call, ~800 tokens out of every request")
+      assert.include(textOf(host.dialog()!()), "Pruned        1 call, ~800 tokens out of every request")
     )
     assert.deepStrictEqual(host.commands, [])
   })
@@ -229,5 +233,72 @@ describe("the TUI part in the host", () => {
     assert.lengthOf(host.toasts, 1)
     assert.strictEqual(host.toasts[0]!.variant, "warning")
     assert.include(host.toasts[0]!.message, "slots are broken")
+  })
+
+  it("the dialog's lines take the rows a short terminal leaves above its list, which keeps every choice on screen", async () => {
+    await writeStatus()
+    const host = running = await start(fakeApi({ terminal: { width: 80, height: 24 } }))
+    host.layers[0]!.commands[0]!.run()
+    const view = host.dialog()!()
+    await eventually(() => assert.include(textOf(view), "Pruned        1 call"))
+    const lines = findIntrinsic(view, "scrollbox")!
+    // 24 rows: the dialog starts at row 7; its list of 3 choices in 2 categories takes 6 rows and 6 more for its frame.
+    assert.strictEqual(lines.props.maxHeight, 3)
+  })
+})
+
+/** Finds the first element of an intrinsic type (`"scrollbox"`) in a view. */
+const findIntrinsic = (node: unknown, type: string): Element | undefined => {
+  if (node === null || node === undefined || typeof node === "string") return undefined
+  if (typeof node === "function") return findIntrinsic((node as () => unknown)(), type)
+  if (Array.isArray(node)) {
+    for (const child of node) {
+      const found = findIntrinsic(child, type)
+      if (found !== undefined) return found
+    }
+    return undefined
+  }
+  const element = node as Element
+  return element.type === type ? element : findIntrinsic(element.props.children, type)
+}
+
+describe("the alarm that draws the views again when what they show expires", () => {
+  afterEach(() => void vi.useRealTimers())
+
+  it("rings once, at the time set", () => {
+    vi.useFakeTimers()
+    let rings = 0
+    const alarm = createAlarm(() => rings++)
+    alarm.set(Date.now() + 1_000)
+    vi.advanceTimersByTime(999)
+    assert.strictEqual(rings, 0)
+    vi.advanceTimersByTime(1)
+    assert.strictEqual(rings, 1)
+    vi.advanceTimersByTime(10_000)
+    assert.strictEqual(rings, 1)
+  })
+
+  it("keeps the earliest of the times set, and ignores a time already past", () => {
+    vi.useFakeTimers()
+    let rings = 0
+    const alarm = createAlarm(() => rings++)
+    alarm.set(Date.now() - 1)
+    alarm.set(Date.now() + 5_000)
+    alarm.set(Date.now() + 1_000)
+    alarm.set(Date.now() + 3_000)
+    vi.advanceTimersByTime(1_000)
+    assert.strictEqual(rings, 1)
+    vi.advanceTimersByTime(10_000)
+    assert.strictEqual(rings, 1)
+  })
+
+  it("once stopped, never rings", () => {
+    vi.useFakeTimers()
+    let rings = 0
+    const alarm = createAlarm(() => rings++)
+    alarm.set(Date.now() + 1_000)
+    alarm.stop()
+    vi.advanceTimersByTime(10_000)
+    assert.strictEqual(rings, 0)
   })
 })

@@ -1,7 +1,15 @@
 import { assert, describe, it } from "vitest"
 import type { SessionStatus } from "../../src/state/status.ts"
 import type { Loaded } from "../../src/tui/board.ts"
-import { type Action, dialogModel, dialogWidth, type Line, panelLines, reportedContext } from "../../src/tui/render.ts"
+import {
+  type Action,
+  dialogLineRows,
+  dialogModel,
+  dialogWidth,
+  type Line,
+  panelLines,
+  reportedContext
+} from "../../src/tui/render.ts"
 
 const main = { subAgent: false }
 
@@ -30,6 +38,7 @@ const status = (overrides: Partial<SessionStatus> = {}): Loaded => ({
     },
     recent: [
       { id: 7, tool: "read", target: "src/app.ts", tokens: 1_200, reason: "deduplication" },
+      { id: 5, tool: "read", target: "src/lib.ts", tokens: 1_100, reason: "deduplication" },
       { id: 4, tool: "bash", target: "npm test", tokens: 800, reason: "sweep" }
     ],
     commands: true,
@@ -50,30 +59,79 @@ describe("the sidebar panel", () => {
 
   it("shows the folded turns and the calls their digests stand for", () => {
     const lines = texts(panelLines(status({ folded: { turns: 2, calls: 30, tokens: 1_800 } }), main))
-    assert.strictEqual(lines[3], "Folded: 2 turns, 30 calls")
+    assert.strictEqual(lines[3], "Folded: 2 turns (30 calls)")
   })
 
-  it("says when nothing is pruned yet, muted", () => {
-    const lines = panelLines(status({ pruned: { calls: 0, tokens: 0 }, recent: [] }), main)
-    assert.deepStrictEqual(lines[2], { text: "Pruned: nothing yet", tone: "muted" })
+  it('says "nothing yet" when nothing was ever pruned, muted, and that nothing is stale', () => {
+    const lines = panelLines(
+      status({
+        pruned: { calls: 0, tokens: 0 },
+        recent: [],
+        session: { calls: 0, tokens: 0, byReason: {} },
+        pending: { calls: 0, tokens: 0, reason: "" }
+      }),
+      main
+    )
+    assert.deepStrictEqual(lines.slice(2), [
+      { text: "Pruned: nothing yet", tone: "muted" },
+      { text: "No stale tool output so far.", tone: "muted" }
+    ])
   })
 
-  it("shows pending prunes and why they wait, when the server part reports them", () => {
-    const lines = texts(panelLines(status({ pending: { calls: 2, tokens: 1_500, reason: "warm cache" } }), main))
+  it('after a restore of everything, says none is pruned now and how many were restored, never "nothing yet"', () => {
+    const lines = texts(panelLines(
+      status({
+        pruned: { calls: 0, tokens: 0 },
+        recent: [],
+        restored: 3,
+        pending: { calls: 0, tokens: 0, reason: "" },
+        cost: { profile: "openai", saved: 4_500, rebuilt: 0 }
+      }),
+      main
+    ))
+    assert.deepStrictEqual(lines.slice(2), ["Pruned: none now (restored)", "Cost: ~4.5k saved (openai)"])
+  })
+
+  it("shows pending prunes and why they wait, while the prompt cache they wait for is warm", () => {
+    const lines = texts(panelLines(
+      status({ pending: { calls: 2, tokens: 1_500, reason: "warm cache", expiresAt: 5_000 } }),
+      { ...main, now: 4_999 }
+    ))
     assert.deepStrictEqual(lines.slice(3), ["Pending: 2 calls, ~1.5k", "  waiting: warm cache"])
   })
 
-  it("says there is nothing stale when nothing is pruned or pending", () => {
+  it("once the prompt cache has gone cold, the waiting reason has expired: they apply with the next request", () => {
     const lines = texts(panelLines(
-      status({ pruned: { calls: 0, tokens: 0 }, recent: [], pending: { calls: 0, tokens: 0, reason: "" } }),
-      main
+      status({ pending: { calls: 2, tokens: 1_500, reason: "warm cache", expiresAt: 5_000 } }),
+      { ...main, now: 5_000 }
     ))
-    assert.strictEqual(lines.at(-1), "No stale tool output so far.")
+    assert.deepStrictEqual(lines.slice(3), [
+      "Pending: 2 calls, ~1.5k",
+      "  cache expired: they apply with the",
+      "                 next request"
+    ])
   })
 
-  it("shows the cost effect under the pricing profile, when reported", () => {
-    const lines = texts(panelLines(status({ cost: { profile: "anthropic", saved: 4_000, rebuilt: 1_900 } }), main))
-    assert.deepStrictEqual(lines.slice(3), ["Cost: ~2.1k saved (anthropic)"])
+  it("shows the cost effect under the pricing profile, and why it is less than the pruned tokens", () => {
+    const lines = panelLines(status({ cost: { profile: "openai", saved: 12_000, rebuilt: 0, reRead: 7_100 } }), main)
+    assert.deepStrictEqual(lines.slice(3), [
+      { text: "Cost: ~4.9k saved (openai)", tone: "text" },
+      { text: "  pruned tokens ~12k", tone: "muted" },
+      { text: "  less masked files read again ~7.1k", tone: "muted" }
+    ])
+  })
+
+  it("a cost effect with nothing taken off the pruned tokens needs no reason", () => {
+    const lines = texts(panelLines(status({ cost: { profile: "anthropic", saved: 4_000, rebuilt: 0 } }), main))
+    assert.deepStrictEqual(lines.slice(3), ["Cost: ~4k saved (anthropic)"])
+  })
+
+  it("names the config's problems as long as the status reports them", () => {
+    const lines = panelLines(
+      status({ problems: [{ file: "/p/.opencode/dcp.jsonc", message: "strategies.nonsense: unknown key" }] }),
+      main
+    )
+    assert.deepStrictEqual(lines.at(-1), { text: "Config: 1 problem, see /dcp", tone: "warning" })
   })
 
   it("the provider's figure for the context, when there is one, is the size shown", () => {
@@ -83,10 +141,39 @@ describe("the sidebar panel", () => {
     )
   })
 
-  it("without a window size, shows the tokens sent only", () => {
+  it("after a sweep, keeps the provider's figure and adds the next request's", () => {
+    const swept = status()
+    const context = swept._tag === "ok" ? { ...swept.status.context!, changed: true, leftAtLatest: 1_100 } : undefined
+    assert.deepStrictEqual(
+      panelLines(status({ context: context! }), { subAgent: false, reported: 15_230 }).slice(1, 3),
+      [
+        { text: "15,230 tokens, 8% of 200k", tone: "text" },
+        { text: "  next request: ~13k", tone: "muted" }
+      ]
+    )
+  })
+
+  it("without a window size, shows the tokens only", () => {
     const base = status()
     const context = base._tag === "ok" ? { ...base.status.context!, limit: undefined } : undefined
-    assert.strictEqual(texts(panelLines(status({ context: context! }), main))[1], "~12k tokens sent")
+    assert.strictEqual(texts(panelLines(status({ context: context! }), main))[1], "~12k tokens")
+  })
+
+  it("before the provider's first count, an estimate without the system prompt is not shown as the context", () => {
+    const first = status({
+      context: {
+        tokens: 6,
+        limit: 200_000,
+        system: 0,
+        systemUnknown: true,
+        text: 6,
+        tools: 0,
+        calls: 0,
+        pruned: 0,
+        at: 1
+      }
+    })
+    assert.deepStrictEqual(panelLines(first, main)[1], { text: "Context: not known yet", tone: "muted" })
   })
 
   it("before the session's first request, says where the data comes from", () => {
@@ -132,22 +219,49 @@ describe("the context size the provider reported", () => {
 })
 
 describe("the /dcp dialog", () => {
-  it("breaks the context down as bars of one whole: what was sent plus what pruning left out", () => {
-    const { lines } = dialogModel(status(), main)
-    assert.deepStrictEqual(texts(lines).slice(0, 7), [
-      "Context: ~12k tokens, 6% of a 200k window (estimated from the last request).",
+  it("opens on what the sidebar shows, for terminals too narrow for it: context, pruned, cost", () => {
+    const { lines } = dialogModel(
+      status({ cost: { profile: "openai", saved: 12_000, rebuilt: 0, reRead: 7_100 } }),
+      { subAgent: false, reported: 15_400 }
+    )
+    assert.deepStrictEqual(texts(lines).slice(0, 4), [
+      "Context       15,400 tokens, 8% of 200k",
+      "Pruned        3 calls, ~3.1k tokens out of every request",
+      "Cost          ~4.9k saved in input tokens (openai pricing, estimated)",
+      "              pruned tokens ~12k, less masked files read again ~7.1k"
+    ])
+  })
+
+  it("names the config's problems, with their file, until they are fixed", () => {
+    const { lines } = dialogModel(
+      status({ problems: [{ file: "/p/.opencode/dcp.jsonc", message: "strategies.nonsense: unknown key" }] }),
+      main
+    )
+    assert.deepStrictEqual(lines.slice(2, 4), [
+      { text: "Config        strategies.nonsense: unknown key (.opencode/dcp.jsonc; until", tone: "warning" },
+      { text: "              fixed)", tone: "warning" }
+    ])
+  })
+
+  it("breaks the context down as /dcp context does: bars of one whole, what was sent plus what pruning left out", () => {
+    const model = texts(dialogModel(status(), main).lines)
+    const at = model.findIndex((line) => line.startsWith("Next request:"))
+    assert.deepStrictEqual(model.slice(at), [
+      "Next request: ~12k tokens, 6% of a 200k window (estimated; the provider counts",
+      "it with its reply).",
       "",
       "System        ███░░░░░░░░░░░░░░░░░░░░░  12%   ~1.8k",
       "Conversation  ████░░░░░░░░░░░░░░░░░░░░  17%   ~2.6k",
       "Tools (9)     ████████████░░░░░░░░░░░░  52%     ~8k",
       "Pruned        █████░░░░░░░░░░░░░░░░░░░  20%   ~3.1k",
-      "              Without pruning: ~16k tokens."
+      "              Without pruning: ~16k tokens (estimated)."
     ])
   })
 
   it("with the provider's figure, what it counted beyond the estimated content is Other", () => {
-    const { lines } = dialogModel(status(), { subAgent: false, reported: 15_400 })
-    assert.deepStrictEqual(texts(lines).slice(0, 10), [
+    const model = texts(dialogModel(status(), { subAgent: false, reported: 15_400 }).lines)
+    const at = model.findIndex((line) => line.startsWith("Context: "))
+    assert.deepStrictEqual(model.slice(at), [
       "Context: 15,400 tokens, 8% of a 200k window (reported by the provider).",
       "",
       "System        ██░░░░░░░░░░░░░░░░░░░░░░  10%   ~1.8k",
@@ -156,51 +270,56 @@ describe("the /dcp dialog", () => {
       "Other         ████░░░░░░░░░░░░░░░░░░░░  16%     ~3k",
       "Pruned        ████░░░░░░░░░░░░░░░░░░░░  17%   ~3.1k",
       "              Without pruning: ~19k tokens (estimated).",
-      "              Other: tool definitions and the provider's own framing.",
-      ""
+      "              Other: tool definitions and the provider's own framing."
     ])
   })
 
-  it("a provider figure below the estimate scales the rows down to it", () => {
-    const rows = texts(dialogModel(status(), { subAgent: false, reported: 6_200 }).lines).slice(2, 5)
-    assert.deepStrictEqual(rows.map((row) => row.trim().split(/\s+/).at(-1)), ["~900", "~1.3k", "~4k"])
+  it("the system prompt not known yet says so, as /dcp context does, rather than showing 0", () => {
+    const base = status()
+    const context = base._tag === "ok" ? { ...base.status.context!, system: 0, systemUnknown: true } : undefined
+    const model = texts(dialogModel(status({ context: context! }), { subAgent: false, reported: 15_400 }).lines)
+    assert.include(model, "System        not known until this process sends a request")
+    assert.include(
+      model.join("\n"),
+      "              Other: tool definitions and the provider's own framing, and the\n                     system prompt until it is known."
+    )
   })
 
-  it("shows what is pruned now and in the session, by reason", () => {
-    const { lines } = dialogModel(status(), main)
-    assert.deepStrictEqual(texts(lines).slice(8, 10), [
-      "In effect     3 calls, ~3.1k tokens out of every request",
+  it("shows the folds, what waits, and what was pruned in the session by reason", () => {
+    const { lines } = dialogModel(
+      status({
+        folded: { turns: 1, calls: 4, tokens: 111 },
+        pending: { calls: 2, tokens: 1_500, reason: "warm cache", expiresAt: 5_000 }
+      }),
+      { ...main, now: 1_000 }
+    )
+    assert.deepStrictEqual(texts(lines).slice(2, 5), [
+      "Folded        1 old turn (4 of those calls sent as one digest), ~111 of those",
+      "              tokens",
+      "Pending       2 calls, ~1.5k tokens, waiting: warm cache"
+    ])
+  })
+
+  it("once the prompt cache has gone cold, the waiting reason has expired", () => {
+    const { lines } = dialogModel(
+      status({ pending: { calls: 2, tokens: 1_500, reason: "warm cache", expiresAt: 5_000 } }),
+      { ...main, now: 6_000 }
+    )
+    assert.include(
+      texts(lines).join("\n"),
+      "Pending       2 calls, ~1.5k tokens: the cache has gone cold, they apply with\n              the next request"
+    )
+  })
+
+  it("after everything was restored, says none is pruned now, and the session's prunes stay counted", () => {
+    const { lines } = dialogModel(status({ pruned: { calls: 0, tokens: 0 }, recent: [], restored: 3 }), main)
+    assert.deepStrictEqual(texts(lines).slice(1, 3), [
+      "Pruned        none now (restored)",
       "This session  5 calls, ~4k tokens pruned (duplicate 3, swept 2)"
     ])
   })
 
-  it("shows pending prunes and the cost effect when the server part reports them", () => {
-    const { lines } = dialogModel(
-      status({
-        pending: { calls: 2, tokens: 1_500, reason: "warm cache" },
-        cost: { profile: "anthropic", saved: 1_000, rebuilt: 1_800 }
-      }),
-      main
-    )
-    assert.deepStrictEqual(texts(lines).slice(10), [
-      "Pending       2 calls, ~1.5k tokens, waiting: warm cache",
-      "Cost          ~800 more in input tokens: pruned tokens ~1k, cache rebuilds ~1.8k",
-      "              (anthropic pricing, estimated)"
-    ])
-  })
-
-  it("takes what the model's reads of masked files cost from the cost effect, and names it", () => {
-    const { lines } = dialogModel(
-      status({ cost: { profile: "anthropic", saved: 4_000, rebuilt: 1_000, reRead: 500 } }),
-      main
-    )
-    assert.deepStrictEqual(texts(lines).slice(-2), [
-      "Cost          ~2.5k saved in input tokens: pruned tokens ~4k, cache rebuilds",
-      "              ~1k, masked files read again ~500 (anthropic pricing, estimated)"
-    ])
-  })
-
-  it("offers sweep, restore all, and each recent prune to restore", () => {
+  it("offers sweep, restore all, and every call in effect to restore, with what it takes out", () => {
     assert.deepStrictEqual(dialogModel(status(), main).actions, [
       {
         args: "sweep",
@@ -222,8 +341,39 @@ describe("the /dcp dialog", () => {
         footer: "~1.2k",
         category: "Restore"
       },
+      {
+        args: "restore 5",
+        title: "5  read src/lib.ts",
+        description: "duplicate",
+        footer: "~1.1k",
+        category: "Restore"
+      },
       { args: "restore 4", title: "4  bash npm test", description: "swept", footer: "~800", category: "Restore" }
     ])
+  })
+
+  it("lists a call only its turn's fold takes out as folded, and a pruned call in a folded turn as both", () => {
+    const descriptions = dialogModel(
+      status({
+        recent: [
+          { id: 4, tool: "bash", target: "echo ok", tokens: 28, reason: "fold", folded: true },
+          { id: 3, tool: "read", target: "src/c.ts", tokens: 843, reason: "staleOutputs", folded: true }
+        ]
+      }),
+      main
+    ).actions.slice(2).map((action) => [action.title, action.description, action.footer])
+    assert.deepStrictEqual(descriptions, [
+      ["4  bash echo ok", "folded", "~28"],
+      ["3  read src/c.ts", "stale output, folded", "~843"]
+    ])
+  })
+
+  it("says when the list holds only the newest calls, and how to restore any other", () => {
+    const { lines } = dialogModel(status({ pruned: { calls: 250, tokens: 90_000 } }), main)
+    assert.strictEqual(
+      texts(lines).at(-1),
+      "The list holds the 3 newest of the 250 calls; /dcp restore <id> restores any."
+    )
   })
 
   it("with nothing pruned, offers only the sweep", () => {
@@ -248,6 +398,31 @@ describe("the /dcp dialog", () => {
       ],
       actions: []
     })
+  })
+})
+
+describe("the dialog's height", () => {
+  const actions = (calls: number): Array<Action> => [
+    { args: "sweep", title: "Sweep", description: "", category: "Prune" },
+    ...Array.from({ length: calls }, (_, i) => ({
+      args: `restore ${i + 1}`,
+      title: `${i + 1}`,
+      description: "",
+      category: "Restore"
+    }))
+  ]
+
+  it("leaves its lines the rows OpenCode's dialog and its list do not take, at least the head's three", () => {
+    // 24 rows: the dialog starts at row 7; the list of 12 calls takes 6 rows and 6 more for its frame.
+    assert.deepStrictEqual([24, 30, 40, 48].map((rows) => dialogLineRows(rows, actions(12))), [3, 4, 7, 11])
+  })
+
+  it("a short list leaves more rows to the lines", () => {
+    assert.isAbove(dialogLineRows(48, actions(1)), dialogLineRows(48, actions(12)))
+  })
+
+  it("without choices, the lines take what the dialog leaves", () => {
+    assert.strictEqual(dialogLineRows(24, []), 15)
   })
 })
 
