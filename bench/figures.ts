@@ -136,7 +136,13 @@ const differences = (a: unknown, b: unknown, path = "", found: Array<string> = [
   if (typeof a === "object" && a !== null && typeof b === "object" && b !== null) {
     const keys = new Set([...Object.keys(a), ...Object.keys(b)])
     for (const key of keys) {
-      differences((a as Record<string, unknown>)[key], (b as Record<string, unknown>)[key], `${path}.${key}`, found, limit)
+      differences(
+        (a as Record<string, unknown>)[key],
+        (b as Record<string, unknown>)[key],
+        `${path}.${key}`,
+        found,
+        limit
+      )
     }
     return found
   }
