@@ -5,7 +5,8 @@
  *   npm run bench -- --sizes 100,1000              a short run
  *   npm run bench -- --mode auto                   one cache mode (written as cache.mode into the config)
  *   npm run bench -- --config '{"strategies":{"deduplication":{"enabled":false}}}'   any other config keys
- *   npm run bench -- --profile                     also a CPU profile of a 3,000-call replay (--profile-size N)
+ *   npm run bench -- --no-profile                  without the CPU profile of a 3,000-call replay that closes the
+ *                                                  report (--profile-size N), where the request path's time goes
  *   npm run bench -- --profile --skip-measure      the profile alone
  *   npm run bench -- --runtime bun                 replays under Bun (OpenCode's runtime) instead of Node
  *   npm run bench -- --tokenizer exact             the plugin counts every token with o200k, on the request path too
@@ -27,7 +28,7 @@ import { join } from "node:path"
 import { parseArgs } from "node:util"
 import type { Priced } from "../src/simulator/cost.ts"
 import { sizes as allSizes } from "../src/simulator/generator/generate.ts"
-import { formatSummary, summarize } from "./profile.ts"
+import { formatSummary, type ProfileSummary, summarize } from "./profile.ts"
 import { root, run, work } from "./process.ts"
 import type { ReplayOptions, ReplayResult } from "./replay.ts"
 
@@ -43,6 +44,7 @@ const { values: args } = parseArgs({
     config: { type: "string", default: "{}" },
     runtime: { type: "string", default: "node" },
     profile: { type: "boolean", default: false },
+    "no-profile": { type: "boolean", default: false },
     "profile-size": { type: "string", default: "3000" },
     "skip-measure": { type: "boolean", default: false },
     "load-runs": { type: "string", default: "7" },
@@ -298,7 +300,9 @@ const main = async () => {
   }
 
   let profileText: string | undefined
-  if (args.profile) {
+  let profileSummary: ProfileSummary | undefined
+  // On by default: a change in the latency figures shows with the sections it came from.
+  if (args.profile || !args["no-profile"]) {
     const size = Number(args["profile-size"])
     const dir = join(work, "profile")
     rmSync(dir, { recursive: true, force: true })
@@ -322,6 +326,7 @@ const main = async () => {
     const file = readdirSync(dir).find((name) => name.endsWith(".cpuprofile"))
     if (file !== undefined) {
       const l = latency(result.transformMs)
+      profileSummary = summarize(join(dir, file))
       profileText = [
         `CPU profile of a ${size}-call replay, mode ${
           modes[0]
@@ -330,7 +335,7 @@ const main = async () => {
         } s`,
         `profile file: ${join(dir, file)} (open in Chrome DevTools > Performance, or node bench/profile.ts <file>)`,
         "",
-        formatSummary(summarize(join(dir, file)))
+        formatSummary(profileSummary)
       ].join("\n")
     }
   }
@@ -338,7 +343,10 @@ const main = async () => {
   const report = format(header, load, results, profileText, (performance.now() - started) / 1000)
   console.log(report)
   const json = args.json ?? join(work, "last-run.json")
-  writeFileSync(json, JSON.stringify({ header, load, results, machine: m, bun: bunVersion }, null, 1))
+  writeFileSync(
+    json,
+    JSON.stringify({ header, load, results, profile: profileSummary, machine: m, bun: bunVersion }, null, 1)
+  )
 }
 
 // ---- the report -------------------------------------------------------------------------------------------

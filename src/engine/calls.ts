@@ -14,6 +14,11 @@ export interface ToolCall {
   hasTextOutput: boolean
   /** OpenCode cleared the output itself (its own pruning): there is nothing left to remove. */
   compacted: boolean
+  /**
+   * The length of the call's result as indexed (a completed call's output, a failed call's error; -1 for none): a call
+   * whose result comes back with another length is indexed again, its tokens counted afresh.
+   */
+  resultLength: number
   filePath: string | undefined
   /**
    * `filePath` resolved against the project directory, once, when the call is indexed: the key of its file, compared,

@@ -32,19 +32,27 @@ export const messageIdOf = (message: unknown): string | undefined =>
     ? message.info.id
     : undefined
 
-/** The session a request belongs to: the newest user message's, else any message's. */
+/**
+ * The session a request belongs to: the newest user message's, else any message's. Read by hand, on every request:
+ * the ID is all it takes of a message, and the caller decodes it (`decodeSessionId`).
+ */
 export const findSessionId = (messages: ReadonlyArray<unknown>): string | undefined => {
   for (let i = messages.length - 1; i >= 0; i--) {
     if (roleOf(messages[i]) !== "user") continue
-    const id = Option.getOrUndefined(infoOf(messages[i]))?.sessionID
+    const id = sessionIdOf(messages[i])
     if (id !== undefined) return id
   }
   for (const message of messages) {
-    const id = Option.getOrUndefined(infoOf(message))?.sessionID
+    const id = sessionIdOf(message)
     if (id !== undefined) return id
   }
   return undefined
 }
+
+const sessionIdOf = (message: unknown): string | undefined =>
+  Predicate.isObject(message) && Predicate.isObject(message.info) && typeof message.info.sessionID === "string"
+    ? message.info.sessionID
+    : undefined
 
 /** A user message with text the user typed (not only synthetic or ignored parts, not a compaction request). */
 export const isTypedByUser = (message: unknown): boolean =>

@@ -32,6 +32,11 @@ export class SessionStore extends Context.Service<SessionStore, {
     sessionID: string,
     f: (state: SessionState) => Effect.Effect<A, E, R>
   ) => Effect.Effect<A, E | InvalidSessionId | PersistenceError | HostError, R>
+  /**
+   * `f` of a state taken earlier, once no fiber is changing it: under its session's lock while the session holds it,
+   * as it is otherwise (no one changes a state its session no longer holds).
+   */
+  readonly inspect: <A>(state: SessionState, f: (state: SessionState) => A) => Effect.Effect<A>
   /** Runs `f` on the session's state only if this process holds it in memory; nothing is loaded. */
   readonly ifLoaded: (sessionID: string, f: (state: SessionState) => void) => Effect.Effect<void>
   /** The session was deleted in OpenCode: drop it from memory and disk. */
@@ -149,6 +154,13 @@ export class SessionStore extends Context.Service<SessionStore, {
           if (state !== undefined) f(state)
         })
 
+      const inspect = <A>(state: SessionState, f: (state: SessionState) => A) =>
+        Effect.suspend(() => {
+          const entry = entries.get(state.sessionID)
+          const read = Effect.sync(() => f(state))
+          return entry?.state === state ? entry.lock.withPermits(1)(read) : read
+        })
+
       const persist = Effect.fnUntraced(function*(sessionID: string) {
         const state = entries.get(sessionID)?.state ?? unsaved.get(sessionID) ?? saving.get(sessionID)
         if (state === undefined) return Option.none<Unsaved>()
@@ -174,7 +186,7 @@ export class SessionStore extends Context.Service<SessionStore, {
         return Option.some<Unsaved>({ folder: stateDir, reason })
       })
 
-      return SessionStore.of({ use, ifLoaded, forget, flush: writer.drain, persist })
+      return SessionStore.of({ use, inspect, ifLoaded, forget, flush: writer.drain, persist })
     })
   )
 }

@@ -8,6 +8,7 @@ import { type SessionStatus, type StatusProblem, type StatusPrune, statusVersion
 import { Config, currentProblems } from "./Config.ts"
 import { Persistence } from "./Persistence.ts"
 import type { ToolIndex } from "../engine/calls.ts"
+import { SessionStore } from "./SessionStore.ts"
 import { ToolCache } from "./ToolCache.ts"
 
 /**
@@ -17,11 +18,13 @@ import { ToolCache } from "./ToolCache.ts"
 const recentLimit = 100
 
 /**
- * The status the terminal UI shows for each session (src/state/status.ts): taken when the request path, a pruning
- * tool or a command is done with the session, written behind so no request waits for the disk.
+ * The status the terminal UI shows for each session (src/state/status.ts): asked for when the request path, a pruning
+ * tool or a command is done with the session, and both derived and written behind, so no request waits for the
+ * figures (a walk over the session's prunes and folds) or the disk; a session asked for again before its write
+ * is written once, as it is then.
  */
 export class Status extends Context.Service<Status, {
-  /** Takes the session's status now; the file follows shortly. Never fails: the UI is a bystander. */
+  /** The session's status is to be written: it follows shortly. Never fails: the UI is a bystander. */
   readonly publish: (state: SessionState) => Effect.Effect<void>
   /** The session was deleted: its status goes with it. */
   readonly remove: (sessionID: SessionId) => Effect.Effect<void>
@@ -34,14 +37,37 @@ export class Status extends Context.Service<Status, {
       const persistence = yield* Persistence
       const cache = yield* ToolCache
       const config = yield* Config
-      const taken = new Map<string, SessionStatus>()
+      const store = yield* SessionStore
+      const asked = new Map<string, SessionState>()
       const prunes = new WeakMap<SessionState, PrunedSummary>()
+
+      /** The state's status as it is now; under its session's lock, which the request path may hold meanwhile. */
+      const take = Effect.fnUntraced(function*(state: SessionState) {
+        const index = Option.getOrUndefined(yield* cache.latest(state.sessionID))
+        const now = yield* Clock.currentTimeMillis
+        return yield* store.inspect(state, (state) => {
+          let summary = prunes.get(state)
+          if (
+            summary === undefined || summary.revision !== state.revision || summary.indexed !== (index !== undefined)
+          ) {
+            summary = summarisePrunes(state, index)
+            prunes.set(state, summary)
+          }
+          return statusOf(state, index, summary, {
+            now,
+            commands: config.current.commands.enabled,
+            ttlSeconds: config.current.cache.ttlSeconds,
+            problems: currentProblems(config.reports)
+          })
+        })
+      })
 
       const writer = yield* writeBehind(
         Effect.gen(function*() {
-          const batch = [...taken.values()]
-          taken.clear()
-          for (const status of batch) {
+          const batch = [...asked.values()]
+          asked.clear()
+          for (const state of batch) {
+            const status = yield* take(state)
             yield* persistence.saveStatus(status).pipe(
               Effect.catch((error) => Effect.logDebug(`status of ${status.sessionID} not written`, error))
             )
@@ -53,27 +79,12 @@ export class Status extends Context.Service<Status, {
 
       const publish = Effect.fn("Status.publish")(function*(state: SessionState) {
         if (state.isSubAgent) return
-        const index = Option.getOrUndefined(yield* cache.latest(state.sessionID))
-        let summary = prunes.get(state)
-        if (summary === undefined || summary.revision !== state.revision || summary.indexed !== (index !== undefined)) {
-          summary = summarisePrunes(state, index)
-          prunes.set(state, summary)
-        }
-        const now = yield* Clock.currentTimeMillis
-        taken.set(
-          state.sessionID,
-          statusOf(state, index, summary, {
-            now,
-            commands: config.current.commands.enabled,
-            ttlSeconds: config.current.cache.ttlSeconds,
-            problems: currentProblems(config.reports)
-          })
-        )
+        asked.set(state.sessionID, state)
         yield* writer.request
       })
 
       const remove = Effect.fn("Status.remove")(function*(sessionID: SessionId) {
-        taken.delete(sessionID)
+        asked.delete(sessionID)
         // A write of this session may be under way: let it finish, then remove what it wrote.
         yield* writer.drain
         yield* persistence.removeStatus(sessionID).pipe(

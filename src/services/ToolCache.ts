@@ -105,8 +105,16 @@ export class ToolCache extends Context.Service<ToolCache, {
         let appendOnly = previous !== undefined && !moved
         let sawNew = false
         // What comes before the user's first message in the view (after a compaction: its summary) is a turn too.
+        // A view whose calls are where they were can still have other turns (a user message missing, or back): what was
+        // derived of the turns (a fold's place) no longer holds then.
+        const previousTurns = previous?.userTurns
+        const openTurn = (turn: UserTurn) => {
+          const was = previousTurns?.[userTurns.length]
+          if (was !== undefined && (was.key !== turn.key || was.firstCall !== turn.firstCall)) appendOnly = false
+          userTurns.push(turn)
+        }
         if (messages.length > 0 && !isTypedByUser(messages[0])) {
-          userTurns.push({ key: messageIdOf(messages[0]) ?? "@0", messageIndex: 0, firstCall: 0, reasoningChars: 0 })
+          openTurn({ key: messageIdOf(messages[0]) ?? "@0", messageIndex: 0, firstCall: 0, reasoningChars: 0 })
         }
         for (let m = 0; m < messages.length; m++) {
           const message = messages[m]
@@ -117,7 +125,7 @@ export class ToolCache extends Context.Service<ToolCache, {
               if (info.summary === true) summaryId = typeof info.id === "string" ? info.id : undefined
             } else if (info.role === "user" && isTypedByUser(message)) {
               lastUserMessage = m
-              userTurns.push({
+              openTurn({
                 key: messageIdOf(message) ?? `@${m}`,
                 messageIndex: m,
                 firstCall: calls.length,
@@ -232,7 +240,7 @@ export class ToolCache extends Context.Service<ToolCache, {
           shrank,
           pass,
           previousPass: previous?.pass,
-          appendOnly: appendOnly && vanished.length === 0
+          appendOnly: appendOnly && vanished.length === 0 && userTurns.length >= (previousTurns?.length ?? 0)
         }
         session.latest = result
         return result
@@ -274,11 +282,22 @@ const isFinal = (status: ToolStatus) => status === "completed" || status === "er
 const sameContent = (call: ToolCall, part: Record<string, unknown>): boolean =>
   part.tool === call.tool && sameInput(call.input, Predicate.isObject(part.state) ? part.state.input ?? {} : {})
 
+/**
+ * Whether a part is the call as indexed in its final state: the same status, compaction and result length. OpenCode
+ * changes no result once a call is final but by clearing it (compaction); a host that rewrote one to the same length
+ * would keep the counts of the first.
+ */
 const isFinalAndUnchanged = (call: ToolCall, part: Record<string, unknown>): boolean => {
   if (!isFinal(call.status)) return false
   const state = part.state
   if (!Predicate.isObject(state) || state.status !== call.status) return false
-  return call.compacted === isCompacted(state)
+  return call.compacted === isCompacted(state) && call.resultLength === resultLengthOf(state)
+}
+
+/** The length of a call's result (a completed call's output, a failed call's error), -1 for one that is no text. */
+const resultLengthOf = (state: Readonly<Record<string, unknown>>): number => {
+  const result = state.status === "error" ? state.error : state.output
+  return typeof result === "string" ? result.length : -1
 }
 
 const isCompacted = (state: Record<string, unknown>): boolean =>
@@ -299,6 +318,7 @@ const fromPart = (part: ToolPart, previous: ToolCall | undefined, directory: str
     error: part.state.status === "error" ? errorText(part.state.error) : undefined,
     hasTextOutput: typeof part.state.output === "string",
     compacted: isCompacted(part.state as Record<string, unknown>),
+    resultLength: resultLengthOf(part.state),
     ...(isDirectoryListing(part) ? { ...files, contentFiles: [], copiedFiles: [] } : files),
     keyParameter: keyParameterOf(part.tool, input, worktree),
     signature: signatureOf(part.tool, input),

@@ -73,6 +73,7 @@ export const call = (spec: CallSpec): ToolCall => {
     error: status === "error" ? (spec.error ?? "failed") : undefined,
     hasTextOutput,
     compacted,
+    resultLength: -1,
     ...fileFieldsOf(spec.tool, input, spec.directory ?? worktree),
     keyParameter: keyParameterOf(spec.tool, input, spec.directory ?? worktree),
     signature: signatureOf(spec.tool, input),

@@ -5,6 +5,7 @@ import { discard, extract } from "../../src/hooks/tools.ts"
 import { HostRecorder } from "../../src/services/Host.ts"
 import { Paths } from "../../src/services/Paths.ts"
 import { SessionStore } from "../../src/services/SessionStore.ts"
+import { Status } from "../../src/services/Status.ts"
 import { assistant, fresh, lines, type Msg, sessionID, tool, toolPart, user } from "../support/history.ts"
 import { platform } from "../support/layers.ts"
 import { pipelineTest, send } from "./helpers.ts"
@@ -22,11 +23,15 @@ const history: Array<Msg> = [
   ])
 ]
 
-/** Replaces the state folder by a file, once what was written behind is on disk; returns the folder. */
+/**
+ * Replaces the state folder by a file, once what was written behind is on disk (the status folder is inside it: a
+ * status written after the folder went would make it again); returns the folder.
+ */
 const stateFolderUnwritable = Effect.gen(function*() {
   const fs = yield* FileSystem.FileSystem
   const { stateDir } = yield* Paths
   yield* (yield* SessionStore).flush
+  yield* (yield* Status).flush
   yield* fs.remove(stateDir, { recursive: true })
   yield* fs.writeFileString(stateDir, "a file where the plugin's state folder was")
   return stateDir

@@ -1,8 +1,12 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
+import fc from "fast-check"
+import type { ToolIndex } from "../../src/engine/calls.ts"
 import { Paths } from "../../src/services/Paths.ts"
 import { ToolCache } from "../../src/services/ToolCache.ts"
+import { build } from "../support/generate.ts"
 import { assistant, fresh, type Msg, sessionID, text, tool, user } from "../support/history.ts"
+import { requestsOf, scenario } from "../support/hostChanges.ts"
 import { platform } from "../support/layers.ts"
 import { pathsUnder } from "../support/paths.ts"
 import { tokenizerWith } from "../support/layers.ts"
@@ -250,4 +254,56 @@ describe("ToolCache", () => {
         Layer.provide(platform)
       )
     )))
+})
+
+/**
+ * What an index says of its view, without what is relative to the pass before it (what changed, vanished or was
+ * replaced since, whether it only grew) or the bookkeeping of passes: what a fresh index of the same request must say.
+ */
+const viewOf = (index: ToolIndex) => ({
+  calls: index.calls.map(({ seen: _seen, finalPass: _finalPass, ...call }) => call),
+  byCallId: [...index.byCallId.keys()].sort(),
+  turns: index.turns,
+  userTurns: index.userTurns,
+  reasoningMessages: index.reasoningMessages,
+  summaryId: index.summaryId,
+  lastUserMessage: index.lastUserMessage,
+  textChars: index.textChars,
+  callTokens: index.callTokens
+})
+
+describe("ToolCache, kept up to date request after request", () => {
+  it.effect(
+    "says of every request what an index made afresh from it says: through growth, undo, requests out of order, compactions, and calls moved, dropped, swapped, reused or changed",
+    () =>
+      Effect.promise(() =>
+        fc.assert(
+          fc.asyncProperty(scenario({ maxMessages: 30, userWeight: 2 }), ({ spec, steps }) =>
+            Effect.runPromise(
+              Effect.gen(function*() {
+                const kept = yield* ToolCache
+                for (const request of requestsOf(build(spec, sessionID), steps)) {
+                  const incremental = viewOf(yield* kept.sync(sessionID, fresh(request)))
+                  const afresh = yield* ToolCache.use((cache) => cache.sync(sessionID, fresh(request))).pipe(
+                    Effect.provide(Layer.fresh(cache))
+                  )
+                  const expected = viewOf(afresh)
+                  for (const [i, call] of expected.calls.entries()) {
+                    for (const [field, value] of Object.entries(call)) {
+                      assert.deepStrictEqual(
+                        (incremental.calls[i] as Record<string, unknown> | undefined)?.[field],
+                        value,
+                        `call ${i} (${call.callID}): ${field}`
+                      )
+                    }
+                  }
+                  assert.deepStrictEqual(incremental, expected)
+                }
+              }).pipe(Effect.provide(cache))
+            )),
+          { numRuns: 200 }
+        )
+      ),
+    { timeout: 300_000 }
+  )
 })

@@ -32,8 +32,19 @@ export const withRepeatsOf = (spec: HistorySpec, repeats: ReadonlyArray<boolean>
 const toolParts = (messages: ReadonlyArray<Msg>) =>
   messages.flatMap((message) => message.parts).filter((part) => part.type === "tool") as Array<Record<string, any>>
 
-const partOf = (messages: ReadonlyArray<Msg>, callID: string) =>
-  toolParts(messages).find((part) => part.callID === callID)
+/**
+ * Each tool part with the key it keeps through the transform: its message's ID, its call ID and how many parts of that
+ * message had the same call ID before it (a host may reuse a call ID; a fold drops parts, never renames them).
+ */
+const keyedToolParts = (messages: ReadonlyArray<Msg>) =>
+  messages.flatMap((message) => {
+    const seen = new Map<string, number>()
+    return message.parts.filter((part) => part.type === "tool").map((part: Record<string, any>) => {
+      const nth = seen.get(part.callID) ?? 0
+      seen.set(part.callID, nth + 1)
+      return { key: `${message.info.id}/${part.callID}/${nth}`, part }
+    })
+  })
 
 /** The ID of the earlier copy a repeat's placeholder names, when it names one by ID. */
 export const namedCopy = (text: unknown): number | undefined => {
@@ -56,9 +67,10 @@ export const sentWhole = (output: ReadonlyArray<Msg>, id: number) =>
  * is sent as it came.
  */
 export const assertNoDanglingPointer = (input: ReadonlyArray<Msg>, output: ReadonlyArray<Msg>) => {
-  const calls = toolParts(input)
-  for (const part of calls) {
-    const sent = partOf(output, part.callID)?.state?.output
+  const calls = keyedToolParts(input)
+  const sentParts = new Map(keyedToolParts(output).map(({ key, part }) => [key, part]))
+  for (const { key, part } of calls) {
+    const sent = sentParts.get(key)?.state?.output
     if (typeof sent !== "string") continue
     const original = String(part.state.output)
     const copy = namedCopy(sent)
@@ -73,9 +85,9 @@ export const assertNoDanglingPointer = (input: ReadonlyArray<Msg>, output: Reado
       )
     }
     if (sent.startsWith("[the same content as the earlier write of this file")) {
-      const writes = calls.filter((call) =>
+      const writes = calls.filter(({ key, part: call }) =>
         call.tool === "write" && call.state.input?.filePath === part.state.input?.filePath &&
-        partOf(output, call.callID)?.state?.input?.content === call.state.input?.content
+        sentParts.get(key)?.state?.input?.content === call.state.input?.content
       )
       assert.isNotEmpty(writes, `${part.callID} is sent as ${sent}, and no write of the file is sent whole`)
     }
