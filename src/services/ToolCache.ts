@@ -104,7 +104,6 @@ export class ToolCache extends Context.Service<ToolCache, {
         session.newest = { at: messages.length - 1, id: messageIdOf(messages[messages.length - 1]) }
         let appendOnly = previous !== undefined && !moved
         let sawNew = false
-        // What comes before the user's first message in the view (after a compaction: its summary) is a turn too.
         // A view whose calls are where they were can still have other turns (a user message missing, or back): what was
         // derived of the turns (a fold's place) no longer holds then.
         const previousTurns = previous?.userTurns
@@ -113,6 +112,7 @@ export class ToolCache extends Context.Service<ToolCache, {
           if (was !== undefined && (was.key !== turn.key || was.firstCall !== turn.firstCall)) appendOnly = false
           userTurns.push(turn)
         }
+        // What comes before the user's first message in the view (after a compaction: its summary) is a turn too.
         if (messages.length > 0 && !isTypedByUser(messages[0])) {
           openTurn({ key: messageIdOf(messages[0]) ?? "@0", messageIndex: 0, firstCall: 0, reasoningChars: 0 })
         }
