@@ -9,3 +9,8 @@ export const firstAtOrAfter = (values: ArrayLike<number>, value: number): number
   }
   return low
 }
+
+/** Inserts `value` into the ascending array `sorted`. */
+export const insertSorted = (sorted: Array<number>, value: number): void => {
+  sorted.splice(firstAtOrAfter(sorted, value), 0, value)
+}

@@ -1,6 +1,6 @@
 import type { ToolCall } from "../calls.ts"
 import type { Protection } from "../protection.ts"
-import { insertSorted } from "./candidate.ts"
+import { insertSorted } from "../../data/sorted.ts"
 import { safeJson } from "../../data/boundedJson.ts"
 
 /**
