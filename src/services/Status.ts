@@ -1,7 +1,7 @@
 import { Clock, Context, Effect, Layer, Option } from "effect"
 import { writeBehind } from "../data/writeBehind.ts"
 import type { Waiting } from "../engine/schedule.ts"
-import { callsInEffect, figuresOf } from "../engine/figures.ts"
+import { callsInEffect, contextParts, figuresOf } from "../engine/figures.ts"
 import type { SessionId } from "../host/sessionId.ts"
 import type { SessionState } from "../engine/session.ts"
 import { type SessionStatus, type StatusProblem, type StatusPrune, statusVersion } from "../state/status.ts"
@@ -145,15 +145,8 @@ const statusOf = (
     ...(context === undefined ? {} : {
       context: {
         tokens: context.tokens,
-        ...(limit === undefined ? {} : { limit }),
-        system: context.system,
-        ...(context.systemKnown ? {} : { systemUnknown: true }),
-        text: context.text,
-        tools: context.tools,
-        calls: context.calls,
-        pruned: context.left,
+        ...contextParts(context, { limit, changed: figures.changedSinceSent }),
         at: state.lastRequestAt ?? options.now,
-        changed: figures.changedSinceSent,
         ...(context.leftAtLatest === undefined ? {} : { leftAtLatest: context.leftAtLatest })
       }
     }),
