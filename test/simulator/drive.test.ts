@@ -3,6 +3,7 @@ import { assert, describe, it } from "vitest"
 import { drive, type DriveOptions, type DrivenPlugin, noPlugin } from "../../src/simulator/drive.ts"
 import type { Msg } from "../../src/host/schema.ts"
 import { profiles } from "../../src/pricing/profiles.ts"
+import { recordedSession } from "../support/recorded.ts"
 
 /**
  * The edits the replay counts against what each request showed of the edited file: the figure that tells what
@@ -12,28 +13,7 @@ import { profiles } from "../../src/pricing/profiles.ts"
 const file = "/p/src/a.ts"
 const content = Array.from({ length: 40 }, (_, i) => `${i + 1}: export const value${i} = ${i}`).join("\n")
 
-let clock = 1_000
-const user = (text: string): Msg => ({
-  info: { id: `u${clock}`, sessionID: "ses_d", role: "user", time: { created: clock += 1_000 } },
-  parts: [{ type: "text", text }]
-})
-const assistant = (...parts: Array<Msg["parts"][number]>): Msg => ({
-  info: {
-    id: `a${clock}`,
-    sessionID: "ses_d",
-    role: "assistant",
-    time: { created: clock += 1_000 },
-    providerID: "anthropic",
-    modelID: "claude-sonnet-4-5"
-  },
-  parts: [{ type: "step-start" }, ...parts]
-})
-const call = (callID: string, tool: string, input: Record<string, unknown>, output: string) => ({
-  type: "tool",
-  callID,
-  tool,
-  state: { status: "completed", input, output, time: { start: clock, end: clock + 5 } }
-})
+const { user, assistant, call, startAt } = recordedSession("ses_d")
 const read = (callID: string, path = file) => call(callID, "read", { filePath: path }, content)
 const edit = (callID: string, path = file) =>
   call(callID, "edit", { filePath: path, oldString: "value0", newString: "first" }, "Edit applied successfully.")
@@ -358,7 +338,7 @@ describe("a compaction the plugin asks for between turns", () => {
 describe("OpenCode's system prompt", () => {
   /** What each request of a session started at `start` (local time), a second apart, read from the cache. */
   const readsFrom = async (start: Date) => {
-    clock = start.getTime() - 1_000
+    startAt(start.getTime())
     const messages = [
       user("read it"),
       assistant(call("c1", "read", { filePath: file }, "x".repeat(8_000))),

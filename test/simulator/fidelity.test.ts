@@ -4,6 +4,7 @@ import type { Msg } from "../../src/host/schema.ts"
 import { profiles } from "../../src/pricing/profiles.ts"
 import { drive, type DrivenPlugin, noPlugin } from "../../src/simulator/drive.ts"
 import { generate } from "../../src/simulator/generator/generate.ts"
+import { recordedSession } from "../support/recorded.ts"
 
 /**
  * Used-content retention (SPEC 9.12), on hand-made histories replayed through plugins that do one thing each: of the
@@ -15,29 +16,8 @@ const other = "const DEFAULT_TIMEOUT_MILLISECONDS = 30_000"
 const fileContent = ["import { Config } from './types'", used, "  return JSON.parse(text)", "}", other].join("\n")
 const readOutput = fileContent.split("\n").map((line, i) => `${i + 1}: ${line}`).join("\n")
 
-let clock = 1_000
-const user = (text: string): Msg => ({
-  info: { id: `u${clock}`, sessionID: "ses_f", role: "user", time: { created: clock += 1_000 } },
-  parts: [{ type: "text", text }]
-})
-const assistant = (...parts: Array<Msg["parts"][number]>): Msg => ({
-  info: {
-    id: `a${clock}`,
-    sessionID: "ses_f",
-    role: "assistant",
-    time: { created: clock += 1_000 },
-    providerID: "anthropic",
-    modelID: "claude-sonnet-4-5"
-  },
-  parts: [{ type: "step-start" }, ...parts]
-})
+const { user, assistant, call } = recordedSession("ses_f")
 const text = (value: string) => ({ type: "text", text: value })
-const call = (callID: string, tool: string, input: Record<string, unknown>, output: string) => ({
-  type: "tool",
-  callID,
-  tool,
-  state: { status: "completed", input, output, time: { start: clock, end: clock + 5 } }
-})
 const read = (callID: string) => call(callID, "read", { filePath: "/p/src/config.ts" }, readOutput)
 const edit = (callID: string, oldString: string) =>
   call(callID, "edit", { filePath: "/p/src/config.ts", oldString, newString: "x" }, "Edit applied successfully.")
