@@ -3,7 +3,7 @@ import { Effect } from "effect"
 import fc from "fast-check"
 import { build, generatedConfig } from "../support/generate.ts"
 import { checkFoldOrder, checkRequest, NumberLedger } from "../support/foldOracle.ts"
-import { requestsOf, scenario } from "../support/hostChanges.ts"
+import { eagerFolding, requestsOf, scenario } from "../support/hostChanges.ts"
 import { tempDir } from "../support/layers.ts"
 import type { Msg } from "../support/history.ts"
 import { assertNoDanglingPointer, withRepeatsOf } from "../support/pointers.ts"
@@ -41,14 +41,7 @@ describe("folds under host changes that are not growth", () => {
             Effect.runPromise(Effect.scoped(Effect.gen(function*() {
               const root = yield* tempDir
               const numbers = new NumberLedger()
-              const settings = {
-                ...config,
-                strategies: {
-                  repeats: { enabled: false },
-                  staleOutputs: { trigger: 0, keepRecent: 1, keepFiles: 0, clearAtLeast: 0 },
-                  fold: { keepTurns }
-                }
-              }
+              const settings = eagerFolding(config, { repeats: false, keepTurns })
               yield* Effect.gen(function*() {
                 for (const request of requestsOf(build(spec, session), steps)) {
                   const before: Array<Msg> = structuredClone(request)
@@ -75,14 +68,7 @@ describe("folds under host changes that are not growth", () => {
             ([{ spec, steps }, config, keepTurns], repeats) =>
               Effect.runPromise(Effect.scoped(Effect.gen(function*() {
                 const root = yield* tempDir
-                const settings = {
-                  ...config,
-                  strategies: {
-                    repeats: { enabled: true },
-                    staleOutputs: { trigger: 0, keepRecent: 1, keepFiles: 0, clearAtLeast: 0 },
-                    fold: { keepTurns }
-                  }
-                }
+                const settings = eagerFolding(config, { repeats: true, keepTurns })
                 // An output the host changes under a copy's ID makes its repeat's pointer name other content for that
                 // request; the repeat is still recallable under its own ID, which its placeholder names.
                 const kept = steps.filter((step) => step.change?.kind !== "output")

@@ -9,7 +9,7 @@ import { SessionStore } from "../../src/services/SessionStore.ts"
 import { ToolCache } from "../../src/services/ToolCache.ts"
 import { build, generatedConfig } from "../support/generate.ts"
 import type { Msg } from "../support/history.ts"
-import { requestsOf, scenario } from "../support/hostChanges.ts"
+import { eagerFolding, requestsOf, scenario } from "../support/hostChanges.ts"
 import { tempDir } from "../support/layers.ts"
 import { withRepeatsOf } from "../support/pointers.ts"
 import { pipelineUnder, send } from "./helpers.ts"
@@ -57,14 +57,7 @@ describe("the view kept request after request", () => {
             ({ spec, steps }, config, repeats) =>
               Effect.runPromise(Effect.scoped(Effect.gen(function*() {
                 const root = yield* tempDir
-                const settings = {
-                  ...config,
-                  strategies: {
-                    repeats: { enabled: true },
-                    staleOutputs: { trigger: 0, keepRecent: 1, keepFiles: 0, clearAtLeast: 0 },
-                    fold: { keepTurns: 1 }
-                  }
-                }
+                const settings = eagerFolding(config, { repeats: true, keepTurns: 1 })
                 yield* Effect.gen(function*() {
                   const store = yield* SessionStore
                   const cache = yield* ToolCache

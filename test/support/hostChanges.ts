@@ -5,7 +5,7 @@
  * some changed, some sent again out of order.
  */
 import fc from "fast-check"
-import { type HistorySpec, historySpec } from "./generate.ts"
+import { type GeneratedConfig, type HistorySpec, historySpec } from "./generate.ts"
 import type { Msg } from "./history.ts"
 
 type Change =
@@ -132,3 +132,19 @@ const changed = (messages: Array<Msg>, change: Change): void => {
     }
   }
 }
+
+/**
+ * `config` with masking that takes every output but the newest at once, so that a turn folds as soon as `keepTurns`
+ * newer ones follow it, and repeats on or off.
+ */
+export const eagerFolding = (
+  config: GeneratedConfig,
+  options: { readonly repeats: boolean; readonly keepTurns: number }
+) => ({
+  ...config,
+  strategies: {
+    repeats: { enabled: options.repeats },
+    staleOutputs: { trigger: 0, keepRecent: 1, keepFiles: 0, clearAtLeast: 0 },
+    fold: { keepTurns: options.keepTurns }
+  }
+})
