@@ -123,24 +123,33 @@ export const startTui = async (options: {
   const stderr = join(options.env.TMPDIR ?? options.project, `${session}.stderr`)
   const variables = Object.entries({ ...options.env, TERM: "xterm-256color" }).map(([key, value]) => `${key}=${value}`)
   const command = `exec ${[opencodeBinary, ...(options.args ?? [])].map(quote).join(" ")} 2>${quote(stderr)}`
-  await tmux(
-    "new-session",
-    "-d",
-    "-s",
-    session,
-    "-x",
-    String(options.width ?? 160),
-    "-y",
-    String(options.height ?? 48),
-    "-c",
-    options.project,
-    "env",
-    "-i",
-    ...variables,
-    "sh",
-    "-c",
-    command
-  )
+  const start = () =>
+    tmux(
+      "new-session",
+      "-d",
+      "-s",
+      session,
+      "-x",
+      String(options.width ?? 160),
+      "-y",
+      String(options.height ?? 48),
+      "-c",
+      options.project,
+      "env",
+      "-i",
+      ...variables,
+      "sh",
+      "-c",
+      command
+    )
+  // tmux's server exits once its last session is gone (`stop`), and a session asked for meanwhile can reach the server
+  // as it goes ("server exited unexpectedly", seen in CI between the two UIs of a restart): once it is gone, the next
+  // one starts a server of its own.
+  await start().catch(async (error: unknown) => {
+    if (!String(error).includes("server exited unexpectedly")) throw error
+    await waitFor("the exiting tmux server to be gone", () => tmux("list-sessions").then(() => false, () => true), 50)
+    await start()
+  })
   sessions.add(session)
 
   const screen = async () => {
