@@ -3,32 +3,34 @@ import type { Pace, Waiting } from "./schedule.ts"
 import type { Stamp } from "./instructions.ts"
 import type { ViewState } from "./view.ts"
 import type { NoteOrigin } from "../host/schema.ts"
-import type { Finding, FoldRecord, PruneRecord, SessionFile, SessionStats } from "../state/schema.ts"
+import { TrackedMap, TrackedSet } from "../data/tracked.ts"
+import type { Finding, FoldRecord, PruneRecord, SessionChange, SessionFile, SessionStats } from "../state/schema.ts"
 
 /**
  * One session's state while OpenCode runs: the persisted part held in Maps (thousands of calls are looked up on
- * every request) plus what only matters until the process exits.
+ * every request) that remember the keys changed since the last write (`takeChange`), plus what only matters until the
+ * process exits.
  */
 export interface SessionState {
   readonly sessionID: string
   /** Sub-agent sessions (OpenCode's `task` tool) are never modified. Asked of the host once. */
   readonly isSubAgent: boolean
   /** callID -> stable numeric ID, assigned once and never renumbered. */
-  readonly ids: Map<string, number>
+  readonly ids: TrackedMap<string, number>
   nextId: number
   /** callID -> the prune applied to what is sent for that call. */
-  readonly pruned: Map<string, PruneRecord>
+  readonly pruned: TrackedMap<string, PruneRecord>
   /** Turn key -> the fold of that old turn (src/engine/fold.ts). */
-  readonly folds: Map<string, FoldRecord>
+  readonly folds: TrackedMap<string, FoldRecord>
   /** callID -> the key of the turn whose fold stands for it: derived from `folds`, kept with it (`foldsChanged`). */
   readonly folded: Map<string, string>
   stats: SessionStats
   summaryId: string | undefined
   findings: Array<Finding>
   /** Calls the user restored: never pruned again by automatic rules. */
-  readonly restored: Set<string>
+  readonly restored: TrackedSet<string>
   /** callID -> tokens of the model's reads of files whose every copy was pruned (see `CostLedger.reReads`). */
-  readonly reReads: Map<string, number>
+  readonly reReads: TrackedMap<string, number>
   updatedAt: number
   /** Changed since last written to disk. */
   dirty: boolean
@@ -127,21 +129,21 @@ export const fromFile = (file: SessionFile, isSubAgent: boolean): SessionState =
   const undelivered = new Set(
     Object.entries(file.pruned).flatMap(([callID, record]) => (record.pending === true ? [callID] : []))
   )
-  const folds = new Map(Object.entries(file.folds))
+  const folds = new TrackedMap(Object.entries(file.folds))
   const undeliveredFolds = new Set([...folds].flatMap(([key, record]) => (record.pending === true ? [key] : [])))
-  return {
+  const state: SessionState = {
     sessionID: file.sessionID,
     isSubAgent,
-    ids: new Map(Object.entries(file.ids)),
+    ids: new TrackedMap(Object.entries(file.ids)),
     nextId: file.nextId,
-    pruned: new Map(Object.entries(file.pruned)),
+    pruned: new TrackedMap(Object.entries(file.pruned)),
     folds,
     folded: foldedCalls(folds),
     stats: file.stats,
     summaryId: file.summaryId,
     findings: [...file.findings],
-    restored: new Set(file.restored),
-    reReads: new Map(Object.entries(file.reReads)),
+    restored: new TrackedSet(file.restored),
+    reReads: new TrackedMap(Object.entries(file.reReads)),
     updatedAt: file.updatedAt,
     dirty: false,
     origin: {},
@@ -176,6 +178,8 @@ export const fromFile = (file: SessionFile, isSubAgent: boolean): SessionState =
     anchor: undefined,
     anchorLag: 0
   }
+  findingsTaken.set(state, { list: state.findings, length: state.findings.length })
+  return state
 }
 
 export const toFile = (state: SessionState): SessionFile => ({
@@ -194,6 +198,55 @@ export const toFile = (state: SessionState): SessionFile => ({
   ...(state.model === undefined ? {} : { model: { ...state.model } }),
   ...(state.sentLeft === undefined ? {} : { sentLeft: state.sentLeft })
 })
+
+/**
+ * The findings list last written, and its length then: a change replaces the list or appends to it (its entries are
+ * never changed in place).
+ */
+const findingsTaken = new WeakMap<SessionState, { readonly list: ReadonlyArray<Finding>; readonly length: number }>()
+
+/** What changed in the persisted part since the state was loaded or last taken: the change to append to its journal. */
+export const takeChange = (state: SessionState): SessionChange => {
+  const taken = findingsTaken.get(state)
+  const findingsChanged = taken === undefined || taken.list !== state.findings ||
+    taken.length !== state.findings.length
+  findingsTaken.set(state, { list: state.findings, length: state.findings.length })
+  return {
+    updatedAt: state.updatedAt,
+    nextId: state.nextId,
+    stats: state.stats,
+    summaryId: state.summaryId ?? null,
+    model: state.model === undefined ? null : { ...state.model },
+    sentLeft: state.sentLeft ?? null,
+    ...(findingsChanged ? { findings: [...state.findings] } : {}),
+    ids: changedEntries(state.ids),
+    pruned: changedEntries(state.pruned),
+    folds: changedEntries(state.folds),
+    reReads: changedEntries(state.reReads),
+    restored: Object.fromEntries(
+      [...state.restored.takeChanged()].map((callID) => [callID, state.restored.has(callID)])
+    )
+  }
+}
+
+/** The whole persisted part, as its file; what changed before is in it, so the changes recorded so far are forgotten. */
+export const takeFile = (state: SessionState): SessionFile => {
+  state.ids.takeChanged()
+  state.pruned.takeChanged()
+  state.folds.takeChanged()
+  state.reReads.takeChanged()
+  state.restored.takeChanged()
+  findingsTaken.set(state, { list: state.findings, length: state.findings.length })
+  return toFile(state)
+}
+
+/** The keys changed in `map`, with their value, or `null` for one deleted. */
+const changedEntries = <V>(map: TrackedMap<string, V>): Record<string, V | null> =>
+  Object.fromEntries([...map.takeChanged()].map((key) => [key, map.has(key) ? map.get(key)! : null]))
+
+/** Entries of a state's persisted part, counted as a journal's changes are: what a whole write of it costs. */
+export const persistedEntries = (state: SessionState): number =>
+  state.ids.size + state.pruned.size + state.folds.size + state.reReads.size + state.restored.size
 
 /** The call's stable ID, assigning the next one the first time the call is seen. */
 export const stableId = (state: SessionState, callID: string): number => {

@@ -8,16 +8,31 @@ import {
   Option,
   Path,
   PlatformError,
+  Random,
   Result,
   Schema,
   Semaphore
 } from "effect"
 import { whyUnreadable } from "../data/platformError.ts"
-import { acquireFileLock, quarantine, readFileIfExists, removeLeftovers, writeFileAtomic } from "../state/disk.ts"
+import {
+  acquireFileLock,
+  appendFile,
+  quarantine,
+  readFileIfExists,
+  removeLeftovers,
+  writeFileAtomic
+} from "../state/disk.ts"
 import { currentOwner } from "../state/owner.ts"
 import { InvalidSessionId, sessionIdProblem } from "../host/sessionId.ts"
 import { emptyLifetime, migrateV1, recordSessions, retireSession, sessionTotals } from "../state/lifetime.ts"
-import { LifetimeFile, LifetimeFileV1, SessionFile, type SessionTotals } from "../state/schema.ts"
+import { journalLine, readJournal, replay, StoredSession } from "../state/journal.ts"
+import {
+  LifetimeFile,
+  LifetimeFileV1,
+  type SessionChange,
+  type SessionFile,
+  type SessionTotals
+} from "../state/schema.ts"
 import { encodeStatus, type SessionStatus, statusDirName, statusFileName } from "../state/status.ts"
 import { Paths } from "./Paths.ts"
 
@@ -46,13 +61,31 @@ export const reasonOf = (error: PersistenceError): string =>
  */
 const lifetimeFileName = "lifetime.stats.json"
 const sessionFileName = (sessionID: string) => `${sessionID}.json`
+const journalFileName = (sessionID: string) => `${sessionID}.journal`
 
 /** Durable per-session state and lifetime statistics, and the status files the terminal UI reads. */
 export class Persistence extends Context.Service<Persistence, {
-  /** None when there is no state; a corrupt or invalid file is moved aside (with a warning) and None returned. */
+  /**
+   * The session's file with its journal replayed (src/state/journal.ts); None when there is no state. A corrupt or
+   * invalid file is moved aside (with a warning) and None returned; a journal line that is not a change is moved aside
+   * with its journal, and the state is the one that line's write started from.
+   */
   readonly load: (sessionID: string) => Effect.Effect<Option.Option<SessionFile>, InvalidSessionId | PersistenceError>
-  /** Replaces the session's state atomically. */
-  readonly save: (file: SessionFile) => Effect.Effect<void, InvalidSessionId | PersistenceError>
+  /**
+   * Replaces the session's state atomically and starts its journal afresh; returns the generation that `append`
+   * continues.
+   */
+  readonly save: (file: SessionFile) => Effect.Effect<string, InvalidSessionId | PersistenceError>
+  /**
+   * Appends `change` to the journal of the state this process saved as `generation`: a write as large as the change.
+   * A change after another process's save of the session is not replayed (the later whole write wins, as it would
+   * without a journal).
+   */
+  readonly append: (
+    sessionID: string,
+    generation: string,
+    change: SessionChange
+  ) => Effect.Effect<void, InvalidSessionId | PersistenceError>
   /** Deletes the session's state (its lifetime totals are kept, retired); nothing to delete is fine. */
   readonly remove: (sessionID: string) => Effect.Effect<void, InvalidSessionId | PersistenceError>
   /**
@@ -140,25 +173,63 @@ export class Persistence extends Context.Service<Persistence, {
         )
 
       const sessionPath = (sessionID: string) => path.join(paths.stateDir, sessionFileName(sessionID))
+      const journalPath = (sessionID: string) => path.join(paths.stateDir, journalFileName(sessionID))
       const statusPath = (sessionID: string) => path.join(statusDir, statusFileName(sessionID))
 
       const load = Effect.fn("Persistence.load")(function*(sessionID: string) {
         yield* validate(sessionID)
         const file = sessionPath(sessionID)
+        const journal = journalPath(sessionID)
         const found = yield* read(file, decodeSession)
-        if (Option.isNone(found)) return Option.none<SessionFile>()
+        const changes = yield* readFileIfExists(journal).pipe(Effect.mapError(fail("read", journal)))
+        if (Option.isNone(found)) {
+          if (Option.isSome(changes)) yield* moveAside(journal, "there is no session file to replay it over")
+          return Option.none<SessionFile>()
+        }
         const result = found.value
-        if (Result.isSuccess(result) && result.success.sessionID === sessionID) return Option.some(result.success)
-        yield* moveAside(
-          file,
-          Result.isFailure(result) ? result.failure : `it holds session ${JSON.stringify(result.success.sessionID)}`
-        )
-        return Option.none<SessionFile>()
+        if (Result.isFailure(result) || result.success.sessionID !== sessionID) {
+          const problem = Result.isFailure(result)
+            ? result.failure
+            : `it holds session ${JSON.stringify(result.success.sessionID)}`
+          yield* moveAside(file, problem)
+          if (Option.isSome(changes)) yield* moveAside(journal, `its session file was invalid: ${problem}`)
+          return Option.none<SessionFile>()
+        }
+        const { generation, ...stored } = result.success
+        if (Option.isNone(changes)) return Option.some<SessionFile>(stored)
+        const replayed = readJournal(changes.value, generation)
+        if (replayed.invalid !== undefined) {
+          yield* moveAside(
+            journal,
+            `line ${replayed.invalid.line}: ${describeIssue(replayed.invalid.issue)}; ` +
+              `the ${replayed.changes.length} changes before it are kept`
+          )
+        } else if (replayed.torn) {
+          yield* Effect.logInfo(`The last change in ${journal} was cut short and is not replayed`)
+        }
+        return Option.some(replay(stored, replayed.changes))
       }, Effect.provideContext(platform))
 
       const save = Effect.fn("Persistence.save")(function*(state: SessionFile) {
         yield* validate(state.sessionID)
-        yield* write(sessionPath(state.sessionID), encodeSession(state))
+        const generation = `${(yield* Random.nextIntBetween(0, 0x7fffffff)).toString(36)}${
+          (yield* Random.nextIntBetween(0, 0x7fffffff)).toString(36)
+        }`
+        yield* write(sessionPath(state.sessionID), encodeSession({ ...state, generation }))
+        // What the journal held is in the file now; a journal left by a failure here is of an older generation.
+        const journal = journalPath(state.sessionID)
+        yield* fs.remove(journal, { force: true }).pipe(Effect.mapError(fail("remove", journal)))
+        return generation
+      }, Effect.provideContext(platform))
+
+      const append = Effect.fn("Persistence.append")(function*(
+        sessionID: string,
+        generation: string,
+        change: SessionChange
+      ) {
+        yield* validate(sessionID)
+        const journal = journalPath(sessionID)
+        yield* appendFile(journal, journalLine(generation, change)).pipe(Effect.mapError(fail("write", journal)))
       }, Effect.provideContext(platform))
 
       /** Under the lock only: a reader outside it could quarantine the good file a writer just renamed in. */
@@ -217,8 +288,9 @@ export class Persistence extends Context.Service<Persistence, {
 
       const remove = Effect.fn("Persistence.remove")(function*(sessionID: string) {
         yield* validate(sessionID)
-        const file = sessionPath(sessionID)
-        yield* fs.remove(file, { force: true }).pipe(Effect.mapError(fail("remove", file)))
+        for (const file of [sessionPath(sessionID), journalPath(sessionID)]) {
+          yield* fs.remove(file, { force: true }).pipe(Effect.mapError(fail("remove", file)))
+        }
         // A deleted session is never written again: its totals leave the per-session records, not the totals.
         const stored = yield* read(lifetimeFile, decodeLifetime)
         const known = Option.isSome(stored) && Result.isSuccess(stored.value) && stored.value.success.version === 2
@@ -254,6 +326,7 @@ export class Persistence extends Context.Service<Persistence, {
       return Persistence.of({
         load,
         save,
+        append,
         remove,
         lifetime,
         recordLifetime,
@@ -276,7 +349,7 @@ const describeIssue = (message: string) => {
   return line.length > 300 ? `${line.slice(0, 300)}...` : line
 }
 
-const decodeSession = Schema.decodeUnknownEffect(Schema.fromJsonString(SessionFile))
-const encodeSession = Schema.encodeEffect(Schema.fromJsonString(SessionFile))
+const decodeSession = Schema.decodeUnknownEffect(Schema.fromJsonString(StoredSession))
+const encodeSession = Schema.encodeEffect(Schema.fromJsonString(StoredSession))
 const decodeLifetime = Schema.decodeUnknownEffect(Schema.fromJsonString(Schema.Union([LifetimeFile, LifetimeFileV1])))
 const encodeLifetime = Schema.encodeEffect(Schema.fromJsonString(LifetimeFile))

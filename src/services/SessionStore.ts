@@ -1,8 +1,8 @@
 import { Clock, Context, Effect, Layer, Option, Result, Semaphore } from "effect"
 import { LruMap } from "../data/LruMap.ts"
 import { writeBehind } from "../data/writeBehind.ts"
-import { emptySessionFile } from "../state/schema.ts"
-import { fromFile, type SessionState, toFile } from "../engine/session.ts"
+import { fromFile, persistedEntries, type SessionState, takeChange, takeFile } from "../engine/session.ts"
+import { emptySessionFile, type SessionChange, type SessionFile } from "../state/schema.ts"
 import { Host, type HostError } from "./Host.ts"
 import type { InvalidSessionId } from "../host/sessionId.ts"
 import { Paths } from "./Paths.ts"
@@ -12,6 +12,13 @@ import { Persistence, type PersistenceError, reasonOf } from "./Persistence.ts"
 export interface Unsaved {
   readonly folder: string
   readonly reason: string
+}
+
+/** A state's journal on disk: the generation of its last whole write in this process, and what was appended since. */
+interface Journal {
+  readonly generation: string
+  /** Entries of the changes appended, each change's scalars counted as `scalarsWeight` entries. */
+  entries: number
 }
 
 interface Entry {
@@ -64,6 +71,9 @@ export class SessionStore extends Context.Service<SessionStore, {
       // A state being written is in neither map nor (yet) on disk: it must stay reachable until the write ends,
       // or a session evicted meanwhile would be reloaded empty and then overwrite its own file.
       const saving = new Map<string, SessionState>()
+      // None for a state not yet written whole by this process: its first write is, whatever the journal on disk
+      // holds (a line cut short, lines of another generation), and so is the write after any that failed.
+      const journals = new WeakMap<SessionState, Journal>()
 
       const load = Effect.fnUntraced(function*(sessionID: string) {
         const stored = yield* persistence.load(sessionID)
@@ -72,20 +82,41 @@ export class SessionStore extends Context.Service<SessionStore, {
         return fromFile(file, info.parentID !== undefined)
       })
 
+      /**
+       * The change since the last write, to append, while the journal stays smaller than the state it changes;
+       * else the whole state, which starts the journal afresh. A state is so written whole once per as many changed
+       * entries as it holds: the cost of a write follows the change, and a load replays at most about twice the state.
+       */
+      const take = (state: SessionState): { readonly change: SessionChange; readonly journal: Journal } | {
+        readonly file: SessionFile
+      } => {
+        state.dirty = false
+        const journal = journals.get(state)
+        if (journal !== undefined) {
+          const change = takeChange(state)
+          journal.entries += changeEntries(change)
+          if (journal.entries <= Math.max(journalFloor, persistedEntries(state))) return { change, journal }
+        }
+        return { file: takeFile(state) }
+      }
+
       const write = (state: SessionState) =>
         Effect.gen(function*() {
           const lock = entries.get(state.sessionID)?.lock
-          const snapshot = Effect.sync(() => {
-            state.dirty = false
-            return toFile(state)
-          })
-          const file = lock === undefined ? yield* snapshot : yield* lock.withPermits(1)(snapshot)
-          yield* persistence.save(file)
+          const snapshot = Effect.sync(() => take(state))
+          const next = lock === undefined ? yield* snapshot : yield* lock.withPermits(1)(snapshot)
+          if ("file" in next) {
+            journals.set(state, { generation: yield* persistence.save(next.file), entries: 0 })
+          } else {
+            yield* persistence.append(state.sessionID, next.journal.generation, next.change)
+          }
           told = false
         }).pipe(
           Effect.tapError(() =>
             Effect.sync(() => {
-              // Kept for the next write rather than retried now: a disk that fails now likely fails again.
+              // Kept for the next write rather than retried now: a disk that fails now likely fails again. That write
+              // is whole: the change taken is not in the journal, and an append may have left half a line.
+              journals.delete(state)
               state.dirty = true
               if (!unsaved.has(state.sessionID)) unsaved.set(state.sessionID, state)
             })
@@ -193,3 +224,14 @@ export class SessionStore extends Context.Service<SessionStore, {
 
 /** Sessions held in memory; an evicted one is reloaded from disk when seen again. */
 const maxSessions = 32
+
+/** A change's scalars (statistics, model) as journal entries: a few hundred bytes, about as many as 8 entries. */
+const scalarsWeight = 8
+
+/** A journal may hold this many entries before a write is whole, however small the state. */
+const journalFloor = 256
+
+const changeEntries = (change: SessionChange): number =>
+  scalarsWeight + Object.keys(change.ids).length + Object.keys(change.pruned).length +
+  Object.keys(change.folds).length + Object.keys(change.reReads).length + Object.keys(change.restored).length +
+  (change.findings?.length ?? 0)

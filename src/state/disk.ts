@@ -48,6 +48,21 @@ export const writeFileAtomic = Effect.fnUntraced(function*(target: string, conte
   )
 })
 
+/**
+ * Appends `content` to `file` (created when missing) and flushes it. A write cut short leaves the file's earlier content
+ * as it was and a last line without its end, which a reader of appended lines can tell from a whole one.
+ */
+export const appendFile = Effect.fnUntraced(function*(file: string, content: string) {
+  const fs = yield* FileSystem.FileSystem
+  yield* Effect.scoped(
+    Effect.gen(function*() {
+      const opened = yield* fs.open(file, { flag: "a", mode: fileMode })
+      yield* opened.writeAll(new TextEncoder().encode(content))
+      yield* opened.sync
+    })
+  )
+})
+
 /** Reads a file; None when it does not exist. */
 export const readFileIfExists = Effect.fnUntraced(function*(file: string) {
   const fs = yield* FileSystem.FileSystem

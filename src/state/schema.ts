@@ -167,6 +167,29 @@ export const SessionFile = Schema.Struct({
 })
 export type SessionFile = typeof SessionFile.Type
 
+/**
+ * What changed in a session's state since its file or its last change was written, appended to the session's journal
+ * beside the file (`Persistence.append`) so that a write is as large as the change, not the session. The scalars are
+ * always there (a few hundred bytes); of the keyed parts only the keys set (to their value) or deleted (`null`).
+ */
+export const SessionChange = Schema.Struct({
+  updatedAt: Schema.Number,
+  nextId: Schema.Int.check(Schema.isGreaterThanOrEqualTo(1)),
+  stats: SessionStats,
+  summaryId: Schema.NullOr(Schema.String),
+  model: Schema.NullOr(StoredModel),
+  sentLeft: Schema.NullOr(Count),
+  /** The whole list, when it changed. */
+  findings: Schema.optional(Schema.Array(Finding)),
+  ids: Schema.Record(Schema.String, Schema.NullOr(Count)),
+  pruned: Schema.Record(Schema.String, Schema.NullOr(PruneRecord)),
+  folds: Schema.Record(Schema.String, Schema.NullOr(FoldRecord)),
+  reReads: Schema.Record(Schema.String, Schema.NullOr(Count)),
+  /** callID -> restored (true) or no longer (false). */
+  restored: Schema.Record(Schema.String, Schema.Boolean)
+})
+export type SessionChange = typeof SessionChange.Type
+
 const emptyStats = (): SessionStats => ({
   calls: 0,
   tokens: 0,

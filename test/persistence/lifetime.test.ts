@@ -13,6 +13,7 @@ import {
   persistenceUnder,
   platform,
   sampleSession,
+  storedSession,
   tempRoot,
   withCapturedLogs
 } from "./support.ts"
@@ -347,7 +348,7 @@ describe("Persistence.layer: the lifetime lock", () => {
 describe("lifetime totals of two OpenCode processes working in one session", () => {
   it.live("each prune is counted once: the totals are what the session's file says", () =>
     Effect.gen(function*() {
-      const { root, stateDir } = yield* tempRoot
+      const { root } = yield* tempRoot
       const requests = 30
       const workers = [yield* spawnSessionWorker(root, requests), yield* spawnSessionWorker(root, requests)]
       yield* Effect.forEach(workers, (worker) => worker.ready, { concurrency: "unbounded" })
@@ -355,8 +356,7 @@ describe("lifetime totals of two OpenCode processes working in one session", () 
       const exits = yield* Effect.forEach(workers, (worker) => worker.exit, { concurrency: "unbounded" })
       for (const exit of exits) assert.strictEqual(exit.code, 0, exit.stderr)
 
-      const fs = yield* FileSystem.FileSystem
-      const session = JSON.parse(yield* fs.readFileString(`${stateDir}/ses_shared00000000000000001.json`))
+      const session = yield* storedSession(root, "ses_shared00000000000000001")
       const file = yield* Persistence.use((p) => p.lifetime).pipe(Effect.provide(persistenceUnder(root)))
       assert.strictEqual(session.stats.calls, requests)
       assert.deepStrictEqual(

@@ -1,5 +1,5 @@
 import { NodeFileSystem, NodePath } from "@effect/platform-node"
-import { Deferred, Effect, FileSystem, Layer, Logger, Path } from "effect"
+import { Deferred, Effect, FileSystem, Layer, Logger, Option, Path } from "effect"
 import { systemError } from "effect/PlatformError"
 import { Persistence } from "../../src/services/Persistence.ts"
 import type { SessionFile } from "../../src/state/schema.ts"
@@ -13,6 +13,14 @@ export const persistenceUnder = (root: string, fileSystem: Layer.Layer<FileSyste
   Persistence.layer.pipe(
     Layer.provide(pathsUnder(root)),
     Layer.provide(Layer.mergeAll(fileSystem, NodePath.layer))
+  )
+
+/** The session's state as a restarted plugin over `root` would load it: its file, with its journal replayed. */
+export const storedSession = (root: string, sessionID: string) =>
+  Persistence.use((persistence) => persistence.load(sessionID)).pipe(
+    Effect.map(Option.getOrThrow),
+    Effect.provide(persistenceUnder(root)),
+    Effect.provide(platform)
   )
 
 /** A fresh temporary root, removed when the test's scope closes, with its state directory. */

@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, FileSystem, Option } from "effect"
+import { Effect, Option } from "effect"
 import { event } from "../../src/hooks/session.ts"
 import { SessionId } from "../../src/host/sessionId.ts"
 import { discard, extract } from "../../src/hooks/tools.ts"
@@ -8,6 +8,7 @@ import { SessionStore } from "../../src/services/SessionStore.ts"
 import { assistant, fresh, type Msg, sessionID, tool, toolPart, user } from "../support/history.ts"
 import { platform, tempDir } from "../support/layers.ts"
 import { notes, pipelineUnder, send, stateOf, tagged, tailOf, pipelineTest } from "./helpers.ts"
+import { storedSession } from "../persistence/support.ts"
 
 const big = (label: string) => Array.from({ length: 150 }, (_, i) => `${label} ${i}: some content here`).join("\n")
 
@@ -82,9 +83,8 @@ describe("discard", () => {
         const stored = yield* (yield* Persistence).load(sessionID)
         assert.deepStrictEqual(Option.map(stored, (file) => Object.keys(file.pruned)), Option.some(["c1"]))
       }).pipe(Effect.provide(pipelineUnder(root, config)))
-      const fs = yield* FileSystem.FileSystem
-      const file = JSON.parse(yield* fs.readFileString(`${root}/data/opencode/storage/plugin/dcp/${sessionID}.json`))
-      assert.strictEqual(file.pruned.c1.reason, "discard")
+      const file = yield* storedSession(root, sessionID)
+      assert.strictEqual(file.pruned.c1?.reason, "discard")
       assert.strictEqual(file.ids.c1, 1)
     }).pipe(Effect.provide(platform)))
 

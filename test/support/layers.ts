@@ -10,6 +10,7 @@ import type { Paths } from "../../src/services/Paths.ts"
 import { Persistence, PersistenceError } from "../../src/services/Persistence.ts"
 import { Tokenizer } from "../../src/services/Tokenizer.ts"
 import { emptyLifetime, recordSessions, retireSession } from "../../src/state/lifetime.ts"
+import { journalLine, readJournal, replay } from "../../src/state/journal.ts"
 import { type LifetimeFile, SessionFile, type SessionTotals } from "../../src/state/schema.ts"
 import { pathsUnder } from "./paths.ts"
 
@@ -66,6 +67,8 @@ export const persistenceInMemory: Layer.Layer<Persistence> = Layer.effect(
   Effect.gen(function*() {
     const sessions = yield* Ref.make(new Map<string, SessionFile>())
     const totals = yield* Ref.make<LifetimeFile>(emptyLifetime)
+    const saves = yield* Ref.make(0)
+    const generations = new Map<string, string>()
     const validate = (sessionID: string) => {
       const problem = sessionIdProblem(sessionID)
       return problem === undefined ? Effect.void : Effect.fail(new InvalidSessionId({ sessionID, problem }))
@@ -85,7 +88,22 @@ export const persistenceInMemory: Layer.Layer<Persistence> = Layer.effect(
       save: (state) =>
         validate(state.sessionID).pipe(
           Effect.andThen(roundTrip(state)),
-          Effect.flatMap((stored) => Ref.update(sessions, (all) => new Map(all).set(state.sessionID, stored)))
+          Effect.flatMap((stored) => Ref.update(sessions, (all) => new Map(all).set(state.sessionID, stored))),
+          Effect.andThen(Ref.updateAndGet(saves, (n) => n + 1)),
+          Effect.map((n) => {
+            generations.set(state.sessionID, String(n))
+            return String(n)
+          })
+        ),
+      // Through the journal's own encoding and replay, as a load from disk would see the change.
+      append: (sessionID, generation, change) =>
+        validate(sessionID).pipe(
+          Effect.andThen(Ref.update(sessions, (all) => {
+            const stored = all.get(sessionID)
+            if (stored === undefined) return all
+            const read = readJournal(journalLine(generation, change), generations.get(sessionID))
+            return new Map(all).set(sessionID, replay(stored, read.changes))
+          }))
         ),
       remove: (sessionID) =>
         Effect.gen(function*() {
