@@ -7,7 +7,7 @@ import { assert, it } from "vitest"
 import type { Analysis } from "../../src/analysis/analysis.ts"
 import { call, done, read, sourceFile } from "./support/fixtures.ts"
 import { contentText } from "./support/requests.ts"
-import { opencodeBinary } from "./support/opencode.ts"
+import { opencodeBinary, pluginState } from "./support/opencode.ts"
 import { useScenario } from "./support/scenario.ts"
 import { waitFor } from "./support/wait.ts"
 
@@ -53,13 +53,9 @@ it("the analyser replays a fresh export of the real OpenCode as the plugin ran i
   await s.prompt(session, "now read c.ts twice")
   await s.waitIdle(session)
 
-  const stateFile = join(opencode.env.XDG_DATA_HOME!, "opencode", "storage", "plugin", "dcp", `${session}.json`)
-  const state = await waitFor("the plugin's state file", async () => {
-    const text = await readFile(stateFile, "utf8").catch(() => undefined)
-    const parsed = text === undefined
-      ? undefined
-      : JSON.parse(text) as { stats: { byReason: Record<string, { calls: number }> } }
-    return parsed?.stats.byReason.deduplication?.calls === 2 ? parsed : undefined
+  const state = await waitFor("the plugin's state", async () => {
+    const stored = await pluginState(opencode, session)
+    return stored?.stats.byReason.deduplication?.calls === 2 ? stored : undefined
   }, 200)
 
   const file = join(s.root, "export.json")

@@ -1,5 +1,3 @@
-import { readFile } from "node:fs/promises"
-import { join } from "node:path"
 import { assert, describe, it } from "vitest"
 import { call, done, placeholder, read, sourceFile } from "./support/fixtures.ts"
 import {
@@ -16,6 +14,7 @@ import {
 import { dcp, flat, notes, tokenFigure } from "./support/commands.ts"
 import { type RecordedRequest, reportedPromptTokens } from "./support/model-server.ts"
 import { type Scenario, useScenario } from "./support/scenario.ts"
+import { pluginState } from "./support/opencode.ts"
 import { waitFor } from "./support/wait.ts"
 
 // The default configuration (with prunes applied at once, see scenario.ts). Each test runs in its own session of one
@@ -166,10 +165,8 @@ describe("the plugin in a main session", () => {
       done
     ])
     await s.prompt(session, "read c.ts and keep what matters")
-    const stateFile = join(s.opencode().env.XDG_DATA_HOME!, "opencode", "storage", "plugin", "dcp", `${session}.json`)
-    const findings = async () =>
-      (JSON.parse(await readFile(stateFile, "utf8")) as { findings: Array<unknown> }).findings
-    await waitFor("the finding in the state file", async () => (await findings().catch(() => [])).length === 1)
+    const findings = async () => (await pluginState(s.opencode(), session))?.findings ?? []
+    await waitFor("the finding in the plugin's state", async () => (await findings()).length === 1)
 
     const before = s.requests().length
     s.model.script([{ text: "Summary: c.ts was read." }])

@@ -1,6 +1,7 @@
 import { NodeFileSystem, NodePath } from "@effect/platform-node"
 import { Deferred, Effect, FileSystem, Layer, Logger, Option, Path } from "effect"
 import { systemError } from "effect/PlatformError"
+import type { Paths } from "../../src/services/Paths.ts"
 import { Persistence } from "../../src/services/Persistence.ts"
 import type { SessionFile } from "../../src/state/schema.ts"
 import { type SessionStatus, statusVersion } from "../../src/state/status.ts"
@@ -15,13 +16,16 @@ export const persistenceUnder = (root: string, fileSystem: Layer.Layer<FileSyste
     Layer.provide(Layer.mergeAll(fileSystem, NodePath.layer))
   )
 
-/** The session's state as a restarted plugin over `root` would load it: its file, with its journal replayed. */
-export const storedSession = (root: string, sessionID: string) =>
+/** The session's state as a plugin with these paths loads it (its file, with its journal replayed); None without. */
+export const storedSessionAt = (paths: Layer.Layer<Paths, never, Path.Path>, sessionID: string) =>
   Persistence.use((persistence) => persistence.load(sessionID)).pipe(
-    Effect.map(Option.getOrThrow),
-    Effect.provide(persistenceUnder(root)),
+    Effect.provide(Persistence.layer.pipe(Layer.provide(paths))),
     Effect.provide(platform)
   )
+
+/** The session's state as a restarted plugin over `root` would load it. */
+export const storedSession = (root: string, sessionID: string) =>
+  storedSessionAt(pathsUnder(root), sessionID).pipe(Effect.map(Option.getOrThrow))
 
 /** A fresh temporary root, removed when the test's scope closes, with its state directory. */
 export const tempRoot = Effect.gen(function*() {

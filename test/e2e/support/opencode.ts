@@ -1,6 +1,9 @@
 import { type ChildProcess, execFileSync, spawn } from "node:child_process"
 import { access, cp, mkdir, symlink, writeFile } from "node:fs/promises"
 import { join } from "node:path"
+import { Effect, Option } from "effect"
+import { Paths } from "../../../src/services/Paths.ts"
+import { storedSessionAt } from "../../persistence/support.ts"
 import { guardMs } from "./wait.ts"
 
 export const opencodeBinary = new URL("../../../node_modules/opencode-ai/bin/opencode.exe", import.meta.url).pathname
@@ -370,3 +373,11 @@ export const runOpenCode = (
       resolve({ code, stdout, stderr })
     })
   })
+
+/** The plugin's state of `session` in this OpenCode as the plugin loads it (its file, its journal replayed). */
+export const pluginState = (opencode: Pick<OpenCode, "env" | "project">, session: string) =>
+  Effect.runPromise(
+    storedSessionAt(Paths.layer({ directory: opencode.project }, opencode.env), session).pipe(
+      Effect.map(Option.getOrUndefined)
+    )
+  )
