@@ -2,6 +2,7 @@ import { Clock, Context, Effect, Layer, Option, Result, Semaphore } from "effect
 import { LruMap } from "../data/LruMap.ts"
 import { writeBehind } from "../data/writeBehind.ts"
 import { fromFile, persistedEntries, type SessionState, takeChange, takeFile } from "../engine/session.ts"
+import { changeEntries, journalFull } from "../state/journal.ts"
 import { emptySessionFile, type SessionChange, type SessionFile } from "../state/schema.ts"
 import { Host, type HostError } from "./Host.ts"
 import type { InvalidSessionId } from "../host/sessionId.ts"
@@ -17,7 +18,7 @@ export interface Unsaved {
 /** A state's journal on disk: the generation of its last whole write in this process, and what was appended since. */
 interface Journal {
   readonly generation: string
-  /** Entries of the changes appended, each change's scalars counted as `scalarsWeight` entries. */
+  /** Entries of the changes appended (`changeEntries`). */
   entries: number
 }
 
@@ -82,11 +83,7 @@ export class SessionStore extends Context.Service<SessionStore, {
         return fromFile(file, info.parentID !== undefined)
       })
 
-      /**
-       * The change since the last write, to append, while the journal stays smaller than the state it changes;
-       * else the whole state, which starts the journal afresh. A state is so written whole once per as many changed
-       * entries as it holds: the cost of a write follows the change, and a load replays at most about twice the state.
-       */
+      /** The change since the last write, to append, until the journal is full (`journalFull`); then the whole state. */
       const take = (state: SessionState): { readonly change: SessionChange; readonly journal: Journal } | {
         readonly file: SessionFile
       } => {
@@ -95,7 +92,7 @@ export class SessionStore extends Context.Service<SessionStore, {
         if (journal !== undefined) {
           const change = takeChange(state)
           journal.entries += changeEntries(change)
-          if (journal.entries <= Math.max(journalFloor, persistedEntries(state))) return { change, journal }
+          if (!journalFull(journal.entries, persistedEntries(state))) return { change, journal }
         }
         return { file: takeFile(state) }
       }
@@ -224,14 +221,3 @@ export class SessionStore extends Context.Service<SessionStore, {
 
 /** Sessions held in memory; an evicted one is reloaded from disk when seen again. */
 const maxSessions = 32
-
-/** A change's scalars (statistics, model) as journal entries: a few hundred bytes, about as many as 8 entries. */
-const scalarsWeight = 8
-
-/** A journal may hold this many entries before a write is whole, however small the state. */
-const journalFloor = 256
-
-const changeEntries = (change: SessionChange): number =>
-  scalarsWeight + Object.keys(change.ids).length + Object.keys(change.pruned).length +
-  Object.keys(change.folds).length + Object.keys(change.reReads).length + Object.keys(change.restored).length +
-  (change.findings?.length ?? 0)

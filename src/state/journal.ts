@@ -112,3 +112,15 @@ const apply = <V>(target: Map<string, V>, changes: Readonly<Record<string, V | n
     else target.set(key, value)
   }
 }
+
+/** Entries a change adds to a journal, its scalars (statistics, model: a few hundred bytes) counted as 8. */
+export const changeEntries = (change: SessionChange): number =>
+  8 + Object.keys(change.ids).length + Object.keys(change.pruned).length + Object.keys(change.folds).length +
+  Object.keys(change.reReads).length + Object.keys(change.restored).length + (change.findings?.length ?? 0)
+
+/**
+ * A journal of `entries` over a state of `stateEntries` is due to be replaced by a whole write: past the state's own
+ * size (so a state is written whole once per as many changed entries as it holds, and a load replays at most about
+ * twice the state), and past a floor under which a small session's writes are appends too.
+ */
+export const journalFull = (entries: number, stateEntries: number): boolean => entries > Math.max(256, stateEntries)
