@@ -21,6 +21,16 @@ const newCall = (callID: string) => (state: SessionState) => {
   state.pruned.set(callID, { reason: "deduplication", tokens: 10, at: 5 })
 }
 
+/** The sample session saved and one change appended to its journal, at a time that names what is moved aside. */
+const savedWithOneChange = Effect.gen(function*() {
+  const persistence = yield* Persistence
+  yield* TestClock.setTime(Date.UTC(2025, 0, 31, 12, 30, 45, 678))
+  const generation = yield* persistence.save(sampleSession(sessionID))
+  const first = changed(sampleSession(sessionID), newCall("call_d"))
+  yield* persistence.append(sessionID, generation, first.change)
+  return { generation, first }
+})
+
 describe("Persistence.layer: a session's journal", () => {
   it.effect("a change appended after a save is in what the next load returns", () =>
     onDisk(() =>
@@ -107,11 +117,8 @@ describe("Persistence.layer: a session's journal", () => {
       Effect.gen(function*() {
         const persistence = yield* Persistence
         const fs = yield* FileSystem.FileSystem
-        yield* TestClock.setTime(Date.UTC(2025, 0, 31, 12, 30, 45, 678))
-        const generation = yield* persistence.save(sampleSession(sessionID))
-        const first = changed(sampleSession(sessionID), newCall("call_d"))
+        const { first, generation } = yield* savedWithOneChange
         const second = changed(first.after, newCall("call_e"))
-        yield* persistence.append(sessionID, generation, first.change)
         const bad = `{"generation":"${generation}","change":{"nextId":"five"}}\n`
         yield* fs.writeFileString(`${stateDir}/${journal}`, bad, { flag: "a" })
         yield* persistence.append(sessionID, generation, second.change)
@@ -135,9 +142,7 @@ describe("Persistence.layer: a session's journal", () => {
       Effect.gen(function*() {
         const persistence = yield* Persistence
         const fs = yield* FileSystem.FileSystem
-        yield* TestClock.setTime(Date.UTC(2025, 0, 31, 12, 30, 45, 678))
-        const generation = yield* persistence.save(sampleSession(sessionID))
-        yield* persistence.append(sessionID, generation, changed(sampleSession(sessionID), newCall("call_d")).change)
+        yield* savedWithOneChange
         yield* fs.writeFileString(`${stateDir}/${sessionID}.json`, "{ not json")
         const { result } = yield* withCapturedLogs(persistence.load(sessionID))
         assert.deepStrictEqual(result, Option.none())
@@ -153,9 +158,7 @@ describe("Persistence.layer: a session's journal", () => {
       Effect.gen(function*() {
         const persistence = yield* Persistence
         const fs = yield* FileSystem.FileSystem
-        yield* TestClock.setTime(Date.UTC(2025, 0, 31, 12, 30, 45, 678))
-        const generation = yield* persistence.save(sampleSession(sessionID))
-        yield* persistence.append(sessionID, generation, changed(sampleSession(sessionID), newCall("call_d")).change)
+        yield* savedWithOneChange
         yield* fs.remove(`${stateDir}/${sessionID}.json`)
         const { logs, result } = yield* withCapturedLogs(persistence.load(sessionID))
         assert.deepStrictEqual(result, Option.none())
@@ -168,8 +171,7 @@ describe("Persistence.layer: a session's journal", () => {
     onDisk(({ stateDir }) =>
       Effect.gen(function*() {
         const persistence = yield* Persistence
-        const generation = yield* persistence.save(sampleSession(sessionID))
-        yield* persistence.append(sessionID, generation, changed(sampleSession(sessionID), newCall("call_d")).change)
+        yield* savedWithOneChange
         yield* persistence.remove(sessionID)
         assert.deepStrictEqual(yield* listTree(stateDir), [])
       })
