@@ -1,9 +1,8 @@
 import type { Hooks } from "@opencode-ai/plugin"
 import { assert, describe, it } from "vitest"
-import { drive, type DriveOptions, type DrivenPlugin, noPlugin } from "../../src/simulator/drive.ts"
+import { type DriveOptions, type DrivenPlugin, noPlugin } from "../../src/simulator/drive.ts"
 import type { Msg } from "../../src/host/schema.ts"
-import { profiles } from "../../src/pricing/profiles.ts"
-import { recordedSession } from "../support/recorded.ts"
+import { recordedSession, replayedOnClaude } from "../support/recorded.ts"
 
 /**
  * The edits the replay counts against what each request showed of the edited file: the figure that tells what
@@ -34,19 +33,8 @@ const rewritingReads = (rewrite: (output: string) => string): DrivenPlugin => {
   return { hooks, setTime: () => {} }
 }
 
-/** The replay of `messages` on a 200,000-token window, four characters a token, priced by Anthropic's rules. */
 const replay = (messages: ReadonlyArray<Msg>, plugin: DrivenPlugin, options: Partial<DriveOptions> = {}) =>
-  drive({
-    sessionID: "ses_d",
-    messages,
-    plugin,
-    system: () => ["You are OpenCode."],
-    hostTools: [],
-    model: { providerID: "anthropic", modelID: "claude-sonnet-4-5", context: 200_000, output: 32_000 },
-    profiles: [profiles.anthropic],
-    count: (text) => Math.ceil(text.length / 4),
-    ...options
-  })
+  replayedOnClaude({ sessionID: "ses_d", messages, plugin, ...options })
 
 const editsOf = async (messages: ReadonlyArray<Msg>, plugin: DrivenPlugin, openCodePrune = false, directory?: string) =>
   (await replay(messages, plugin, { openCodePrune, ...(directory === undefined ? {} : { directory }) })).edits

@@ -1,10 +1,9 @@
 import type { Hooks } from "@opencode-ai/plugin"
 import { assert, describe, it } from "vitest"
 import type { Msg } from "../../src/host/schema.ts"
-import { profiles } from "../../src/pricing/profiles.ts"
-import { drive, type DrivenPlugin, noPlugin } from "../../src/simulator/drive.ts"
+import { type DrivenPlugin, noPlugin } from "../../src/simulator/drive.ts"
 import { generate } from "../../src/simulator/generator/generate.ts"
-import { recordedSession } from "../support/recorded.ts"
+import { recordedSession, replayedOnClaude } from "../support/recorded.ts"
 
 /**
  * Used-content retention (SPEC 9.12), on hand-made histories replayed through plugins that do one thing each: of the
@@ -46,16 +45,7 @@ const folding = (...callIDs: Array<string>) =>
   }, ...callIDs)
 
 const fidelityOf = async (messages: ReadonlyArray<Msg>, plugin: DrivenPlugin) =>
-  (await drive({
-    sessionID: "ses_f",
-    messages,
-    plugin,
-    system: () => ["You are OpenCode."],
-    hostTools: [],
-    model: { providerID: "anthropic", modelID: "claude-sonnet-4-5", context: 200_000, output: 32_000 },
-    profiles: [profiles.anthropic],
-    count: (value) => Math.ceil(value.length / 4)
-  })).fidelity
+  (await replayedOnClaude({ sessionID: "ses_f", messages, plugin })).fidelity
 
 const session = () => [
   user("fix the config parser"),

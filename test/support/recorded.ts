@@ -1,4 +1,6 @@
 import type { Msg } from "../../src/host/schema.ts"
+import { profiles } from "../../src/pricing/profiles.ts"
+import { drive, type DriveOptions } from "../../src/simulator/drive.ts"
 
 /**
  * Builders of a stored OpenCode session for the simulator's tests: a user's text, an assistant message of the given
@@ -33,3 +35,16 @@ export const recordedSession = (sessionID: string) => {
   }
   return { user, assistant, call, startAt }
 }
+
+/** The replay of a session on Claude's 200,000-token window, four characters a token, priced by Anthropic's rules. */
+export const replayedOnClaude = (
+  options: Pick<DriveOptions, "sessionID" | "messages" | "plugin"> & Partial<DriveOptions>
+) =>
+  drive({
+    system: () => ["You are OpenCode."],
+    hostTools: [],
+    model: { providerID: "anthropic", modelID: "claude-sonnet-4-5", context: 200_000, output: 32_000 },
+    profiles: [profiles.anthropic],
+    count: (text) => Math.ceil(text.length / 4),
+    ...options
+  })
