@@ -143,6 +143,13 @@ const missRate = (sessions: ReadonlyArray<Analysed>): string => {
   return (100 * misses / Math.max(1, requests)).toFixed(1)
 }
 
+/** The plugin's config file for the analyser, holding `config`, in `dir` (one setting at a time). */
+const configFile = (dir: string, config: unknown): string => {
+  const file = join(dir, "dcp.json")
+  writeFileSync(file, JSON.stringify(config))
+  return file
+}
+
 /** The retention/cost curve on both recorded sets (`--fidelity`). */
 const fidelityMain = async () => {
   mkdirSync(work, { recursive: true })
@@ -153,8 +160,7 @@ const fidelityMain = async () => {
   const rows: Array<Array<string>> = []
   for (const [name, config] of settings) {
     process.stderr.write(`${name} ...\n`)
-    const file = join(dir, "dcp.json")
-    writeFileSync(file, JSON.stringify(config))
+    const file = configFile(dir, config)
     const cells = [name]
     for (const set of [long, short]) {
       if (set.length === 0) continue
@@ -204,8 +210,7 @@ const main = async () => {
   const rows: Array<Array<string>> = []
   for (const [name, config] of settings) {
     process.stderr.write(`${name} ...\n`)
-    const file = join(dir, "dcp.json")
-    writeFileSync(file, JSON.stringify(config))
+    const file = configFile(dir, config)
     const cells = [name]
     const generated = await pairwise(sizes, (size) => replayed(size, "real", config))
     for (const [i, accounting] of generated.entries()) {
