@@ -141,6 +141,10 @@ describe("folding old turns", () => {
     // A fourth turn too large for the tail OpenCode keeps: the compaction summarises the first three.
     s.model.script([call("read", { filePath: s.path("src/big.ts"), limit: 2000 }, "fold_4"), done])
     await s.prompt(session, "now read big.ts")
+    // The run's note, posted once the session is idle, before the compaction is asked for, as a user would see it:
+    // one clean-clone run on a busy machine, which asked while the note was being posted, was sent the first turn
+    // beside the summary.
+    await s.waitForNote(session, "old turn folded: 3")
 
     s.model.script([{ text: "Summary: a.ts, b.ts, c.ts and big.ts were read." }])
     const compacted = await s.opencode().api("POST", `/session/${session}/summarize`, {
